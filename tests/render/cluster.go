@@ -1,0 +1,217 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// clusterScopedKinds lists the kinds the charts look up that have no namespace;
+// every other kind is namespaced.
+var clusterScopedKinds = map[string]bool{
+	"Namespace":                         true,
+	"StorageClass":                      true,
+	"VirtualMachineClusterInstancetype": true,
+	"ClusterRole":                       true,
+	"ClusterRoleBinding":                true,
+	"CustomResourceDefinition":          true,
+}
+
+// Cluster is a fake API server: client-go's fake dynamic client seeded with
+// fixture objects, served to Helm's lookup through engine.ClientProvider.
+// It counts API calls and can be told to fail them.
+type Cluster struct {
+	client *fake.FakeDynamicClient
+
+	mu    sync.Mutex
+	calls int
+	// FailWith, when set, is returned for every API call of that kind
+	// (e.g. "StorageClass"), or for every call when the key is "*".
+	FailWith map[string]error
+}
+
+// LoadObjects reads multi-document YAML files of Kubernetes objects.
+func LoadObjects(paths ...string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, path := range paths {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		more, err := ParseObjects(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		objs = append(objs, more...)
+	}
+	return objs, nil
+}
+
+// ParseObjects parses a multi-document YAML stream; a `kind: List` is flattened.
+func ParseObjects(raw []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	for {
+		obj := map[string]interface{}{}
+		if err := dec.Decode(&obj); err != nil {
+			if err == io.EOF {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: obj}
+		if u.IsList() {
+			list, err := u.ToList()
+			if err != nil {
+				return nil, err
+			}
+			for i := range list.Items {
+				objs = append(objs, &list.Items[i])
+			}
+			continue
+		}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
+			return nil, fmt.Errorf("object without apiVersion, kind or metadata.name: %v", obj)
+		}
+		objs = append(objs, u)
+	}
+}
+
+// NewCluster returns a fake cluster holding objs.
+func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
+	listKinds := map[schema.GroupVersionResource]string{}
+	seeds := make([]runtime.Object, 0, len(objs))
+	for _, o := range objs {
+		gvr, _ := resourceFor(o.GetAPIVersion(), o.GetKind())
+		listKinds[gvr] = o.GetKind() + "List"
+		seeds = append(seeds, o.DeepCopy())
+	}
+	for _, k := range lookedUpKinds {
+		gvr, _ := resourceFor(k[0], k[1])
+		listKinds[gvr] = k[1] + "List"
+	}
+	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...)}
+	c.client.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.calls++
+		if err, ok := c.FailWith["*"]; ok {
+			return true, nil, err
+		}
+		for kind, err := range c.FailWith {
+			gvr, _ := resourceFor("", kind)
+			if action.GetResource().Resource == gvr.Resource {
+				return true, nil, err
+			}
+		}
+		return false, nil, nil
+	})
+	return c
+}
+
+// lookedUpKinds are the kinds the charts list, registered so that listing
+// them in a cluster that holds none answers an empty list, as a real API does.
+var lookedUpKinds = [][2]string{
+	{"cdi.kubevirt.io/v1beta1", "DataVolume"},
+	{"v1", "PersistentVolumeClaim"},
+	{"storage.k8s.io/v1", "StorageClass"},
+	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype"},
+	{"cluster.x-k8s.io/v1beta1", "MachineDeployment"},
+	{"v1", "ConfigMap"},
+	{"v1", "Secret"},
+	{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
+}
+
+// LoadCluster builds a fake cluster from fixture files.
+func LoadCluster(paths ...string) (*Cluster, error) {
+	objs, err := LoadObjects(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return NewCluster(objs...), nil
+}
+
+func resourceFor(apiVersion, kind string) (schema.GroupVersionResource, bool) {
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural, !clusterScopedKinds[kind]
+}
+
+// GetClientFor implements engine.ClientProvider, as Helm's discovery-backed
+// provider does for a real cluster.
+func (c *Cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if strings.TrimSpace(kind) == "" {
+		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
+	}
+	gvr, namespaced := resourceFor(apiVersion, kind)
+	return c.client.Resource(gvr), namespaced, nil
+}
+
+// Calls is the number of API requests served so far.
+func (c *Cluster) Calls() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+// ResetCalls zeroes the request counter.
+func (c *Cluster) ResetCalls() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = 0
+}
+
+// Add stores more objects, as if another controller had created them.
+func (c *Cluster) Add(objs ...*unstructured.Unstructured) error {
+	for _, o := range objs {
+		gvr, _ := resourceFor(o.GetAPIVersion(), o.GetKind())
+		if err := c.client.Tracker().Create(gvr, o.DeepCopy(), o.GetNamespace()); err != nil {
+			return fmt.Errorf("add %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Apply creates or replaces the manifest's objects in the cluster, as a
+// `helm install` or `helm upgrade` would leave them (namespace defaulted).
+func (c *Cluster) Apply(m *Manifest, namespace string) error {
+	for _, d := range m.Docs {
+		u := &unstructured.Unstructured{Object: deepCopyMap(d.Object)}
+		if u.GetNamespace() == "" {
+			if _, namespaced := resourceFor(u.GetAPIVersion(), u.GetKind()); namespaced {
+				u.SetNamespace(namespace)
+			}
+		}
+		gvr, _ := resourceFor(u.GetAPIVersion(), u.GetKind())
+		tracker := c.client.Tracker()
+		if _, err := tracker.Get(gvr, u.GetNamespace(), u.GetName()); err == nil {
+			if err := tracker.Update(gvr, u, u.GetNamespace()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := tracker.Create(gvr, u, u.GetNamespace()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deepCopyMap(in map[string]interface{}) map[string]interface{} {
+	return runtime.DeepCopyJSON(in)
+}

@@ -1,0 +1,125 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	testCluster   = "acme"
+	testPool      = "workers"
+	testNamespace = "tenant-acme"
+	testRelease   = "kubernetes-nodes-" + testCluster + "-" + testPool
+	testPoolName  = "kubernetes-" + testCluster + "-" + testPool
+)
+
+// vals parses a YAML snippet into chart values, so tests read like values files.
+func vals(t testing.TB, snippet string) map[string]interface{} {
+	t.Helper()
+	out := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(snippet), &out), "test values must parse")
+	return out
+}
+
+func fixture(name string) string {
+	return filepath.Join(RepoRoot(), "tests", "render", "testdata", name)
+}
+
+// loadCluster builds a fake cluster from fixture files under testdata/.
+func loadCluster(t testing.TB, fixtures ...string) *Cluster {
+	t.Helper()
+	paths := make([]string, len(fixtures))
+	for i, f := range fixtures {
+		paths[i] = fixture(f)
+	}
+	c, err := LoadCluster(paths...)
+	require.NoError(t, err)
+	return c
+}
+
+// clusterFromYAML builds a fake cluster from inline objects plus fixture files.
+func clusterFromYAML(t testing.TB, objects string, fixtures ...string) *Cluster {
+	t.Helper()
+	objs, err := ParseObjects([]byte(objects))
+	require.NoError(t, err)
+	for _, f := range fixtures {
+		more, err := LoadObjects(fixture(f))
+		require.NoError(t, err)
+		objs = append(objs, more...)
+	}
+	return NewCluster(objs...)
+}
+
+// poolChart loads the pool chart fresh, so no test sees another's mutation.
+func poolChart(t testing.TB) *chart.Chart {
+	t.Helper()
+	c, err := LoadChart(PoolChart)
+	require.NoError(t, err)
+	return c
+}
+
+// renderPool renders the pool chart as release kubernetes-nodes-acme-workers.
+func renderPool(t testing.TB, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+	t.Helper()
+	return renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace}, values, cluster)
+}
+
+func renderPoolAs(t testing.TB, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+	t.Helper()
+	c := poolChart(t)
+	opts := Options{Release: rel, Values: values}
+	if cluster != nil {
+		opts.Cluster = cluster
+	}
+	return Render(c, opts)
+}
+
+func mustRenderPool(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {
+	t.Helper()
+	m, err := renderPool(t, values, cluster)
+	require.NoError(t, err)
+	return m
+}
+
+// requireRefusal asserts that the render failed and the message carries every fragment.
+func requireRefusal(t testing.TB, err error, fragments ...string) {
+	t.Helper()
+	require.Error(t, err, "the render must refuse")
+	for _, f := range fragments {
+		require.Contains(t, err.Error(), f)
+	}
+}
+
+func doc(t testing.TB, m *Manifest, kind string) Doc {
+	t.Helper()
+	d, err := m.One(kind)
+	require.NoError(t, err)
+	return d
+}
+
+// machineTemplateName reads the KubevirtMachineTemplate's name.
+func machineTemplateName(t testing.TB, m *Manifest) string {
+	return doc(t, m, "KubevirtMachineTemplate").Name()
+}
+
+// bodyHash recomputes the content hash from the KubevirtMachineTemplate's own
+// text: the lines under `spec:`, de-indented, hashed with sha256.
+func bodyHash(t testing.TB, d Doc) string {
+	t.Helper()
+	_, after, ok := strings.Cut(d.Text, "\nspec:\n")
+	require.True(t, ok, "KubevirtMachineTemplate has a spec")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimRight(after, "\n"), "\n") {
+		require.True(t, strings.HasPrefix(l, "  "), "spec body line %q is indented", l)
+		lines = append(lines, l[2:])
+	}
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return hex.EncodeToString(sum[:])[:6]
+}

@@ -1,0 +1,260 @@
+// Package render drives Helm's own template engine against a fixture cluster
+// state, the way `helm install` and `helm template` do, so that tests and the
+// operator CLI see exactly the bytes Helm would apply.
+package render
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"sigs.k8s.io/yaml"
+)
+
+// RepoRoot is the repository's top folder, found from this source file so that
+// tests and tools work from any working directory.
+func RepoRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("render: cannot locate source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Chart paths relative to the repository root.
+const (
+	PoolChart     = "packages/apps/kubernetes-nodes"
+	CatalogChart  = "packages/system/kubernetes-worker-image"
+	PlatformChart = "packages/core/platform"
+)
+
+// LoadChart loads a chart folder; a relative path is taken from the repo root.
+func LoadChart(path string) (*chart.Chart, error) {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(RepoRoot(), path)
+	}
+	return loader.Load(path)
+}
+
+// Release describes the release a render is for.
+type Release struct {
+	Name      string
+	Namespace string
+	// Upgrade renders as `helm upgrade` does (Release.IsUpgrade, revision 2).
+	Upgrade bool
+	// SkipSchemaValidation renders as `helm install --skip-schema-validation`,
+	// which reaches the template's own guards behind the schema.
+	SkipSchemaValidation bool
+}
+
+// Options for one render. A nil Cluster renders with no cluster at all, as
+// `helm template` does: every lookup answers an empty map.
+type Options struct {
+	Release Release
+	Values  map[string]interface{}
+	Cluster engine.ClientProvider
+}
+
+// Render renders chrt and returns its manifest, or Helm's error (a template
+// `fail`, a schema violation, or a lookup's API error).
+func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	revision := 1
+	if opts.Release.Upgrade {
+		revision = 2
+	}
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
+		Name:      opts.Release.Name,
+		Namespace: opts.Release.Namespace,
+		Revision:  revision,
+		IsInstall: !opts.Release.Upgrade,
+		IsUpgrade: opts.Release.Upgrade,
+	}, chartutil.DefaultCapabilities, opts.Release.SkipSchemaValidation)
+	if err != nil {
+		return nil, err
+	}
+	var files map[string]string
+	if opts.Cluster == nil {
+		files, err = engine.Render(chrt, vals)
+	} else {
+		files, err = engine.RenderWithClientProvider(chrt, vals, opts.Cluster)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return newManifest(files)
+}
+
+// Manifest is a render's documents in the order Helm prints them for
+// `helm template`: by template file name, then by position in the file.
+type Manifest struct {
+	Docs []Doc
+}
+
+// Doc is one rendered YAML document: its exact text and its parsed object.
+type Doc struct {
+	Source string
+	Text   string
+	Object map[string]interface{}
+}
+
+// Kind, Name and Namespace read the document's identity.
+func (d Doc) Kind() string      { return str(d.Object["kind"]) }
+func (d Doc) Name() string      { return str(Get(d.Object, "metadata.name")) }
+func (d Doc) Namespace() string { return str(Get(d.Object, "metadata.namespace")) }
+
+func str(v interface{}) string {
+	s, _ := v.(string)
+	return s
+}
+
+func newManifest(files map[string]string) (*Manifest, error) {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	m := &Manifest{}
+	for _, name := range names {
+		for _, text := range SplitDocuments(files[name]) {
+			obj := map[string]interface{}{}
+			if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
+				return nil, fmt.Errorf("%s: rendered YAML does not parse: %w\n%s", name, err, text)
+			}
+			if len(obj) == 0 {
+				continue
+			}
+			m.Docs = append(m.Docs, Doc{Source: name, Text: text, Object: obj})
+		}
+	}
+	return m, nil
+}
+
+// SplitDocuments splits a multi-document YAML stream on `---` lines and drops
+// empty documents, keeping each document's bytes as rendered.
+func SplitDocuments(stream string) []string {
+	var docs []string
+	var cur []string
+	flush := func() {
+		text := strings.Trim(strings.Join(cur, "\n"), "\n")
+		if strings.TrimSpace(text) != "" {
+			docs = append(docs, text+"\n")
+		}
+		cur = cur[:0]
+	}
+	for _, line := range strings.Split(stream, "\n") {
+		if line == "---" || strings.HasPrefix(line, "--- ") {
+			flush()
+			continue
+		}
+		cur = append(cur, line)
+	}
+	flush()
+	return docs
+}
+
+// Text joins the documents as `helm template` prints them.
+func (m *Manifest) Text() string {
+	var b strings.Builder
+	for _, d := range m.Docs {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s", d.Source, d.Text)
+	}
+	return b.String()
+}
+
+// Find returns the document of that kind and name.
+func (m *Manifest) Find(kind, name string) (Doc, bool) {
+	for _, d := range m.Docs {
+		if d.Kind() == kind && d.Name() == name {
+			return d, true
+		}
+	}
+	return Doc{}, false
+}
+
+// OfKind returns every document of that kind, in manifest order.
+func (m *Manifest) OfKind(kind string) []Doc {
+	var out []Doc
+	for _, d := range m.Docs {
+		if d.Kind() == kind {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// One returns the only document of that kind, or an error naming how many there were.
+func (m *Manifest) One(kind string) (Doc, error) {
+	docs := m.OfKind(kind)
+	if len(docs) != 1 {
+		return Doc{}, fmt.Errorf("want exactly one %s, the render has %d", kind, len(docs))
+	}
+	return docs[0], nil
+}
+
+// Get reads a dotted path such as "spec.template.spec.dataVolumeTemplates.0.metadata.name";
+// a numeric segment indexes a list. A key that itself holds dots is written in
+// brackets: "metadata.annotations[helm.sh/resource-policy]". A missing step gives nil.
+func Get(obj interface{}, path string) interface{} {
+	cur := obj
+	for _, seg := range splitPath(path) {
+		switch node := cur.(type) {
+		case map[string]interface{}:
+			cur = node[seg]
+		case []interface{}:
+			var i int
+			if _, err := fmt.Sscanf(seg, "%d", &i); err != nil || i < 0 || i >= len(node) {
+				return nil
+			}
+			cur = node[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+func splitPath(path string) []string {
+	var segs []string
+	for path != "" {
+		if strings.HasPrefix(path, "[") {
+			end := strings.Index(path, "]")
+			if end < 0 {
+				segs = append(segs, path[1:])
+				break
+			}
+			segs = append(segs, path[1:end])
+			path = strings.TrimPrefix(path[end+1:], ".")
+			continue
+		}
+		next := strings.IndexAny(path, ".[")
+		if next < 0 {
+			segs = append(segs, path)
+			break
+		}
+		segs = append(segs, path[:next])
+		path = strings.TrimPrefix(path[next:], ".")
+	}
+	return segs
+}
+
+// ReadValues reads a values file (YAML) into the map Helm would merge.
+func ReadValues(path string) (map[string]interface{}, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string]interface{}{}
+	if err := yaml.Unmarshal(raw, &vals); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return vals, nil
+}

@@ -1,0 +1,74 @@
+package schema
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const poolChart = "packages/apps/kubernetes-nodes"
+
+func TestPoolSchemaAcceptsDefaultsAndEveryExample(t *testing.T) {
+	s := compile(t, poolChart)
+	require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), poolChart, "values.yaml"))), "values.yaml defaults")
+	var files []string
+	for _, glob := range []string{"examples/pools/*.yaml", "tests/render/testdata/baseline/*.values.yaml"} {
+		more, err := filepath.Glob(filepath.Join(repoRoot(), glob))
+		require.NoError(t, err)
+		files = append(files, more...)
+	}
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		require.NoError(t, s.Validate(fileDocument(t, f)), f)
+	}
+}
+
+func TestPoolSchema(t *testing.T) {
+	s := compile(t, poolChart)
+	checkCases(t, s, []string{
+		"{cluster: acme, storageClass: ''}",
+		"{resources: {cpu: 2, memory: 4Gi}}",
+		"{resources: {}}",
+		"{diskSize: 1.5Ti}",
+		"{diskSize: '21474836480'}",
+		"{maxUnhealthy: 0}",
+		"{maxUnhealthy: '40%'}",
+		"{maxUnhealthy: '100%'}",
+		"{nodeStartupTimeout: 1h30m}",
+		"{nodeStartupTimeout: '0'}",
+		"{roles: [ingress-nginx, gpu]}",
+		"{talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}",
+		"{talos: {registryMirrors: {ghcr.io: {endpoints: [https://m.internal], overridePath: true, skipFallback: true}}}}",
+		"{_cluster: {talos: {}}, _namespace: {}}",
+		"{version: v1.36}",
+	}, []string{
+		"{unknownKey: 1}",
+		"{cluster: 7}",
+		"{cluster: Acme}",
+		"{diskSize: 20GB}",
+		"{diskSize: 20}",
+		"{diskSize: twenty}",
+		"{resources: {cpu: '2'}}",
+		"{resources: {cpu: 0}}",
+		"{resources: {gpu: 1}}",
+		"{resources: {memory: 4GB}}",
+		"{minReplicas: -1}",
+		"{maxReplicas: 2.5}",
+		"{version: '1.35'}",
+		"{version: v1.35.1}",
+		"{talos: {version: 1}}",
+		"{talos: {extra: x}}",
+		"{talos: {registryMirrors: {docker.io: {}}}}",
+		"{talos: {registryMirrors: {docker.io: {endpoints: []}}}}",
+		"{talos: {registryMirrors: {docker.io: {endpoints: [x], auth: {}}}}}",
+		"{talos: {registryMirrors: [docker.io]}}",
+		"{maxUnhealthy: '101%'}",
+		"{maxUnhealthy: half}",
+		"{maxUnhealthy: -1}",
+		"{nodeStartupTimeout: ten}",
+		"{nodeStartupTimeout: 10}",
+		"{roles: [Ingress]}",
+		"{roles: [a, a]}",
+	})
+}

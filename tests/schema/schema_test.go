@@ -1,0 +1,57 @@
+// Package schema checks each chart's values.schema.json on its own, with an
+// independent JSON Schema implementation, so that what Helm refuses before
+// rendering is pinned down value by value.
+package schema
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+func compile(t *testing.T, chartDir string) *jsonschema.Schema {
+	t.Helper()
+	path := filepath.Join(repoRoot(), chartDir, "values.schema.json")
+	s, err := jsonschema.Compile(path)
+	require.NoError(t, err, "%s must compile", path)
+	return s
+}
+
+// document turns YAML into the JSON-shaped value the validator reads.
+func document(t *testing.T, yamlText string) interface{} {
+	t.Helper()
+	raw, err := yaml.YAMLToJSON([]byte(yamlText))
+	require.NoError(t, err)
+	var v interface{}
+	require.NoError(t, json.Unmarshal(raw, &v))
+	return v
+}
+
+func fileDocument(t *testing.T, path string) interface{} {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return document(t, string(raw))
+}
+
+// checkCases asserts each accepted document validates and each refused one does not.
+func checkCases(t *testing.T, s *jsonschema.Schema, accepted, refused []string) {
+	t.Helper()
+	for _, v := range accepted {
+		require.NoError(t, s.Validate(document(t, v)), "schema must accept %s", v)
+	}
+	for _, v := range refused {
+		require.Error(t, s.Validate(document(t, v)), "schema must refuse %s", v)
+	}
+}
