@@ -112,7 +112,11 @@ integer, a percentage as a quoted string.
 {{- end -}}
 {{- end -}}
 
-{{/* <installerRepository>/<schematicID>:<version>, the image Talos installs itself from. */}}
+{{/*
+<installerRepository>/<schematicID>:<version>, the image Talos installs itself
+from; schematicID and version are the disk's own, so the two never disagree.
+*/}}
 {{- define "kubernetes-nodes.installerImage" -}}
-{{- printf "%s/%s:%s" (trimSuffix "/" (.Values.talos.installerRepository | toString)) .Values.talos.schematicID .Values.talos.version -}}
+{{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
+{{- printf "%s/%s:%s" (trimSuffix "/" (.Values.talos.installerRepository | toString)) $image.schematicID $image.version -}}
 {{- end -}}

@@ -3,6 +3,7 @@ The body of the KubevirtMachineTemplate. Its sha256 names the template, so every
 byte here is part of the pool's identity: a change rolls every worker of the pool.
 */}}
 {{- define "kubernetes-nodes.machineTemplateBody" -}}
+{{- $disk := include "kubernetes-nodes.diskSource" . | fromYaml -}}
 template:
   spec:
     virtualMachineBootstrapCheck:
@@ -21,16 +22,27 @@ template:
           - metadata:
               name: disk-system
               annotations:
+                {{- if $disk.clone }}
+                kubernetes-worker-image.cozystack.io/golden: {{ $disk.golden }}
+                kubernetes-worker-image.cozystack.io/pool: {{ include "kubernetes-nodes.poolName" . }}
+                {{- else }}
                 cdi.kubevirt.io/storage.usePopulator: "false"
+                {{- end }}
             spec:
               source:
+                {{- if $disk.clone }}
+                pvc:
+                  namespace: cozy-public
+                  name: {{ $disk.golden }}
+                {{- else }}
                 http:
-                  url: {{ include "kubernetes-nodes.diskImageURL" . }}
+                  url: {{ $disk.url }}
+                {{- end }}
               storage:
                 resources:
                   requests:
                     storage: {{ .Values.diskSize }}
-                {{- with .Values.storageClass }}
+                {{- with $disk.storageClassName }}
                 storageClassName: {{ . }}
                 {{- end }}
         template:
@@ -62,9 +74,4 @@ template:
               - name: system
                 dataVolume:
                   name: disk-system
-{{- end -}}
-
-{{/* <factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double slash. */}}
-{{- define "kubernetes-nodes.diskImageURL" -}}
-{{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" (.Values.talos.imageFactoryURL | toString)) .Values.talos.schematicID .Values.talos.version -}}
 {{- end -}}

@@ -1,0 +1,221 @@
+{{/*
+The worker disk's source, resolved once per render and remembered in .Values:
+the machine template body is rendered several times (its name is its hash), and
+the clone path's guards ask the cluster, so they must run exactly once.
+Returns YAML: clone, golden, url (HTTP path), storageClassName (what the disk is
+written with), plus the resolved image fields from kubernetes-nodes.osImage.
+*/}}
+{{- define "kubernetes-nodes.diskSource" -}}
+{{- if not (hasKey .Values "_kubernetesNodesDiskSource") -}}
+{{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
+{{- $source := dict -}}
+{{- if $image.clone -}}
+{{- $source = include "kubernetes-nodes.cloneSource" (dict "root" . "image" $image) | fromYaml -}}
+{{- else -}}
+{{- $_ := set $source "url" (printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" $image.imageFactoryURL) $image.schematicID $image.version) -}}
+{{- $_ := set $source "storageClassName" (.Values.storageClass | toString) -}}
+{{- end -}}
+{{- $_ := set .Values "_kubernetesNodesDiskSource" (merge $source $image | toYaml) -}}
+{{- end -}}
+{{- get .Values "_kubernetesNodesDiskSource" -}}
+{{- end -}}
+
+{{/*
+The clone path: finds the golden in cozy-public and refuses every arrangement
+in which CDI could not do a plain CSI clone of it (DESIGN.md refusals 2 to 6).
+Lookups are made only when an answer depends on them, so a pool with a declared
+class and a healthy golden never lists its own namespace.
+Takes a dict: root, image (from kubernetes-nodes.osImage).
+*/}}
+{{- define "kubernetes-nodes.cloneSource" -}}
+{{- $root := .root -}}
+{{- $image := .image -}}
+{{- $pool := include "kubernetes-nodes.poolName" $root -}}
+{{- $namespace := $root.Release.Namespace -}}
+{{- $golden := $image.golden -}}
+{{- $seen := printf "osImage.builtin resolved to schematicID %s (from %s), version %s (from %s)" $image.schematicID $image.schematicIDSource $image.version $image.versionSource -}}
+{{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" $golden -}}
+{{- $claimName := $golden -}}
+{{- $pvc := dict -}}
+{{- $pvcRead := false -}}
+{{- $phase := "" -}}
+{{- $preview := false -}}
+{{- if $dv -}}
+{{- $claimName = dig "status" "claimName" $golden $dv | default $golden -}}
+{{- $phase = dig "status" "phase" "" $dv -}}
+{{- else -}}
+{{- /* CDI garbage-collects completed DataVolumes and keeps their PVCs: a PVC alone is a populated golden. */ -}}
+{{- $pvc = lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden -}}
+{{- $pvcRead = true -}}
+{{- if not $pvc -}}
+{{- /* A reachable cluster answers a list with "items"; helm template answers {}. */ -}}
+{{- $preview = not (hasKey (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" "") "items") -}}
+{{- end -}}
+{{- end -}}
+{{- $present := or $dv $pvc -}}
+{{- $poolClass := $root.Values.storageClass | toString -}}
+{{- $result := dict "clone" true "golden" $golden "storageClassName" $poolClass "preview" $preview -}}
+{{- if not $preview -}}
+{{- $cloned := dict -}}
+{{- if or (not $present) (eq $phase "Failed") (not $poolClass) -}}
+{{- $cloned = include "kubernetes-nodes.clonedDisk" (dict "namespace" $namespace "pool" $pool "golden" $golden) | fromYaml -}}
+{{- end -}}
+{{- if and (not $present) (not $cloned.name) -}}
+{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or remove osImage.builtin to import over HTTP" $pool $golden $seen $image.schematicID $image.version) -}}
+{{- end -}}
+{{- if and (eq $phase "Failed") (not $cloned.name) -}}
+{{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" $pool $golden $seen $golden) -}}
+{{- end -}}
+{{- $defaultClass := "" -}}
+{{- $defaultRead := false -}}
+{{- /* Pool side: declared, else the class its cloned disk bound to, else today's default. */ -}}
+{{- $poolFrom := "storageClass" -}}
+{{- if and (not $poolClass) $cloned.name -}}
+{{- $clonedPVC := lookup "v1" "PersistentVolumeClaim" $namespace $cloned.name -}}
+{{- $poolClass = dig "spec" "storageClassName" "" $clonedPVC -}}
+{{- $poolFrom = printf "the PersistentVolumeClaim %s/%s of the pool's cloned disk" $namespace $cloned.name -}}
+{{- end -}}
+{{- if not $poolClass -}}
+{{- $defaultClass = include "kubernetes-nodes.defaultStorageClass" . -}}
+{{- $defaultRead = true -}}
+{{- $poolClass = $defaultClass -}}
+{{- $poolFrom = printf "storageClass \"\", resolved from the cluster default class %q" $defaultClass -}}
+{{- end -}}
+{{- /* Golden side: its spec, else the class its PVC bound to, else today's default. */ -}}
+{{- $goldenClass := "" -}}
+{{- $goldenFrom := "" -}}
+{{- if $dv -}}
+{{- $goldenClass = dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $dv) $dv -}}
+{{- $goldenFrom = printf "spec.storage.storageClassName of DataVolume cozy-public/%s" $golden -}}
+{{- end -}}
+{{- $goldenSize := "" -}}
+{{- if $dv -}}
+{{- $goldenSize = dig "spec" "storage" "resources" "requests" "storage" (dig "spec" "pvc" "resources" "requests" "storage" "" $dv) $dv -}}
+{{- end -}}
+{{- if and $present (or (not $goldenClass) (not $goldenSize)) (not $pvcRead) -}}
+{{- $pvc = lookup "v1" "PersistentVolumeClaim" "cozy-public" $claimName -}}
+{{- end -}}
+{{- if and (not $goldenClass) $pvc -}}
+{{- $goldenClass = dig "spec" "storageClassName" "" $pvc -}}
+{{- $goldenFrom = printf "the golden's PersistentVolumeClaim cozy-public/%s" $claimName -}}
+{{- end -}}
+{{- if and (not $goldenSize) $pvc -}}
+{{- $goldenSize = dig "spec" "resources" "requests" "storage" "" $pvc -}}
+{{- end -}}
+{{- if and $present (not $goldenClass) -}}
+{{- if not $defaultRead -}}
+{{- $defaultClass = include "kubernetes-nodes.defaultStorageClass" . -}}
+{{- end -}}
+{{- $goldenClass = $defaultClass -}}
+{{- $goldenFrom = printf "no class on the golden, resolved from the cluster default class %q" $defaultClass -}}
+{{- end -}}
+{{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
+{{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" $pool $poolClass $poolFrom $golden $goldenClass $goldenFrom $seen $goldenClass $poolClass) -}}
+{{- end -}}
+{{- if $goldenSize -}}
+{{- $disk := include "kubernetes-nodes.quantityBytes" $root.Values.diskSize | float64 -}}
+{{- $size := include "kubernetes-nodes.quantityBytes" $goldenSize | float64 -}}
+{{- if lt $disk $size -}}
+{{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" $pool $root.Values.diskSize $golden $goldenSize $goldenSize) -}}
+{{- end -}}
+{{- if and (gt $disk $size) $poolClass -}}
+{{- $class := lookup "storage.k8s.io/v1" "StorageClass" "" $poolClass -}}
+{{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
+{{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" $pool $root.Values.diskSize $golden $goldenSize $poolClass $poolFrom $goldenSize) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $result "storageClassName" $poolClass -}}
+{{- end -}}
+{{- $result | toYaml -}}
+{{- end -}}
+
+{{/*
+The pool's own finished clone of this golden, if any: a DataVolume in the pool's
+namespace annotated with this pool and this golden whose status.phase is
+Succeeded. The newest one wins (ties: the name that sorts first). Another
+pool's disk, or an unfinished clone, does not count.
+Takes a dict: namespace, pool, golden. Returns YAML {name: ...} or {}.
+*/}}
+{{- define "kubernetes-nodes.clonedDisk" -}}
+{{- $best := dict -}}
+{{- range (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" .namespace "").items | default list -}}
+{{- $annotations := .metadata.annotations | default dict -}}
+{{- if and (eq (get $annotations "kubernetes-worker-image.cozystack.io/pool" | toString) $.pool) (eq (get $annotations "kubernetes-worker-image.cozystack.io/golden" | toString) $.golden) (eq (dig "status" "phase" "" .) "Succeeded") -}}
+{{- $created := .metadata.creationTimestamp | default "" | toString -}}
+{{- if or (not $best.name) (gt $created $best.created) (and (eq $created $best.created) (lt .metadata.name $best.name)) -}}
+{{- $best = dict "name" .metadata.name "created" $created -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $best.name -}}
+{{- dict "name" $best.name | toYaml -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The cluster's default class for a VM disk, as CDI resolves it: the newest class
+annotated storageclass.kubevirt.io/is-default-virt-class "true"; else the newest
+with storageclass.kubernetes.io/is-default-class "true"; else the newest with
+only the beta annotation. A tie in creation time goes to the name that sorts
+first, so the answer never depends on list order. "" when there is none.
+*/}}
+{{- define "kubernetes-nodes.defaultStorageClass" -}}
+{{- $classes := (lookup "storage.k8s.io/v1" "StorageClass" "" "").items | default list -}}
+{{- $found := "" -}}
+{{- range $annotation := list "storageclass.kubevirt.io/is-default-virt-class" "storageclass.kubernetes.io/is-default-class" "storageclass.beta.kubernetes.io/is-default-class" -}}
+{{- if not $found -}}
+{{- $best := dict -}}
+{{- range $classes -}}
+{{- if eq (get (.metadata.annotations | default dict) $annotation | toString) "true" -}}
+{{- $created := .metadata.creationTimestamp | default "" | toString -}}
+{{- if or (not $best.name) (gt $created $best.created) (and (eq $created $best.created) (lt .metadata.name $best.name)) -}}
+{{- $best = dict "name" .metadata.name "created" $created -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $found = $best.name | default "" -}}
+{{- end -}}
+{{- end -}}
+{{- $found -}}
+{{- end -}}
+
+{{/*
+A Kubernetes quantity in bytes (as a float), for comparing sizes written in
+different forms: binary (Ki..Ei), decimal (k..E, m), or an exponent (e/E N).
+*/}}
+{{- define "kubernetes-nodes.quantityBytes" -}}
+{{- $q := . | toString | trim -}}
+{{- $suffix := regexFind "(Ki|Mi|Gi|Ti|Pi|Ei|[eE][-+]?[0-9]+|[numkMGTPE])$" $q -}}
+{{- $number := trimSuffix $suffix $q -}}
+{{- if not (regexMatch "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$" $number) -}}
+{{- fail (printf "%q is not a Kubernetes quantity (write sizes such as 20Gi, 21474836480 or 20G)" $q) -}}
+{{- end -}}
+{{- $binary := dict "Ki" 1 "Mi" 2 "Gi" 3 "Ti" 4 "Pi" 5 "Ei" 6 -}}
+{{- $decimal := dict "n" -9 "u" -6 "m" -3 "" 0 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18 -}}
+{{- $factor := 1.0 -}}
+{{- if hasKey $binary $suffix -}}
+{{- range until (get $binary $suffix | int) -}}
+{{- $factor = mulf $factor 1024 -}}
+{{- end -}}
+{{- else -}}
+{{- $exponent := 0 -}}
+{{- if hasKey $decimal $suffix -}}
+{{- $exponent = get $decimal $suffix | int -}}
+{{- else -}}
+{{- $exponent = substr 1 (len $suffix) $suffix | trimPrefix "+" | int -}}
+{{- end -}}
+{{- $steps := $exponent -}}
+{{- if lt $exponent 0 -}}
+{{- $steps = sub 0 $exponent -}}
+{{- end -}}
+{{- range until ($steps | int) -}}
+{{- if lt $exponent 0 -}}
+{{- $factor = divf $factor 10 -}}
+{{- else -}}
+{{- $factor = mulf $factor 10 -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- mulf (float64 $number) $factor -}}
+{{- end -}}
