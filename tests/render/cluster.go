@@ -35,8 +35,9 @@ var clusterScopedKinds = map[string]bool{
 type Cluster struct {
 	client *fake.FakeDynamicClient
 
-	mu    sync.Mutex
-	calls int
+	mu     sync.Mutex
+	calls  int
+	byVerb map[string]int
 	// FailWith, when set, is returned for every API call of that kind
 	// (e.g. "StorageClass"), or for every call when the key is "*".
 	FailWith map[string]error
@@ -105,11 +106,12 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		gvr, _ := resourceFor(k[0], k[1])
 		listKinds[gvr] = k[1] + "List"
 	}
-	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...)}
+	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}}
 	c.client.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.calls++
+		c.byVerb[action.GetVerb()+" "+action.GetResource().Resource]++
 		if err, ok := c.FailWith["*"]; ok {
 			return true, nil, err
 		}
@@ -169,11 +171,23 @@ func (c *Cluster) Calls() int {
 	return c.calls
 }
 
-// ResetCalls zeroes the request counter.
+// CallsByVerb counts requests by "verb resource", e.g. "list datavolumes".
+func (c *Cluster) CallsByVerb() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.byVerb))
+	for k, v := range c.byVerb {
+		out[k] = v
+	}
+	return out
+}
+
+// ResetCalls zeroes the request counters.
 func (c *Cluster) ResetCalls() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = 0
+	c.byVerb = map[string]int{}
 }
 
 // Add stores more objects, as if another controller had created them.

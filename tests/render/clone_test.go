@@ -1,0 +1,384 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+const builtinPool = "{cluster: acme, osImage: {builtin: {}}}"
+
+// healthyCluster holds the instancetypes, the usual classes and the default golden, imported.
+func healthyCluster(t testing.TB, extra ...string) *Cluster {
+	objs := golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()
+	for _, e := range extra {
+		objs += e
+	}
+	return clusterFromYAML(t, objs, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
+}
+
+func TestBuiltinPoolClonesTheGolden(t *testing.T) {
+	m := mustRenderPool(t, vals(t, builtinPool), healthyCluster(t))
+	disk := diskOf(m)
+	assert.Equal(t, map[string]interface{}{"namespace": "cozy-public", "name": defaultGolden}, Get(disk, "spec.source.pvc"))
+	assert.Nil(t, Get(disk, "spec.source.http"))
+	assert.Equal(t, map[string]interface{}{
+		"kubernetes-worker-image.cozystack.io/golden": defaultGolden,
+		"kubernetes-worker-image.cozystack.io/pool":   testPoolName,
+	}, Get(disk, "metadata.annotations"), "no usePopulator annotation on a clone")
+	assert.Equal(t, "replicated", Get(disk, "spec.storage.storageClassName"))
+	assert.Equal(t, "20Gi", Get(disk, "spec.storage.resources.requests.storage"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":"+defaultTalos, Get(talosPatch(t, m), "machine.install.image"))
+}
+
+func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
+	const schematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
+	goldenName := "talos-worker-" + schematic + "-v1.12.2"
+	cluster := healthyCluster(t, golden{name: goldenName, class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml())
+	values := vals(t, fmt.Sprintf("{cluster: acme, osImage: {builtin: {schematicID: %s, version: v1.12.2}}}", schematic))
+	m := mustRenderPool(t, values, cluster)
+	assert.Equal(t, goldenName, Get(diskOf(m), "spec.source.pvc.name"))
+	assert.Equal(t, "factory.talos.dev/installer/"+schematic+":v1.12.2", Get(talosPatch(t, m), "machine.install.image"))
+	assert.Equal(t, "v1.12", Get(doc(t, m, "TalosConfigTemplate").Object, "spec.template.spec.talosVersion"))
+
+	// The resolved version goes through the support matrix too.
+	values["version"] = "v1.36"
+	_, err := renderPool(t, values, cluster)
+	requireRefusal(t, err, "Talos v1.12.2 (osImage.builtin.version) does not support Kubernetes v1.36")
+}
+
+func TestFactoryOverridesFeedTheHTTPImport(t *testing.T) {
+	m := mustRenderPool(t, vals(t, "{cluster: acme, osImage: {factory: {version: v1.13.5, imageFactoryURL: 'http://factory.internal:8080/'}}}"), nil)
+	disk := diskOf(m)
+	assert.Equal(t, "http://factory.internal:8080/image/"+defaultSchematic+"/v1.13.5/openstack-amd64.raw.xz", Get(disk, "spec.source.http.url"))
+	assert.Equal(t, "false", Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":v1.13.5", Get(talosPatch(t, m), "machine.install.image"))
+}
+
+func TestMachineTemplateNameOnlyMovesForBuiltin(t *testing.T) {
+	cluster := func() *Cluster { return healthyCluster(t) }
+	absent := machineTemplateName(t, mustRenderPool(t, vals(t, "cluster: acme"), cluster()))
+	for _, same := range []string{
+		"{cluster: acme, osImage: {}}",
+		"{cluster: acme, osImage: {factory: {}}}",
+		"{cluster: acme, osImage: {factory: {schematicID: " + defaultSchematic + ", version: v1.13.6, imageFactoryURL: 'https://factory.talos.dev'}}}",
+	} {
+		m := mustRenderPool(t, vals(t, same), cluster())
+		assert.Equal(t, absent, machineTemplateName(t, m), same)
+		assert.Equal(t, baselineText(t, mustRenderPool(t, vals(t, "cluster: acme"), cluster())), baselineText(t, m), "%s renders the baseline bytes", same)
+	}
+	builtin := machineTemplateName(t, mustRenderPool(t, vals(t, builtinPool), cluster()))
+	assert.NotEqual(t, absent, builtin, "osImage.builtin re-images the pool")
+}
+
+// On the HTTP path the render reads no golden, StorageClass or PVC: a cluster
+// full of them renders the same bytes as one with only the instancetypes, or none.
+func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
+	rich := healthyCluster(t,
+		golden{name: "talos-worker-other-v1.13.6", class: "local", size: "6Gi", phase: "Failed"}.yaml(),
+		storageClass("virt", "2026-05-01T00:00:00Z", false, virtDefault),
+		workerDisk("kubernetes-acme-workers-abc-disk-system", testPoolName, defaultGolden, "Succeeded", "local"),
+		pvc("cozy-public", defaultGolden, "replicated", "6Gi"),
+	)
+	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 2Gi, storageClass: fixed}"} {
+		rich.ResetCalls()
+		withRich := mustRenderPool(t, vals(t, values), rich).Text()
+		assert.Equal(t, map[string]int{"list virtualmachineclusterinstancetypes": 1}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes", values)
+		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
+		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), nil).Text(), values)
+	}
+}
+
+func TestCloneRefusals(t *testing.T) {
+	fixed := "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}"
+	for _, tc := range []struct {
+		name               string
+		values, cluster    string
+		refusal            []string
+		neighbourValues    string
+		neighbourCluster   string
+		neighbourNeedsFlag bool
+	}{
+		{
+			name:    "golden absent",
+			values:  builtinPool,
+			refusal: []string{"pool kubernetes-acme-workers: golden " + defaultGolden + " is absent from cozy-public", "version v1.13.6 (from talos.version)", "Add the entry {schematicID: " + defaultSchematic + ", version: v1.13.6}", "remove osImage.builtin"},
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "ImportScheduled"}.yaml(),
+		},
+		{
+			name:             "golden failed",
+			values:           builtinPool,
+			cluster:          golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml(),
+			refusal:          []string{"golden " + defaultGolden + " in cozy-public failed to import (status.phase Failed)", "kubectl -n cozy-public describe datavolume " + defaultGolden},
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "ImportInProgress"}.yaml(),
+		},
+		{
+			name:             "declared class differs from the golden's",
+			values:           "{cluster: acme, storageClass: local, osImage: {builtin: {}}}",
+			cluster:          golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated" (spec.storage.storageClassName of DataVolume cozy-public/` + defaultGolden + `)`, "host-assisted copy", `Set storageClass to "replicated"`},
+			neighbourValues:  "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}",
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+		{
+			name:             "pool class from the cluster default differs",
+			values:           "{cluster: acme, storageClass: '', osImage: {builtin: {}}}",
+			cluster:          golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml(),
+			refusal:          []string{`StorageClass "replicated" (storageClass "", resolved from the cluster default class "replicated")`, `is on "local"`},
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+		{
+			name:             "golden class from the cluster default differs",
+			values:           "{cluster: acme, storageClass: local, osImage: {builtin: {}}}",
+			cluster:          golden{size: "6Gi", phase: "Succeeded"}.yaml(),
+			refusal:          []string{`is on "replicated" (no class on the golden, resolved from the cluster default class "replicated")`},
+			neighbourValues:  "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}",
+			neighbourCluster: golden{size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+		{
+			name:             "disk smaller than the golden",
+			values:           "{cluster: acme, diskSize: 5Gi, osImage: {builtin: {}}}",
+			cluster:          golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+			refusal:          []string{"diskSize 5Gi is smaller than golden " + defaultGolden + " (6Gi)", "Set diskSize to 6Gi or more"},
+			neighbourValues:  "{cluster: acme, diskSize: 6144Mi, osImage: {builtin: {}}}",
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+		{
+			name:             "disk larger than the golden on a class that cannot expand",
+			values:           fixed,
+			cluster:          golden{class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml(),
+			refusal:          []string{`diskSize 20Gi is larger than golden ` + defaultGolden + ` (6Gi) and StorageClass "fixed" (storageClass) does not set allowVolumeExpansion: true`, "Set diskSize to 6Gi"},
+			neighbourValues:  "{cluster: acme, storageClass: fixed, diskSize: 6Gi, osImage: {builtin: {}}}",
+			neighbourCluster: golden{class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderPool(t, vals(t, tc.values), clusterFromYAML(t, tc.cluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+			requireRefusal(t, err, tc.refusal...)
+			neighbour := tc.neighbourValues
+			if neighbour == "" {
+				neighbour = tc.values
+			}
+			_, err = renderPool(t, vals(t, neighbour), clusterFromYAML(t, tc.neighbourCluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+			require.NoError(t, err, "valid neighbour %s", neighbour)
+		})
+	}
+}
+
+func TestExpandableOrUnknownClassAllowsALargerDisk(t *testing.T) {
+	// replicated is expandable; "unlisted" is not in the cluster, so the check cannot judge it.
+	_, err := renderPool(t, vals(t, builtinPool), healthyCluster(t))
+	require.NoError(t, err)
+	cluster := clusterFromYAML(t, golden{class: "unlisted", size: "6Gi", phase: "Succeeded"}.yaml(), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
+	_, err = renderPool(t, vals(t, "{cluster: acme, storageClass: unlisted, osImage: {builtin: {}}}"), cluster)
+	require.NoError(t, err)
+}
+
+func TestBothBuiltinAndFactoryAreRefused(t *testing.T) {
+	values := vals(t, "{cluster: acme, osImage: {builtin: {}, factory: {}}}")
+	_, err := renderPool(t, values, healthyCluster(t))
+	require.Error(t, err, "the schema refuses both")
+	_, err = renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
+	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage sets both builtin and factory", "not both")
+	_, err = renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, vals(t, builtinPool), healthyCluster(t))
+	require.NoError(t, err)
+}
+
+func TestMalformedQuantityIsRefused(t *testing.T) {
+	values := vals(t, "{cluster: acme, diskSize: 'twenty', osImage: {builtin: {}}}")
+	_, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
+	requireRefusal(t, err, `"twenty" is not a Kubernetes quantity`)
+}
+
+func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {
+	mine := workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")
+	for _, tc := range []struct {
+		name, cluster string
+		refusal       string
+	}{
+		{"golden deleted after the pool cloned", mine, ""},
+		{"golden failed after the pool cloned", mine + golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml(), ""},
+		{"another pool's disk does not count", workerDisk("kubernetes-acme-other-x1-disk-system", "kubernetes-acme-other", defaultGolden, "Succeeded", "replicated"), "is absent from cozy-public"},
+		{"a disk of another golden does not count", workerDisk("kubernetes-acme-workers-x2-disk-system", testPoolName, "talos-worker-other-v1.13.6", "Succeeded", "replicated"), "is absent from cozy-public"},
+		{"an unfinished clone does not count", workerDisk("kubernetes-acme-workers-x3-disk-system", testPoolName, defaultGolden, "CloneInProgress", "replicated"), "is absent from cozy-public"},
+		{"an unfinished clone of a failed golden does not count", workerDisk("kubernetes-acme-workers-x3-disk-system", testPoolName, defaultGolden, "CloneScheduled", "") + golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml(), "failed to import"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, tc.cluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+			if tc.refusal == "" {
+				require.NoError(t, err)
+				return
+			}
+			requireRefusal(t, err, tc.refusal)
+		})
+	}
+}
+
+func TestGoldenFoundOnlyAsItsPVC(t *testing.T) {
+	// CDI garbage-collected the DataVolume and kept the PVC: present and populated.
+	m := mustRenderPool(t, vals(t, builtinPool), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	assert.Equal(t, defaultGolden, Get(diskOf(m), "spec.source.pvc.name"))
+
+	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	requireRefusal(t, err, `is on "replicated" (the golden's PersistentVolumeClaim cozy-public/`+defaultGolden+`)`)
+
+	_, err = renderPool(t, vals(t, "{cluster: acme, diskSize: 4Gi, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	requireRefusal(t, err, "diskSize 4Gi is smaller than golden "+defaultGolden+" (6Gi)")
+}
+
+func TestGoldenClassAndSizeFallBackToItsPVC(t *testing.T) {
+	// A golden whose spec names no class and no size: its bound PVC answers (status.claimName).
+	claim := "prime-claim"
+	cluster := healthyClusterWithoutGolden(t, golden{phase: "Succeeded", claimName: claim}.yaml()+pvc("cozy-public", claim, "local", "8Gi"))
+	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, diskSize: 7Gi, osImage: {builtin: {}}}"), cluster)
+	requireRefusal(t, err, `diskSize 7Gi is smaller than golden `+defaultGolden+` (8Gi)`)
+	_, err = renderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {}}}"), cluster)
+	requireRefusal(t, err, `is on "local" (the golden's PersistentVolumeClaim cozy-public/prime-claim)`)
+	_, err = renderPool(t, vals(t, "{cluster: acme, storageClass: local, diskSize: 8Gi, osImage: {builtin: {}}}"), cluster)
+	require.NoError(t, err)
+}
+
+func healthyClusterWithoutGolden(t testing.TB, objs string) *Cluster {
+	return clusterFromYAML(t, objs, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
+}
+
+// The cluster default is resolved the way CDI does for a VM disk, whatever the list order.
+func TestDefaultClassResolution(t *testing.T) {
+	older, newer := "2026-01-01T00:00:00Z", "2026-06-01T00:00:00Z"
+	for _, tc := range []struct {
+		name    string
+		classes []string
+		want    string
+	}{
+		{"two GA defaults: the newest wins", []string{storageClass("alpha", older, true, gaDefault), storageClass("beta", newer, true, gaDefault)}, "beta"},
+		{"two GA defaults created together: the name that sorts first", []string{storageClass("zulu", newer, true, gaDefault), storageClass("alpha", newer, true, gaDefault)}, "alpha"},
+		{"beta annotation only", []string{storageClass("legacy", older, true, betaDefault), storageClass("plain", newer, true)}, "legacy"},
+		{"GA beats beta", []string{storageClass("legacy", newer, true, betaDefault), storageClass("ga", older, true, gaDefault)}, "ga"},
+		{"virt default beats GA default", []string{storageClass("ga", newer, true, gaDefault), storageClass("virt", older, true, virtDefault)}, "virt"},
+		{"two virt defaults: the newest wins", []string{storageClass("virt-a", newer, true, virtDefault), storageClass("virt-b", older, true, virtDefault), storageClass("ga", newer, true, gaDefault)}, "virt-a"},
+		{"an annotation that is not \"true\" does not count", []string{storageClass("ga", older, true, gaDefault), storageClass("virt", newer, true, "storageclass.kubevirt.io/is-default-virt-class=True"), storageClass("other", newer, true, "storageclass.kubernetes.io/is-default-class=yes")}, "ga"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, order := range [][]string{tc.classes, reversed(tc.classes)} {
+				objs := golden{class: tc.want, size: "6Gi", phase: "Succeeded"}.yaml()
+				for _, c := range order {
+					objs += c
+				}
+				m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), clusterFromYAML(t, objs, "cluster/instancetypes.yaml"))
+				assert.Equal(t, tc.want, Get(diskOf(m), "spec.storage.storageClassName"), "the resolved class is written onto the disk")
+			}
+		})
+	}
+}
+
+func reversed(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[len(in)-1-i] = s
+	}
+	return out
+}
+
+// With no default class anywhere the comparison is skipped rather than guessed.
+func TestNoDefaultClassSkipsTheComparison(t *testing.T) {
+	m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"),
+		clusterFromYAML(t, golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()+storageClass("local", "2026-01-01T00:00:00Z", true), "cluster/instancetypes.yaml"))
+	storage := Get(diskOf(m), "spec.storage").(map[string]interface{})
+	assert.NotContains(t, storage, "storageClassName", "nothing resolved, nothing written")
+}
+
+// An admin moving the default after a pool cloned must not break or roll it.
+func TestDefaultMovedAfterThePoolClonedChangesNothing(t *testing.T) {
+	values := vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}")
+	before := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+pvc("cozy-public", defaultGolden, "replicated", "6Gi")+
+		workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")+
+		storageClass("replicated", "2026-01-01T00:00:00Z", true, gaDefault)+storageClass("local", "2026-01-01T00:00:00Z", true),
+		"cluster/instancetypes.yaml")
+	after := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+pvc("cozy-public", defaultGolden, "replicated", "6Gi")+
+		workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")+
+		storageClass("replicated", "2026-01-01T00:00:00Z", true)+storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault),
+		"cluster/instancetypes.yaml")
+	mBefore := mustRenderPool(t, values, before)
+	mAfter := mustRenderPool(t, values, after)
+	assert.Equal(t, "replicated", Get(diskOf(mAfter), "spec.storage.storageClassName"), "the pool side is frozen on its cloned disk's PVC")
+	assert.Equal(t, mBefore.Text(), mAfter.Text(), "same bytes, same template name: nothing rolls")
+
+	// A pool that has not cloned yet follows today's default, on both sides.
+	fresh := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+
+		storageClass("replicated", "2026-01-01T00:00:00Z", true)+storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault),
+		"cluster/instancetypes.yaml")
+	assert.Equal(t, "local", Get(diskOf(mustRenderPool(t, values, fresh)), "spec.storage.storageClassName"))
+
+	// A declared class against a golden whose class came from a since-moved default: its PVC holds it.
+	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}"), after)
+	require.NoError(t, err, "the golden side is frozen on its PVC")
+}
+
+// A cluster that fails to answer fails the render: never an HTTP import, never another class.
+func TestLookupErrorsFailTheRender(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "cdi.kubevirt.io", Resource: "datavolumes"}, "", errors.New("RBAC says no"))
+	for _, tc := range []struct {
+		kind, values string
+	}{
+		{"DataVolume", builtinPool},
+		{"PersistentVolumeClaim", "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"},
+		{"StorageClass", "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"},
+		{"StorageClass", builtinPool},
+		{"VirtualMachineClusterInstancetype", "cluster: acme"},
+	} {
+		t.Run(tc.kind+" "+tc.values, func(t *testing.T) {
+			cluster := healthyCluster(t, golden{name: "unrelated", phase: "Succeeded"}.yaml())
+			if tc.kind == "PersistentVolumeClaim" {
+				// A golden without class makes the render read its PVC.
+				cluster = clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml(), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
+			}
+			cluster.FailWith = map[string]error{tc.kind: forbidden}
+			m, err := renderPool(t, vals(t, tc.values), cluster)
+			require.Error(t, err, "no render may come out of a failed lookup")
+			assert.Nil(t, m)
+			assert.Contains(t, err.Error(), "RBAC says no")
+		})
+	}
+	cluster := healthyCluster(t)
+	cluster.FailWith = map[string]error{"*": apierrors.NewServiceUnavailable("apiserver restarting")}
+	_, err := renderPool(t, vals(t, builtinPool), cluster)
+	requireRefusal(t, err, "apiserver restarting")
+}
+
+// helm template has no cluster: a builtin pool previews with its declared class
+// and no guard; a live render always runs them.
+func TestBuiltinPreviewWithoutACluster(t *testing.T) {
+	m := mustRenderPool(t, vals(t, builtinPool), nil)
+	disk := diskOf(m)
+	assert.Equal(t, defaultGolden, Get(disk, "spec.source.pvc.name"))
+	assert.Equal(t, "replicated", Get(disk, "spec.storage.storageClassName"))
+	_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, "", "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "is absent from cozy-public")
+}
+
+// Only what an answer depends on is asked: a declared class and a healthy
+// golden never list the tenant namespace.
+func TestClonePathAPICalls(t *testing.T) {
+	cluster := healthyCluster(t)
+	mustRenderPool(t, vals(t, builtinPool), cluster)
+	assert.Equal(t, map[string]int{
+		"list virtualmachineclusterinstancetypes": 1,
+		"get datavolumes":                         1,
+		"get storageclasses":                      1,
+	}, cluster.CallsByVerb())
+
+	cluster = healthyCluster(t)
+	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
+	assert.Equal(t, map[string]int{
+		"list virtualmachineclusterinstancetypes": 1,
+		"get datavolumes":                         1,
+		"list datavolumes":                        1,
+		"list storageclasses":                     1,
+		"get storageclasses":                      1,
+	}, cluster.CallsByVerb())
+}
