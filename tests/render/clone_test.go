@@ -105,9 +105,9 @@ func TestCloneRefusals(t *testing.T) {
 		neighbourNeedsFlag bool
 	}{
 		{
-			name:    "golden absent",
-			values:  builtinPool,
-			refusal: []string{"pool kubernetes-acme-workers: golden " + defaultGolden + " is absent from cozy-public", "version v1.13.6 (from talos.version)", "Add the entry {schematicID: " + defaultSchematic + ", version: v1.13.6}", "remove osImage.builtin"},
+			name:             "golden absent",
+			values:           builtinPool,
+			refusal:          []string{"pool kubernetes-acme-workers: golden " + defaultGolden + " is absent from cozy-public", "version v1.13.6 (from talos.version)", "Add the entry {schematicID: " + defaultSchematic + ", version: v1.13.6}", "remove osImage.builtin"},
 			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "ImportScheduled"}.yaml(),
 		},
 		{
