@@ -1,0 +1,157 @@
+{{/*
+The namespace every golden lives in. Pools clone from it by this fixed name, so
+it never follows the release namespace.
+*/}}
+{{- define "kubernetes-worker-image.namespace" -}}
+cozy-public
+{{- end -}}
+
+{{/*
+Patterns an entry's fields must match before they are interpolated into a
+DataVolume name and an image URL. The pool chart checks the same patterns, since
+both charts build the same golden name from the same fields.
+*/}}
+{{- define "kubernetes-worker-image.imagePatterns" -}}
+schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
+version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z.]+)?$'
+imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
+storage: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
+{{- end -}}
+
+{{/*
+The golden DataVolume of a (schematicID, version): talos-worker-<schematicID>-<version>.
+Takes a dict with keys schematicID and version. The pool chart names the clone
+source the same way; this is the catalog's only copy of the rule.
+*/}}
+{{- define "kubernetes-worker-image.goldenName" -}}
+{{- printf "talos-worker-%s-%s" .schematicID .version -}}
+{{- end -}}
+
+{{/* <factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double slash. */}}
+{{- define "kubernetes-worker-image.imageURL" -}}
+{{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
+{{- end -}}
+
+{{/*
+"true" when the map (index . 0) sets the key (index . 1) to something other than
+null: a per-entry override counts only when it is there, and an explicit "" is
+an override (storageClass "" asks for the cluster default).
+*/}}
+{{- define "kubernetes-worker-image.sets" -}}
+{{- $m := index . 0 -}}
+{{- $k := index . 1 -}}
+{{- if and (hasKey $m $k) (not (kindIs "invalid" (get $m $k))) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Every images[] entry resolved against the chart-wide values and validated:
+{entries: [{index, label, schematicID, version, imageFactoryURL, storage,
+storageClass, name, url, from: {field: where the value came from}}]}.
+Returns YAML; callers use fromYaml. Checked here, in the one place every
+template reads the entries from, so `--skip-schema-validation` cannot slip a
+malformed entry past the schema into a name, a URL or the clone Role.
+*/}}
+{{- define "kubernetes-worker-image.entries" -}}
+{{- $images := .Values.images | default list -}}
+{{- if not (kindIs "slice" $images) -}}
+{{- fail (printf "images is a %s, not a list; write images as a list of {schematicID, version} entries, or [] for no golden" (kindOf $images)) -}}
+{{- end -}}
+{{- $patterns := include "kubernetes-worker-image.imagePatterns" . | fromYaml -}}
+{{- $chartWide := dict "imageFactoryURL" (.Values.imageFactoryURL | default "" | toString) "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
+{{- $entries := list -}}
+{{- $byName := dict -}}
+{{- range $i, $e := $images -}}
+{{- if not (kindIs "map" $e) -}}
+{{- fail (printf "images[%d] is %s, not an entry; write it as {schematicID: <schematic ID>, version: <Talos release>}" $i (toJson $e)) -}}
+{{- end -}}
+{{- $r := dict "index" $i "from" dict -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- $_ := set $r $field (ternary (get $e $field | toString) "" (eq (include "kubernetes-worker-image.sets" (list $e $field)) "true")) -}}
+{{- end -}}
+{{- $label := printf "images[%d] (schematicID %q, version %q)" $i $r.schematicID $r.version -}}
+{{- $_ := set $r "label" $label -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- if eq (get $r $field) "" -}}
+{{- fail (printf "%s has no %s; every entry needs both schematicID (an Image Factory schematic ID) and version (a Talos release such as v1.13.6): set %s or remove the entry" $label $field $field) -}}
+{{- end -}}
+{{- end -}}
+{{- range $field := list "imageFactoryURL" "storage" "storageClass" -}}
+{{- if include "kubernetes-worker-image.sets" (list $e $field) -}}
+{{- $_ := set $r $field (get $e $field | toString) -}}
+{{- $_ := set $r.from $field (printf "images[%d].%s" $i $field) -}}
+{{- else -}}
+{{- $_ := set $r $field (get $chartWide $field) -}}
+{{- $_ := set $r.from $field $field -}}
+{{- end -}}
+{{- end -}}
+{{- if not (regexMatch $patterns.schematicID $r.schematicID) -}}
+{{- fail (printf "%s: schematicID %q is malformed: it must match %s (lowercase letters, digits, inner \"-\"), because it becomes part of the DataVolume name and the image URL; set it to the schematic ID the Image Factory printed, such as ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" $label $r.schematicID $patterns.schematicID) -}}
+{{- end -}}
+{{- if not (regexMatch $patterns.version $r.version) -}}
+{{- fail (printf "%s: version %q is not a Talos release: it must match %s (vMAJOR.MINOR.PATCH, optional -pre.release suffix), because it becomes part of the DataVolume name and the image URL; set it to a release such as v1.13.6" $label $r.version $patterns.version) -}}
+{{- end -}}
+{{- if not (regexMatch $patterns.imageFactoryURL $r.imageFactoryURL) -}}
+{{- fail (printf "%s: imageFactoryURL %q (from %s) is not a plain http(s) URL: it must match %s (no whitespace, quotes, backticks, $ or YAML metacharacters), because it is written into the golden's source URL; set %s to a URL such as https://factory.talos.dev" $label $r.imageFactoryURL (get $r.from "imageFactoryURL") $patterns.imageFactoryURL (get $r.from "imageFactoryURL")) -}}
+{{- end -}}
+{{- if not (regexMatch $patterns.storage $r.storage) -}}
+{{- fail (printf "%s: storage %q (from %s) is not a Kubernetes quantity, so the golden's DataVolume would be rejected; set %s to a size such as 6Gi" $label $r.storage (get $r.from "storage") (get $r.from "storage")) -}}
+{{- end -}}
+{{- $name := include "kubernetes-worker-image.goldenName" $r -}}
+{{- /* Under the patterns above only the same pair can give the same name (a schematicID has no dot). */ -}}
+{{- if hasKey $byName $name -}}
+{{- fail (printf "%s resolves to the DataVolume %s, as images[%v] already does; one (schematicID, version) is one golden: remove one of the two entries (a second copy with other storage or storageClass cannot exist under the same name)" $label $name (get $byName $name)) -}}
+{{- end -}}
+{{- $_ := set $byName $name $i -}}
+{{- $_ := set $r "name" $name -}}
+{{- $_ := set $r "url" (include "kubernetes-worker-image.imageURL" $r) -}}
+{{- $entries = append $entries $r -}}
+{{- end -}}
+{{- dict "entries" $entries | toYaml -}}
+{{- end -}}
+
+{{/*
+Refuses an entry whose golden already exists with another spec. A DataVolume's
+spec cannot be patched in place (the API server would reject the upgrade, or a
+re-created DataVolume would silently adopt the old PVC), so an edited entry is
+stopped here with the move that works. The golden is its DataVolume, or, when
+that is gone, its PVC of the same name. With no cluster (helm template) lookup
+answers empty and there is nothing to compare; an API error fails the render.
+Takes one resolved entry.
+*/}}
+{{- define "kubernetes-worker-image.assertUnchanged" -}}
+{{- $ns := include "kubernetes-worker-image.namespace" . -}}
+{{- $found := dict -}}
+{{- $where := "" -}}
+{{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns .name -}}
+{{- if $dv -}}
+{{- $where = printf "DataVolume %s/%s" $ns .name -}}
+{{- $_ := set $found "imageFactoryURL" (dig "spec" "source" "http" "url" "" $dv | toString) -}}
+{{- $_ := set $found "storage" (dig "spec" "storage" "resources" "requests" "storage" "" $dv | toString) -}}
+{{- $_ := set $found "storageClass" (dig "spec" "storage" "storageClassName" "" $dv | toString) -}}
+{{- else -}}
+{{- $pvc := lookup "v1" "PersistentVolumeClaim" $ns .name -}}
+{{- if $pvc -}}
+{{- $where = printf "PersistentVolumeClaim %s/%s (its DataVolume is gone)" $ns .name -}}
+{{- $_ := set $found "storage" (dig "spec" "resources" "requests" "storage" "" $pvc | toString) -}}
+{{- /* A PVC shows the class it bound to, not whether the golden asked for the default. */ -}}
+{{- if ne .storageClass "" -}}
+{{- $_ := set $found "storageClass" (dig "spec" "storageClassName" "" $pvc | toString) -}}
+{{- end -}}
+{{- $endpoint := dig "metadata" "annotations" "cdi.kubevirt.io/storage.import.endpoint" "" $pvc | toString -}}
+{{- if $endpoint -}}
+{{- $_ := set $found "imageFactoryURL" $endpoint -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $want := dict "imageFactoryURL" .url "storage" .storage "storageClass" .storageClass -}}
+{{- $what := dict "imageFactoryURL" "source URL" "storage" "storage" "storageClass" "storageClass" -}}
+{{- $diffs := list -}}
+{{- range $field := list "imageFactoryURL" "storage" "storageClass" -}}
+{{- if and (hasKey $found $field) (ne (get $found $field) (get $want $field)) -}}
+{{- $diffs = append $diffs (printf "%s %q there, %q now (from %s)" (get $what $field) (get $found $field) (get $want $field) (get $.from $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- if $diffs -}}
+{{- fail (printf "%s was edited after its golden was created: %s has %s. A DataVolume's spec cannot be changed in place. Put the entry back as it was; to get a golden with the new settings, add a new (schematicID, version) entry, move the pools to it (osImage.builtin), then retire this one (values.yaml, \"Retiring an entry\")" .label $where (join "; " $diffs)) -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,164 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// What CDI asks before a cross-namespace clone from a PVC, as read in
+// kubevirt.io/containerized-data-importer-api, pkg/apis/core/v1beta1/authorize_utils.go
+// (getResourceAttributesPvc): `create` on datavolumes, subresource "source", group
+// cdi.kubevirt.io, in the source namespace, named after the source PVC; or, as a
+// second chance, `create` on pods there.
+type catalogAccess struct {
+	verb, group, resource, subresource, namespace, name string
+}
+
+func catalogCloneAccess(name string) catalogAccess {
+	return catalogAccess{"create", "cdi.kubevirt.io", "datavolumes", "source", catalogNamespace, name}
+}
+
+// catalogRoleAllows evaluates a Role's rules the way Kubernetes RBAC does
+// (wildcards included), so a test can probe requests the Role must not allow.
+func catalogRoleAllows(role Doc, a catalogAccess) bool {
+	if role.Namespace() != a.namespace {
+		return false
+	}
+	resource := a.resource
+	if a.subresource != "" {
+		resource += "/" + a.subresource
+	}
+	rules, _ := Get(role.Object, "rules").([]interface{})
+	for _, r := range rules {
+		if catalogMatches(Get(r, "verbs"), a.verb) && catalogMatches(Get(r, "apiGroups"), a.group) &&
+			(catalogMatches(Get(r, "resources"), resource) || (a.subresource != "" && catalogMatches(Get(r, "resources"), a.resource+"/*"))) &&
+			(Get(r, "resourceNames") == nil || len(Get(r, "resourceNames").([]interface{})) == 0 || catalogMatches(Get(r, "resourceNames"), a.name)) {
+			return true
+		}
+	}
+	return false
+}
+
+func catalogMatches(list interface{}, want string) bool {
+	items, _ := list.([]interface{})
+	for _, item := range items {
+		if s := str(item); s == want || s == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+const catalogRBACValues = `
+images:
+  - {schematicID: abc, version: v1.13.6}
+  - {schematicID: abc, version: v1.13.5, storageClass: local}
+  - {schematicID: def, version: v1.14.0-beta.1}
+`
+
+func TestCatalogCloneRoleGrantsExactlyTheGoldens(t *testing.T) {
+	goldens := []interface{}{catalogGoldenName("abc", "v1.13.6"), catalogGoldenName("abc", "v1.13.5"), catalogGoldenName("def", "v1.14.0-beta.1")}
+	m := mustRenderCatalog(t, vals(t, catalogRBACValues), nil)
+	role := doc(t, m, "Role")
+	assert.Equal(t, catalogNamespace, role.Namespace())
+	assert.Equal(t, []interface{}{map[string]interface{}{
+		"apiGroups":     []interface{}{"cdi.kubevirt.io"},
+		"resources":     []interface{}{"datavolumes/source"},
+		"verbs":         []interface{}{"create"},
+		"resourceNames": goldens,
+	}}, Get(role.Object, "rules"), "one rule: create datavolumes/source on the goldens")
+
+	for _, g := range goldens {
+		assert.True(t, catalogRoleAllows(role, catalogCloneAccess(g.(string))), "clone of %s", g)
+	}
+	// Nothing else: no other name, subresource, resource, verb, group or namespace.
+	golden := goldens[0].(string)
+	for _, a := range []catalogAccess{
+		catalogCloneAccess(catalogGoldenName("abc", "v1.13.4")),
+		catalogCloneAccess("some-tenant-secret-pvc"),
+		catalogCloneAccess(""),
+		{"create", "", "pods", "", catalogNamespace, golden},
+		{"create", "cdi.kubevirt.io", "datavolumes", "", catalogNamespace, golden},
+		{"get", "cdi.kubevirt.io", "datavolumes", "", catalogNamespace, golden},
+		{"delete", "cdi.kubevirt.io", "datavolumes", "", catalogNamespace, golden},
+		{"update", "cdi.kubevirt.io", "datavolumes", "", catalogNamespace, golden},
+		{"get", "cdi.kubevirt.io", "datavolumes", "source", catalogNamespace, golden},
+		{"update", "cdi.kubevirt.io", "datavolumes", "source", catalogNamespace, golden},
+		{"create", "cdi.kubevirt.io", "datavolumes", "status", catalogNamespace, golden},
+		{"create", "", "persistentvolumeclaims", "", catalogNamespace, golden},
+		{"get", "", "persistentvolumeclaims", "", catalogNamespace, golden},
+		{"create", "snapshot.storage.k8s.io", "volumesnapshots", "", catalogNamespace, golden},
+		{"create", "cdi.kubevirt.io", "datasources", "", catalogNamespace, golden},
+		{"create", "cdi.kubevirt.io", "datavolumes", "source", "tenant-acme", golden},
+	} {
+		assert.False(t, catalogRoleAllows(role, a), "%+v must not be granted", a)
+	}
+}
+
+func TestCatalogRendersNoOtherRBAC(t *testing.T) {
+	m := mustRenderCatalog(t, vals(t, catalogRBACValues), nil)
+	kinds := map[string]int{}
+	for _, d := range m.Docs {
+		kinds[d.Kind()]++
+	}
+	assert.Equal(t, map[string]int{"DataVolume": 3, "Role": 1, "RoleBinding": 1}, kinds,
+		"no ClusterRole, ClusterRoleBinding, ServiceAccount or second Role")
+}
+
+func TestCatalogCloneRoleBindingDefaultsToEveryServiceAccount(t *testing.T) {
+	m := mustRenderCatalog(t, vals(t, catalogRBACValues), nil)
+	role := doc(t, m, "Role")
+	binding := doc(t, m, "RoleBinding")
+	assert.Equal(t, catalogNamespace, binding.Namespace())
+	assert.Equal(t, map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role.Name()}, Get(binding.Object, "roleRef"))
+	// CDI asks on behalf of system:serviceaccount:<tenant>:<sa>, whose groups
+	// include system:serviceaccounts (CanServiceAccountClonePVC).
+	assert.Equal(t, []interface{}{map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"}},
+		Get(binding.Object, "subjects"))
+}
+
+func TestCatalogCloneSubjectsComeFromValues(t *testing.T) {
+	m := mustRenderCatalog(t, vals(t, `
+images: [{schematicID: abc, version: v1.13.6}]
+cloneSubjects:
+  - {kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:tenant-acme"}
+  - {kind: ServiceAccount, name: default, namespace: tenant-beta}
+`), nil)
+	assert.Equal(t, []interface{}{
+		map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts:tenant-acme"},
+		map[string]interface{}{"kind": "ServiceAccount", "name": "default", "namespace": "tenant-beta"},
+	}, Get(doc(t, m, "RoleBinding").Object, "subjects"))
+
+	// No subjects: the Role stays, nothing is bound to it.
+	m = mustRenderCatalog(t, vals(t, "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: []}"), nil)
+	doc(t, m, "Role")
+	assert.Empty(t, m.OfKind("RoleBinding"))
+}
+
+// With no golden there is nothing to grant: no Role at all, rather than a rule
+// with an empty resourceNames, which would grant every PVC in cozy-public.
+func TestCatalogNoGoldenNoCloneRBAC(t *testing.T) {
+	m := mustRenderCatalog(t, vals(t, "images: []"), nil)
+	assert.Empty(t, m.OfKind("Role"))
+	assert.Empty(t, m.OfKind("RoleBinding"))
+	require.Empty(t, m.Docs)
+}
+
+// The evaluator above must see an over-broad rule, or its refusals prove nothing.
+func TestCatalogRoleEvaluatorSeesOverGrants(t *testing.T) {
+	golden := catalogGoldenName("abc", "v1.13.6")
+	for _, tc := range []struct {
+		rule   string
+		access catalogAccess
+	}{
+		{"{apiGroups: ['*'], resources: ['*'], verbs: ['*']}", catalogAccess{"delete", "", "pods", "", catalogNamespace, "x"}},
+		{"{apiGroups: [cdi.kubevirt.io], resources: [datavolumes/source], verbs: [create], resourceNames: []}", catalogCloneAccess("any-pvc")},
+		{"{apiGroups: [cdi.kubevirt.io], resources: ['datavolumes/*'], verbs: [create], resourceNames: [" + golden + "]}", catalogAccess{"create", "cdi.kubevirt.io", "datavolumes", "status", catalogNamespace, golden}},
+		{"{apiGroups: [''], resources: [pods], verbs: [create]}", catalogAccess{"create", "", "pods", "", catalogNamespace, golden}},
+	} {
+		role := Doc{Object: vals(t, "{kind: Role, metadata: {name: r, namespace: "+catalogNamespace+"}, rules: ["+tc.rule+"]}")}
+		assert.True(t, catalogRoleAllows(role, tc.access), "%s allows %+v", tc.rule, tc.access)
+	}
+}

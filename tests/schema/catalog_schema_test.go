@@ -1,0 +1,107 @@
+package schema
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+const catalogChart = "packages/system/kubernetes-worker-image"
+
+func TestCatalogSchemaAcceptsItsDefaults(t *testing.T) {
+	s := compile(t, catalogChart)
+	require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), catalogChart, "values.yaml"))))
+}
+
+func TestCatalogSchema(t *testing.T) {
+	s := compile(t, catalogChart)
+	checkCases(t, s, []string{
+		"{}",
+		"{images: []}",
+		"{images: [{schematicID: abc, version: v1.13.6}]}",
+		"{images: [{schematicID: a-1, version: v1.14.0-beta.1, imageFactoryURL: 'http://10.0.0.5:8080/talos/', storage: 1.5Ti, storageClass: ''}]}",
+		"{imageFactoryURL: 'https://factory.talos.dev/', storage: 6144Mi, storageClass: ''}",
+		"{cloneSubjects: []}",
+		"{cloneSubjects: [{kind: Group, name: 'system:serviceaccounts:tenant-acme'}]}",
+		"{cloneSubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: 'system:serviceaccounts'}]}",
+		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}",
+		"{cloneSubjects: [{kind: ServiceAccount, apiGroup: '', name: default, namespace: tenant-acme}]}",
+	}, []string{
+		"{unknown: 1}",
+		"{images: {schematicID: abc, version: v1.13.6}}",
+		"{images: [abc]}",
+		"{images: [{version: v1.13.6}]}",
+		"{images: [{schematicID: abc}]}",
+		"{images: [{schematicID: ABC, version: v1.13.6}]}",
+		"{images: [{schematicID: abc-, version: v1.13.6}]}",
+		"{images: [{schematicID: abc, version: 1.13.6}]}",
+		"{images: [{schematicID: abc, version: v1.13}]}",
+		"{images: [{schematicID: abc, version: v1.14.0-RC1}]}",
+		"{images: [{schematicID: abc, version: v1.13.6, extra: 1}]}",
+		"{images: [{schematicID: abc, version: v1.13.6, storage: 6}]}",
+		"{images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'ftp://x'}]}",
+		"{imageFactoryURL: factory.talos.dev}",
+		"{imageFactoryURL: 'https://f.internal/a b'}",
+		"{imageFactoryURL: 'https://f.internal/$x'}",
+		"{imageFactoryURL: 'https://f.internal/\"'}",
+		"{imageFactoryURL: 'https://f.internal/#x'}",
+		"{storage: 6 GB}",
+		"{storage: 6}",
+		"{storageClass: 1}",
+		"{cloneSubjects: [{kind: Group}]}",
+		"{cloneSubjects: [{kind: Role, name: x}]}",
+		"{cloneSubjects: [{kind: ServiceAccount, name: default}]}",
+		"{cloneSubjects: [{kind: Group, name: x, namespace: y}]}",
+		"{cloneSubjects: [{kind: Group, name: x, apiGroup: ''}]}",
+		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: y, apiGroup: rbac.authorization.k8s.io}]}",
+	})
+}
+
+// definedPatterns reads the patterns a chart's templates check, from the YAML
+// body of the named template `define`.
+func definedPatterns(t *testing.T, file, define string) map[string]string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), file))
+	require.NoError(t, err)
+	body := regexp.MustCompile(`(?s)\{\{- define "` + regexp.QuoteMeta(define) + `" -\}\}\n(.*?)\n\{\{- end -\}\}`).FindSubmatch(raw)
+	require.NotNil(t, body, "%s defines %s", file, define)
+	out := map[string]string{}
+	require.NoError(t, yaml.Unmarshal(body[1], &out))
+	return out
+}
+
+// The schema and the template guard the same fields with the same patterns, so
+// neither lets through what the other refuses.
+func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
+	patterns := definedPatterns(t, catalogChart+"/templates/_helpers.tpl", "kubernetes-worker-image.imagePatterns")
+	schema := document(t, chartFile(t, catalogChart+"/values.schema.json"))
+	for field, path := range map[string][]string{
+		"schematicID":     {"properties", "images", "items", "properties", "schematicID", "pattern"},
+		"version":         {"properties", "images", "items", "properties", "version", "pattern"},
+		"imageFactoryURL": {"definitions", "factoryURL", "pattern"},
+		"storage":         {"definitions", "quantity", "pattern"},
+	} {
+		require.Equal(t, patterns[field], jsonAt(t, schema, path...), field)
+	}
+}
+
+func chartFile(t *testing.T, rel string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(), rel))
+	require.NoError(t, err)
+	return string(raw)
+}
+
+func jsonAt(t *testing.T, v interface{}, path ...string) interface{} {
+	t.Helper()
+	for _, p := range path {
+		m, ok := v.(map[string]interface{})
+		require.True(t, ok, "%v: %s is not under an object", path, p)
+		v = m[p]
+	}
+	return v
+}
