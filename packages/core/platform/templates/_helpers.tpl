@@ -1,0 +1,67 @@
+{{/* Where every package's charts come from: the platform's package artifact. */}}
+{{- define "platform.sourceRef" -}}
+sourceRef:
+  kind: OCIRepository
+  name: cozystack-packages
+  namespace: cozy-system
+  path: /
+{{- end -}}
+
+{{/*
+A Package: the operator installs the named package's variant, with per-component
+values. Takes a dict: root (the top context), name, variant, and components
+(component name -> values; a component with empty values is left out, and with
+none left there is no `components` at all). bundles.disabledPackages wins over
+everything: a disabled package renders nothing.
+*/}}
+{{- define "platform.package" -}}
+{{- $disabled := .root.Values.bundles.disabledPackages | default list -}}
+{{- if not (has .name $disabled) -}}
+{{- $components := dict -}}
+{{- range $component, $values := .components | default dict -}}
+{{- if $values -}}
+{{- $_ := set $components $component (dict "values" $values) -}}
+{{- end -}}
+{{- end }}
+---
+apiVersion: cozystack.io/v1alpha1
+kind: Package
+metadata:
+  name: {{ .name }}
+spec:
+  variant: {{ .variant }}
+  {{- with $components }}
+  components:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+An optional package: the same arguments as platform.package, rendered only when
+bundles.enabledPackages lists its name (and disabledPackages does not). Every
+optional package is registered through this helper, so "not enabled" always
+means "no Package", and nothing else changes.
+*/}}
+{{- define "platform.optionalPackage" -}}
+{{- $enabled := .root.Values.bundles.enabledPackages | default list -}}
+{{- if has .name $enabled -}}
+{{- include "platform.package" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The catalog's component values: exactly the kubernetesWorkerImage keys the
+operator set, so every other key keeps the catalog chart's default. YAML; an
+empty map when none is set.
+*/}}
+{{- define "platform.kubernetesWorkerImage.values" -}}
+{{- $set := .Values.kubernetesWorkerImage | default dict -}}
+{{- $out := dict -}}
+{{- range $key := list "imageFactoryURL" "storageClass" "storage" "images" -}}
+{{- if and (hasKey $set $key) (not (kindIs "invalid" (get $set $key))) -}}
+{{- $_ := set $out $key (get $set $key) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
