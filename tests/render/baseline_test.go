@@ -19,6 +19,10 @@ var update = flag.Bool("update", false, "rewrite the committed golden renders")
 // add objects to a release; it may not change these.
 var baselineKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"}
 
+// poolKinds is every document a pool release renders, in manifest order: the
+// baseline objects around the per-pool record of its creation defaults.
+var poolKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "ConfigMap", "TalosConfigTemplate"}
+
 // baselineText is the part of a render the baseline pins: the four objects, in order.
 func baselineText(t testing.TB, m *Manifest) string {
 	t.Helper()

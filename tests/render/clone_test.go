@@ -88,7 +88,11 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 2Gi, storageClass: fixed}"} {
 		rich.ResetCalls()
 		withRich := mustRenderPool(t, vals(t, values), rich).Text()
-		assert.Equal(t, map[string]int{"list virtualmachineclusterinstancetypes": 1}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes", values)
+		assert.Equal(t, map[string]int{
+			"list virtualmachineclusterinstancetypes": 1,
+			"get configmaps":                          1,
+			"get machinedeployments":                  1,
+		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own record", values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), nil).Text(), values)
 	}
@@ -368,6 +372,8 @@ func TestClonePathAPICalls(t *testing.T) {
 	mustRenderPool(t, vals(t, builtinPool), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
+		"get configmaps":                          1,
+		"get machinedeployments":                  1,
 		"get datavolumes":                         1,
 		"get storageclasses":                      1,
 	}, cluster.CallsByVerb())
@@ -376,6 +382,8 @@ func TestClonePathAPICalls(t *testing.T) {
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
+		"get configmaps":                          1,
+		"get machinedeployments":                  1,
 		"get datavolumes":                         1,
 		"list datavolumes":                        1,
 		"list storageclasses":                     1,

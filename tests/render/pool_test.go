@@ -8,9 +8,14 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func TestPoolRendersFourObjectsNamedFromTheCluster(t *testing.T) {
+func TestPoolObjectsAreNamedFromTheCluster(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "cluster: acme"), loadCluster(t, "cluster/instancetypes.yaml"))
-	require.Len(t, m.Docs, 4)
+	kinds := []string{}
+	for _, d := range m.Docs {
+		kinds = append(kinds, d.Kind())
+	}
+	require.Equal(t, poolKinds, kinds)
+	assert.Equal(t, testPoolName+"-created-with", doc(t, m, "ConfigMap").Name())
 	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
 		d := doc(t, m, kind)
 		assert.Equal(t, testPoolName, d.Name(), kind)

@@ -118,5 +118,5 @@ from; schematicID and version are the disk's own, so the two never disagree.
 */}}
 {{- define "kubernetes-nodes.installerImage" -}}
 {{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
-{{- printf "%s/%s:%s" (trimSuffix "/" (.Values.talos.installerRepository | toString)) $image.schematicID $image.version -}}
+{{- printf "%s/%s:%s" (trimSuffix "/" (include "kubernetes-nodes.installerRepository" .)) $image.schematicID $image.version -}}
 {{- end -}}

@@ -15,17 +15,19 @@ imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})
 {{- end -}}
 
 {{/*
-Resolves the pool's OS image from osImage and talos.* without asking the
-cluster: which path (clone or HTTP), and the schematicID, version and factory
-URL, each with the value it came from. Every resolved string is validated here,
-on both paths, so nothing malformed reaches a name, a URL or the machine config.
+Resolves the pool's OS image from osImage (the pool's own, else the platform's
+recorded at creation) and talos.* without asking about goldens: which path
+(clone or HTTP), and the schematicID, version and factory URL, each with where
+it came from. Every resolved string is validated here, on both paths, so nothing
+malformed reaches a name, a URL or the machine config.
 Returns YAML; callers use fromYaml.
 */}}
 {{- define "kubernetes-nodes.osImage" -}}
-{{- $os := .Values.osImage | default dict -}}
+{{- $effective := include "kubernetes-nodes.effectiveOSImage" . | fromYaml -}}
+{{- $os := $effective.value | default dict -}}
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
 {{- if and (hasKey $os "builtin") (hasKey $os "factory") -}}
-{{- fail (printf "pool %s: osImage sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $pool) -}}
+{{- fail (printf "pool %s: %s sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $pool $effective.origin) -}}
 {{- end -}}
 {{- $path := "" -}}
 {{- $chosen := dict -}}
@@ -36,14 +38,23 @@ Returns YAML; callers use fromYaml.
 {{- $path = "factory" -}}
 {{- $chosen = $os.factory | default dict -}}
 {{- end -}}
+{{- $factoryURL := include "kubernetes-nodes.effectiveImageFactoryURL" . | fromYaml -}}
+{{- $fallbacks := dict
+  "schematicID" (dict "value" (.Values.talos.schematicID | toString) "source" "talos.schematicID")
+  "version" (dict "value" (.Values.talos.version | toString) "source" "talos.version")
+  "imageFactoryURL" $factoryURL -}}
 {{- $resolved := dict "clone" (eq $path "builtin") -}}
-{{- $talos := .Values.talos -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
-{{- $value := get $talos $field | toString -}}
-{{- $source := printf "talos.%s" $field -}}
-{{- if and $path (ne (get $chosen $field | toString) "") (ne (get $chosen $field | toString) "<nil>") -}}
-{{- $value = get $chosen $field | toString -}}
-{{- $source = printf "osImage.%s.%s" $path $field -}}
+{{- $fallback := get $fallbacks $field -}}
+{{- $value := $fallback.value -}}
+{{- $source := $fallback.source -}}
+{{- $chosenValue := get $chosen $field | toString -}}
+{{- if and $path (ne $chosenValue "") (ne $chosenValue "<nil>") -}}
+{{- $value = $chosenValue -}}
+{{- $source = printf "%s.%s.%s" $effective.origin $path $field -}}
+{{- if ne $effective.origin "osImage" -}}
+{{- $source = include "kubernetes-nodes.recordedSource" (dict "root" $ "field" $source) -}}
+{{- end -}}
 {{- end -}}
 {{- $_ := set $resolved $field $value -}}
 {{- $_ := set $resolved (printf "%sSource" $field) $source -}}
