@@ -90,8 +90,8 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 		withRich := mustRenderPool(t, vals(t, values), rich).Text()
 		assert.Equal(t, map[string]int{
 			"list virtualmachineclusterinstancetypes": 1,
-			"get configmaps":                          1,
-			"get machinedeployments":                  1,
+			"get configmaps":         1,
+			"get machinedeployments": 1,
 		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own record", values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), nil).Text(), values)
@@ -372,21 +372,21 @@ func TestClonePathAPICalls(t *testing.T) {
 	mustRenderPool(t, vals(t, builtinPool), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":                          1,
-		"get machinedeployments":                  1,
-		"get datavolumes":                         1,
-		"get storageclasses":                      1,
+		"get configmaps":         1,
+		"get machinedeployments": 1,
+		"get datavolumes":        1,
+		"get storageclasses":     1,
 	}, cluster.CallsByVerb())
 
 	cluster = healthyCluster(t)
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":                          1,
-		"get machinedeployments":                  1,
-		"get datavolumes":                         1,
-		"list datavolumes":                        1,
-		"list storageclasses":                     1,
-		"get storageclasses":                      1,
+		"get configmaps":         1,
+		"get machinedeployments": 1,
+		"get datavolumes":        1,
+		"list datavolumes":       1,
+		"list storageclasses":    1,
+		"get storageclasses":     1,
 	}, cluster.CallsByVerb())
 }
