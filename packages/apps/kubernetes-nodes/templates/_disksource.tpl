@@ -3,7 +3,9 @@ The worker disk's source, resolved once per render and remembered in .Values:
 the machine template body is rendered several times (its name is its hash), and
 the clone path's guards ask the cluster, so they must run exactly once.
 Returns YAML: clone, golden, url (HTTP path), storageClassName (what the disk is
-written with), plus the resolved image fields from kubernetes-nodes.osImage.
+written with), the resolved image fields from kubernetes-nodes.osImage, and on
+the clone path a "report" of what the guards saw (for `workerimage plan`; it is
+never rendered into an object).
 */}}
 {{- define "kubernetes-nodes.diskSource" -}}
 {{- if not (hasKey .Values "_kubernetesNodesDiskSource") -}}
@@ -126,6 +128,7 @@ Takes a dict: root, image (from kubernetes-nodes.osImage).
 {{- end -}}
 {{- end -}}
 {{- $_ := set $result "storageClassName" $poolClass -}}
+{{- $_ := set $result "report" (dict "goldenPhase" $phase "goldenFoundAs" (ternary "DataVolume" (ternary "PersistentVolumeClaim" "absent" (not (empty $pvc))) (not (empty $dv))) "clonedDisk" ($cloned.name | default "") "poolClassSource" $poolFrom "goldenClass" $goldenClass "goldenClassSource" $goldenFrom "goldenSize" $goldenSize) -}}
 {{- end -}}
 {{- $result | toYaml -}}
 {{- end -}}
