@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/yaml"
 )
 
@@ -123,3 +124,6 @@ func bodyHash(t testing.TB, d Doc) string {
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	return hex.EncodeToString(sum[:])[:6]
 }
+
+// errFakeOutage is what a cluster that cannot answer returns.
+var errFakeOutage = apierrors.NewServiceUnavailable("etcd leader election in progress")

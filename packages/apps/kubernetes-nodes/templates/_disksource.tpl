@@ -35,7 +35,12 @@ Takes a dict: root, image (from kubernetes-nodes.osImage).
 {{- $pool := include "kubernetes-nodes.poolName" $root -}}
 {{- $namespace := $root.Release.Namespace -}}
 {{- $golden := $image.golden -}}
-{{- $seen := printf "osImage.builtin resolved to schematicID %s (from %s), version %s (from %s)" $image.schematicID $image.schematicIDSource $image.version $image.versionSource -}}
+{{- $seen := printf "%s.builtin resolved to schematicID %s (from %s), version %s (from %s)" $image.osImageOrigin $image.schematicID $image.schematicIDSource $image.version $image.versionSource -}}
+{{- $toHTTP := "remove osImage.builtin to import over HTTP" -}}
+{{- if ne $image.osImageOrigin "osImage" -}}
+{{- $seen = printf "%s, the platform default recorded when the pool was created" $seen -}}
+{{- $toHTTP = "set the pool's own osImage: {} to import over HTTP" -}}
+{{- end -}}
 {{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" $golden -}}
 {{- $claimName := $golden -}}
 {{- $pvc := dict -}}
@@ -63,7 +68,7 @@ Takes a dict: root, image (from kubernetes-nodes.osImage).
 {{- $cloned = include "kubernetes-nodes.clonedDisk" (dict "namespace" $namespace "pool" $pool "golden" $golden) | fromYaml -}}
 {{- end -}}
 {{- if and (not $present) (not $cloned.name) -}}
-{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or remove osImage.builtin to import over HTTP" $pool $golden $seen $image.schematicID $image.version) -}}
+{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" $pool $golden $seen $image.schematicID $image.version $toHTTP) -}}
 {{- end -}}
 {{- if and (eq $phase "Failed") (not $cloned.name) -}}
 {{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" $pool $golden $seen $golden) -}}

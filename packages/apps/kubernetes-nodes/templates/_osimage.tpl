@@ -43,7 +43,7 @@ Returns YAML; callers use fromYaml.
   "schematicID" (dict "value" (.Values.talos.schematicID | toString) "source" "talos.schematicID")
   "version" (dict "value" (.Values.talos.version | toString) "source" "talos.version")
   "imageFactoryURL" $factoryURL -}}
-{{- $resolved := dict "clone" (eq $path "builtin") -}}
+{{- $resolved := dict "clone" (eq $path "builtin") "osImageOrigin" $effective.origin -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $fallback := get $fallbacks $field -}}
 {{- $value := $fallback.value -}}

@@ -65,3 +65,56 @@ empty map when none is set.
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
+
+{{/*
+The _cluster keys for tenant workers, only those set: talos.registryMirrors,
+talos.registryConfig (keyed by host[:port], as Talos wants it),
+talos.installerRepository, talos.imageFactoryURL, and osImage.
+*/}}
+{{- define "platform.clusterValues" -}}
+{{- $talos := dict -}}
+{{- $registries := .Values.registries | default dict -}}
+{{- with $registries.mirrors -}}
+{{- $_ := set $talos "registryMirrors" . -}}
+{{- end -}}
+{{- with include "platform.registryConfig" . | fromYaml -}}
+{{- $_ := set $talos "registryConfig" . -}}
+{{- end -}}
+{{- $tenant := .Values.tenantWorkers | default dict -}}
+{{- $tenantTalos := $tenant.talos | default dict -}}
+{{- range $key := list "installerRepository" "imageFactoryURL" -}}
+{{- with get $tenantTalos $key -}}
+{{- $_ := set $talos $key . -}}
+{{- end -}}
+{{- end -}}
+{{- $cluster := dict -}}
+{{- if $talos -}}
+{{- $_ := set $cluster "talos" $talos -}}
+{{- end -}}
+{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
+{{- $_ := set $cluster "osImage" $tenant.osImage -}}
+{{- end -}}
+{{- toYaml $cluster -}}
+{{- end -}}
+
+{{/*
+registries.config in Talos's shape: Talos keys machine.registries.config by
+registry host[:port], so an endpoint URL key loses its scheme and path. Two keys
+that name one host would silently shadow each other, so they are refused.
+*/}}
+{{- define "platform.registryConfig" -}}
+{{- $out := dict -}}
+{{- $from := dict -}}
+{{- range $endpoint, $config := (.Values.registries | default dict).config | default dict -}}
+{{- $host := regexReplaceAll "^[a-zA-Z][a-zA-Z0-9+.-]*://" $endpoint "" | splitList "/" | first -}}
+{{- if not $host -}}
+{{- fail (printf "registries.config: key %q names no registry host; key each entry by the mirror endpoint URL or its host[:port], e.g. registry.mirror.internal:5000" $endpoint) -}}
+{{- end -}}
+{{- if hasKey $out $host -}}
+{{- fail (printf "registries.config: keys %q and %q both name registry host %s, and Talos keeps one config per host; merge them into one entry" (get $from $host) $endpoint $host) -}}
+{{- end -}}
+{{- $_ := set $out $host $config -}}
+{{- $_ := set $from $host $endpoint -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
