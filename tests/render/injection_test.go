@@ -139,6 +139,10 @@ func FuzzImageFields(f *testing.F) {
 		if version == "" {
 			version = defaultTalos
 		}
+		// An empty factory URL falls back to the platform default, then the built-in.
+		if factoryURL == "" {
+			factoryURL = builtinFactory
+		}
 		kinds := make([]string, 0, len(m.Docs))
 		for _, d := range m.Docs {
 			kinds = append(kinds, d.Kind())

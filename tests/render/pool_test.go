@@ -225,3 +225,25 @@ func BenchmarkPoolRender(b *testing.B) {
 		}
 	}
 }
+
+// Values written unquoted into the machine template are refused when they could
+// break out of the YAML, even with the schema skipped.
+func TestUnquotedValuesMustBePlain(t *testing.T) {
+	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	for _, tc := range []struct{ values, refusal, neighbour string }{
+		{"{cluster: acme, storageClass: \"replicated\\nkind: Secret\"}", `storageClass "replicated\nkind: Secret" is not a plain value`, "{cluster: acme, storageClass: replicated-2.fast}"},
+		{"{cluster: acme, storageClass: 'a: b'}", `storageClass "a: b"`, "{cluster: acme, storageClass: ''}"},
+		{"{cluster: acme, instanceType: 'u1.medium # x'}", `instanceType "u1.medium # x" is not a plain value`, "{cluster: acme, instanceType: u1.large}"},
+		{"{cluster: acme, diskSize: \"20Gi\\n  x: y\"}", `diskSize "20Gi\n  x: y"`, "{cluster: acme, diskSize: 25Gi}"},
+		{"{cluster: acme, resources: {cpu: 2, memory: '4Gi}'}}", `resources.memory "4Gi}"`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
+		{"{cluster: acme, resources: {cpu: '2 ', memory: 4Gi}}", `resources.cpu "2 "`, "{cluster: acme, resources: {cpu: 16, memory: 4Gi}}"},
+		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu "0"`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
+	} {
+		_, err := renderPool(t, vals(t, tc.values), loadCluster(t, "cluster/instancetypes.yaml"))
+		require.Error(t, err, "the schema refuses %s", tc.values)
+		_, err = renderPoolAs(t, skip, vals(t, tc.values), loadCluster(t, "cluster/instancetypes.yaml"))
+		requireRefusal(t, err, "pool kubernetes-acme-workers: "+tc.refusal)
+		_, err = renderPoolAs(t, skip, vals(t, tc.neighbour), loadCluster(t, "cluster/instancetypes.yaml"))
+		require.NoError(t, err, tc.neighbour)
+	}
+}

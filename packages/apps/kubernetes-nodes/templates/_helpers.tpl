@@ -120,3 +120,26 @@ from; schematicID and version are the disk's own, so the two never disagree.
 {{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
 {{- printf "%s/%s:%s" (trimSuffix "/" (include "kubernetes-nodes.installerRepository" .)) $image.schematicID $image.version -}}
 {{- end -}}
+
+{{/*
+Values written unquoted into the hashed machine template must be plain names
+and quantities: quoting them now would change the bytes of every existing pool,
+so what could break out of the YAML is refused instead. The schema says the
+same; this holds when it is skipped.
+*/}}
+{{- define "kubernetes-nodes.assertPlainValues" -}}
+{{- $pool := include "kubernetes-nodes.poolName" . -}}
+{{- $checks := list
+  (list "storageClass" (.Values.storageClass | toString) "^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" "a StorageClass name such as replicated, or \"\" for the cluster default")
+  (list "instanceType" (.Values.instanceType | toString) "^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" "a VirtualMachineClusterInstancetype name such as u1.medium")
+  (list "diskSize" (.Values.diskSize | toString) "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$" "a quantity such as 20Gi") -}}
+{{- if include "kubernetes-nodes.explicitResources" . -}}
+{{- $checks = append $checks (list "resources.memory" (.Values.resources.memory | toString) "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$" "a quantity such as 4Gi") -}}
+{{- $checks = append $checks (list "resources.cpu" (.Values.resources.cpu | toString) "^[1-9][0-9]*$" "a whole number of cores such as 2") -}}
+{{- end -}}
+{{- range $checks -}}
+{{- if not (regexMatch (index . 2) (index . 1)) -}}
+{{- fail (printf "pool %s: %s %q is not %s; it is written into the worker VM template as it is, so set %s to %s" $pool (index . 0) (index . 1) "a plain value" (index . 0) (index . 3)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
