@@ -52,11 +52,7 @@ func renderCatalog(t testing.TB, values map[string]interface{}, cluster *Cluster
 
 func renderCatalogAs(t testing.TB, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
 	t.Helper()
-	opts := Options{Release: rel, Values: values}
-	if cluster != nil {
-		opts.Cluster = cluster
-	}
-	return Render(catalogChart(t), opts)
+	return renderChartAs(t, catalogChart(t), rel, values, cluster)
 }
 
 func mustRenderCatalog(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {

@@ -74,7 +74,13 @@ func renderPool(t testing.TB, values map[string]interface{}, cluster *Cluster) (
 
 func renderPoolAs(t testing.TB, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
 	t.Helper()
-	c := poolChart(t)
+	return renderChartAs(t, poolChart(t), rel, values, cluster)
+}
+
+// renderChartAs renders a chart as a release; a nil cluster renders as `helm
+// template` does (the nil pointer must not reach Options as a non-nil interface).
+func renderChartAs(t testing.TB, c *chart.Chart, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+	t.Helper()
 	opts := Options{Release: rel, Values: values}
 	if cluster != nil {
 		opts.Cluster = cluster

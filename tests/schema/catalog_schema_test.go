@@ -12,11 +12,6 @@ import (
 
 const catalogChart = "packages/system/kubernetes-worker-image"
 
-func TestCatalogSchemaAcceptsItsDefaults(t *testing.T) {
-	s := compile(t, catalogChart)
-	require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), catalogChart, "values.yaml"))))
-}
-
 func TestCatalogSchema(t *testing.T) {
 	s := compile(t, catalogChart)
 	checkCases(t, s, []string{

@@ -1,18 +1,12 @@
 package schema
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 const platformChart = "packages/core/platform"
-
-func TestPlatformSchemaAcceptsItsDefaults(t *testing.T) {
-	s := compile(t, platformChart)
-	require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), platformChart, "values.yaml"))))
-}
 
 func TestPlatformSchema(t *testing.T) {
 	s := compile(t, platformChart)

@@ -9,9 +9,8 @@ import (
 
 const poolChart = "packages/apps/kubernetes-nodes"
 
-func TestPoolSchemaAcceptsDefaultsAndEveryExample(t *testing.T) {
+func TestPoolSchemaAcceptsEveryExample(t *testing.T) {
 	s := compile(t, poolChart)
-	require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), poolChart, "values.yaml"))), "values.yaml defaults")
 	var files []string
 	for _, glob := range []string{"examples/pools/*.yaml", "tests/render/testdata/baseline/*.values.yaml"} {
 		more, err := filepath.Glob(filepath.Join(repoRoot(), glob))

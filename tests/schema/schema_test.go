@@ -55,3 +55,11 @@ func checkCases(t *testing.T, s *jsonschema.Schema, accepted, refused []string) 
 		require.Error(t, s.Validate(document(t, v)), "schema must refuse %s", v)
 	}
 }
+
+// Every chart's own values.yaml passes its own schema.
+func TestEverySchemaAcceptsItsChartDefaults(t *testing.T) {
+	for _, chart := range []string{poolChart, catalogChart, platformChart} {
+		s := compile(t, chart)
+		require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), chart, "values.yaml"))), chart+"/values.yaml")
+	}
+}
