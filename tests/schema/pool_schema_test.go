@@ -41,6 +41,11 @@ func TestPoolSchema(t *testing.T) {
 		"{talos: {registryMirrors: {ghcr.io: {endpoints: [https://m.internal], overridePath: true, skipFallback: true}}}}",
 		"{_cluster: {talos: {}}, _namespace: {}}",
 		"{version: v1.36}",
+		"{osImage: {}}",
+		"{osImage: {builtin: {}}}",
+		"{osImage: {factory: {}}}",
+		"{osImage: {factory: {schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal'}}}",
+		"{storageClass: replicated-2.fast, instanceType: u1.2xlarge}",
 	}, []string{
 		"{unknownKey: 1}",
 		"{cluster: 7}",
@@ -69,5 +74,11 @@ func TestPoolSchema(t *testing.T) {
 		"{nodeStartupTimeout: 10}",
 		"{roles: [Ingress]}",
 		"{roles: [a, a]}",
+		"{storageClass: 'a b'}",
+		"{storageClass: \"a\\nkind: Secret\"}",
+		"{instanceType: U1.medium}",
+		"{osImage: {builtin: {}, factory: {}}}",
+		"{osImage: {builtin: {imageFactoryURL: 'https://x'}}}",
+		"{osImage: {other: {}}}",
 	})
 }
