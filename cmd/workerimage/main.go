@@ -1,133 +1,143 @@
-// Command workerimage answers operators' questions about worker pools by
-// rendering the pool chart with Helm's own engine against a cluster state.
+// Command workerimage answers three operator questions about worker pools by
+// rendering the pool chart with Helm's own engine (the tests/render harness)
+// against a cluster-state file or a live cluster:
+//
+//	plan       what will this pool do against my cluster?
+//	rollcheck  will this chart upgrade roll any worker?
+//	pins       can I delete this golden?
+//
+// Exit status: 0 fine, 1 the answer is "no" (refused, would roll), 2 bad input.
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log"
 	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
-	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/engine"
 )
 
-// exitUsage is the status for bad input: a missing file, unparsable YAML, an unknown flag.
-const exitUsage = 2
+const (
+	exitOK      = 0
+	exitAttn    = 1 // plan: refused; rollcheck: a pool rolls or is refused at head
+	exitProblem = 2 // bad input: missing file, unparsable YAML, unknown flag, unreachable cluster
+)
+
+const usage = `usage:
+  workerimage plan -values POOL.yaml [-release NAME] [-namespace NS] [-cluster STATE.yaml | -kubeconfig PATH] [-chart DIR] [-o text|yaml|json]
+  workerimage rollcheck -base DIR -head DIR -values GLOB [-cluster STATE.yaml | -kubeconfig PATH] [-release NAME] [-namespace NS] [-o text|json]
+  workerimage pins (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]`
 
 func main() {
+	// client-go and Helm log some failures through the standard logger as well
+	// as returning them; the returned error is the one line we print.
+	log.SetOutput(io.Discard)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	return app{stdout: stdout, stderr: stderr, dial: dialKubeconfig}.run(args)
+}
+
+// app carries the outputs and the one seam to a live cluster: dial turns a
+// kubeconfig into Helm's client provider. Tests swap in a fake provider, so the
+// -kubeconfig paths run the same code as -cluster.
+type app struct {
+	stdout, stderr io.Writer
+	dial           func(kubeconfig string) (engine.ClientProvider, error)
+}
+
+// problem is bad input or an unusable cluster: one line, exit 2, no output.
+type problem struct{ msg string }
+
+func (p problem) Error() string { return p.msg }
+
+func problemf(format string, a ...interface{}) error {
+	return problem{fmt.Sprintf(format, a...)}
+}
+
+func (a app) run(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: workerimage plan -values POOL.yaml -cluster STATE.yaml [-release NAME] [-namespace NS] [-o text|yaml]")
-		return exitUsage
+		fmt.Fprintln(a.stderr, "workerimage: missing command: plan, rollcheck or pins (workerimage -help shows their flags)")
+		return exitProblem
 	}
+	var cmd func([]string, *bytes.Buffer) (int, error)
 	switch args[0] {
 	case "plan":
-		return runPlan(args[1:], stdout, stderr)
+		cmd = a.plan
+	case "rollcheck":
+		cmd = a.rollcheck
+	case "pins":
+		cmd = a.pins
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(a.stdout, usage)
+		return exitOK
 	default:
-		fmt.Fprintf(stderr, "workerimage: unknown command %q (want plan)\n", args[0])
-		return exitUsage
+		fmt.Fprintf(a.stderr, "workerimage: unknown command %q (want plan, rollcheck or pins; workerimage -help shows their flags)\n", args[0])
+		return exitProblem
 	}
+	// Output is built whole and written only on success, so bad input or a
+	// cluster that fails halfway leaves nothing behind but the one line.
+	var out bytes.Buffer
+	code, err := cmd(args[1:], &out)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(a.stdout, usage)
+		return exitOK
+	}
+	if err != nil {
+		var p problem
+		if !errors.As(err, &p) {
+			p = problem{err.Error()}
+		}
+		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], oneLine(p.msg))
+		return exitProblem
+	}
+	_, _ = a.stdout.Write(out.Bytes())
+	return code
 }
 
-type planFlags struct {
-	values, cluster, release, namespace, output string
-}
-
-func runPlan(args []string, stdout, stderr io.Writer) int {
-	var f planFlags
-	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+// newFlags returns a flag set that reports errors to the caller instead of
+// printing usage, so an unknown flag is one line like every other problem.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.values, "values", "", "pool values file")
-	fs.StringVar(&f.cluster, "cluster", "", "cluster state file (multi-document YAML)")
-	fs.StringVar(&f.release, "release", "", "release name (default kubernetes-nodes-<cluster>-<values file name>)")
-	fs.StringVar(&f.namespace, "namespace", "", "release namespace (default tenant-<cluster>)")
-	fs.StringVar(&f.output, "o", "text", "output: text or yaml")
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "workerimage plan: %v\n", err)
-		return exitUsage
-	}
-	p, err := preparePlan(f)
-	if err != nil {
-		fmt.Fprintf(stderr, "workerimage plan: %v\n", err)
-		return exitUsage
-	}
-	m, renderErr := render.Render(p.chart, p.opts)
-	switch f.output {
-	case "yaml":
-		if renderErr != nil {
-			fmt.Fprintf(stdout, "# %s: refused\n# %s\n", p.opts.Release.Name, oneLine(renderErr))
-			return 1
+		if errors.Is(err, flag.ErrHelp) {
+			return err
 		}
-		fmt.Fprint(stdout, m.Text())
-	default:
-		fmt.Fprintf(stdout, "pool     %s (namespace %s)\n", p.opts.Release.Name, p.opts.Release.Namespace)
-		if renderErr != nil {
-			fmt.Fprintf(stdout, "result   refused: %s\n", oneLine(renderErr))
-			return 1
-		}
-		for _, d := range m.Docs {
-			fmt.Fprintf(stdout, "%-8s %s/%s\n", "object", d.Kind(), d.Name())
-		}
-		fmt.Fprintln(stdout, "result   renders")
+		return problem{err.Error()}
 	}
-	return 0
+	if fs.NArg() > 0 {
+		return problemf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
 }
 
-type preparedPlan struct {
-	chart *chart.Chart
-	opts  render.Options
-}
-
-// oneLine strips Helm's "execution error at (file:line:col): " prefix, keeping the chart's own words.
-func oneLine(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "): "); i >= 0 && strings.HasPrefix(msg, "execution error at (") {
-		msg = msg[i+3:]
-	}
-	return strings.ReplaceAll(msg, "\n", " ")
-}
-
-var errNoValues = errors.New("-values is required")
-
-func preparePlan(f planFlags) (*preparedPlan, error) {
-	if f.values == "" {
-		return nil, errNoValues
-	}
-	if f.output != "text" && f.output != "yaml" {
-		return nil, fmt.Errorf("-o %q: want text or yaml", f.output)
-	}
-	values, err := render.ReadValues(f.values)
-	if err != nil {
-		return nil, err
-	}
-	var opts render.Options
-	opts.Values = values
-	cluster, _ := values["cluster"].(string)
-	opts.Release.Name = f.release
-	if opts.Release.Name == "" {
-		opts.Release.Name = fmt.Sprintf("kubernetes-nodes-%s-%s", cluster, strings.TrimSuffix(filepath.Base(f.values), filepath.Ext(f.values)))
-	}
-	opts.Release.Namespace = f.namespace
-	if opts.Release.Namespace == "" {
-		opts.Release.Namespace = "tenant-" + cluster
-	}
-	if f.cluster != "" {
-		c, err := render.LoadCluster(f.cluster)
-		if err != nil {
-			return nil, err
+func oneOf(flagName, value string, allowed ...string) error {
+	for _, v := range allowed {
+		if value == v {
+			return nil
 		}
-		opts.Cluster = c
 	}
-	chrt, err := render.LoadChart(render.PoolChart)
-	if err != nil {
-		return nil, err
+	return problemf("-%s %q: want %s", flagName, value, strings.Join(allowed, ", "))
+}
+
+// oneLine keeps the chart's own words of a Helm error on one line: it strips
+// Helm's "execution error at (file:line:col): " prefix and joins lines.
+func oneLine(msg string) string {
+	if i := strings.LastIndex(msg, "execution error at ("); i >= 0 {
+		if j := strings.Index(msg[i:], "): "); j >= 0 {
+			msg = msg[i+j+3:]
+		}
 	}
-	return &preparedPlan{chart: chrt, opts: opts}, nil
+	return strings.Join(strings.Fields(msg), " ")
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/engine"
+)
+
+// The defaults the chart's values.yaml declares, read from the chart itself
+// rather than from any output of the CLI.
+var defaultSchematic, defaultVersion = func() (string, string) {
+	c, err := render.LoadChart(render.PoolChart)
+	if err != nil {
+		panic(err)
+	}
+	talos := c.Values["talos"].(map[string]interface{})
+	return talos["schematicID"].(string), talos["version"].(string)
+}()
+
+func goldenName(version string) string {
+	return "talos-worker-" + defaultSchematic + "-" + version
+}
+
+func td(parts ...string) string {
+	return filepath.Join(append([]string{"testdata"}, parts...)...)
+}
+
+// result is one run of the command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the command as main does, with the real kubeconfig dialer.
+func cli(t *testing.T, args ...string) result {
+	t.Helper()
+	return cliWith(t, dialKubeconfig, args...)
+}
+
+// cliWith runs the command with dial standing in for a live cluster: the
+// client-provider seam every -kubeconfig path goes through.
+func cliWith(t *testing.T, dial func(string) (engine.ClientProvider, error), args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := app{stdout: &out, stderr: &errOut, dial: dial}.run(args)
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// fakeDial serves a -kubeconfig PATH from the cluster-state file at PATH,
+// optionally failing API calls, so the live-cluster paths run on fixtures.
+func fakeDial(failWith map[string]error) func(string) (engine.ClientProvider, error) {
+	return func(path string) (engine.ClientProvider, error) {
+		c, err := render.LoadCluster(path)
+		if err != nil {
+			return nil, err
+		}
+		c.FailWith = failWith
+		return c, nil
+	}
+}
+
+func decode[T any](t *testing.T, r result) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &v), "stdout is JSON: %s\nstderr: %s", r.stdout, r.stderr)
+	return v
+}
+
+// requireProblem asserts the bad-input contract: exit 2, nothing on stdout,
+// exactly one line on stderr, naming the problem.
+func requireProblem(t *testing.T, r result, fragments ...string) {
+	t.Helper()
+	assert.Equal(t, exitProblem, r.code, "stderr: %s", r.stderr)
+	assert.Empty(t, r.stdout, "nothing is written on bad input")
+	assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+	assert.True(t, strings.HasSuffix(r.stderr, "\n"), "the line ends: %q", r.stderr)
+	for _, f := range fragments {
+		assert.Contains(t, r.stderr, f)
+	}
+}
+
+func TestBadInputIsOneLineAndExit2(t *testing.T) {
+	pool := td("pools", "http.yaml")
+	state := td("state", "golden.yaml")
+	cases := []struct {
+		name      string
+		args      []string
+		fragments []string
+	}{
+		{"no command", nil, []string{"missing command"}},
+		{"unknown command", []string{"apply"}, []string{`unknown command "apply"`}},
+		{"plan unknown flag", []string{"plan", "-values", pool, "-bogus"}, []string{"-bogus"}},
+		{"plan stray argument", []string{"plan", "-values", pool, "extra"}, []string{`"extra"`}},
+		{"plan without values", []string{"plan", "-cluster", state}, []string{"-values is required"}},
+		{"plan missing values file", []string{"plan", "-values", td("pools", "nope.yaml")}, []string{"nope.yaml", "no such file"}},
+		{"plan unparsable values", []string{"plan", "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
+		{"plan missing state file", []string{"plan", "-values", pool, "-cluster", td("state", "nope.yaml")}, []string{"nope.yaml"}},
+		{"plan unparsable state file", []string{"plan", "-values", pool, "-cluster", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
+		{"plan bad output", []string{"plan", "-values", pool, "-o", "xml"}, []string{`-o "xml"`}},
+		{"plan both clusters", []string{"plan", "-values", pool, "-cluster", state, "-kubeconfig", state}, []string{"exclusive"}},
+		{"plan missing kubeconfig", []string{"plan", "-values", pool, "-kubeconfig", td("nope.kubeconfig")}, []string{"nope.kubeconfig", "no such file"}},
+		{"plan unparsable kubeconfig", []string{"plan", "-values", pool, "-kubeconfig", td("pools", "unparsable.yaml")}, []string{"kubeconfig", "unparsable.yaml"}},
+		{"plan missing chart", []string{"plan", "-values", pool, "-chart", td("nochart")}, []string{"nochart"}},
+		{"rollcheck without head", []string{"rollcheck", "-base", ".", "-values", pool}, []string{"-head"}},
+		{"rollcheck glob matches nothing", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", td("pools", "*.nope")}, []string{"matches no file"}},
+		{"rollcheck base is not a checkout", []string{"rollcheck", "-base", td(), "-head", render.RepoRoot(), "-values", pool}, []string{"no pool chart there"}},
+		{"rollcheck unparsable values", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
+		{"rollcheck bad output", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", pool, "-o", "yaml"}, []string{`-o "yaml"`}},
+		{"pins without cluster", []string{"pins"}, []string{"-cluster STATE.yaml or -kubeconfig PATH"}},
+		{"pins unknown flag", []string{"pins", "-cluster", state, "-all"}, []string{"-all"}},
+		{"pins bad output", []string{"pins", "-cluster", state, "-o", "yaml"}, []string{`-o "yaml"`}},
+		{"pins missing state file", []string{"pins", "-cluster", td("state", "nope.yaml")}, []string{"nope.yaml"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			requireProblem(t, cli(t, c.args...), c.fragments...)
+		})
+	}
+}
+
+func TestOneLineKeepsTheChartsWords(t *testing.T) {
+	msg := "template: x/templates/a.yaml:3:4: executing ... error calling include: execution error at (x/templates/_b.tpl:9:3): pool p: golden g\nis absent"
+	assert.Equal(t, "pool p: golden g is absent", oneLine(msg))
+	assert.Equal(t, "plain text", oneLine("plain\n  text"))
+}
+
+func TestRenderFailureTellsARefusalFromAClusterError(t *testing.T) {
+	refusal, prob := renderFailure(errors.New("execution error at (kubernetes-nodes/templates/x.yaml:1:2): pool p: refused"))
+	assert.NoError(t, prob)
+	assert.Equal(t, "pool p: refused", refusal)
+
+	refusal, prob = renderFailure(errors.New(`template: kubernetes-nodes/templates/x.yaml:1:2: executing "x" at <lookup "v1" "ConfigMap" "ns" "n">: error calling lookup: configmaps is forbidden`))
+	assert.Empty(t, refusal)
+	require.Error(t, prob)
+	assert.Equal(t, "the cluster answered a lookup with an error: configmaps is forbidden", prob.Error())
+}
+
+func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
+	var tb table
+	tb.row("a", "one", "x")
+	tb.raw("  free text")
+	tb.row("longer", "2", "y")
+	var out bytes.Buffer
+	tb.write(&out)
+	assert.Equal(t, "a       one  x\n  free text\nlonger  2    y\n", out.String())
+}

@@ -1,0 +1,350 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/tests/render"
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// planReport is what `plan` prints; -o json prints it as is.
+type planReport struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	// Pool is kubernetes-<cluster>-<pool>, the name of the pool's objects.
+	Pool    string `json:"pool,omitempty"`
+	Cluster string `json:"cluster"`
+	// DiskSource is absent only when the chart refused before resolving it.
+	DiskSource      *diskReport `json:"diskSource,omitempty"`
+	CreatedWith     *createdWith `json:"createdWith,omitempty"`
+	MachineTemplate string       `json:"machineTemplate,omitempty"`
+	Objects         []string     `json:"objects,omitempty"`
+	Result          string       `json:"result"`
+	Refusal         string       `json:"refusal,omitempty"`
+}
+
+type diskReport struct {
+	// Path is "clone" (a CSI clone of a golden) or "http" (an import).
+	Path            string   `json:"path"`
+	URL             string   `json:"url,omitempty"`
+	Golden          string   `json:"golden,omitempty"`
+	GoldenFoundAs   string   `json:"goldenFoundAs,omitempty"`
+	GoldenPhase     string   `json:"goldenPhase,omitempty"`
+	GoldenSize      string   `json:"goldenSize,omitempty"`
+	ClonedDisk      string   `json:"clonedDisk,omitempty"`
+	SchematicID     sourced  `json:"schematicID"`
+	Version         sourced  `json:"version"`
+	ImageFactoryURL *sourced `json:"imageFactoryURL,omitempty"`
+	// PoolClass is the class the disk is written with; Value "" means none is
+	// written and the cluster's default applies when the disk is created.
+	PoolClass   *sourced `json:"poolStorageClass,omitempty"`
+	GoldenClass *sourced `json:"goldenStorageClass,omitempty"`
+	// Preview: a clone pool rendered with no cluster; no guard ran.
+	Preview bool `json:"preview,omitempty"`
+	// Checked is false when the clone guards refused: the golden and the
+	// classes were not read, only which golden the pool names.
+	Checked bool `json:"checked"`
+}
+
+type sourced struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// createdWith is the pool's record of the platform defaults it was created with.
+type createdWith struct {
+	Record          string `json:"record"`
+	Origin          string `json:"origin"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+	OSImage         string `json:"osImage"`
+}
+
+func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
+	fs := newFlags("plan")
+	values := fs.String("values", "", "pool values file (YAML)")
+	release := fs.String("release", "", "release name (default kubernetes-nodes-<cluster>-<values file name>)")
+	namespace := fs.String("namespace", "", "release namespace (default tenant-<cluster>)")
+	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
+	chartDir := fs.String("chart", "", "pool chart folder (default: this checkout's "+render.PoolChart+")")
+	output := fs.String("o", "text", "output: text, yaml or json")
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if *values == "" {
+		return 0, problemf("-values is required")
+	}
+	if err := oneOf("o", *output, "text", "yaml", "json"); err != nil {
+		return 0, err
+	}
+	vals, err := readValues(*values)
+	if err != nil {
+		return 0, err
+	}
+	chrt, err := loadPoolChart(*chartDir)
+	if err != nil {
+		return 0, err
+	}
+	t, err := a.connect(*state, *kubeconfig, false)
+	if err != nil {
+		return 0, err
+	}
+	rel := releaseFor(*values, vals, *release, *namespace)
+	rep, manifest, err := planPool(chrt, t, rel, vals)
+	if err != nil {
+		return 0, err
+	}
+	switch *output {
+	case "yaml":
+		if rep.Result != "renders" {
+			fmt.Fprintf(out, "# %s: refused\n# %s\n", rep.Release, rep.Refusal)
+		} else {
+			out.WriteString(manifest.Text())
+		}
+	case "json":
+		writeJSON(out, rep)
+	default:
+		writePlanText(out, rep)
+	}
+	if rep.Result != "renders" {
+		return exitAttn, nil
+	}
+	return exitOK, nil
+}
+
+// planPool renders one pool and reports on it. A refusal is a report; only a
+// cluster problem is an error.
+func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]interface{}) (*planReport, *render.Manifest, error) {
+	rep := &planReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.desc}
+	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
+	if err != nil {
+		refusal, prob := renderFailure(err)
+		if prob != nil {
+			return nil, nil, prob
+		}
+		rep.Result, rep.Refusal = "refused", refusal
+		// What the pool would have done, as far as the chart resolves it
+		// without the guard that refused.
+		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		rep.Result = "renders"
+		for _, d := range m.Docs {
+			rep.Objects = append(rep.Objects, d.Kind()+"/"+d.Name())
+		}
+		if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
+			rep.MachineTemplate = kmt.Name()
+		}
+	}
+	if facts != nil {
+		rep.Pool = string(facts.Pool)
+		rep.DiskSource = diskFromFacts(facts)
+		cd := facts.CreationDefaults
+		rep.CreatedWith = &createdWith{Record: rep.Pool + "-created-with", Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
+	}
+	return rep, m, nil
+}
+
+func diskFromFacts(f *chartFacts) *diskReport {
+	ds := f.DiskSource
+	d := &diskReport{
+		Path:        "http",
+		SchematicID: sourced{string(ds.SchematicID), string(ds.SchematicIDSource)},
+		Version:     sourced{string(ds.Version), string(ds.VersionSource)},
+		Checked:     f.guarded,
+	}
+	if !ds.Clone {
+		d.URL = string(ds.URL)
+		d.ImageFactoryURL = &sourced{string(ds.ImageFactoryURL), string(ds.ImageFactoryURLSource)}
+		if f.guarded {
+			src := "storageClass"
+			if ds.StorageClassName == "" {
+				src = "storageClass \"\": none written, the cluster's default class applies when the disk is created"
+			}
+			d.PoolClass = &sourced{string(ds.StorageClassName), src}
+		}
+		return d
+	}
+	d.Path = "clone"
+	d.Golden = string(ds.Golden)
+	d.Preview = ds.Preview
+	if !f.guarded {
+		return d
+	}
+	if ds.Preview {
+		d.PoolClass = &sourced{string(ds.StorageClassName), "storageClass (preview: not resolved against a cluster)"}
+		return d
+	}
+	if r := ds.Report; r != nil {
+		d.GoldenFoundAs = string(r.GoldenFoundAs)
+		d.GoldenPhase = string(r.GoldenPhase)
+		d.GoldenSize = string(r.GoldenSize)
+		d.ClonedDisk = string(r.ClonedDisk)
+		poolSrc := string(r.PoolClassSource)
+		if ds.StorageClassName == "" {
+			poolSrc += ": no default class, none written and the comparison skipped"
+		}
+		d.PoolClass = &sourced{string(ds.StorageClassName), poolSrc}
+		if r.GoldenClassSource != "" {
+			d.GoldenClass = &sourced{string(r.GoldenClass), string(r.GoldenClassSource)}
+		}
+	}
+	return d
+}
+
+func writePlanText(out *bytes.Buffer, r *planReport) {
+	var tb table
+	tb.row("pool", fmt.Sprintf("%s in %s", r.Release, r.Namespace))
+	tb.row("cluster", r.Cluster)
+	if d := r.DiskSource; d != nil {
+		if d.Path == "clone" {
+			tb.row("disk source", "clone of golden "+d.Golden)
+			switch {
+			case d.Preview:
+				tb.row("golden", "not checked (no cluster)")
+			case !d.Checked:
+				tb.row("golden", "not read: the clone guards refused (see result)")
+			case d.GoldenFoundAs == "absent":
+				tb.row("golden", "absent from cozy-public; the pool's disk "+d.ClonedDisk+" already cloned it")
+			default:
+				g := "found as " + d.GoldenFoundAs
+				if d.GoldenPhase != "" {
+					g += ", phase " + d.GoldenPhase
+				}
+				if d.GoldenSize != "" {
+					g += ", size " + d.GoldenSize
+				}
+				tb.row("golden", g)
+			}
+		} else {
+			tb.row("disk source", "HTTP import from "+orNone(d.URL))
+			tb.row("golden", "none (HTTP path)")
+		}
+		tb.row("schematicID", d.SchematicID.Value+"  ("+d.SchematicID.Source+")")
+		tb.row("version", d.Version.Value+"  ("+d.Version.Source+")")
+		if d.ImageFactoryURL != nil {
+			tb.row("image factory", d.ImageFactoryURL.Value+"  ("+d.ImageFactoryURL.Source+")")
+		}
+		if d.PoolClass != nil {
+			tb.row("pool class", orNone(d.PoolClass.Value)+"  ("+d.PoolClass.Source+")")
+		}
+		if d.GoldenClass != nil {
+			tb.row("golden class", orNone(d.GoldenClass.Value)+"  ("+d.GoldenClass.Source+")")
+		}
+		if d.ClonedDisk != "" && d.GoldenFoundAs != "absent" {
+			tb.row("cloned disk", d.ClonedDisk)
+		}
+	}
+	if c := r.CreatedWith; c != nil {
+		what := fmt.Sprintf("platform defaults imageFactoryURL %s, osImage %s", orNone(c.ImageFactoryURL), orNone(strings.Join(strings.Fields(c.OSImage), " ")))
+		if c.Origin == "builtin" {
+			what = "the chart's built-in values (the pool predates its record)"
+		}
+		tb.row("created with", what+"  (ConfigMap "+c.Record+")")
+	}
+	if r.MachineTemplate != "" {
+		tb.row("machine template", r.MachineTemplate)
+	}
+	if r.Result == "renders" {
+		tb.row("result", "renders")
+	} else {
+		tb.row("result", "refused: "+r.Refusal)
+	}
+	tb.write(out)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// releaseFor names the release as the chart requires, from the flags or from
+// the values: kubernetes-nodes-<cluster>-<pool>, where <pool> is the values
+// file's name without its extension, in namespace tenant-<cluster>.
+func releaseFor(valuesPath string, vals map[string]interface{}, name, namespace string) render.Release {
+	cluster, _ := vals["cluster"].(string)
+	if name == "" {
+		base := filepath.Base(valuesPath)
+		pool := strings.TrimSuffix(base, filepath.Ext(base))
+		name = fmt.Sprintf("kubernetes-nodes-%s-%s", cluster, pool)
+	}
+	if namespace == "" {
+		namespace = "tenant-" + cluster
+	}
+	return render.Release{Name: name, Namespace: namespace}
+}
+
+func readValues(path string) (map[string]interface{}, error) {
+	vals, err := render.ReadValues(path)
+	if err != nil {
+		return nil, problemf("values %s: %v", path, unwrapPath(err))
+	}
+	return vals, nil
+}
+
+func loadPoolChart(dir string) (*chart.Chart, error) {
+	if dir == "" {
+		dir = render.PoolChart
+	}
+	c, err := render.LoadChart(dir)
+	if err != nil {
+		return nil, problemf("chart %s: %v", dir, err)
+	}
+	return c, nil
+}
+
+func writeJSON(out *bytes.Buffer, v interface{}) {
+	enc := json.NewEncoder(out)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// table prints rows with each column padded to its widest cell; raw lines
+// between rows keep the rows' alignment.
+type table struct {
+	lines []tableLine
+}
+
+type tableLine struct {
+	cells []string
+	raw   string
+}
+
+func (t *table) row(cells ...string) { t.lines = append(t.lines, tableLine{cells: cells}) }
+func (t *table) raw(s string)        { t.lines = append(t.lines, tableLine{raw: s}) }
+
+func (t *table) write(out *bytes.Buffer) {
+	var widths []int
+	for _, l := range t.lines {
+		for i, c := range l.cells {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			if len(c) > widths[i] {
+				widths[i] = len(c)
+			}
+		}
+	}
+	for _, l := range t.lines {
+		if l.cells == nil {
+			out.WriteString(l.raw + "\n")
+			continue
+		}
+		var b strings.Builder
+		for i, c := range l.cells {
+			if i == len(l.cells)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", widths[i]-len(c)+2))
+		}
+		out.WriteString(strings.TrimRight(b.String(), " ") + "\n")
+	}
+}
