@@ -19,7 +19,7 @@ type planReport struct {
 	Pool    string `json:"pool,omitempty"`
 	Cluster string `json:"cluster"`
 	// DiskSource is absent only when the chart refused before resolving it.
-	DiskSource      *diskReport `json:"diskSource,omitempty"`
+	DiskSource      *diskReport  `json:"diskSource,omitempty"`
 	CreatedWith     *createdWith `json:"createdWith,omitempty"`
 	MachineTemplate string       `json:"machineTemplate,omitempty"`
 	Objects         []string     `json:"objects,omitempty"`
