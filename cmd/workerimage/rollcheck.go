@@ -208,6 +208,9 @@ func compareSides(p *poolRoll) {
 	for k := range keys {
 		b, inBase := p.Base.docs[k]
 		h, inHead := p.Head.docs[k]
+		// The MachineDeployment names the template: that reference moving is
+		// the roll itself, already reported, not another change.
+		h = strings.ReplaceAll(h, p.Head.MachineTemplate, p.Base.MachineTemplate)
 		switch {
 		case !inBase:
 			p.OtherChanges = append(p.OtherChanges, k+" (added)")

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// The repository's own baseline corners: every pre-feature pool shape, with
+// its committed render (an independent record of each template's name).
+var baselineGlob = filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml")
+
+func baselineFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(baselineGlob)
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	sort.Strings(files)
+	return files
+}
+
+// committedTemplate reads the KubevirtMachineTemplate of a corner's committed render.
+func committedTemplate(t *testing.T, valuesFile string) render.Doc {
+	t.Helper()
+	raw, err := os.ReadFile(strings.TrimSuffix(valuesFile, ".values.yaml") + ".golden.yaml")
+	require.NoError(t, err)
+	for _, text := range render.SplitDocuments(string(raw)) {
+		objs, err := render.ParseObjects([]byte(text))
+		require.NoError(t, err)
+		if len(objs) == 1 && objs[0].GetKind() == "KubevirtMachineTemplate" {
+			return render.Doc{Text: text, Object: objs[0].Object}
+		}
+	}
+	t.Fatalf("no KubevirtMachineTemplate in the committed render of %s", valuesFile)
+	return render.Doc{}
+}
+
+// chartCopy copies this checkout's pool chart into a temp "checkout" and
+// applies edit to one of its files.
+func chartCopy(t *testing.T, file string, edit func(string) string) string {
+	t.Helper()
+	root := t.TempDir()
+	src := filepath.Join(render.RepoRoot(), render.PoolChart)
+	dst := filepath.Join(root, render.PoolChart)
+	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
+	}))
+	if edit != nil {
+		path := filepath.Join(dst, file)
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		edited := edit(string(raw))
+		require.NotEqual(t, string(raw), edited, "the edit changes %s", file)
+		require.NoError(t, os.WriteFile(path, []byte(edited), 0o644))
+	}
+	return root
+}
+
+func rollcheckArgs(base, head, glob string, extra ...string) []string {
+	return append([]string{"rollcheck", "-base", base, "-head", head, "-values", glob, "-release", testRelease, "-namespace", testNamespace}, extra...)
+}
+
+func TestRollcheckBaselineAgainstItselfRollsNothing(t *testing.T) {
+	root := render.RepoRoot()
+	files := baselineFiles(t)
+	res := cli(t, rollcheckArgs(root, root, baselineGlob, "-o", "json")...)
+	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
+	r := decode[rollReport](t, res)
+	require.Len(t, r.Pools, len(files))
+	assert.Equal(t, len(files), r.Summary.NoRoll)
+	assert.Zero(t, r.Summary.Rolls)
+	for i, p := range r.Pools {
+		assert.Equal(t, files[i], p.Values)
+		assert.Equal(t, "no roll", p.Status, p.Values)
+		assert.False(t, p.Rolls)
+		want := committedTemplate(t, p.Values).Name()
+		assert.Equal(t, want, p.Base.MachineTemplate, "%s: the committed render's template", p.Values)
+		assert.Equal(t, want, p.Head.MachineTemplate)
+		assert.Empty(t, p.Diff)
+		assert.Empty(t, p.OtherChanges)
+	}
+}
+
+func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
+	// "disk-system" -> "disk-systen" in the worker disk's name: one byte.
+	head := chartCopy(t, "templates/_machinetemplate.tpl", func(s string) string {
+		return strings.Replace(s, "name: disk-system", "name: disk-systen", 1)
+	})
+	root := render.RepoRoot()
+	files := baselineFiles(t)
+	res := cli(t, rollcheckArgs(root, head, baselineGlob, "-o", "json")...)
+	require.Equal(t, exitAttn, res.code, "stderr: %s", res.stderr)
+	r := decode[rollReport](t, res)
+	require.Len(t, r.Pools, len(files))
+	assert.Equal(t, len(files), r.Summary.Rolls, "every pool rolls")
+	for _, p := range r.Pools {
+		assert.Equal(t, "rolls", p.Status, p.Values)
+		assert.True(t, p.Rolls)
+		kmt := committedTemplate(t, p.Values)
+		assert.Equal(t, kmt.Name(), p.Base.MachineTemplate)
+		assert.NotEqual(t, kmt.Name(), p.Head.MachineTemplate)
+		// The first changed line of the committed body, and its edited twin.
+		_, body, ok := strings.Cut(kmt.Text, "\nspec:\n")
+		require.True(t, ok)
+		lines := strings.Split(body, "\n")
+		at := -1
+		for i, l := range lines {
+			if strings.HasSuffix(l, "name: disk-system") {
+				at = i
+				break
+			}
+		}
+		require.GreaterOrEqual(t, at, 0)
+		assert.Equal(t, at+1, p.FirstDiffLine, p.Values)
+		assert.Equal(t, []string{"-" + lines[at], "+" + strings.Replace(lines[at], "disk-system", "disk-systen", 1)}, p.Diff, p.Values)
+		assert.Empty(t, p.OtherChanges, "the MachineDeployment's reference to the new name is the roll, not another change")
+	}
+
+	text := cli(t, rollcheckArgs(root, head, baselineGlob)...)
+	assert.Equal(t, exitAttn, text.code)
+	assert.Contains(t, text.stdout, "template body, first change at line")
+	assert.Contains(t, text.stdout, "      +")
+	assert.True(t, strings.HasSuffix(text.stdout, "\n"+strconv.Itoa(len(files))+" pools: "+strconv.Itoa(len(files))+" roll, 0 refused at head, 0 refused at base only, 0 no roll\n"), text.stdout)
+}
+
+func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
+	// A one-byte change to the MachineHealthCheck, whose name is stable.
+	head := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
+		return strings.Replace(s, "timeout: 300s", "timeout: 301s", 1)
+	})
+	res := cli(t, rollcheckArgs(render.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
+	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
+	r := decode[rollReport](t, res)
+	require.Len(t, r.Pools, 1)
+	p := r.Pools[0]
+	assert.Equal(t, "no roll", p.Status)
+	assert.Equal(t, p.Base.MachineTemplate, p.Head.MachineTemplate)
+	assert.Equal(t, []string{"MachineHealthCheck/" + testPool + " (changed)"}, p.OtherChanges)
+}
+
+func TestRollcheckRefusals(t *testing.T) {
+	// A head that refuses every pool of cluster acme.
+	refusing := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
+		return `{{- if eq .Values.cluster "acme" }}{{ fail "acme is refused at head" }}{{ end }}` + "\n" + s
+	})
+	root := render.RepoRoot()
+	pool := td("pools", "http.yaml")
+
+	res := cli(t, rollcheckArgs(root, refusing, pool, "-o", "json")...)
+	assert.Equal(t, exitAttn, res.code, "a pool refused at head fails the upgrade: stderr %s", res.stderr)
+	r := decode[rollReport](t, res)
+	assert.Equal(t, "refused at head", r.Pools[0].Status)
+	assert.Equal(t, "acme is refused at head", r.Pools[0].Head.Refusal)
+	assert.Equal(t, 1, r.Summary.RefusedAtHead)
+
+	res = cli(t, rollcheckArgs(refusing, root, pool, "-o", "json")...)
+	assert.Equal(t, exitOK, res.code, "head fixes the pool: nothing rolls")
+	assert.Equal(t, "refused at base", decode[rollReport](t, res).Pools[0].Status)
+
+	res = cli(t, rollcheckArgs(refusing, refusing, pool)...)
+	assert.Equal(t, exitAttn, res.code)
+	assert.Contains(t, res.stdout, "    refused at base: acme is refused at head\n")
+	assert.Contains(t, res.stdout, "    refused at head: acme is refused at head\n")
+}
+
+func TestRollcheckAgainstAClusterAndItsErrors(t *testing.T) {
+	root := render.RepoRoot()
+	// A clone pool against a state with its golden: renders, no roll.
+	res := cli(t, rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-cluster", td("state", "golden.yaml"), "-o", "json")...)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	r := decode[rollReport](t, res)
+	want := harnessRender(t, td("pools", "builtin.yaml"), td("state", "golden.yaml"))
+	kmt, err := want.One("KubevirtMachineTemplate")
+	require.NoError(t, err)
+	assert.Equal(t, kmt.Name(), r.Pools[0].Head.MachineTemplate)
+
+	// Without its golden, both sides refuse it.
+	res = cli(t, rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-cluster", td("state", "cluster.yaml"), "-o", "json")...)
+	assert.Equal(t, exitAttn, res.code)
+	assert.Equal(t, "refused at both", decode[rollReport](t, res).Pools[0].Status)
+
+	// A cluster that answers with errors is a problem, not a refusal.
+	unavailable := apierrors.NewServiceUnavailable("etcd is down")
+	res = cliWith(t, fakeDial(map[string]error{"*": unavailable}), rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-kubeconfig", td("state", "golden.yaml"))...)
+	requireProblem(t, res, "etcd is down")
+}
+
+func TestFirstHunk(t *testing.T) {
+	a := []string{"a", "b", "c", "d", "e"}
+	line, diff := firstHunk(a, []string{"a", "B", "c", "d", "E"}, 6)
+	assert.Equal(t, 2, line)
+	assert.Equal(t, []string{"-b", "+B"}, diff, "only the first change")
+
+	line, diff = firstHunk(a, []string{"a", "b", "x", "c", "d", "e"}, 6)
+	assert.Equal(t, 3, line)
+	assert.Equal(t, []string{"+x"}, diff, "an insertion")
+
+	line, diff = firstHunk(a, []string{"a"}, 2)
+	assert.Equal(t, 2, line)
+	assert.Equal(t, []string{"-b", "-c", "..."}, diff, "cut at max")
+}
