@@ -367,7 +367,7 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 	if len(r.Unresolved) > 0 {
 		tb.raw("pools not resolved (their values are refused before a disk source resolves; check them before deleting):")
 		for _, p := range r.Unresolved {
-			tb.row("  pool", p.HelmRelease, "", p.Refusal)
+			tb.row("  pool", p.HelmRelease, "refused: "+p.Refusal)
 		}
 	}
 	tb.write(out)

@@ -321,9 +321,14 @@ func (t *table) row(cells ...string) { t.lines = append(t.lines, tableLine{cells
 func (t *table) raw(s string)        { t.lines = append(t.lines, tableLine{raw: s}) }
 
 func (t *table) write(out *bytes.Buffer) {
+	// A row's last cell is never padded, so it does not widen its column for
+	// the rows that go on past it.
 	var widths []int
 	for _, l := range t.lines {
 		for i, c := range l.cells {
+			if i == len(l.cells)-1 {
+				break
+			}
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
