@@ -26,7 +26,9 @@ func imageValues(place, field, value string) map[string]interface{} {
 
 // Tenant-set strings that would break out of a name, a URL or the machine config.
 func TestMalformedImageFieldsAreRefusedOnEveryPath(t *testing.T) {
-	hostile := []string{"abc\ndef", "abc\nkind: Secret", "abc: def", "abc#x", `abc"x`, "abc'x", "abc`x", "$(reboot)", "abc def", "ABC", "a/b", "{a}", "-abc", ""}
+	// "\x7f" once broke a YAML round trip inside the chart, which dropped the
+	// tenant's osImage silently and rendered the defaults: it must be refused.
+	hostile := []string{"\x7f", "a\tb", "abc\ndef", "abc\nkind: Secret", "abc: def", "abc#x", `abc"x`, "abc'x", "abc`x", "$(reboot)", "abc def", "ABC", "a/b", "{a}", "-abc", ""}
 	cases := map[string][]string{
 		"schematicID":     hostile,
 		"version":         append(hostile, "v1.13", "1.13.6", "v1.13.6-", "v1.13.6-ALPHA", "v1.13.6+build"),

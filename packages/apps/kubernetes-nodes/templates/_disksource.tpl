@@ -1,25 +1,31 @@
 {{/*
-The worker disk's source, resolved once per render and remembered in .Values:
-the machine template body is rendered several times (its name is its hash), and
-the clone path's guards ask the cluster, so they must run exactly once.
-Returns YAML: clone, golden, url (HTTP path), storageClassName (what the disk is
-written with), the resolved image fields from kubernetes-nodes.osImage, and on
-the clone path a "report" of what the guards saw (for `workerimage plan`; it is
-never rendered into an object).
+The worker disk's source, resolved once per render into
+.Values._kubernetesNodes.disk: clone, golden, url (HTTP path), storageClassName
+(what the disk is written with), the resolved image fields, and on the clone
+path a "report" of what the guards saw (for `workerimage plan`; it is never
+rendered into an object). The clone path's guards ask the cluster, so they must
+run exactly once however often the body is rendered.
 */}}
-{{- define "kubernetes-nodes.diskSource" -}}
-{{- if not (hasKey .Values "_kubernetesNodesDiskSource") -}}
-{{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
+{{- define "kubernetes-nodes.ensureDiskSource" -}}
+{{- include "kubernetes-nodes.ensureImage" . -}}
+{{- $state := .Values._kubernetesNodes -}}
+{{- if not (hasKey $state "disk") -}}
+{{- $image := $state.image -}}
 {{- $source := dict -}}
 {{- if $image.clone -}}
-{{- $source = include "kubernetes-nodes.cloneSource" (dict "root" . "image" $image) | fromYaml -}}
+{{- include "kubernetes-nodes.cloneSource" (dict "root" . "image" $image "out" $source) -}}
 {{- else -}}
 {{- $_ := set $source "url" (printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" $image.imageFactoryURL) $image.schematicID $image.version) -}}
 {{- $_ := set $source "storageClassName" (.Values.storageClass | toString) -}}
 {{- end -}}
-{{- $_ := set .Values "_kubernetesNodesDiskSource" (merge $source $image | toYaml) -}}
+{{- $_ := set $state "disk" (merge $source (deepCopy $image)) -}}
 {{- end -}}
-{{- get .Values "_kubernetesNodesDiskSource" -}}
+{{- end -}}
+
+{{/* The disk source as YAML, for tools that read what the chart resolved. */}}
+{{- define "kubernetes-nodes.diskSource" -}}
+{{- include "kubernetes-nodes.ensureDiskSource" . -}}
+{{- .Values._kubernetesNodes.disk | toYaml -}}
 {{- end -}}
 
 {{/*
@@ -27,7 +33,7 @@ The clone path: finds the golden in cozy-public and refuses every arrangement
 in which CDI could not do a plain CSI clone of it (DESIGN.md refusals 2 to 6).
 Lookups are made only when an answer depends on them, so a pool with a declared
 class and a healthy golden never lists its own namespace.
-Takes a dict: root, image (from kubernetes-nodes.osImage).
+Takes a dict: root, image (the resolved image), out (filled with the result).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
 {{- $root := .root -}}
@@ -61,11 +67,15 @@ Takes a dict: root, image (from kubernetes-nodes.osImage).
 {{- end -}}
 {{- $present := or $dv $pvc -}}
 {{- $poolClass := $root.Values.storageClass | toString -}}
-{{- $result := dict "clone" true "golden" $golden "storageClassName" $poolClass "preview" $preview -}}
+{{- $result := .out -}}
+{{- $_ := set $result "clone" true -}}
+{{- $_ := set $result "golden" $golden -}}
+{{- $_ := set $result "storageClassName" $poolClass -}}
+{{- $_ := set $result "preview" $preview -}}
 {{- if not $preview -}}
 {{- $cloned := dict -}}
 {{- if or (not $present) (eq $phase "Failed") (not $poolClass) -}}
-{{- $cloned = include "kubernetes-nodes.clonedDisk" (dict "namespace" $namespace "pool" $pool "golden" $golden) | fromYaml -}}
+{{- include "kubernetes-nodes.clonedDisk" (dict "namespace" $namespace "pool" $pool "golden" $golden "out" $cloned) -}}
 {{- end -}}
 {{- if and (not $present) (not $cloned.name) -}}
 {{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" $pool $golden $seen $image.schematicID $image.version $toHTTP) -}}
@@ -135,7 +145,6 @@ Takes a dict: root, image (from kubernetes-nodes.osImage).
 {{- $_ := set $result "storageClassName" $poolClass -}}
 {{- $_ := set $result "report" (dict "goldenPhase" $phase "goldenFoundAs" (ternary "DataVolume" (ternary "PersistentVolumeClaim" "absent" (not (empty $pvc))) (not (empty $dv))) "clonedDisk" ($cloned.name | default "") "poolClassSource" $poolFrom "goldenClass" $goldenClass "goldenClassSource" $goldenFrom "goldenSize" $goldenSize) -}}
 {{- end -}}
-{{- $result | toYaml -}}
 {{- end -}}
 
 {{/*
@@ -143,7 +152,7 @@ The pool's own finished clone of this golden, if any: a DataVolume in the pool's
 namespace annotated with this pool and this golden whose status.phase is
 Succeeded. The newest one wins (ties: the name that sorts first). Another
 pool's disk, or an unfinished clone, does not count.
-Takes a dict: namespace, pool, golden. Returns YAML {name: ...} or {}.
+Takes a dict: namespace, pool, golden, out (given its name when there is one).
 */}}
 {{- define "kubernetes-nodes.clonedDisk" -}}
 {{- $best := dict -}}
@@ -157,7 +166,7 @@ Takes a dict: namespace, pool, golden. Returns YAML {name: ...} or {}.
 {{- end -}}
 {{- end -}}
 {{- if $best.name -}}
-{{- dict "name" $best.name | toYaml -}}
+{{- $_ := set .out "name" $best.name -}}
 {{- end -}}
 {{- end -}}
 

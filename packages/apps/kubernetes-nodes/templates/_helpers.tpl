@@ -117,7 +117,8 @@ integer, a percentage as a quoted string.
 from; schematicID and version are the disk's own, so the two never disagree.
 */}}
 {{- define "kubernetes-nodes.installerImage" -}}
-{{- $image := include "kubernetes-nodes.osImage" . | fromYaml -}}
+{{- include "kubernetes-nodes.ensureImage" . -}}
+{{- $image := .Values._kubernetesNodes.image -}}
 {{- printf "%s/%s:%s" (trimSuffix "/" (include "kubernetes-nodes.installerRepository" .)) $image.schematicID $image.version -}}
 {{- end -}}
 

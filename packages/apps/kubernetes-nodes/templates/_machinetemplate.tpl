@@ -3,7 +3,8 @@ The body of the KubevirtMachineTemplate. Its sha256 names the template, so every
 byte here is part of the pool's identity: a change rolls every worker of the pool.
 */}}
 {{- define "kubernetes-nodes.machineTemplateBody" -}}
-{{- $disk := include "kubernetes-nodes.diskSource" . | fromYaml -}}
+{{- include "kubernetes-nodes.ensureDiskSource" . -}}
+{{- $disk := .Values._kubernetesNodes.disk -}}
 template:
   spec:
     virtualMachineBootstrapCheck:

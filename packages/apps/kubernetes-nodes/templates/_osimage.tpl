@@ -15,19 +15,33 @@ imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})
 {{- end -}}
 
 {{/*
-Resolves the pool's OS image from osImage (the pool's own, else the platform's
-recorded at creation) and talos.* without asking about goldens: which path
-(clone or HTTP), and the schematicID, version and factory URL, each with where
-it came from. Every resolved string is validated here, on both paths, so nothing
-malformed reaches a name, a URL or the machine config.
-Returns YAML; callers use fromYaml.
+Resolves the pool's OS image, once per render, into .Values._kubernetesNodes.image:
+which path (clone or HTTP), and the schematicID, version and factory URL, each
+with where it came from. osImage is the pool's own when the key is set (even to
+{}), else the one recorded at creation; talos.imageFactoryURL is the pool's own,
+else the recorded platform default, else the built-in. No golden is looked at.
+Every resolved string is validated here, on both paths, so nothing malformed
+reaches a name, a URL or the machine config.
 */}}
-{{- define "kubernetes-nodes.osImage" -}}
-{{- $effective := include "kubernetes-nodes.effectiveOSImage" . | fromYaml -}}
-{{- $os := $effective.value | default dict -}}
+{{- define "kubernetes-nodes.ensureImage" -}}
+{{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
+{{- $state := .Values._kubernetesNodes -}}
+{{- if not (hasKey $state "image") -}}
+{{- $creation := $state.creation -}}
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
+{{- $origin := "osImage" -}}
+{{- $os := dict -}}
+{{- if hasKey .Values "osImage" -}}
+{{- $os = .Values.osImage | default dict -}}
+{{- else if hasKey $creation "osImage" -}}
+{{- $origin = "_cluster.osImage" -}}
+{{- $os = $creation.osImage | default dict -}}
+{{- end -}}
+{{- if not (kindIs "map" $os) -}}
+{{- fail (printf "pool %s: %s is a %s; write it as a map with builtin or factory" $pool $origin (kindOf $os)) -}}
+{{- end -}}
 {{- if and (hasKey $os "builtin") (hasKey $os "factory") -}}
-{{- fail (printf "pool %s: %s sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $pool $effective.origin) -}}
+{{- fail (printf "pool %s: %s sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $pool $origin) -}}
 {{- end -}}
 {{- $path := "" -}}
 {{- $chosen := dict -}}
@@ -38,12 +52,19 @@ Returns YAML; callers use fromYaml.
 {{- $path = "factory" -}}
 {{- $chosen = $os.factory | default dict -}}
 {{- end -}}
-{{- $factoryURL := include "kubernetes-nodes.effectiveImageFactoryURL" . | fromYaml -}}
+{{- $factoryURL := dict "value" (.Values.talos.imageFactoryURL | default "" | toString) "source" "talos.imageFactoryURL" -}}
+{{- if not $factoryURL.value -}}
+{{- if $creation.imageFactoryURL -}}
+{{- $factoryURL = dict "value" $creation.imageFactoryURL "source" (include "kubernetes-nodes.recordedSource" (dict "root" . "field" "_cluster.talos.imageFactoryURL")) -}}
+{{- else -}}
+{{- $factoryURL = dict "value" (include "kubernetes-nodes.builtinTalos" . | fromYaml).imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" -}}
+{{- end -}}
+{{- end -}}
 {{- $fallbacks := dict
   "schematicID" (dict "value" (.Values.talos.schematicID | toString) "source" "talos.schematicID")
   "version" (dict "value" (.Values.talos.version | toString) "source" "talos.version")
   "imageFactoryURL" $factoryURL -}}
-{{- $resolved := dict "clone" (eq $path "builtin") "osImageOrigin" $effective.origin -}}
+{{- $resolved := dict "clone" (eq $path "builtin") "osImageOrigin" $origin -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $fallback := get $fallbacks $field -}}
 {{- $value := $fallback.value -}}
@@ -51,8 +72,8 @@ Returns YAML; callers use fromYaml.
 {{- $chosenValue := get $chosen $field | toString -}}
 {{- if and $path (ne $chosenValue "") (ne $chosenValue "<nil>") -}}
 {{- $value = $chosenValue -}}
-{{- $source = printf "%s.%s.%s" $effective.origin $path $field -}}
-{{- if ne $effective.origin "osImage" -}}
+{{- $source = printf "%s.%s.%s" $origin $path $field -}}
+{{- if ne $origin "osImage" -}}
 {{- $source = include "kubernetes-nodes.recordedSource" (dict "root" $ "field" $source) -}}
 {{- end -}}
 {{- end -}}
@@ -67,5 +88,12 @@ Returns YAML; callers use fromYaml.
 {{- end -}}
 {{- end -}}
 {{- $_ := set $resolved "golden" (include "kubernetes-nodes.goldenName" $resolved) -}}
-{{- $resolved | toYaml -}}
+{{- $_ := set $state "image" $resolved -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The resolved OS image as YAML, for tools that read what the chart resolved. */}}
+{{- define "kubernetes-nodes.osImage" -}}
+{{- include "kubernetes-nodes.ensureImage" . -}}
+{{- .Values._kubernetesNodes.image | toYaml -}}
 {{- end -}}

@@ -18,77 +18,71 @@ installerRepository: factory.talos.dev/installer
 The platform defaults that reach the disk source (imageFactoryURL and osImage)
 apply when a pool is created and never afterwards: they sit inside the hashed
 machine template, so a render-time default would roll every pool the day an
-operator set it. Resolved once per render:
+operator set it. Resolved once per render into .Values._kubernetesNodes.creation:
 - the pool's record exists: the defaults it recorded;
 - no record but the pool's MachineDeployment exists: the pool predates records
   and was created with the built-in values;
 - neither: a new pool, which takes today's platform defaults (_cluster).
-Returns YAML {imageFactoryURL, osImage (YAML text, "" when absent), origin}.
+Fields: imageFactoryURL, osImage (a map, absent when none), osImageText (as
+recorded), origin ("platform" or "builtin").
 */}}
-{{- define "kubernetes-nodes.creationDefaults" -}}
-{{- if not (hasKey .Values "_kubernetesNodesCreationDefaults") -}}
+{{- define "kubernetes-nodes.ensureCreationDefaults" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := .Values._kubernetesNodes -}}
+{{- if not (hasKey $state "creation") -}}
 {{- $namespace := .Release.Namespace -}}
 {{- $recordName := include "kubernetes-nodes.recordName" . -}}
 {{- $record := lookup "v1" "ConfigMap" $namespace $recordName -}}
-{{- $captured := dict -}}
+{{- $creation := dict "imageFactoryURL" "" "osImageText" "" "origin" "platform" -}}
 {{- if $record -}}
 {{- $data := $record.data | default dict -}}
-{{- $captured = dict "imageFactoryURL" (get $data "imageFactoryURL" | default "") "osImage" (get $data "osImage" | default "") "origin" (get $data "origin" | default "platform") -}}
+{{- $_ := set $creation "imageFactoryURL" (get $data "imageFactoryURL" | default "" | toString) -}}
+{{- $_ := set $creation "origin" (get $data "origin" | default "platform" | toString) -}}
+{{- $text := get $data "osImage" | default "" | toString -}}
+{{- if $text -}}
+{{- $parsed := fromYaml $text -}}
+{{- if hasKey $parsed "Error" -}}
+{{- fail (printf "pool %s: the osImage recorded in ConfigMap %s/%s does not parse (%s); set the pool's own osImage, or delete that ConfigMap to re-record today's platform defaults (which re-images the pool if they differ)" (include "kubernetes-nodes.poolName" .) $namespace $recordName $parsed.Error) -}}
+{{- end -}}
+{{- $_ := set $creation "osImage" $parsed -}}
+{{- $_ := set $creation "osImageText" $text -}}
+{{- end -}}
 {{- else if lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" $namespace (include "kubernetes-nodes.poolName" .) -}}
-{{- $captured = dict "imageFactoryURL" "" "osImage" "" "origin" "builtin" -}}
+{{- $_ := set $creation "origin" "builtin" -}}
 {{- else -}}
 {{- $platform := .Values._cluster | default dict -}}
-{{- $platformTalos := $platform.talos | default dict -}}
-{{- $osImage := "" -}}
-{{- if hasKey $platform "osImage" -}}
-{{- $osImage = $platform.osImage | default dict | toYaml -}}
+{{- $_ := set $creation "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
+{{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
+{{- $_ := set $creation "osImage" $platform.osImage -}}
+{{- $_ := set $creation "osImageText" ($platform.osImage | toYaml) -}}
 {{- end -}}
-{{- $captured = dict "imageFactoryURL" (get $platformTalos "imageFactoryURL" | default "" | toString) "osImage" $osImage "origin" "platform" -}}
 {{- end -}}
-{{- $_ := set .Values "_kubernetesNodesCreationDefaults" ($captured | toYaml) -}}
+{{- $_ := set $state "creation" $creation -}}
 {{- end -}}
-{{- get .Values "_kubernetesNodesCreationDefaults" -}}
+{{- end -}}
+
+{{/* The creation defaults as YAML, for tools that read what the chart resolved. */}}
+{{- define "kubernetes-nodes.creationDefaults" -}}
+{{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
+{{- $creation := .Values._kubernetesNodes.creation -}}
+{{- dict "imageFactoryURL" $creation.imageFactoryURL "osImage" $creation.osImageText "origin" $creation.origin | toYaml -}}
+{{- end -}}
+
+{{/*
+Per-render memory in .Values: the machine template body is rendered several
+times (its name is its hash) and the resolution asks the cluster, so each stage
+runs once and later callers read its result as a map, never through a YAML
+round trip that a hostile string could break.
+*/}}
+{{- define "kubernetes-nodes.ensureState" -}}
+{{- if not (hasKey .Values "_kubernetesNodes") -}}
+{{- $_ := set .Values "_kubernetesNodes" dict -}}
+{{- end -}}
 {{- end -}}
 
 {{/* How a recorded default is named in messages. */}}
 {{- define "kubernetes-nodes.recordedSource" -}}
 {{- printf "the platform default %s recorded when the pool was created (ConfigMap %s/%s)" .field .root.Release.Namespace (include "kubernetes-nodes.recordName" .root) -}}
-{{- end -}}
-
-{{/*
-The pool's osImage: its own when the key is set (even to {}), else the one
-recorded at creation. Returns YAML {set, value, origin} where origin prefixes
-field names in messages.
-*/}}
-{{- define "kubernetes-nodes.effectiveOSImage" -}}
-{{- if hasKey .Values "osImage" -}}
-{{- dict "set" true "value" (.Values.osImage | default dict) "origin" "osImage" | toYaml -}}
-{{- else -}}
-{{- $recorded := (include "kubernetes-nodes.creationDefaults" . | fromYaml).osImage -}}
-{{- if $recorded -}}
-{{- dict "set" true "value" ($recorded | fromYaml) "origin" "_cluster.osImage" | toYaml -}}
-{{- else -}}
-{{- dict "set" false "value" dict "origin" "osImage" | toYaml -}}
-{{- end -}}
-{{- end -}}
-{{- end -}}
-
-{{/*
-talos.imageFactoryURL as the pool resolves it: its own value, else the one
-recorded at creation, else the built-in. Returns YAML {value, source}.
-*/}}
-{{- define "kubernetes-nodes.effectiveImageFactoryURL" -}}
-{{- $own := .Values.talos.imageFactoryURL | default "" | toString -}}
-{{- if $own -}}
-{{- dict "value" $own "source" "talos.imageFactoryURL" | toYaml -}}
-{{- else -}}
-{{- $recorded := (include "kubernetes-nodes.creationDefaults" . | fromYaml).imageFactoryURL | default "" -}}
-{{- if $recorded -}}
-{{- dict "value" $recorded "source" (include "kubernetes-nodes.recordedSource" (dict "root" . "field" "_cluster.talos.imageFactoryURL")) | toYaml -}}
-{{- else -}}
-{{- dict "value" (include "kubernetes-nodes.builtinTalos" . | fromYaml).imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" | toYaml -}}
-{{- end -}}
-{{- end -}}
 {{- end -}}
 
 {{/*
@@ -103,25 +97,22 @@ nothing rolls): applied at render time to every pool, new and existing.
 {{/*
 Talos machine.registries: the platform's mirrors with the pool's merged in per
 registry host (the platform's hosts stay, the pool's entry for a host replaces
-the platform's whole entry), and the platform's registry config.
+the platform's whole entry), and the platform's registry config. Takes a dict:
+root, out (filled with mirrors and config when there are any).
 */}}
 {{- define "kubernetes-nodes.registries" -}}
-{{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
+{{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
 {{- $mirrors := dict -}}
 {{- range $host, $mirror := (get $platformTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
 {{- end -}}
-{{- range $host, $mirror := (.Values.talos.registryMirrors | default dict) -}}
+{{- range $host, $mirror := (.root.Values.talos.registryMirrors | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
 {{- end -}}
-{{- $registries := dict -}}
 {{- if $mirrors -}}
-{{- $_ := set $registries "mirrors" $mirrors -}}
+{{- $_ := set .out "mirrors" $mirrors -}}
 {{- end -}}
 {{- with get $platformTalos "registryConfig" -}}
-{{- $_ := set $registries "config" . -}}
-{{- end -}}
-{{- if $registries -}}
-{{- $registries | toYaml -}}
+{{- $_ := set $.out "config" . -}}
 {{- end -}}
 {{- end -}}
