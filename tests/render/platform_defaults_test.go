@@ -329,3 +329,31 @@ func mustObjects(t testing.TB, text string) []*unstructured.Unstructured {
 	require.NoError(t, err)
 	return objs
 }
+
+func TestUnreadableRecordedOSImageIsRefused(t *testing.T) {
+	record := `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}
+data: {origin: platform, imageFactoryURL: "", osImage: "builtin: [unclosed"}
+`
+	_, err := renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "pool kubernetes-acme-workers: the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with does not parse", "set the pool's own osImage")
+	m, err := renderPool(t, vals(t, "{cluster: acme, osImage: {}}"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
+	require.NoError(t, err, "a pool with its own osImage does not read the record's")
+	assert.Equal(t, "builtin: [unclosed", doc(t, m, "ConfigMap").Object["data"].(map[string]interface{})["osImage"], "the record itself is kept as it is")
+
+	record = strings.Replace(record, `osImage: "builtin: [unclosed"`, `osImage: "just-a-string"`, 1)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "does not parse")
+}
+
+func TestOSImageThatIsNotAMapIsRefused(t *testing.T) {
+	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	_, err := renderPoolAs(t, skip, vals(t, "{cluster: acme, osImage: builtin}"), nil)
+	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage is a string; write it as a map with builtin or factory")
+	_, err = renderPoolAs(t, skip, withChannel(t, "cluster: acme", map[string]interface{}{"osImage": []interface{}{"builtin"}}), nil)
+	requireRefusal(t, err, "_cluster.osImage is a slice")
+	_, err = renderPoolAs(t, skip, vals(t, "{cluster: acme, osImage: {factory: {}}}"), nil)
+	require.NoError(t, err)
+}

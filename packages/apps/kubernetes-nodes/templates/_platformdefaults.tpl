@@ -39,13 +39,14 @@ recorded), origin ("platform" or "builtin").
 {{- $_ := set $creation "imageFactoryURL" (get $data "imageFactoryURL" | default "" | toString) -}}
 {{- $_ := set $creation "origin" (get $data "origin" | default "platform" | toString) -}}
 {{- $text := get $data "osImage" | default "" | toString -}}
-{{- if $text -}}
+{{- $_ := set $creation "osImageText" $text -}}
+{{- /* Only a pool without its own osImage reads the recorded one. */ -}}
+{{- if and $text (not (hasKey .Values "osImage")) -}}
 {{- $parsed := fromYaml $text -}}
 {{- if hasKey $parsed "Error" -}}
 {{- fail (printf "pool %s: the osImage recorded in ConfigMap %s/%s does not parse (%s); set the pool's own osImage, or delete that ConfigMap to re-record today's platform defaults (which re-images the pool if they differ)" (include "kubernetes-nodes.poolName" .) $namespace $recordName $parsed.Error) -}}
 {{- end -}}
 {{- $_ := set $creation "osImage" $parsed -}}
-{{- $_ := set $creation "osImageText" $text -}}
 {{- end -}}
 {{- else if lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" $namespace (include "kubernetes-nodes.poolName" .) -}}
 {{- $_ := set $creation "origin" "builtin" -}}
