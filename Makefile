@@ -11,12 +11,15 @@ CHARTS := packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image
 test:
 	$(GO) test ./...
 
-## render: render every example pool against the example cluster state.
+## render: `workerimage plan` (its text report) for every example pool against
+## the example cluster state. A refused pool reports its refusal and exits 1,
+## which examples do on purpose; bad input (exit 2) fails the target.
 render: $(BIN)/workerimage
 	@for f in examples/pools/*.yaml; do \
 		echo "### $$f"; \
-		$(BIN)/workerimage plan -o yaml -values $$f -cluster examples/cluster-state.yaml; \
+		$(BIN)/workerimage plan -values $$f -cluster examples/cluster-state.yaml; \
 		rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+		echo; \
 	done
 
 $(BIN)/workerimage: FORCE

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -227,4 +228,32 @@ func TestPlanLookupErrorIsAProblemNotARefusal(t *testing.T) {
 	args := []string{"plan", "-values", td("pools", "builtin.yaml"), "-release", testRelease, "-namespace", testNamespace, "-kubeconfig", td("state", "golden.yaml")}
 	res := cliWith(t, fakeDial(map[string]error{"StorageClass": forbidden}), args...)
 	requireProblem(t, res, "the cluster answered a lookup with an error", "storageclasses", "forbidden")
+}
+
+// `make render` plans every example pool against the example state: each
+// either renders or is refused on purpose; none is bad input.
+func TestExamplesPlan(t *testing.T) {
+	root := render.RepoRoot()
+	refused := map[string]string{
+		"oversized.yaml":    `instanceType "u1.4xlarge" is not a VirtualMachineClusterInstancetype`,
+		"golden-local.yaml": `its disks would be on StorageClass "local"`,
+	}
+	files, err := filepath.Glob(filepath.Join(root, "examples", "pools", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	seen := 0
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			res := cli(t, "plan", "-values", f, "-cluster", filepath.Join(root, "examples", "cluster-state.yaml"), "-o", "json")
+			r := decode[planReport](t, res)
+			if why, ok := refused[filepath.Base(f)]; ok {
+				seen++
+				assert.Equal(t, exitAttn, res.code)
+				assert.Contains(t, r.Refusal, why)
+				return
+			}
+			assert.Equal(t, exitOK, res.code, r.Refusal)
+		})
+	}
+	assert.Equal(t, len(refused), seen, "the refused examples exist")
 }
