@@ -236,6 +236,11 @@ func TestCatalogRefusals(t *testing.T) {
 			[]string{"images[0]", `storage "6 GB" (from storage) is not a Kubernetes quantity`, "set storage to a size"}},
 		{"entry storage not a quantity", "images: [{schematicID: abc, version: v1.13.6, storage: lots}]", "images: [{schematicID: abc, version: v1.13.6, storage: 1.5Ti}]",
 			[]string{`storage "lots" (from images[0].storage)`, "set images[0].storage to a size"}},
+		{"storageClass not a class name", "{storageClass: 'fast ssd', images: [{schematicID: abc, version: v1.13.6}]}", "{storageClass: fast-ssd.v2, images: [{schematicID: abc, version: v1.13.6}]}",
+			[]string{`storageClass "fast ssd" (from storageClass) is not a StorageClass name`, "set storageClass to a class"}},
+		// A control character once broke the chart's YAML round trip and dropped every golden silently.
+		{"entry storageClass with a control character", "images: [{schematicID: abc, version: v1.13.6, storageClass: \"a\\x7f\"}]", "images: [{schematicID: abc, version: v1.13.6, storageClass: ''}]",
+			[]string{`storageClass "a\x7f" (from images[0].storageClass)`, "set images[0].storageClass"}},
 		{"the same pair twice", "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.6, storage: 9Gi}]", "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5, storage: 9Gi}]",
 			[]string{"images[1]", catalogGoldenName("abc", "v1.13.6"), "as images[0] already does", "remove one of the two entries"}},
 		{"an entry that is a string", "images: [abc]", "images: [{schematicID: abc, version: v1.13.6}]",

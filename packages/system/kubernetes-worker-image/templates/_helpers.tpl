@@ -16,6 +16,7 @@ schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z.]+)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
 storage: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
+storageClass: '^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$'
 {{- end -}}
 
 {{/*
@@ -45,13 +46,15 @@ an override (storageClass "" asks for the cluster default).
 
 {{/*
 Every images[] entry resolved against the chart-wide values and validated:
-{entries: [{index, label, schematicID, version, imageFactoryURL, storage,
-storageClass, name, url, from: {field: where the value came from}}]}.
-Returns YAML; callers use fromYaml. Checked here, in the one place every
+.Values._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
+imageFactoryURL, storage, storageClass, name, url, from: {field: where the value
+came from}}]. Kept as a list in .Values rather than returned as YAML, so no
+string can break a round trip and silently drop the entries. Checked here, in the one place every
 template reads the entries from, so `--skip-schema-validation` cannot slip a
 malformed entry past the schema into a name, a URL or the clone Role.
 */}}
 {{- define "kubernetes-worker-image.entries" -}}
+{{- if not (hasKey .Values "_kubernetesWorkerImageEntries") -}}
 {{- $images := .Values.images | default list -}}
 {{- if not (kindIs "slice" $images) -}}
 {{- fail (printf "images is a %s, not a list; write images as a list of {schematicID, version} entries, or [] for no golden" (kindOf $images)) -}}
@@ -96,6 +99,9 @@ malformed entry past the schema into a name, a URL or the clone Role.
 {{- if not (regexMatch $patterns.storage $r.storage) -}}
 {{- fail (printf "%s: storage %q (from %s) is not a Kubernetes quantity, so the golden's DataVolume would be rejected; set %s to a size such as 6Gi" $label $r.storage (get $r.from "storage") (get $r.from "storage")) -}}
 {{- end -}}
+{{- if not (regexMatch $patterns.storageClass $r.storageClass) -}}
+{{- fail (printf "%s: storageClass %q (from %s) is not a StorageClass name; set %s to a class such as replicated, or \"\" for the cluster default" $label $r.storageClass (get $r.from "storageClass") (get $r.from "storageClass")) -}}
+{{- end -}}
 {{- $name := include "kubernetes-worker-image.goldenName" $r -}}
 {{- /* Under the patterns above only the same pair can give the same name (a schematicID has no dot). */ -}}
 {{- if hasKey $byName $name -}}
@@ -106,7 +112,8 @@ malformed entry past the schema into a name, a URL or the clone Role.
 {{- $_ := set $r "url" (include "kubernetes-worker-image.imageURL" $r) -}}
 {{- $entries = append $entries $r -}}
 {{- end -}}
-{{- dict "entries" $entries | toYaml -}}
+{{- $_ := set .Values "_kubernetesWorkerImageEntries" $entries -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
