@@ -197,6 +197,9 @@ func implements(t, iface reflect.Type) bool {
 	return t.Implements(iface) || reflect.PointerTo(t).Implements(iface)
 }
 
+// quantityPattern is the syntax of a resource.Quantity as CRDs declare it.
+const quantityPattern = `^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$`
+
 func intOrString() apiextv1.JSONSchemaProps {
 	return apiextv1.JSONSchemaProps{
 		XIntOrString: true,
@@ -224,8 +227,12 @@ func (g *generator) typeSchema(t reflect.Type) (apiextv1.JSONSchemaProps, error)
 		})
 		types, format := v.OpenAPISchemaType(), v.OpenAPISchemaFormat()
 		switch {
-		case format == "int-or-string" || numberOrString(t):
+		case format == "int-or-string":
 			s = intOrString()
+		case numberOrString(t):
+			// resource.Quantity: the API server checks its syntax.
+			s = intOrString()
+			s.Pattern = quantityPattern
 		case len(types) == 0:
 			s = preserveUnknown()
 		default:

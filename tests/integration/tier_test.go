@@ -1,0 +1,468 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/tests/render"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+const (
+	poolCluster       = "acme"
+	poolNamespace     = "tenant-acme"
+	poolRelease       = "kubernetes-nodes-acme-workers"
+	catalogNamespace  = "cozy-public"
+	catalogRelease    = "kubernetes-worker-image"
+	kmtAPIVersion     = "infrastructure.cluster.x-k8s.io/v1alpha1"
+	kmtKind           = "KubevirtMachineTemplate"
+	capiAPIVersion    = "cluster.x-k8s.io/v1beta1"
+	dataVolumeVersion = "cdi.kubevirt.io/v1beta1"
+)
+
+// TestAPIServerTier is one API server for the whole tier (start-up and CRD
+// installation take seconds; every subtest uses its own namespace and releases).
+func TestAPIServerTier(t *testing.T) {
+	e := startEnv(t)
+	crds := e.installCRDs(t)
+	t.Logf("kube-apiserver %s ready with %d CRDs", kubeVersion, len(crds))
+
+	// The cluster state the charts look up: the instancetypes and StorageClasses
+	// of a typical cluster, the same fixtures the render tests use, created
+	// through the real schemas.
+	for _, f := range []string{"instancetypes.yaml", "storageclasses.yaml"} {
+		raw, err := os.ReadFile(filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "cluster", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.createYAML(t, string(raw))
+	}
+
+	t.Run("BaselineDryRun", func(t *testing.T) { testBaselineDryRun(t, e) })
+	t.Run("DryRunRejects", func(t *testing.T) { testDryRunRejects(t, e) })
+	t.Run("PoolLifecycle", func(t *testing.T) { testPoolLifecycle(t, e) })
+	t.Run("UnknownInstanceType", func(t *testing.T) { testUnknownInstanceType(t, e) })
+	t.Run("Catalog", func(t *testing.T) { testCatalog(t, e) })
+}
+
+func baselineValues(t *testing.T) map[string]map[string]interface{} {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no baseline values (%v)", err)
+	}
+	out := map[string]map[string]interface{}{}
+	for _, f := range files {
+		vals, err := render.ReadValues(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".values.yaml")] = vals
+	}
+	return out
+}
+
+func renderPool(t *testing.T, release, namespace string, vals map[string]interface{}) *render.Manifest {
+	t.Helper()
+	chrt, err := render.LoadChart(render.PoolChart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := render.Render(chrt, render.Options{Release: render.Release{Name: release, Namespace: namespace}, Values: vals})
+	if err != nil {
+		t.Fatalf("render %s: %v", release, err)
+	}
+	return m
+}
+
+// testBaselineDryRun: every object of every baseline corner, as the render
+// harness renders it, is accepted by the real schemas with strict field
+// validation. This is the project's schema check of its output.
+func testBaselineDryRun(t *testing.T, e *env) {
+	e.createNamespace(t, poolNamespace)
+	corners := baselineValues(t)
+	names := make([]string, 0, len(corners))
+	for name := range corners {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	total := 0
+	for _, name := range names {
+		m := renderPool(t, poolRelease, poolNamespace, corners[name])
+		n, problems := e.dryRunApply(t, m, poolNamespace)
+		total += n
+		for _, p := range problems {
+			t.Errorf("baseline %s: %s", name, p)
+		}
+	}
+	t.Logf("%d objects of %d baseline corners passed strict server-side dry-run apply", total, len(names))
+}
+
+// kmts lists the pool's KubevirtMachineTemplates as name -> UID.
+func kmts(t *testing.T, e *env, namespace string) map[string]string {
+	out := map[string]string{}
+	for name, uid := range e.uids(t, kmtAPIVersion, kmtKind, namespace) {
+		out[name] = string(uid)
+	}
+	return out
+}
+
+func withValues(base map[string]interface{}, kv ...interface{}) map[string]interface{} {
+	out := map[string]interface{}{}
+	for k, v := range base {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i].(string)] = kv[i+1]
+	}
+	return out
+}
+
+// testPoolLifecycle: install a pool; an unchanged upgrade and a minReplicas
+// change keep its KubevirtMachineTemplate (same name, same object); a diskSize
+// change creates a new one (the documented re-image); uninstall removes it all.
+func testPoolLifecycle(t *testing.T, e *env) {
+	vals := baselineValues(t)["01-defaults"]
+	h := e.helm(t, poolNamespace)
+	rel := h.mustInstall(poolRelease, render.PoolChart, vals)
+
+	want := renderPool(t, poolRelease, poolNamespace, vals)
+	refs := e.refsOf(t, want, poolNamespace)
+	for _, r := range refs {
+		if _, ok := e.get(t, r.apiVersion, r.kind, r.namespace, r.name); !ok {
+			t.Errorf("after install: %s is missing", r)
+		}
+	}
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
+		if docs := want.OfKind(kind); len(docs) != 1 {
+			t.Errorf("the pool rendered %d %s, want 1: %v", len(docs), kind, refs)
+		}
+	}
+	if got := strings.TrimSpace(rel.Manifest); !strings.Contains(got, "kind: KubevirtMachineTemplate") {
+		t.Errorf("release manifest has no KubevirtMachineTemplate")
+	}
+	kmtDoc, err := want.One(kmtKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed := kmts(t, e, poolNamespace)
+	if len(installed) != 1 || installed[kmtDoc.Name()] == "" {
+		t.Fatalf("after install: KubevirtMachineTemplates %v, want only %s", installed, kmtDoc.Name())
+	}
+
+	h.mustUpgrade(poolRelease, render.PoolChart, vals)
+	if got := kmts(t, e, poolNamespace); !equalMaps(got, installed) {
+		t.Errorf("helm upgrade with unchanged values changed the KubevirtMachineTemplates: %v -> %v", installed, got)
+	}
+
+	h.mustUpgrade(poolRelease, render.PoolChart, withValues(vals, "minReplicas", 1))
+	if got := kmts(t, e, poolNamespace); !equalMaps(got, installed) {
+		t.Errorf("changing minReplicas changed the KubevirtMachineTemplates: %v -> %v", installed, got)
+	}
+	mdName := "kubernetes-" + poolCluster + "-workers"
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", poolNamespace, mdName)
+	if got := md.GetAnnotations()["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"]; got != "1" {
+		t.Errorf("after minReplicas=1 the MachineDeployment's min-size annotation is %q, want \"1\"", got)
+	}
+
+	h.mustUpgrade(poolRelease, render.PoolChart, withValues(vals, "minReplicas", 1, "diskSize", "30Gi"))
+	after := kmts(t, e, poolNamespace)
+	var created []string
+	for name := range after {
+		if _, ok := installed[name]; !ok {
+			created = append(created, name)
+		}
+	}
+	if len(created) != 1 {
+		t.Fatalf("changing diskSize created %d KubevirtMachineTemplates (%v), want 1; before %v, after %v", len(created), created, installed, after)
+	}
+	md, _ = e.get(t, capiAPIVersion, "MachineDeployment", poolNamespace, mdName)
+	if got, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name"); got != created[0] {
+		t.Errorf("MachineDeployment infrastructureRef names %q, want the new template %q", got, created[0])
+	}
+	if _, ok := after[kmtDoc.Name()]; ok {
+		t.Logf("the previous KubevirtMachineTemplate %s is kept after the re-image", kmtDoc.Name())
+	} else {
+		t.Logf("helm upgrade deleted the previous KubevirtMachineTemplate %s (no longer in the manifest)", kmtDoc.Name())
+	}
+
+	h.mustUninstall(poolRelease)
+	e.waitGone(t, e.refsOf(t, renderPool(t, poolRelease, poolNamespace, withValues(vals, "minReplicas", 1, "diskSize", "30Gi")), poolNamespace))
+	if left := kmts(t, e, poolNamespace); len(left) != 0 {
+		t.Errorf("after uninstall KubevirtMachineTemplates are left: %v", left)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// testUnknownInstanceType: the instancetype lookup, through the real client,
+// refuses a name the cluster does not have, with the chart's message, and
+// nothing is created.
+func testUnknownInstanceType(t *testing.T, e *env) {
+	const ns, rel = "tenant-odd", "kubernetes-nodes-acme-odd"
+	e.createNamespace(t, ns)
+	vals := map[string]interface{}{"cluster": poolCluster, "instanceType": "u1.nonexistent"}
+	_, err := e.helm(t, ns).install(rel, render.PoolChart, vals)
+	want := `pool kubernetes-acme-odd: instanceType "u1.nonexistent" is not a VirtualMachineClusterInstancetype of this cluster (it has: u1.large, u1.medium, u1.xlarge); set instanceType to one of them, or set resources.cpu and resources.memory instead`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("install with an unknown instanceType: got %v, want an error containing %q", err, want)
+	}
+	if left := kmts(t, e, ns); len(left) != 0 {
+		t.Errorf("a refused install created KubevirtMachineTemplates: %v", left)
+	}
+}
+
+// goldenName is the catalog's DataVolume name for an image.
+func goldenName(schematicID, version string) string {
+	return fmt.Sprintf("talos-worker-%s-%s", schematicID, version)
+}
+
+// poolDefaults reads the pool chart's default Talos image.
+func poolDefaults(t *testing.T) (schematicID, version string) {
+	t.Helper()
+	chrt, err := render.LoadChart(render.PoolChart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(render.Get(chrt.Values, "talos.schematicID")), fmt.Sprint(render.Get(chrt.Values, "talos.version"))
+}
+
+// testCatalog: the catalog and builtin pools for real. The golden exists with
+// every annotation; CDI's Succeeded is written through the status
+// subresource; a builtin pool installs and clones it; the clone refusals come
+// through the real client; removing an entry or uninstalling the catalog keeps
+// the goldens; uninstalling a pool removes only the pool.
+func testCatalog(t *testing.T, e *env) {
+	if _, err := os.Stat(filepath.Join(render.RepoRoot(), render.CatalogChart, "Chart.yaml")); err != nil {
+		t.Skipf("%s has not landed", render.CatalogChart)
+	}
+	schematicID, version := poolDefaults(t)
+	golden := goldenName(schematicID, version)
+	const otherVersion = "v1.13.5"
+	other := goldenName(schematicID, otherVersion)
+
+	e.createNamespace(t, catalogNamespace)
+	cat := e.helm(t, catalogNamespace)
+	rel := cat.mustInstall(catalogRelease, render.CatalogChart, nil)
+	m := manifestOf(t, rel)
+	n, problems := e.dryRunApply(t, m, catalogNamespace)
+	for _, p := range problems {
+		t.Errorf("catalog: %s", p)
+	}
+	t.Logf("%d catalog objects passed strict server-side dry-run apply", n)
+
+	goldens := m.OfKind("DataVolume")
+	if len(goldens) != 1 || goldens[0].Name() != golden {
+		t.Fatalf("the default catalog rendered DataVolumes %v, want only %s (the pool chart's default image)", names(goldens), golden)
+	}
+	dv, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
+	if !ok {
+		t.Fatalf("golden %s/%s was not created", catalogNamespace, golden)
+	}
+	rendered, _ := render.Get(goldens[0].Object, "metadata.annotations").(map[string]interface{})
+	for k, v := range rendered {
+		if got := dv.GetAnnotations()[k]; got != fmt.Sprint(v) {
+			t.Errorf("golden %s: annotation %s is %q on the server, rendered %q", golden, k, got, v)
+		}
+	}
+	for k, v := range map[string]string{
+		"helm.sh/resource-policy":                          "keep",
+		"cdi.kubevirt.io/storage.bind.immediate.requested": "true",
+		"cdi.kubevirt.io/storage.deleteAfterCompletion":    "false",
+	} {
+		if got := dv.GetAnnotations()[k]; got != v {
+			t.Errorf("golden %s: annotation %s is %q, want %q", golden, k, got, v)
+		}
+	}
+	for _, kind := range []string{"Role", "RoleBinding"} {
+		if _, ok := e.get(t, "rbac.authorization.k8s.io/v1", kind, catalogNamespace, "kubernetes-worker-image-clone"); !ok {
+			t.Errorf("catalog %s kubernetes-worker-image-clone was not created", kind)
+		}
+	}
+	e.setPhase(t, catalogNamespace, golden, "Succeeded")
+
+	// A builtin pool clones the golden.
+	const cloneNS = "tenant-clone"
+	const cloneRelease = "kubernetes-nodes-acme-clone"
+	e.createNamespace(t, cloneNS)
+	pool := e.helm(t, cloneNS)
+	builtin := func(kv ...interface{}) map[string]interface{} {
+		b := map[string]interface{}{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			b[kv[i].(string)] = kv[i+1]
+		}
+		return map[string]interface{}{"cluster": poolCluster, "osImage": map[string]interface{}{"builtin": b}}
+	}
+	prel := pool.mustInstall(cloneRelease, render.PoolChart, builtin())
+	pm := manifestOf(t, prel)
+	n, problems = e.dryRunApply(t, pm, cloneNS)
+	for _, p := range problems {
+		t.Errorf("builtin pool: %s", p)
+	}
+	t.Logf("%d objects of the builtin pool passed strict server-side dry-run apply", n)
+	kmtDoc, err := pm.One(kmtKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kmt, ok := e.get(t, kmtAPIVersion, kmtKind, cloneNS, kmtDoc.Name())
+	if !ok {
+		t.Fatalf("builtin pool: %s %s was not created", kmtKind, kmtDoc.Name())
+	}
+	disk := "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec."
+	for path, want := range map[string]string{
+		disk + "source.pvc.namespace":     catalogNamespace,
+		disk + "source.pvc.name":          golden,
+		disk + "storage.storageClassName": "replicated",
+	} {
+		if got := fmt.Sprint(render.Get(kmt.Object, path)); got != want {
+			t.Errorf("builtin pool on the server: %s is %q, want %q", path, got, want)
+		}
+	}
+
+	// Each clone refusal, reached through the real client. None creates anything.
+	refused := func(release string, vals map[string]interface{}, wants ...string) {
+		t.Helper()
+		_, err := pool.install(release, render.PoolChart, vals)
+		if err == nil {
+			t.Errorf("install %s: not refused, want %q", release, wants)
+			return
+		}
+		for _, w := range wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("install %s: error %q does not contain %q", release, err, w)
+			}
+		}
+	}
+	refused("kubernetes-nodes-acme-absent", builtin("version", otherVersion),
+		fmt.Sprintf("pool kubernetes-acme-absent: golden %s is absent from cozy-public", other))
+
+	cat.mustUpgrade(catalogRelease, render.CatalogChart, map[string]interface{}{"images": []interface{}{
+		map[string]interface{}{"schematicID": schematicID, "version": version},
+		map[string]interface{}{"schematicID": schematicID, "version": otherVersion},
+	}})
+	e.setPhase(t, catalogNamespace, other, "Failed")
+	refused("kubernetes-nodes-acme-failed", builtin("version", otherVersion),
+		fmt.Sprintf("pool kubernetes-acme-failed: golden %s in cozy-public failed to import (status.phase Failed)", other))
+
+	local := builtin()
+	local["storageClass"] = "local"
+	refused("kubernetes-nodes-acme-local", local,
+		`pool kubernetes-acme-local: its disks would be on StorageClass "local"`,
+		fmt.Sprintf(`but golden %s is on "replicated"`, golden))
+
+	_, err = cat.upgrade(catalogRelease, render.CatalogChart, map[string]interface{}{"storage": "7Gi", "images": []interface{}{
+		map[string]interface{}{"schematicID": schematicID, "version": version},
+	}})
+	if err == nil || !strings.Contains(err.Error(), "was edited after its golden was created") {
+		t.Errorf("catalog upgrade with an edited entry: got %v, want the edit refusal", err)
+	}
+	if left := kmts(t, e, cloneNS); len(left) != 1 {
+		t.Errorf("the refused installs left KubevirtMachineTemplates in %s: %v (want only the builtin pool's)", cloneNS, left)
+	}
+
+	// Removing an entry keeps its golden; so does uninstalling the catalog.
+	cat.mustUpgrade(catalogRelease, render.CatalogChart, nil)
+	if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, other); !ok {
+		t.Errorf("removing the catalog entry deleted its golden %s", other)
+	}
+	cat.mustUninstall(catalogRelease)
+	e.waitGone(t, []objectRef{
+		{"rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone"},
+		{"rbac.authorization.k8s.io/v1", "RoleBinding", catalogNamespace, "kubernetes-worker-image-clone"},
+	})
+	for _, g := range []string{golden, other} {
+		if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, g); !ok {
+			t.Errorf("helm uninstall of the catalog deleted golden %s (helm.sh/resource-policy: keep)", g)
+		}
+	}
+
+	// Uninstalling the pool removes its objects and leaves the golden.
+	pool.mustUninstall(cloneRelease)
+	e.waitGone(t, e.refsOf(t, pm, cloneNS))
+	dv, ok = e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
+	if !ok {
+		t.Fatalf("uninstalling a builtin pool deleted golden %s", golden)
+	}
+	if phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase"); phase != "Succeeded" {
+		t.Errorf("golden %s: status.phase %q after the pool's uninstall, want Succeeded", golden, phase)
+	}
+}
+
+func names(docs []render.Doc) []string {
+	out := make([]string, len(docs))
+	for i, d := range docs {
+		out[i] = d.Name()
+	}
+	return out
+}
+
+// testDryRunRejects is the control for the dry-run check: a field the
+// schemas do not declare, or a value of the wrong type, at each depth the
+// charts write to, must be refused, or a passing dry-run would prove nothing.
+func testDryRunRejects(t *testing.T, e *env) {
+	e.createNamespace(t, poolNamespace)
+	m := renderPool(t, poolRelease, poolNamespace, baselineValues(t)["01-defaults"])
+	if chrt, err := render.LoadChart(render.CatalogChart); err == nil {
+		// The golden, against the DataVolume CRD tools/crdgen generates.
+		cm, err := render.Render(chrt, render.Options{Release: render.Release{Name: catalogRelease, Namespace: catalogNamespace}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.createNamespace(t, catalogNamespace)
+		m.Docs = append(m.Docs, cm.OfKind("DataVolume")...)
+	}
+	// Each case sets key to value in the object at path: an undeclared field,
+	// or a declared one with a value of the wrong shape.
+	cases := []struct {
+		kind, path, key string
+		value           interface{}
+	}{
+		{"DataVolume", "spec.storage.resources.requests", "storage", "lots"},
+		{"DataVolume", "spec.source.http", "notAField", "x"},
+		{"DataVolume", "spec.storage", "storageClassName", 7},
+		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage", "notAField", "x"},
+		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.http", "notAField", "x"},
+		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec.template.spec.domain.devices", "notAField", "x"},
+		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec", "notAField", "x"},
+		{kmtKind, "spec.template.spec", "notAField", "x"},
+		{"MachineDeployment", "spec.template.spec", "notAField", "x"},
+		{"MachineHealthCheck", "spec", "maxUnhealthy", true},
+		{"TalosConfigTemplate", "spec.template.spec", "notAField", "x"},
+	}
+	for _, c := range cases {
+		docs := m.OfKind(c.kind)
+		if len(docs) == 0 {
+			continue // the catalog chart has not landed
+		}
+		doc := docs[0]
+		obj := runtime.DeepCopyJSON(doc.Object)
+		parent, ok := render.Get(obj, c.path).(map[string]interface{})
+		if !ok {
+			t.Fatalf("%s has no object at %s", c.kind, c.path)
+		}
+		parent[c.key] = c.value
+		_, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{{Object: obj}}}, poolNamespace)
+		if len(problems) != 1 || !strings.Contains(problems[0], c.key) {
+			t.Errorf("%s with %s.%s: %v: want the dry-run to refuse that field, got %q", c.kind, c.path, c.key, c.value, problems)
+		} else {
+			t.Logf("refused as it should be: %s", problems[0])
+		}
+	}
+}
