@@ -52,60 +52,61 @@ means "no Package", and nothing else changes.
 
 {{/*
 The catalog's component values: exactly the kubernetesWorkerImage keys the
-operator set, so every other key keeps the catalog chart's default. YAML; an
-empty map when none is set.
+operator set, so every other key keeps the catalog chart's default. Takes a
+dict: root, out (filled with those keys). Values are handed over as maps, never
+through a YAML round trip that an odd string could break.
 */}}
 {{- define "platform.kubernetesWorkerImage.values" -}}
-{{- $set := .Values.kubernetesWorkerImage | default dict -}}
-{{- $out := dict -}}
+{{- $set := .root.Values.kubernetesWorkerImage | default dict -}}
 {{- range $key := list "imageFactoryURL" "storageClass" "storage" "images" -}}
 {{- if and (hasKey $set $key) (not (kindIs "invalid" (get $set $key))) -}}
-{{- $_ := set $out $key (get $set $key) -}}
+{{- $_ := set $.out $key (get $set $key) -}}
 {{- end -}}
 {{- end -}}
-{{- toYaml $out -}}
 {{- end -}}
 
 {{/*
 The _cluster keys for tenant workers, only those set: talos.registryMirrors,
 talos.registryConfig (keyed by host[:port], as Talos wants it),
-talos.installerRepository, talos.imageFactoryURL, and osImage.
+talos.installerRepository, talos.imageFactoryURL, and osImage. Takes a dict:
+root, out (filled with those keys).
 */}}
 {{- define "platform.clusterValues" -}}
 {{- $talos := dict -}}
-{{- $registries := .Values.registries | default dict -}}
+{{- $registries := .root.Values.registries | default dict -}}
 {{- with $registries.mirrors -}}
 {{- $_ := set $talos "registryMirrors" . -}}
 {{- end -}}
-{{- with include "platform.registryConfig" . | fromYaml -}}
+{{- $config := dict -}}
+{{- include "platform.registryConfig" (dict "root" .root "out" $config) -}}
+{{- with $config -}}
 {{- $_ := set $talos "registryConfig" . -}}
 {{- end -}}
-{{- $tenant := .Values.tenantWorkers | default dict -}}
+{{- $tenant := .root.Values.tenantWorkers | default dict -}}
 {{- $tenantTalos := $tenant.talos | default dict -}}
 {{- range $key := list "installerRepository" "imageFactoryURL" -}}
 {{- with get $tenantTalos $key -}}
 {{- $_ := set $talos $key . -}}
 {{- end -}}
 {{- end -}}
-{{- $cluster := dict -}}
 {{- if $talos -}}
-{{- $_ := set $cluster "talos" $talos -}}
+{{- $_ := set .out "talos" $talos -}}
 {{- end -}}
 {{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
-{{- $_ := set $cluster "osImage" $tenant.osImage -}}
+{{- $_ := set .out "osImage" $tenant.osImage -}}
 {{- end -}}
-{{- toYaml $cluster -}}
 {{- end -}}
 
 {{/*
 registries.config in Talos's shape: Talos keys machine.registries.config by
 registry host[:port], so an endpoint URL key loses its scheme and path. Two keys
 that name one host would silently shadow each other, so they are refused.
+Takes a dict: root, out (filled host -> config).
 */}}
 {{- define "platform.registryConfig" -}}
-{{- $out := dict -}}
+{{- $out := .out -}}
 {{- $from := dict -}}
-{{- range $endpoint, $config := (.Values.registries | default dict).config | default dict -}}
+{{- range $endpoint, $config := (.root.Values.registries | default dict).config | default dict -}}
 {{- $host := regexReplaceAll "^[a-zA-Z][a-zA-Z0-9+.-]*://" $endpoint "" | splitList "/" | first -}}
 {{- if not $host -}}
 {{- fail (printf "registries.config: key %q names no registry host; key each entry by the mirror endpoint URL or its host[:port], e.g. registry.mirror.internal:5000" $endpoint) -}}
@@ -116,5 +117,4 @@ that name one host would silently shadow each other, so they are refused.
 {{- $_ := set $out $host $config -}}
 {{- $_ := set $from $host $endpoint -}}
 {{- end -}}
-{{- toYaml $out -}}
 {{- end -}}
