@@ -288,12 +288,15 @@ func writeRollText(out *bytes.Buffer, r *rollReport) {
 	tb.row("VALUES", "MACHINE TEMPLATE AT BASE", "AT HEAD", "ROLL")
 	for _, p := range r.Pools {
 		tb.row(p.Values, sideName(p.Base), sideName(p.Head), p.Status)
-		for _, s := range []struct {
-			at   string
-			side rollSide
-		}{{"base", p.Base}, {"head", p.Head}} {
-			if s.side.Refusal != "" {
-				tb.raw(fmt.Sprintf("    refused at %s: %s", s.at, s.side.Refusal))
+		switch {
+		case p.Base.Refusal != "" && p.Base.Refusal == p.Head.Refusal:
+			tb.raw("    refused at base and head: " + p.Base.Refusal)
+		default:
+			if p.Base.Refusal != "" {
+				tb.raw("    refused at base: " + p.Base.Refusal)
+			}
+			if p.Head.Refusal != "" {
+				tb.raw("    refused at head: " + p.Head.Refusal)
 			}
 		}
 		if len(p.Diff) > 0 {
@@ -308,7 +311,7 @@ func writeRollText(out *bytes.Buffer, r *rollReport) {
 	}
 	tb.write(out)
 	s := r.Summary
-	fmt.Fprintf(out, "\n%d pools: %d roll, %d refused at head, %d refused at base only, %d no roll\n", s.Pools, s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.NoRoll)
+	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d no roll\n", count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.NoRoll)
 }
 
 func sideName(s rollSide) string {

@@ -179,8 +179,12 @@ func TestRollcheckRefusals(t *testing.T) {
 
 	res = cli(t, rollcheckArgs(refusing, refusing, pool)...)
 	assert.Equal(t, exitAttn, res.code)
-	assert.Contains(t, res.stdout, "    refused at base: acme is refused at head\n")
+	assert.Contains(t, res.stdout, "    refused at base and head: acme is refused at head\n", "one line for the same refusal")
+
+	res = cli(t, rollcheckArgs(root, refusing, pool)...)
 	assert.Contains(t, res.stdout, "    refused at head: acme is refused at head\n")
+	assert.NotContains(t, res.stdout, "refused at base:")
+	assert.True(t, strings.HasSuffix(res.stdout, "\n1 pool: 0 roll, 1 refused at head, 0 refused at base only, 0 no roll\n"), res.stdout)
 }
 
 func TestRollcheckAgainstAClusterAndItsErrors(t *testing.T) {
