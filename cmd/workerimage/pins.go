@@ -51,7 +51,8 @@ type poolPin struct {
 	Namespace   string `json:"namespace"`
 	Pool        string `json:"pool,omitempty"`
 	Golden      string `json:"golden,omitempty"`
-	// Disks counts the pool's disks cloned from this golden; 0 for a pool at zero workers.
+	// Disks counts the pool's disks cloned from this golden: 0 for a pool at
+	// zero workers, or one that has not rolled onto this golden yet.
 	Disks int `json:"disks"`
 	// Refusal: the pool's render is refused (the golden is absent, say); the
 	// golden it declares is still known, from the chart's image resolution.
@@ -103,11 +104,12 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 		return g
 	}
 
-	goldenDVs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", goldenNamespace)
+	// One list of every DataVolume: the goldens, and the worker disks below.
+	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
 	if err != nil {
 		return 0, err
 	}
-	for _, dv := range goldenDVs {
+	for _, dv := range dvs {
 		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
 			g := golden(dv.GetName())
 			g.FoundAs = "DataVolume"
@@ -131,10 +133,6 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 
 	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
 	// DataVolume is gone.
-	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
-	if err != nil {
-		return 0, err
-	}
 	var disks []diskPin
 	dvKeys := map[string]bool{}
 	for _, dv := range dvs {
@@ -330,7 +328,7 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		for _, p := range g.Pools {
 			note := count(p.Disks, "disk")
 			if p.Disks == 0 {
-				note = "no disks (zero workers)"
+				note = "no disk cloned from it yet"
 			}
 			if p.Refusal != "" {
 				note += "; its render is refused, see workerimage plan"
