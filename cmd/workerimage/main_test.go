@@ -152,3 +152,14 @@ func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
 	tb.write(&out)
 	assert.Equal(t, "a       one  x\n  free text\nlonger  2    y\n", out.String())
 }
+
+func TestHelpIsUsageOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}} {
+		r := cli(t, args...)
+		assert.Equal(t, exitOK, r.code, args)
+		assert.Empty(t, r.stderr)
+		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins "} {
+			assert.Contains(t, r.stdout, cmd, args)
+		}
+	}
+}
