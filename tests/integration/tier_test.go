@@ -3,14 +3,19 @@
 package integration
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/tests/render"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -49,6 +54,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("DryRunRejects", func(t *testing.T) { testDryRunRejects(t, e) })
 	t.Run("PoolLifecycle", func(t *testing.T) { testPoolLifecycle(t, e) })
 	t.Run("UnknownInstanceType", func(t *testing.T) { testUnknownInstanceType(t, e) })
+	t.Run("PlatformDefaults", func(t *testing.T) { testPlatformDefaults(t, e) })
 	t.Run("Catalog", func(t *testing.T) { testCatalog(t, e) })
 }
 
@@ -336,6 +342,8 @@ func testCatalog(t *testing.T, e *env) {
 		}
 	}
 
+	t.Run("CLIPlanLive", func(t *testing.T) { testCLIPlanLive(t, e, cloneNS, cloneRelease, kmt) })
+
 	// Each clone refusal, reached through the real client. None creates anything.
 	refused := func(release string, vals map[string]interface{}, wants ...string) {
 		t.Helper()
@@ -465,4 +473,179 @@ func testDryRunRejects(t *testing.T, e *env) {
 			t.Logf("refused as it should be: %s", problems[0])
 		}
 	}
+}
+
+// testCLIPlanLive: the operator CLI's -kubeconfig path on a real cluster.
+// `workerimage plan` of the installed builtin pool renders the very
+// KubevirtMachineTemplate Helm installed, and the class-mismatch example is
+// refused (exit 1) with the chart's message.
+func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed *unstructured.Unstructured) {
+	root := render.RepoRoot()
+	if _, err := os.Stat(filepath.Join(root, "cmd", "workerimage")); err != nil {
+		t.Skip("cmd/workerimage has not landed")
+	}
+	bin := filepath.Join(e.dir, "workerimage")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/workerimage")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/workerimage: %v\n%s", err, out)
+	}
+	plan := func(values string, extra ...string) (string, int) {
+		args := append([]string{"plan", "-values", filepath.Join(root, "examples", "pools", values), "-kubeconfig", e.kubeconfig}, extra...)
+		cmd := exec.Command(bin, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		code := 0
+		if exit, ok := err.(*exec.ExitError); ok {
+			code = exit.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if stderr.Len() > 0 {
+			t.Logf("workerimage %s: stderr: %s", strings.Join(args, " "), stderr.String())
+		}
+		return stdout.String(), code
+	}
+
+	out, code := plan("golden.yaml", "-release", release, "-namespace", namespace, "-o", "yaml")
+	if code != 0 {
+		t.Fatalf("workerimage plan of the installed builtin pool exited %d:\n%s", code, out)
+	}
+	objs, err := render.ParseObjects([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var planned *unstructured.Unstructured
+	for _, o := range objs {
+		if o.GetKind() == kmtKind {
+			planned = o
+		}
+	}
+	if planned == nil {
+		t.Fatalf("workerimage plan -o yaml printed no %s:\n%s", kmtKind, out)
+	}
+	if planned.GetName() != installed.GetName() {
+		t.Errorf("workerimage plan names the template %s, Helm installed %s", planned.GetName(), installed.GetName())
+	}
+	if !equality.Semantic.DeepEqual(planned.Object["spec"], installed.Object["spec"]) {
+		t.Errorf("workerimage plan's %s spec differs from the one Helm installed", kmtKind)
+	}
+
+	out, code = plan("golden-local.yaml")
+	if code != 1 || !strings.Contains(out, `its disks would be on StorageClass "local"`) {
+		t.Errorf("workerimage plan of golden-local.yaml: exit %d, want 1 with the class refusal:\n%s", code, out)
+	}
+}
+
+// testPlatformDefaults: the create-time platform defaults (_cluster) by a real
+// install/upgrade sequence. A new pool takes today's default and records it;
+// changing or dropping the default later rolls nothing; a pool that existed
+// before records (its record deleted here) keeps the built-in values when a
+// default appears; a pool created after the change takes the new default.
+func testPlatformDefaults(t *testing.T, e *env) {
+	if _, err := os.Stat(filepath.Join(render.RepoRoot(), render.PoolChart, "templates", "_platformdefaults.tpl")); err != nil {
+		t.Skip("the pool chart has no platform defaults yet")
+	}
+	const ns = "tenant-defaults"
+	e.createNamespace(t, ns)
+	h := e.helm(t, ns)
+	withFactory := func(factory string) map[string]interface{} {
+		v := map[string]interface{}{"cluster": poolCluster}
+		if factory != "" {
+			v["_cluster"] = map[string]interface{}{"talos": map[string]interface{}{"imageFactoryURL": factory}}
+		}
+		return v
+	}
+	imageURL := func(release string) string {
+		t.Helper()
+		var url string
+		for name := range kmtsOfPool(t, e, ns, release) {
+			kmt, _ := e.get(t, kmtAPIVersion, kmtKind, ns, name)
+			url = fmt.Sprint(render.Get(kmt.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.http.url"))
+		}
+		return url
+	}
+	recorded := func(release string) string {
+		t.Helper()
+		cm, ok := e.get(t, "v1", "ConfigMap", ns, poolName(release)+"-created-with")
+		if !ok {
+			t.Fatalf("pool %s has no created-with record", release)
+		}
+		v, _, _ := unstructured.NestedString(cm.Object, "data", "imageFactoryURL")
+		return v
+	}
+	const mirror, other = "https://factory.mirror.example", "https://factory.other.example"
+
+	// A new pool takes today's default and keeps it.
+	const fresh = "kubernetes-nodes-acme-fresh"
+	rel := h.mustInstall(fresh, render.PoolChart, withFactory(mirror))
+	if _, problems := e.dryRunApply(t, manifestOf(t, rel), ns); len(problems) > 0 {
+		t.Errorf("pool created with a platform default: %v", problems)
+	}
+	if url := imageURL(fresh); !strings.HasPrefix(url, mirror+"/image/") {
+		t.Errorf("a pool created under the platform default %s imports from %s", mirror, url)
+	}
+	if got := recorded(fresh); got != mirror {
+		t.Errorf("the record of %s holds imageFactoryURL %q, want %q", fresh, got, mirror)
+	}
+	before := kmtsOfPool(t, e, ns, fresh)
+	for _, factory := range []string{other, ""} {
+		h.mustUpgrade(fresh, render.PoolChart, withFactory(factory))
+		if got := kmtsOfPool(t, e, ns, fresh); !equalMaps(got, before) {
+			t.Errorf("platform default changed to %q: the pool's KubevirtMachineTemplates went %v -> %v", factory, before, got)
+		}
+		if got := recorded(fresh); got != mirror {
+			t.Errorf("platform default changed to %q: the record now holds %q, want %q", factory, got, mirror)
+		}
+	}
+
+	// A pool from before records: created with the built-in values, its record
+	// removed; a platform default appearing later does not reach it.
+	const old = "kubernetes-nodes-acme-old"
+	h.mustInstall(old, render.PoolChart, withFactory(""))
+	before = kmtsOfPool(t, e, ns, old)
+	if err := e.client(t, "v1", "ConfigMap", ns).Delete(context.Background(), poolName(old)+"-created-with", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.mustUpgrade(old, render.PoolChart, withFactory(mirror))
+	if got := kmtsOfPool(t, e, ns, old); !equalMaps(got, before) {
+		t.Errorf("a pool that predates records rolled when a platform default appeared: %v -> %v", before, got)
+	}
+	if url := imageURL(old); !strings.HasPrefix(url, "https://factory.talos.dev/image/") {
+		t.Errorf("a pool that predates records imports from %s, want the built-in factory", url)
+	}
+
+	// A pool created after the change takes the new default.
+	const later = "kubernetes-nodes-acme-later"
+	h.mustInstall(later, render.PoolChart, withFactory(other))
+	if url := imageURL(later); !strings.HasPrefix(url, other+"/image/") {
+		t.Errorf("a pool created under the platform default %s imports from %s", other, url)
+	}
+
+	for _, r := range []string{fresh, old, later} {
+		h.mustUninstall(r)
+	}
+	e.waitGone(t, []objectRef{
+		{"v1", "ConfigMap", ns, poolName(fresh) + "-created-with"},
+		{"v1", "ConfigMap", ns, poolName(old) + "-created-with"},
+		{"v1", "ConfigMap", ns, poolName(later) + "-created-with"},
+	})
+}
+
+// poolName is kubernetes-<cluster>-<pool> for a release kubernetes-nodes-<cluster>-<pool>.
+func poolName(release string) string {
+	return "kubernetes-" + strings.TrimPrefix(release, "kubernetes-nodes-")
+}
+
+// kmtsOfPool lists one pool's KubevirtMachineTemplates (name -> UID) in a
+// namespace that holds several pools.
+func kmtsOfPool(t *testing.T, e *env, namespace, release string) map[string]string {
+	out := map[string]string{}
+	for name, uid := range kmts(t, e, namespace) {
+		if strings.HasPrefix(name, poolName(release)+"-") && len(name) == len(poolName(release))+7 {
+			out[name] = uid
+		}
+	}
+	return out
 }
