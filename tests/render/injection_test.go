@@ -31,7 +31,7 @@ func TestMalformedImageFieldsAreRefusedOnEveryPath(t *testing.T) {
 	hostile := []string{"\x7f", "a\tb", "abc\ndef", "abc\nkind: Secret", "abc: def", "abc#x", `abc"x`, "abc'x", "abc`x", "$(reboot)", "abc def", "ABC", "a/b", "{a}", "-abc", ""}
 	cases := map[string][]string{
 		"schematicID":     hostile,
-		"version":         append(hostile, "v1.13", "1.13.6", "v1.13.6-", "v1.13.6-ALPHA", "v1.13.6+build"),
+		"version":         append(hostile, "v1.13", "1.13.6", "v1.13.6-", "v1.13.6-ALPHA", "v1.13.6+build", "v1.13.6-a.", "v1.13.6-a..1", "v1.13.6-.1"),
 		"imageFactoryURL": {"https://factory.talos.dev\nx: y", "https://factory.talos.dev: 8080", "https://x/#frag", `https://x/"a"`, "https://x/`id`", "https://x/$(id)", "https://x y", "ftp://x", "factory.talos.dev", "https://", "https://x/?q=1", "https://x/a b", ""},
 	}
 	// talos.* feeds every path; osImage.factory has all three fields, builtin two.

@@ -5,7 +5,7 @@ the same patterns, since both charts build the same golden name.
 */}}
 {{- define "kubernetes-nodes.imagePatterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
-version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z.]+)?$'
+version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
 {{- end -}}
 

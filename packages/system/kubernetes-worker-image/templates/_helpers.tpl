@@ -13,7 +13,7 @@ both charts build the same golden name from the same fields.
 */}}
 {{- define "kubernetes-worker-image.imagePatterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
-version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z.]+)?$'
+version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
 storage: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$'
