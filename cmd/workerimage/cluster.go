@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/tests/render"
 	"helm.sh/helm/v3/pkg/engine"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -134,6 +136,9 @@ func (p *liveProvider) GetClientFor(apiVersion, kind string) (dynamic.Namespacea
 	if !ok {
 		var err error
 		list, err = p.disc.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return nil, false, fmt.Errorf("%w: no group version %s", errKindNotServed, gv)
+		}
 		if err != nil {
 			return nil, false, fmt.Errorf("unable to get apiresource from unstructured: %s: %w", gvk, err)
 		}
@@ -148,5 +153,9 @@ func (p *liveProvider) GetClientFor(apiVersion, kind string) (dynamic.Namespacea
 			return p.dyn.Resource(gvr), r.Namespaced, nil
 		}
 	}
-	return nil, false, fmt.Errorf("the cluster serves no kind %s in %s", kind, gv)
+	return nil, false, fmt.Errorf("%w: no kind %s in %s", errKindNotServed, kind, gv)
 }
+
+// errKindNotServed: the cluster has no such kind, as when its CRD is not
+// installed (as opposed to an API error while asking).
+var errKindNotServed = errors.New("the cluster serves no such kind")

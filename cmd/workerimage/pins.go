@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -92,6 +93,11 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	t, err := a.connect(*state, *kubeconfig, true)
 	if err != nil {
 		return 0, err
+	}
+	// Pools are found through Flux's HelmRelease: on a cluster without it no
+	// pool would be found and every golden would look unused.
+	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, errKindNotServed) {
+		return 0, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
 	rep := pinsReport{Cluster: t.desc, Chart: chrt.Metadata.Name}
 	goldens := map[string]*goldenPins{}

@@ -48,6 +48,7 @@ type env struct {
 	mu       sync.Mutex
 	warnings []string // API warnings, collected by warningRecorder
 	procs    []*process
+	cliBin   string // workerimage, built on first use
 }
 
 // process is a child started in its own process group, so stopping it also

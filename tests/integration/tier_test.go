@@ -3,11 +3,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -56,6 +54,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("UnknownInstanceType", func(t *testing.T) { testUnknownInstanceType(t, e) })
 	t.Run("PlatformDefaults", func(t *testing.T) { testPlatformDefaults(t, e) })
 	t.Run("Catalog", func(t *testing.T) { testCatalog(t, e) })
+	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
 }
 
 func baselineValues(t *testing.T) map[string]map[string]interface{} {
@@ -481,31 +480,9 @@ func testDryRunRejects(t *testing.T, e *env) {
 // refused (exit 1) with the chart's message.
 func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed *unstructured.Unstructured) {
 	root := render.RepoRoot()
-	if _, err := os.Stat(filepath.Join(root, "cmd", "workerimage")); err != nil {
-		t.Skip("cmd/workerimage has not landed")
-	}
-	bin := filepath.Join(e.dir, "workerimage")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/workerimage")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/workerimage: %v\n%s", err, out)
-	}
 	plan := func(values string, extra ...string) (string, int) {
-		args := append([]string{"plan", "-values", filepath.Join(root, "examples", "pools", values), "-kubeconfig", e.kubeconfig}, extra...)
-		cmd := exec.Command(bin, args...)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		code := 0
-		if exit, ok := err.(*exec.ExitError); ok {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if stderr.Len() > 0 {
-			t.Logf("workerimage %s: stderr: %s", strings.Join(args, " "), stderr.String())
-		}
-		return stdout.String(), code
+		out, _, code := e.workerimage(t, append([]string{"plan", "-values", filepath.Join(root, "examples", "pools", values), "-kubeconfig", e.kubeconfig}, extra...)...)
+		return out, code
 	}
 
 	out, code := plan("golden.yaml", "-release", release, "-namespace", namespace, "-o", "yaml")
