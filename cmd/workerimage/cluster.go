@@ -137,7 +137,7 @@ func (p *liveProvider) GetClientFor(apiVersion, kind string) (dynamic.Namespacea
 		var err error
 		list, err = p.disc.ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {
-			return nil, false, fmt.Errorf("%w: no group version %s", errKindNotServed, gv)
+			return nil, false, fmt.Errorf("%w: no group version %s: %w", errKindNotServed, gv, err)
 		}
 		if err != nil {
 			return nil, false, fmt.Errorf("unable to get apiresource from unstructured: %s: %w", gvk, err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -220,7 +221,7 @@ spec:
 	if !g.SafeToDelete || len(g.Pools) != 0 || len(g.Disks) != 0 {
 		t.Errorf("%s: safeToDelete %v with pools %+v and disks %+v; nobody uses it", unused, g.SafeToDelete, g.Pools, g.Disks)
 	}
-	if !contains(r.Unused, unused) || contains(r.Unused, declared) || contains(r.Unused, missing) {
+	if !slices.Contains(r.Unused, unused) || slices.Contains(r.Unused, declared) || slices.Contains(r.Unused, missing) {
 		t.Errorf("unused goldens %v: want %s listed, %s and %s not", r.Unused, unused, declared, missing)
 	}
 
@@ -253,13 +254,4 @@ spec:
 	if code != 0 || !strings.Contains(text, "disks that fell back to a host-assisted copy:\n") || !strings.Contains(text, "  "+unused+"\n") {
 		t.Errorf("pins -kubeconfig (text): exit %d, want 0 listing %s as unused and the host-assisted disk:\n%s", code, unused, text)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
