@@ -67,9 +67,11 @@ vet:
 	cd tools/crdgen && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 
-## golden: deliberately rewrite the committed pre-feature baseline renders.
+## golden: deliberately rewrite the committed golden renders (chart outputs and
+## CLI reports). Each rewritten byte can roll workers: commit it on its own.
 golden:
-	$(GO) test ./tests/render -run 'TestBaselineRendersAreByteIdentical' -update
+	$(GO) test ./tests/render -run 'TestBaselineRendersAreByteIdentical|TestGoldenRendersAreByteIdentical' -update
+	$(GO) test ./cmd/workerimage -run 'TestCLIReportsAreByteIdentical' -update
 
 ## bench: render benchmarks.
 bench:

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/stretchr/testify/require"
+)
+
+// -update rewrites the committed CLI reports (`make golden`).
+var update = flag.Bool("update", false, "rewrite the committed golden reports")
+
+// cliGoldenCase is one command whose whole output is pinned. Args are run from
+// the repository root, so the paths printed are the ones an operator types.
+type cliGoldenCase struct {
+	name string
+	args []string
+	// rollingHead, when set, is an edit of the pool chart's values.yaml that a
+	// temporary head checkout gets (its path prints as HEAD).
+	rollingHead func(string) string
+	code        int
+}
+
+func cliGoldenCases(t *testing.T) []cliGoldenCase {
+	t.Helper()
+	pools, err := filepath.Glob(filepath.Join(render.RepoRoot(), "examples", "pools", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pools)
+	// Refused examples exit 1 on purpose (DESIGN: plan exits 1 on a refusal).
+	refused := map[string]bool{"golden-local": true, "oversized": true}
+	var cases []cliGoldenCase
+	for _, p := range pools {
+		pool := strings.TrimSuffix(filepath.Base(p), ".yaml")
+		code := exitOK
+		if refused[pool] {
+			code = exitAttn
+		}
+		for _, format := range []string{"text", "json"} {
+			cases = append(cases, cliGoldenCase{
+				name: "plan-" + pool + "." + format,
+				args: []string{"plan", "-values", "examples/pools/" + pool + ".yaml", "-cluster", "examples/cluster-state.yaml", "-o", format},
+				code: code,
+			})
+		}
+	}
+	moreDisk := func(values string) string {
+		return strings.Replace(values, "diskSize: 20Gi", "diskSize: 25Gi", 1)
+	}
+	for _, format := range []string{"text", "json"} {
+		cases = append(cases,
+			cliGoldenCase{
+				name: "rollcheck-unchanged." + format,
+				args: []string{"rollcheck", "-base", ".", "-head", ".", "-values", "examples/pools/*.yaml", "-cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitAttn, // two examples are refused at head
+			},
+			cliGoldenCase{
+				name:        "rollcheck-disk-default-grows." + format,
+				args:        []string{"rollcheck", "-base", ".", "-head", "HEAD", "-values", "examples/pools/*.yaml", "-cluster", "examples/cluster-state.yaml", "-o", format},
+				rollingHead: moreDisk,
+				code:        exitAttn,
+			},
+			cliGoldenCase{
+				name: "pins." + format,
+				args: []string{"pins", "-cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitOK,
+			},
+		)
+	}
+	return cases
+}
+
+// TestCLIReportsAreByteIdentical pins what plan, rollcheck and pins print on
+// the examples: operators and scripts read these bytes.
+func TestCLIReportsAreByteIdentical(t *testing.T) {
+	t.Chdir(render.RepoRoot())
+	for _, c := range cliGoldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string(nil), c.args...)
+			head := ""
+			if c.rollingHead != nil {
+				head = chartCopy(t, "values.yaml", c.rollingHead)
+				for i, a := range args {
+					if a == "HEAD" {
+						args[i] = head
+					}
+				}
+			}
+			r := cli(t, args...)
+			require.Empty(t, r.stderr)
+			require.Equal(t, c.code, r.code, "exit code of %v", c.args)
+			got := r.stdout
+			if head != "" {
+				got = strings.ReplaceAll(got, head, "HEAD")
+			}
+			path := filepath.Join(render.RepoRoot(), "cmd", "workerimage", "testdata", "golden", c.name[:strings.LastIndex(c.name, ".")]+".golden"+c.name[strings.LastIndex(c.name, "."):])
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "golden report missing: run `make golden` deliberately")
+			require.Equal(t, string(want), got, "output of %v differs from %s", c.args, path)
+		})
+	}
+}
