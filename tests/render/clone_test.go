@@ -196,7 +196,8 @@ func TestBothBuiltinAndFactoryAreRefused(t *testing.T) {
 func TestMalformedQuantityIsRefused(t *testing.T) {
 	values := vals(t, "{cluster: acme, diskSize: 'twenty', osImage: {builtin: {}}}")
 	_, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
-	requireRefusal(t, err, `"twenty" is not a Kubernetes quantity`)
+	// The same refusal, naming the pool, as on the HTTP path: one validating template runs first.
+	requireRefusal(t, err, `pool kubernetes-acme-workers: diskSize "twenty" is not a plain value`, "a quantity such as 20Gi")
 }
 
 func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {

@@ -231,13 +231,13 @@ func BenchmarkPoolRender(b *testing.B) {
 func TestUnquotedValuesMustBePlain(t *testing.T) {
 	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
 	for _, tc := range []struct{ values, refusal, neighbour string }{
-		{"{cluster: acme, storageClass: \"replicated\\nkind: Secret\"}", `storageClass "replicated\nkind: Secret" is not a plain value`, "{cluster: acme, storageClass: replicated-2.fast}"},
+		{"{cluster: acme, storageClass: \"replicated\\nkind: Secret\"}", `storageClass "replicated\nkind: Secret" is not a DNS subdomain name`, "{cluster: acme, storageClass: replicated-2.fast}"},
 		{"{cluster: acme, storageClass: 'a: b'}", `storageClass "a: b"`, "{cluster: acme, storageClass: ''}"},
-		{"{cluster: acme, instanceType: 'u1.medium # x'}", `instanceType "u1.medium # x" is not a plain value`, "{cluster: acme, instanceType: u1.large}"},
+		{"{cluster: acme, instanceType: 'u1.medium # x'}", `instanceType "u1.medium # x" is not a DNS subdomain name`, "{cluster: acme, instanceType: u1.large}"},
 		{"{cluster: acme, diskSize: \"20Gi\\n  x: y\"}", `diskSize "20Gi\n  x: y"`, "{cluster: acme, diskSize: 25Gi}"},
 		{"{cluster: acme, resources: {cpu: 2, memory: '4Gi}'}}", `resources.memory "4Gi}"`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
 		{"{cluster: acme, resources: {cpu: '2 ', memory: 4Gi}}", `resources.cpu "2 "`, "{cluster: acme, resources: {cpu: 16, memory: 4Gi}}"},
-		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu "0"`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
+		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu 0 (a number) is not a plain value`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
 	} {
 		_, err := renderPool(t, vals(t, tc.values), loadCluster(t, "cluster/instancetypes.yaml"))
 		require.Error(t, err, "the schema refuses %s", tc.values)

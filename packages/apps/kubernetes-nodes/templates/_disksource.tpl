@@ -1,6 +1,6 @@
 {{/*
 The worker disk's source, resolved once per render into
-.Values._kubernetesNodes.disk: clone, golden, url (HTTP path), storageClassName
+._kubernetesNodes.disk: clone, golden, url (HTTP path), storageClassName
 (what the disk is written with), the resolved image fields, and on the clone
 path a "report" of what the guards saw (for `workerimage plan`; it is never
 rendered into an object). The clone path's guards ask the cluster, so they must
@@ -8,7 +8,7 @@ run exactly once however often the body is rendered.
 */}}
 {{- define "kubernetes-nodes.ensureDiskSource" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
-{{- $state := .Values._kubernetesNodes -}}
+{{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "disk") -}}
 {{- $image := $state.image -}}
 {{- $source := dict -}}
@@ -25,7 +25,7 @@ run exactly once however often the body is rendered.
 {{/* The disk source as YAML, for tools that read what the chart resolved. */}}
 {{- define "kubernetes-nodes.diskSource" -}}
 {{- include "kubernetes-nodes.ensureDiskSource" . -}}
-{{- .Values._kubernetesNodes.disk | toYaml -}}
+{{- ._kubernetesNodes.disk | toYaml -}}
 {{- end -}}
 
 {{/*

@@ -79,19 +79,8 @@ still render; a reachable cluster always answers with "items", even when empty.
 {{- end -}}
 
 {{/*
-Go duration as Kubernetes metav1.Duration accepts it, for nodeStartupTimeout.
-*/}}
-{{- define "kubernetes-nodes.nodeStartupTimeout" -}}
-{{- $t := .Values.nodeStartupTimeout | toString -}}
-{{- if not (regexMatch "^(0|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$" $t) -}}
-{{- fail (printf "pool %s: nodeStartupTimeout %q is not a duration; write it as a Go duration such as 10m, 90s or 1h30m" (include "kubernetes-nodes.poolName" .) $t) -}}
-{{- end -}}
-{{- $t -}}
-{{- end -}}
-
-{{/*
 maxUnhealthy as Cluster API reads an IntOrString: a bare count renders as an
-integer, a percentage as a quoted string.
+integer, a percentage as a quoted string (kubernetes-nodes.validate checked it).
 */}}
 {{- define "kubernetes-nodes.maxUnhealthy" -}}
 {{- $v := .Values.maxUnhealthy -}}
@@ -100,15 +89,6 @@ integer, a percentage as a quoted string.
 {{- $s -}}
 {{- else if and (regexMatch "^[0-9]+%$" $s) (le (trimSuffix "%" $s | atoi) 100) -}}
 {{- $s | quote -}}
-{{- else -}}
-{{- fail (printf "pool %s: maxUnhealthy %q is neither a count nor a percentage; set it to a non-negative integer (e.g. 2) or a percentage from 0%% to 100%% (e.g. \"40%%\")" (include "kubernetes-nodes.poolName" .) $s) -}}
-{{- end -}}
-{{- end -}}
-
-{{/* Autoscaler bounds; min above max would leave the autoscaler nothing to do. */}}
-{{- define "kubernetes-nodes.assertReplicaBounds" -}}
-{{- if gt (int .Values.minReplicas) (int .Values.maxReplicas) -}}
-{{- fail (printf "pool %s: minReplicas %v is greater than maxReplicas %v; set minReplicas <= maxReplicas" (include "kubernetes-nodes.poolName" .) .Values.minReplicas .Values.maxReplicas) -}}
 {{- end -}}
 {{- end -}}
 
@@ -118,29 +98,6 @@ from; schematicID and version are the disk's own, so the two never disagree.
 */}}
 {{- define "kubernetes-nodes.installerImage" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
-{{- $image := .Values._kubernetesNodes.image -}}
+{{- $image := ._kubernetesNodes.image -}}
 {{- printf "%s/%s:%s" (trimSuffix "/" (include "kubernetes-nodes.installerRepository" .)) $image.schematicID $image.version -}}
-{{- end -}}
-
-{{/*
-Values written unquoted into the hashed machine template must be plain names
-and quantities: quoting them now would change the bytes of every existing pool,
-so what could break out of the YAML is refused instead. The schema says the
-same; this holds when it is skipped.
-*/}}
-{{- define "kubernetes-nodes.assertPlainValues" -}}
-{{- $pool := include "kubernetes-nodes.poolName" . -}}
-{{- $checks := list
-  (list "storageClass" (.Values.storageClass | toString) "^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" "a StorageClass name such as replicated, or \"\" for the cluster default")
-  (list "instanceType" (.Values.instanceType | toString) "^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" "a VirtualMachineClusterInstancetype name such as u1.medium")
-  (list "diskSize" (.Values.diskSize | toString) "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$" "a quantity such as 20Gi") -}}
-{{- if include "kubernetes-nodes.explicitResources" . -}}
-{{- $checks = append $checks (list "resources.memory" (.Values.resources.memory | toString) "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$" "a quantity such as 4Gi") -}}
-{{- $checks = append $checks (list "resources.cpu" (.Values.resources.cpu | toString) "^[1-9][0-9]*$" "a whole number of cores such as 2") -}}
-{{- end -}}
-{{- range $checks -}}
-{{- if not (regexMatch (index . 2) (index . 1)) -}}
-{{- fail (printf "pool %s: %s %q is not %s; it is written into the worker VM template as it is, so set %s to %s" $pool (index . 0) (index . 1) "a plain value" (index . 0) (index . 3)) -}}
-{{- end -}}
-{{- end -}}
 {{- end -}}

@@ -4,7 +4,7 @@ byte here is part of the pool's identity: a change rolls every worker of the poo
 */}}
 {{- define "kubernetes-nodes.machineTemplateBody" -}}
 {{- include "kubernetes-nodes.ensureDiskSource" . -}}
-{{- $disk := .Values._kubernetesNodes.disk -}}
+{{- $disk := ._kubernetesNodes.disk -}}
 template:
   spec:
     virtualMachineBootstrapCheck:
@@ -17,7 +17,7 @@ template:
         {{- if not (include "kubernetes-nodes.explicitResources" .) }}
         instancetype:
           kind: VirtualMachineClusterInstancetype
-          name: {{ .Values.instanceType }}
+          name: {{ include "kubernetes-nodes.scalar" .Values.instanceType }}
         {{- end }}
         dataVolumeTemplates:
           - metadata:
@@ -44,7 +44,7 @@ template:
                   requests:
                     storage: {{ .Values.diskSize }}
                 {{- with $disk.storageClassName }}
-                storageClassName: {{ . }}
+                storageClassName: {{ include "kubernetes-nodes.scalar" . }}
                 {{- end }}
         template:
           metadata:

@@ -15,7 +15,7 @@ imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})
 {{- end -}}
 
 {{/*
-Resolves the pool's OS image, once per render, into .Values._kubernetesNodes.image:
+Resolves the pool's OS image, once per render, into ._kubernetesNodes.image:
 which path (clone or HTTP), and the schematicID, version and factory URL, each
 with where it came from. osImage is the pool's own when the key is set (even to
 {}), else the one recorded at creation; talos.imageFactoryURL is the pool's own,
@@ -24,8 +24,9 @@ Every resolved string is validated here, on both paths, so nothing malformed
 reaches a name, a URL or the machine config.
 */}}
 {{- define "kubernetes-nodes.ensureImage" -}}
+{{- include "kubernetes-nodes.validate" . -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
-{{- $state := .Values._kubernetesNodes -}}
+{{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "image") -}}
 {{- $creation := $state.creation -}}
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
@@ -39,6 +40,19 @@ reaches a name, a URL or the machine config.
 {{- end -}}
 {{- if not (kindIs "map" $os) -}}
 {{- fail (printf "pool %s: %s is a %s; write it as a map with builtin or factory" $pool $origin (kindOf $os)) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertKnownKeys" (dict "pool" $pool "field" $origin "value" $os "keys" (list "builtin" "factory")) -}}
+{{- range $path, $fields := dict "builtin" (list "schematicID" "version") "factory" (list "schematicID" "version" "imageFactoryURL") -}}
+{{- if hasKey $os $path -}}
+{{- $chosen := get $os $path | default dict -}}
+{{- if not (kindIs "map" $chosen) -}}
+{{- fail (printf "pool %s: %s.%s is %s, not a map; write it as %s: {} to take talos.*, or set its fields (%s)" $pool $origin $path (include "kubernetes-nodes.describe" $chosen) $path (join ", " $fields)) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertKnownKeys" (dict "pool" $pool "field" (printf "%s.%s" $origin $path) "value" $chosen "keys" $fields) -}}
+{{- range $field := $fields -}}
+{{- include "kubernetes-nodes.assertString" (dict "pool" $pool "field" (printf "%s.%s.%s" $origin $path $field) "value" (get $chosen $field)) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if and (hasKey $os "builtin") (hasKey $os "factory") -}}
 {{- fail (printf "pool %s: %s sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $pool $origin) -}}
@@ -95,5 +109,5 @@ reaches a name, a URL or the machine config.
 {{/* The resolved OS image as YAML, for tools that read what the chart resolved. */}}
 {{- define "kubernetes-nodes.osImage" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
-{{- .Values._kubernetesNodes.image | toYaml -}}
+{{- ._kubernetesNodes.image | toYaml -}}
 {{- end -}}

@@ -18,7 +18,7 @@ installerRepository: factory.talos.dev/installer
 The platform defaults that reach the disk source (imageFactoryURL and osImage)
 apply when a pool is created and never afterwards: they sit inside the hashed
 machine template, so a render-time default would roll every pool the day an
-operator set it. Resolved once per render into .Values._kubernetesNodes.creation:
+operator set it. Resolved once per render into ._kubernetesNodes.creation:
 - the pool's record exists: the defaults it recorded;
 - no record but the pool's MachineDeployment exists: the pool predates records
   and was created with the built-in values;
@@ -28,7 +28,7 @@ recorded), origin ("platform" or "builtin").
 */}}
 {{- define "kubernetes-nodes.ensureCreationDefaults" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
-{{- $state := .Values._kubernetesNodes -}}
+{{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "creation") -}}
 {{- $namespace := .Release.Namespace -}}
 {{- $recordName := include "kubernetes-nodes.recordName" . -}}
@@ -46,6 +46,10 @@ recorded), origin ("platform" or "builtin").
 {{- if hasKey $parsed "Error" -}}
 {{- fail (printf "pool %s: the osImage recorded in ConfigMap %s/%s does not parse (%s); set the pool's own osImage, or delete that ConfigMap to re-record today's platform defaults (which re-images the pool if they differ)" (include "kubernetes-nodes.poolName" .) $namespace $recordName $parsed.Error) -}}
 {{- end -}}
+{{- /* No valid osImage field holds these characters, so a record that does is not what the chart wrote: a "<<" key would read back as a YAML merge, "&" and "*" as an anchor and alias, "!" as a tag. */ -}}
+{{- if regexMatch "[<&*!]" $text -}}
+{{- fail (printf "pool %s: the osImage recorded in ConfigMap %s/%s holds a YAML merge key, anchor, alias or tag (one of < & * !), so it would not read back as it was written and no valid osImage holds one; set the pool's own osImage, or delete that ConfigMap to re-record today's platform defaults (which re-images the pool if they differ)" (include "kubernetes-nodes.poolName" .) $namespace $recordName) -}}
+{{- end -}}
 {{- $_ := set $creation "osImage" $parsed -}}
 {{- end -}}
 {{- else if lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" $namespace (include "kubernetes-nodes.poolName" .) -}}
@@ -55,7 +59,12 @@ recorded), origin ("platform" or "builtin").
 {{- $_ := set $creation "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $creation "osImage" $platform.osImage -}}
-{{- $_ := set $creation "osImageText" ($platform.osImage | toYaml) -}}
+{{- $text := $platform.osImage | toYaml -}}
+{{- /* The record must read back exactly what is written: a key such as "<<" would come back as a YAML merge. */ -}}
+{{- if and (kindIs "map" $platform.osImage) (ne (toJson (fromYaml $text)) (toJson $platform.osImage)) -}}
+{{- fail (printf "pool %s: _cluster.osImage would not read back from the creation record as it was written (a key such as \"<<\" reads back as a YAML merge); the platform sets it (tenantWorkers.osImage): write it as {builtin: {}} or {factory: {}} with schematicID, version or imageFactoryURL" (include "kubernetes-nodes.poolName" .)) -}}
+{{- end -}}
+{{- $_ := set $creation "osImageText" $text -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $state "creation" $creation -}}
@@ -65,19 +74,21 @@ recorded), origin ("platform" or "builtin").
 {{/* The creation defaults as YAML, for tools that read what the chart resolved. */}}
 {{- define "kubernetes-nodes.creationDefaults" -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
-{{- $creation := .Values._kubernetesNodes.creation -}}
+{{- $creation := ._kubernetesNodes.creation -}}
 {{- dict "imageFactoryURL" $creation.imageFactoryURL "osImage" $creation.osImageText "origin" $creation.origin | toYaml -}}
 {{- end -}}
 
 {{/*
-Per-render memory in .Values: the machine template body is rendered several
-times (its name is its hash) and the resolution asks the cluster, so each stage
-runs once and later callers read its result as a map, never through a YAML
-round trip that a hostile string could break.
+Per-render memory: the machine template body is rendered several times (its
+name is its hash) and the resolution asks the cluster, so each stage runs once
+and later callers read its result as a map, never through a YAML round trip
+that a hostile string could break. It lives on the render's root context, which
+Helm shares between the chart's template files and which values cannot reach
+(they sit under .Values): no value can pre-fill a resolved disk source.
 */}}
 {{- define "kubernetes-nodes.ensureState" -}}
-{{- if not (hasKey .Values "_kubernetesNodes") -}}
-{{- $_ := set .Values "_kubernetesNodes" dict -}}
+{{- if not (hasKey . "_kubernetesNodes") -}}
+{{- $_ := set . "_kubernetesNodes" dict -}}
 {{- end -}}
 {{- end -}}
 

@@ -16,7 +16,7 @@ schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
 storage: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
-storageClass: '^$|^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$'
+storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 {{- end -}}
 
 {{/*
@@ -46,15 +46,18 @@ an override (storageClass "" asks for the cluster default).
 
 {{/*
 Every images[] entry resolved against the chart-wide values and validated:
-.Values._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
+._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
 imageFactoryURL, storage, storageClass, name, url, from: {field: where the value
-came from}}]. Kept as a list in .Values rather than returned as YAML, so no
-string can break a round trip and silently drop the entries. Checked here, in the one place every
-template reads the entries from, so `--skip-schema-validation` cannot slip a
-malformed entry past the schema into a name, a URL or the clone Role.
+came from}}]. Kept as a list rather than returned as YAML, so no string can
+break a round trip and silently drop the entries, and on the render's root
+context, which Helm shares between the chart's files and values cannot reach
+(they sit under .Values): no value can pre-fill a resolved entry and put
+another name into the clone Role. Checked here, in the one place every template
+reads the entries from, so `--skip-schema-validation` cannot slip a malformed
+entry past the schema into a name, a URL or the clone Role.
 */}}
 {{- define "kubernetes-worker-image.entries" -}}
-{{- if not (hasKey .Values "_kubernetesWorkerImageEntries") -}}
+{{- if not (hasKey . "_kubernetesWorkerImageEntries") -}}
 {{- $images := .Values.images | default list -}}
 {{- if not (kindIs "slice" $images) -}}
 {{- fail (printf "images is a %s, not a list; write images as a list of {schematicID, version} entries, or [] for no golden" (kindOf $images)) -}}
@@ -66,6 +69,17 @@ malformed entry past the schema into a name, a URL or the clone Role.
 {{- range $i, $e := $images -}}
 {{- if not (kindIs "map" $e) -}}
 {{- fail (printf "images[%d] is %s, not an entry; write it as {schematicID: <schematic ID>, version: <Talos release>}" $i (toJson $e)) -}}
+{{- end -}}
+{{- range $key := keys $e | sortAlpha -}}
+{{- if not (has $key (list "schematicID" "version" "imageFactoryURL" "storage" "storageClass")) -}}
+{{- fail (printf "images[%d] has no key %q; an entry takes schematicID, version, imageFactoryURL, storage and storageClass. Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes a golden)" $i $key) -}}
+{{- end -}}
+{{- end -}}
+{{- range $field := list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" -}}
+{{- $value := get $e $field -}}
+{{- if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
+{{- fail (printf "images[%d].%s is %s, not a string; write it as a string (quote a number such as a size)" $i $field (ternary "a map or list" (printf "%v" $value) (or (kindIs "map" $value) (kindIs "slice" $value)))) -}}
+{{- end -}}
 {{- end -}}
 {{- $r := dict "index" $i "from" dict -}}
 {{- range $field := list "schematicID" "version" -}}
@@ -112,7 +126,7 @@ malformed entry past the schema into a name, a URL or the clone Role.
 {{- $_ := set $r "url" (include "kubernetes-worker-image.imageURL" $r) -}}
 {{- $entries = append $entries $r -}}
 {{- end -}}
-{{- $_ := set .Values "_kubernetesWorkerImageEntries" $entries -}}
+{{- $_ := set . "_kubernetesWorkerImageEntries" $entries -}}
 {{- end -}}
 {{- end -}}
 
@@ -160,5 +174,42 @@ Takes one resolved entry.
 {{- end -}}
 {{- if $diffs -}}
 {{- fail (printf "%s was edited after its golden was created: %s has %s. A DataVolume's spec cannot be changed in place. Put the entry back as it was; to get a golden with the new settings, add a new (schematicID, version) entry, move the pools to it (osImage.builtin), then retire this one (values.yaml, \"Retiring an entry\")" .label $where (join "; " $diffs)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+cloneSubjects: RBAC subjects of the clone RoleBinding. Written out with toYaml,
+so a value cannot leave its string, but an odd subject would be rejected by the
+API server or bind something else than meant; each is checked here too.
+*/}}
+{{- define "kubernetes-worker-image.assertCloneSubjects" -}}
+{{- $subjects := .Values.cloneSubjects | default list -}}
+{{- if not (kindIs "slice" $subjects) -}}
+{{- fail "cloneSubjects is not a list; write it as a list of RBAC subjects such as [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: system:serviceaccounts}], or [] for no RoleBinding" -}}
+{{- end -}}
+{{- range $i, $s := $subjects -}}
+{{- if not (kindIs "map" $s) -}}
+{{- fail (printf "cloneSubjects[%d] is not a map; write it as {kind: Group|User|ServiceAccount, name: ..., namespace: ... (ServiceAccount only), apiGroup: ...}" $i) -}}
+{{- end -}}
+{{- range $key := keys $s | sortAlpha -}}
+{{- if not (has $key (list "kind" "name" "namespace" "apiGroup")) -}}
+{{- fail (printf "cloneSubjects[%d] has no key %q; a subject takes kind, name, namespace and apiGroup" $i $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if not (has $s.kind (list "Group" "User" "ServiceAccount")) -}}
+{{- fail (printf "cloneSubjects[%d].kind %q is not Group, User or ServiceAccount; set it to one of them" $i (toString $s.kind)) -}}
+{{- end -}}
+{{- range $key := list "name" "namespace" "apiGroup" -}}
+{{- $value := get $s $key -}}
+{{- if not (or (kindIs "invalid" $value) (and (kindIs "string" $value) (regexMatch "^[-a-zA-Z0-9_.:@]{0,253}$" $value))) -}}
+{{- fail (printf "cloneSubjects[%d].%s is not a plain name (letters, digits and - _ . : @, at most 253 characters); set it to the subject's %s" $i $key $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $s.name -}}
+{{- fail (printf "cloneSubjects[%d] has no name; set name to the group, user or ServiceAccount that may clone goldens" $i) -}}
+{{- end -}}
+{{- if ne (eq $s.kind "ServiceAccount") (not (empty $s.namespace)) -}}
+{{- fail (printf "cloneSubjects[%d] (%s %s): a ServiceAccount subject needs its namespace, and a Group or User has none; set namespace on ServiceAccount subjects only" $i $s.kind $s.name) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
