@@ -96,8 +96,43 @@ Every template file includes it first.
 {{- end -}}
 {{- include "kubernetes-nodes.assertInstallerRepository" (dict "pool" $pool "field" "_cluster.talos.installerRepository" "value" (get $platformTalos "installerRepository")) -}}
 {{- include "kubernetes-nodes.assertRegistryMirrors" (dict "pool" $pool "field" "_cluster.talos.registryMirrors" "value" (get $platformTalos "registryMirrors")) -}}
-{{- if not (kindIs "map" (get $platformTalos "registryConfig" | default dict)) -}}
-{{- fail (printf "pool %s: _cluster.talos.registryConfig is %s, not a map of registry host to auth/TLS config; it is set by the platform (registries.config in the platform chart)" $pool (include "kubernetes-nodes.describe" (get $platformTalos "registryConfig"))) -}}
+{{- $registryConfig := get $platformTalos "registryConfig" | default dict -}}
+{{- if not (kindIs "map" $registryConfig) -}}
+{{- fail (printf "pool %s: _cluster.talos.registryConfig is %s, not a map of registry host to auth/TLS config; it is set by the platform (registries.config in the platform chart)" $pool (include "kubernetes-nodes.describe" $registryConfig)) -}}
+{{- end -}}
+{{- /* Talos machine.registries.config: host -> {auth: {...}, tls: {...}}, copied into the machine config. */ -}}
+{{- range $host := keys $registryConfig | sortAlpha -}}
+{{- $at := printf "_cluster.talos.registryConfig[%s]" (include "kubernetes-nodes.truncate" $host) -}}
+{{- $config := get $registryConfig $host -}}
+{{- if not (and (le (len $host) 253) (regexMatch (printf "%s$" (include "kubernetes-nodes.registryHostPattern" .)) $host)) -}}
+{{- fail (printf "pool %s: _cluster.talos.registryConfig has the key %q, which is not a registry host[:port]; it is set by the platform (registries.config in the platform chart)" $pool (include "kubernetes-nodes.truncate" $host)) -}}
+{{- end -}}
+{{- if not (kindIs "map" $config) -}}
+{{- fail (printf "pool %s: %s is %s, not a map of auth and tls" $pool $at (include "kubernetes-nodes.describe" $config)) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertKnownKeys" (dict "pool" $pool "field" $at "value" $config "keys" (list "auth" "tls")) -}}
+{{- range $part, $fields := dict "auth" (list "username" "password" "auth" "identityToken") "tls" (list "insecureSkipVerify" "ca" "clientIdentity") -}}
+{{- $section := get $config $part | default dict -}}
+{{- if not (kindIs "map" $section) -}}
+{{- fail (printf "pool %s: %s.%s is %s, not a map" $pool $at $part (include "kubernetes-nodes.describe" $section)) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertKnownKeys" (dict "pool" $pool "field" (printf "%s.%s" $at $part) "value" $section "keys" $fields) -}}
+{{- range $field := without $fields "insecureSkipVerify" "clientIdentity" -}}
+{{- include "kubernetes-nodes.assertString" (dict "pool" $pool "field" (printf "%s.%s.%s" $at $part $field) "value" (get $section $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- $tls := get $config "tls" | default dict -}}
+{{- if and (hasKey $tls "insecureSkipVerify") (not (kindIs "bool" $tls.insecureSkipVerify)) -}}
+{{- fail (printf "pool %s: %s.tls.insecureSkipVerify is %s; set it to true or false" $pool $at (include "kubernetes-nodes.describe" $tls.insecureSkipVerify)) -}}
+{{- end -}}
+{{- $identity := get $tls "clientIdentity" | default dict -}}
+{{- if not (kindIs "map" $identity) -}}
+{{- fail (printf "pool %s: %s.tls.clientIdentity is %s, not a map of crt and key" $pool $at (include "kubernetes-nodes.describe" $identity)) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertKnownKeys" (dict "pool" $pool "field" (printf "%s.tls.clientIdentity" $at) "value" $identity "keys" (list "crt" "key")) -}}
+{{- range $field := list "crt" "key" -}}
+{{- include "kubernetes-nodes.assertString" (dict "pool" $pool "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field)) -}}
+{{- end -}}
 {{- end -}}
 {{- $_ := set ._kubernetesNodes "validated" true -}}
 {{- end -}}
@@ -122,6 +157,11 @@ Takes a dict: pool, field (its path in values), value (the map), keys (allowed).
 {{- end -}}
 {{- end -}}
 
+{{/* A registry host[:port] as Talos keys mirrors and registry config by it: DNS labels of at most 63 characters (anchored at the start only). */}}
+{{- define "kubernetes-nodes.registryHostPattern" -}}
+^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*(:[0-9]{1,5})?
+{{- end -}}
+
 {{/* "true" for a DNS-1123 subdomain name of at most 253 characters. */}}
 {{- define "kubernetes-nodes.isDNSSubdomain" -}}
 {{- if and (le (len .) 253) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" .) -}}true{{- end -}}
@@ -135,7 +175,7 @@ it. Takes a dict: pool, field, value ("" or absent: not set).
 {{- define "kubernetes-nodes.assertInstallerRepository" -}}
 {{- include "kubernetes-nodes.assertString" . -}}
 {{- $s := .value | default "" -}}
-{{- if and $s (not (and (le (len $s) 255) (regexMatch "^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*(:[0-9]{1,5})?(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)+$" $s))) -}}
+{{- if and $s (not (and (le (len $s) 255) (regexMatch (printf "%s(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)+$" (include "kubernetes-nodes.registryHostPattern" .)) $s))) -}}
 {{- fail (printf "pool %s: %s %q is not an image repository (registry host[:port]/path, lowercase path); it becomes <repository>/<schematicID>:<version> in the Talos machine config, so set it to a repository such as factory.talos.dev/installer" .pool .field (include "kubernetes-nodes.truncate" $s)) -}}
 {{- end -}}
 {{- end -}}
@@ -152,7 +192,7 @@ overridePath?, skipFallback?}. Takes a dict: pool, field, value (absent: none).
 {{- range $host := keys $mirrors | sortAlpha -}}
 {{- $mirror := get $mirrors $host -}}
 {{- $at := printf "%s[%s]" $.field $host -}}
-{{- if not (or (eq $host "*") (and (le (len $host) 253) (regexMatch "^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*(:[0-9]{1,5})?$" $host))) -}}
+{{- if not (or (eq $host "*") (and (le (len $host) 253) (regexMatch (printf "%s$" (include "kubernetes-nodes.registryHostPattern" .)) $host))) -}}
 {{- fail (printf "pool %s: %s has the key %q, which is not a registry host[:port] (or \"*\"); key each mirror by the registry it stands in for, such as docker.io" $.pool $.field (include "kubernetes-nodes.truncate" $host)) -}}
 {{- end -}}
 {{- if not (kindIs "map" $mirror) -}}

@@ -1,0 +1,226 @@
+package render
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// schemaOff renders as `helm install --skip-schema-validation` (or a Flux
+// HelmRelease with disableSchemaValidation): only the templates guard.
+var schemaOff = Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+
+// Every pool value the templates interpolate is checked by the templates: each
+// refusal fires with schema validation off, names the pool and the value, and
+// its neighbour (the nearest valid input) renders.
+func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
+	long := strings.Repeat("a", 254)
+	for _, tc := range []struct{ name, values, refusal, neighbour string }{
+		{"talos null", "{cluster: acme, talos: null}", "talos is null, not a map; remove the talos key", "{cluster: acme}"},
+		{"talos string", "{cluster: acme, talos: v1.13.6}", `talos is "v1.13.6", not a map`, "{cluster: acme, talos: {version: v1.13.6}}"},
+		{"talos unknown key", "{cluster: acme, talos: {verison: v1.13.5}}", `talos has no key "verison"; the keys it takes are version, schematicID, imageFactoryURL, installerRepository, registryMirrors`, "{cluster: acme, talos: {version: v1.13.5}}"},
+		{"talos.version number", "{cluster: acme, talos: {version: 1.13}}", "talos.version is 1.13 (a number), not a string", "{cluster: acme, talos: {version: v1.13.5}}"},
+		{"storageClass double dot", "{cluster: acme, storageClass: 'a..b'}", `storageClass "a..b" is not a DNS subdomain name`, "{cluster: acme, storageClass: a.b}"},
+		{"storageClass 254", "{cluster: acme, storageClass: " + long + "}", `storageClass "` + long[:80] + `...(254 characters)" is not a DNS subdomain name`, "{cluster: acme, storageClass: " + long[:253] + "}"},
+		{"storageClass number", "{cluster: acme, storageClass: 12}", "storageClass is 12 (a number), not a string", "{cluster: acme, storageClass: '12'}"},
+		{"instanceType 254", "{cluster: acme, resources: {cpu: 1, memory: 1Gi}, instanceType: " + long + "}", `instanceType "` + long[:80] + `...(254 characters)" is not a DNS subdomain name`, "{cluster: acme, resources: {cpu: 1, memory: 1Gi}, instanceType: " + long[:253] + "}"},
+		{"resources string", "{cluster: acme, resources: big}", `resources is "big", not a map`, "{cluster: acme, resources: {}}"},
+		{"resources unknown key", "{cluster: acme, resources: {cpu: 2, memory: 4Gi, gpu: 1}}", `resources has no key "gpu"`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
+		{"minReplicas string", "{cluster: acme, minReplicas: '3'}", `minReplicas "3" is not a whole number of workers`, "{cluster: acme, minReplicas: 3}"},
+		{"minReplicas negative", "{cluster: acme, minReplicas: -1}", "minReplicas -1 (a number) is not a whole number of workers", "{cluster: acme, minReplicas: 0}"},
+		{"maxReplicas fraction", "{cluster: acme, maxReplicas: 2.5}", "maxReplicas 2.5 (a number) is not a whole number of workers", "{cluster: acme, maxReplicas: 2}"},
+		{"maxReplicas list", "{cluster: acme, maxReplicas: [1]}", "maxReplicas a list is not a whole number of workers", "{cluster: acme, maxReplicas: 1}"},
+		{"min above max", "{cluster: acme, minReplicas: 3, maxReplicas: 2}", "minReplicas 3 is greater than maxReplicas 2", "{cluster: acme, minReplicas: 2, maxReplicas: 2}"},
+		{"roles not a list", "{cluster: acme, roles: ingress}", `roles is "ingress", not a list`, "{cluster: acme, roles: [ingress]}"},
+		{"role injects a document", `{cluster: acme, roles: ["x: y\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding"]}`, `roles[0] "x: y\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding" is not a label name`, "{cluster: acme, roles: [x-y]}"},
+		{"role 64 characters", "{cluster: acme, roles: [" + long[:64] + "]}", `roles[0] "` + long[:64] + `" is not a label name`, "{cluster: acme, roles: [" + long[:63] + "]}"},
+		{"role number", "{cluster: acme, roles: [1]}", "roles[0] 1 (a number) is not a label name", "{cluster: acme, roles: ['1']}"},
+		{"role twice", "{cluster: acme, roles: [ingress, ingress]}", `roles lists "ingress" twice`, "{cluster: acme, roles: [ingress, egress]}"},
+		{"nodeStartupTimeout number", "{cluster: acme, nodeStartupTimeout: 600}", "nodeStartupTimeout 600 (a number) is not a duration", "{cluster: acme, nodeStartupTimeout: 600s}"},
+		{"nodeStartupTimeout words", "{cluster: acme, nodeStartupTimeout: ten minutes}", `nodeStartupTimeout "ten minutes" is not a duration`, "{cluster: acme, nodeStartupTimeout: '0'}"},
+		{"maxUnhealthy map", "{cluster: acme, maxUnhealthy: {a: 1}}", "maxUnhealthy a map is neither a count nor a percentage", "{cluster: acme, maxUnhealthy: 1}"},
+		{"maxUnhealthy 101%", "{cluster: acme, maxUnhealthy: 101%}", `maxUnhealthy "101%" is neither a count nor a percentage`, "{cluster: acme, maxUnhealthy: 100%}"},
+		{"installerRepository injects", `{cluster: acme, talos: {installerRepository: "r.internal/installer\n  x: y"}}`, `talos.installerRepository "r.internal/installer\n  x: y" is not an image repository`, "{cluster: acme, talos: {installerRepository: 'r.internal:5000/siderolabs/installer'}}"},
+		{"platform installerRepository", "{cluster: acme, _cluster: {talos: {installerRepository: 'R.internal/Installer'}}}", `_cluster.talos.installerRepository "R.internal/Installer" is not an image repository`, "{cluster: acme, _cluster: {talos: {installerRepository: 'R.internal/installer'}}}"},
+		{"mirrors not a map", "{cluster: acme, talos: {registryMirrors: [docker.io]}}", "talos.registryMirrors is a list, not a map of registry host", "{cluster: acme, talos: {registryMirrors: {}}}"},
+		{"mirror host", `{cluster: acme, talos: {registryMirrors: {"docker.io\nx": {endpoints: [https://m.internal]}}}}`, `talos.registryMirrors has the key "docker.io\nx", which is not a registry host`, "{cluster: acme, talos: {registryMirrors: {'docker.io:443': {endpoints: [https://m.internal]}}}}"},
+		{"mirror not a map", "{cluster: acme, talos: {registryMirrors: {docker.io: https://m.internal}}}", `talos.registryMirrors[docker.io] is "https://m.internal", not a map`, "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}"},
+		{"mirror unknown key", "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoint: [https://m.internal]}}}}", `talos.registryMirrors[docker.io] has no key "endpoint"`, "{cluster: acme, talos: {registryMirrors: {'*': {endpoints: [https://m.internal]}}}}"},
+		{"mirror no endpoints", "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: []}}}}", "talos.registryMirrors[docker.io].endpoints is a list; list at least one mirror URL", "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [http://m.internal:5000/v2]}}}}"},
+		{"mirror endpoint", `{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: ["https://m.internal\n  x: y"]}}}}`, `talos.registryMirrors[docker.io].endpoints[0] "https://m.internal\n  x: y" is not a plain http(s) URL`, "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}"},
+		{"mirror flag", "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal], overridePath: 'yes'}}}}", `talos.registryMirrors[docker.io].overridePath is "yes"; set it to true or false`, "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal], overridePath: true}}}}"},
+		{"platform mirror endpoint", "{cluster: acme, _cluster: {talos: {registryMirrors: {docker.io: {endpoints: [ftp://m.internal]}}}}}", `_cluster.talos.registryMirrors[docker.io].endpoints[0] "ftp://m.internal" is not a plain http(s) URL`, "{cluster: acme, _cluster: {talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}}"},
+		{"_cluster not a map", "{cluster: acme, _cluster: [a]}", "_cluster is a list, not a map; _cluster is the platform's values channel", "{cluster: acme, _cluster: {}}"},
+		{"_cluster.talos not a map", "{cluster: acme, _cluster: {talos: x}}", `_cluster.talos is "x", not a map`, "{cluster: acme, _cluster: {talos: {}}}"},
+		{"registryConfig not a map", "{cluster: acme, _cluster: {talos: {registryConfig: [x]}}}", "_cluster.talos.registryConfig is a list, not a map", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {username: u, password: p}}}}}}"},
+		{"registryConfig host", `{cluster: acme, _cluster: {talos: {registryConfig: {"m.internal\nx: y": {auth: {username: u}}}}}}`, `_cluster.talos.registryConfig has the key "m.internal\nx: y", which is not a registry host`, "{cluster: acme, _cluster: {talos: {registryConfig: {'m.internal:5000': {auth: {username: u}}}}}}"},
+		{"registryConfig entry", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: [auth]}}}}", "_cluster.talos.registryConfig[m.internal] is a list, not a map of auth and tls", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {}}}}}"},
+		{"registryConfig typo", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tsl: {}}}}}}", `_cluster.talos.registryConfig[m.internal] has no key "tsl"`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {insecureSkipVerify: true}}}}}}"},
+		{"registryConfig auth", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: secret}}}}}", `_cluster.talos.registryConfig[m.internal].auth is "secret", not a map`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {identityToken: t}}}}}}"},
+		{"registryConfig auth typo", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {user: u}}}}}}", `_cluster.talos.registryConfig[m.internal].auth has no key "user"`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {username: u, password: p}}}}}}"},
+		{"osImage typo", "{cluster: acme, osImage: {bultin: {}}}", `osImage has no key "bultin"; the keys it takes are builtin, factory`, "{cluster: acme, osImage: {}}"},
+		{"builtin typo", "{cluster: acme, osImage: {builtin: {schematicId: abc}}}", `osImage.builtin has no key "schematicId"; the keys it takes are schematicID, version`, "{cluster: acme, osImage: {factory: {schematicID: abc}}}"},
+		{"factory typo", "{cluster: acme, osImage: {factory: {imageFactoryUrl: 'https://f.internal'}}}", `osImage.factory has no key "imageFactoryUrl"`, "{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://f.internal'}}}"},
+		{"builtin string", "{cluster: acme, osImage: {builtin: 'yes'}}", `osImage.builtin is "yes", not a map`, "{cluster: acme, osImage: {factory: {}}}"},
+		{"builtin version number", "{cluster: acme, osImage: {factory: {version: 1.13}}}", "osImage.factory.version is 1.13 (a number), not a string", "{cluster: acme, osImage: {factory: {version: v1.13.5}}}"},
+		{"platform osImage typo", "{cluster: acme, _cluster: {osImage: {factroy: {}}}}", `_cluster.osImage has no key "factroy"`, "{cluster: acme, _cluster: {osImage: {factory: {}}}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderPoolAs(t, schemaOff, vals(t, tc.values), nil)
+			requireRefusal(t, err, "pool kubernetes-acme-workers: "+tc.refusal)
+			_, err = renderPoolAs(t, schemaOff, vals(t, tc.neighbour), nil)
+			require.NoError(t, err, "neighbour %s renders", tc.neighbour)
+		})
+	}
+}
+
+// The render keeps what it computes on the root context, out of reach of
+// values: a preset under the old state keys changes nothing, and every clone
+// guard still fires.
+func TestPresetRenderStateChangesNothing(t *testing.T) {
+	preset := `
+_kubernetesNodes:
+  validated: true
+  image: {clone: true, schematicID: abc, version: v1.0.0, golden: any-pvc}
+  disk: {clone: true, golden: any-pvc, storageClassName: local, url: "https://evil"}
+  creation: {origin: builtin, imageFactoryURL: "https://evil", osImageText: ""}
+`
+	for _, values := range []string{"cluster: acme", "{cluster: acme, osImage: {builtin: {}}}"} {
+		plain := mustRenderPoolSchemaOff(t, vals(t, values), healthyCluster(t))
+		withPreset := vals(t, values)
+		for k, v := range vals(t, preset) {
+			withPreset[k] = v
+		}
+		got := mustRenderPoolSchemaOff(t, withPreset, healthyCluster(t))
+		assert.Equal(t, plain.Text(), got.Text(), "%s: a preset render state renders the same bytes", values)
+	}
+	// A cross-class clone stays refused, preset or not.
+	refused := vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}")
+	for k, v := range vals(t, preset) {
+		refused[k] = v
+	}
+	_, err := renderPoolAs(t, schemaOff, refused, healthyCluster(t))
+	requireRefusal(t, err, `its disks would be on StorageClass "local"`)
+
+	// The catalog: a preset entry list cannot put another name into the clone Role.
+	plain := mustRenderCatalogAs(t, catalogSchemaOff, nil)
+	got := mustRenderCatalogAs(t, catalogSchemaOff, vals(t, "_kubernetesWorkerImageEntries: [{name: any-pvc, url: 'https://evil', storage: 1Gi, storageClass: '', label: x, from: {}}]"))
+	assert.Equal(t, plain.Text(), got.Text(), "a preset entry list renders the same bytes")
+	assert.NotContains(t, got.Text(), "any-pvc")
+}
+
+func mustRenderPoolSchemaOff(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {
+	t.Helper()
+	m, err := renderPoolAs(t, schemaOff, values, cluster)
+	require.NoError(t, err)
+	return m
+}
+
+var catalogSchemaOff = Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace, SkipSchemaValidation: true}
+
+func mustRenderCatalogAs(t testing.TB, rel Release, values map[string]interface{}) *Manifest {
+	t.Helper()
+	m, err := renderCatalogAs(t, rel, values, nil)
+	require.NoError(t, err)
+	return m
+}
+
+// Names that YAML would read as another type stay strings: the disk binds on
+// the class asked for, and the API server decodes the duration. Plain names
+// keep their bytes (the golden renders prove that for every committed case).
+func TestNamesThatLookLikeOtherTypesStayStrings(t *testing.T) {
+	for _, name := range []string{"null", "yes", "no", "on", "off", "y", "n", "true", "false", "0123", "123", "1e3", "1.5", "0x1f", "2026-01-01", "1-fast", "12.fast"} {
+		t.Run(name, func(t *testing.T) {
+			m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '"+name+"', instanceType: '"+name+"'}"), nil)
+			disk := diskOf(m)
+			assert.Equal(t, name, Get(disk, "spec.storage.storageClassName"), "storageClassName stays the string %q", name)
+			tmpl := doc(t, m, "KubevirtMachineTemplate")
+			assert.Equal(t, name, Get(tmpl.Object, "spec.template.spec.virtualMachineTemplate.spec.instancetype.name"))
+		})
+	}
+	m := mustRenderPool(t, vals(t, "{cluster: acme, nodeStartupTimeout: '0'}"), nil)
+	assert.Equal(t, "0", Get(doc(t, m, "MachineHealthCheck").Object, "spec.nodeStartupTimeout"), "a zero timeout is the duration string \"0\"")
+	assert.Contains(t, doc(t, m, "MachineHealthCheck").Text, `nodeStartupTimeout: "0"`)
+	plain := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: replicated, nodeStartupTimeout: 10m}"), nil)
+	assert.Contains(t, doc(t, plain, "KubevirtMachineTemplate").Text, "storageClassName: replicated\n", "a plain name is written as before")
+	assert.Contains(t, doc(t, plain, "MachineHealthCheck").Text, "nodeStartupTimeout: 10m\n")
+
+	// On the clone path the resolved default class is written the same way.
+	cluster := clusterFromYAML(t, golden{class: `"on"`, size: "6Gi", phase: "Succeeded"}.yaml()+storageClass(`"on"`, "2026-01-01T00:00:00Z", true, gaDefault), "cluster/instancetypes.yaml")
+	clone := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
+	assert.Equal(t, "on", Get(diskOf(clone), "spec.storage.storageClassName"))
+}
+
+// The creation record reads back exactly what was written. A JSON values file
+// can carry a literal "<<" key, which YAML would read back as a merge and so
+// switch the pool's disk source on its next upgrade: it never reaches a record.
+func TestCreationRecordReadsBackWhatWasWritten(t *testing.T) {
+	dir := t.TempDir()
+	readJSON := func(name, text string) map[string]interface{} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		v, err := ReadValues(path)
+		require.NoError(t, err)
+		return v
+	}
+	merge := readJSON("merge.json", `{"cluster": "acme", "_cluster": {"osImage": {"<<": {"factory": {}}, "builtin": {}}}}`)
+	cluster := healthyCluster(t)
+	_, err := renderPoolAs(t, schemaOff, merge, cluster)
+	requireRefusal(t, err, "pool kubernetes-acme-workers: _cluster.osImage would not read back from the creation record as it was written")
+	own := readJSON("own.json", `{"cluster": "acme", "osImage": {"<<": {"factory": {}}}}`)
+	_, err = renderPoolAs(t, schemaOff, own, cluster)
+	requireRefusal(t, err, `pool kubernetes-acme-workers: osImage has no key "<<"`)
+
+	// Install with a platform default, apply, then upgrade with the platform
+	// default changed: the record reads back and the bytes stay.
+	installValues := readJSON("install.json", `{"cluster": "acme", "_cluster": {"osImage": {"builtin": {"version": "v1.13.6"}}}}`)
+	install := mustRenderPoolSchemaOff(t, installValues, cluster)
+	require.NoError(t, cluster.Apply(install, testNamespace))
+	upgradeValues := readJSON("upgrade.json", `{"cluster": "acme", "_cluster": {"osImage": {"factory": {}}}}`)
+	upgraded, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, Upgrade: true, SkipSchemaValidation: true}, upgradeValues, cluster)
+	require.NoError(t, err)
+	assert.Equal(t, install.Text(), upgraded.Text(), "an upgrade reads the record back exactly")
+
+	// A record that holds a merge key (as no version of this chart writes) is refused, not merged.
+	forged := `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}
+data: {origin: platform, imageFactoryURL: "", osImage: "builtin: {}\n'<<': {factory: {}}"}
+`
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, forged, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "pool kubernetes-acme-workers: the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with holds a YAML merge key, anchor, alias or tag")
+	neighbour := strings.Replace(forged, `builtin: {}\n'<<': {factory: {}}`, `factory: {}`, 1)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, neighbour, "cluster/instancetypes.yaml"))
+	require.NoError(t, err, "a record the chart wrote renders")
+}
+
+// The catalog's own guards behind its schema.
+func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
+	entry := "{schematicID: abc, version: v1.13.6"
+	for _, tc := range []struct{ name, values, refusal, neighbour string }{
+		{"entry typo", "{images: [" + entry + ", storageclass: fast}]}", `images[0] has no key "storageclass"; an entry takes schematicID, version, imageFactoryURL, storage and storageClass`, "{images: [" + entry + ", storageClass: fast}]}"},
+		{"entry number", "{images: [" + entry + ", storage: 6}]}", "images[0].storage is 6, not a string", "{images: [" + entry + ", storage: '6'}]}"},
+		{"entry map", "{images: [" + entry + ", storageClass: {a: b}}]}", "images[0].storageClass is a map or list, not a string", "{images: [" + entry + ", storageClass: ''}]}"},
+		{"storageClass double dot", "{storageClass: 'a..b'}", `storageClass "a..b" (from storageClass) is not a StorageClass name`, "{storageClass: 'a.b'}"},
+		{"subjects not a list", "{cloneSubjects: {kind: Group}}", "cloneSubjects is not a list", "{cloneSubjects: []}"},
+		{"subject not a map", "{cloneSubjects: [Group]}", "cloneSubjects[0] is not a map", "{cloneSubjects: [{kind: Group, name: g}]}"},
+		{"subject typo", "{cloneSubjects: [{kind: Group, name: g, namespce: x}]}", `cloneSubjects[0] has no key "namespce"`, "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: x}]}"},
+		{"subject kind", "{cloneSubjects: [{kind: Role, name: g}]}", `cloneSubjects[0].kind "Role" is not Group, User or ServiceAccount`, "{cloneSubjects: [{kind: User, name: g}]}"},
+		{"subject name injects", `{cloneSubjects: [{kind: Group, name: "g\n- kind: User"}]}`, "cloneSubjects[0].name is not a plain name", "{cloneSubjects: [{kind: Group, name: 'system:serviceaccounts:tenant-acme'}]}"},
+		{"subject no name", "{cloneSubjects: [{kind: Group}]}", "cloneSubjects[0] has no name", "{cloneSubjects: [{kind: Group, name: g}]}"},
+		{"service account without namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default}]}", "a ServiceAccount subject needs its namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}"},
+		{"group with namespace", "{cloneSubjects: [{kind: Group, name: g, namespace: x}]}", "a ServiceAccount subject needs its namespace, and a Group or User has none", "{cloneSubjects: [{kind: Group, name: g}]}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderCatalogAs(t, catalogSchemaOff, vals(t, tc.values), nil)
+			requireRefusal(t, err, tc.refusal)
+			_, err = renderCatalogAs(t, catalogSchemaOff, vals(t, tc.neighbour), nil)
+			require.NoError(t, err, "neighbour %s renders", tc.neighbour)
+		})
+	}
+}
