@@ -5,14 +5,19 @@ BIN := bin
 
 CHARTS := packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit integration apiserver render lint golden bench vet
+.PHONY: test unit talos integration apiserver render lint golden bench vet
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
 
-## unit: the fast suite alone (no API server).
-unit:
+## unit: the fast suite alone (no API server), with the Talos patch check.
+unit: talos
 	$(GO) test ./...
+
+## talos: Talos's own config patcher applies every golden pool's machine-config
+## patch; tests/talos is its own module, so Talos never enters go.mod.
+talos:
+	cd tests/talos && $(GO) test ./...
 
 ## integration: the charts installed for real against kube-apiserver + etcd.
 integration: apiserver
@@ -64,7 +69,8 @@ lint: vet
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./tests/integration/...
-	cd tools/crdgen && $(GO) vet ./...
+	cd tools/crds && $(GO) vet ./...
+	cd tests/talos && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 
 ## golden: deliberately rewrite the committed golden renders (chart outputs and

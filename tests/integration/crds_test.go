@@ -10,14 +10,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cozystack/golden-worker-images/tests/render"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -57,18 +60,46 @@ func moduleDir(t *testing.T, workDir, path, version, sum string) string {
 	return info.Dir
 }
 
-// generateCRDs runs tools/crdgen, which builds the DataVolume and
-// VirtualMachineClusterInstancetype CRDs from their Go API types.
-func generateCRDs(t *testing.T, out string) {
-	t.Helper()
-	cmd := exec.Command("go", "run", ".", "-out", out)
-	cmd.Dir = filepath.Join(render.RepoRoot(), "tools", "crdgen")
-	if raw, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("tools/crdgen: %v\n%s", err, raw)
-	}
+// generatedCRDs are the CRDs tools/crds generates with controller-tools'
+// controller-gen from the upstream Go API types in the module cache.
+var generatedCRDs = []string{
+	"cdi.kubevirt.io_cdis.yaml",
+	"cdi.kubevirt.io_datavolumes.yaml",
+	"cdi.kubevirt.io_storageprofiles.yaml",
+	"helm.toolkit.fluxcd.io_helmreleases.yaml",
+	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
+	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
 }
 
-// crdFiles lists every CRD file the tier installs.
+// helmReleaseCRDFile is Flux's HelmRelease CRD: installCRDs leaves it out,
+// so the CLI's pins test can first show a cluster that serves no HelmRelease,
+// then install it (crdFile).
+const helmReleaseCRDFile = "helm.toolkit.fluxcd.io_helmreleases.yaml"
+
+// generateCRDs runs tools/crds (controller-gen's CRD generator) into out.
+func generateCRDs(t *testing.T, out string) {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command("go", "run", ".", "-out", out)
+	cmd.Dir = filepath.Join(render.RepoRoot(), "tools", "crds")
+	if raw, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tools/crds: %v\n%s", err, raw)
+	}
+	found, _ := filepath.Glob(filepath.Join(out, "*.yaml"))
+	names := make([]string, len(found))
+	for i, f := range found {
+		names[i] = filepath.Base(f)
+	}
+	if !slices.Equal(names, generatedCRDs) {
+		t.Fatalf("tools/crds wrote %v, want %v", names, generatedCRDs)
+	}
+	t.Logf("tools/crds generated %d CRDs with controller-gen in %s", len(names), time.Since(start).Round(time.Second))
+}
+
+// crdFile is the path of one generated CRD.
+func (e *env) crdFile(name string) string { return filepath.Join(e.dir, "crds", name) }
+
+// crdFiles lists every CRD file the tier installs at start.
 func (e *env) crdFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -80,13 +111,13 @@ func (e *env) crdFiles(t *testing.T) []string {
 		}
 		files = append(files, found...)
 	}
-	gen := filepath.Join(e.dir, "crds")
-	generateCRDs(t, gen)
-	found, _ := filepath.Glob(filepath.Join(gen, "*.yaml"))
-	if len(found) != 2 {
-		t.Fatalf("tools/crdgen wrote %d CRDs, want 2", len(found))
+	generateCRDs(t, filepath.Join(e.dir, "crds"))
+	for _, name := range generatedCRDs {
+		if name != helmReleaseCRDFile {
+			files = append(files, e.crdFile(name))
+		}
 	}
-	return append(files, found...)
+	return files
 }
 
 // installCRDs creates every CRD and waits until each is established.
@@ -156,4 +187,102 @@ func parseGroupVersion(apiVersion string) (schema.GroupVersion, error) {
 		return gv, fmt.Errorf("apiVersion %q has no version", apiVersion)
 	}
 	return gv, nil
+}
+
+// testGeneratedCRDs: the CRDs tools/crds generates carry the real schemas and
+// scopes. Objects of the shapes the pool render reads (the CDI resource and
+// its clone strategy override, a StorageProfile's status, a
+// VolumeSnapshotClass) pass strict server-side dry-run apply, and a wrong
+// value or an undeclared field in each is refused, as an open schema would not.
+func testGeneratedCRDs(t *testing.T, e *env) {
+	for _, c := range []struct {
+		apiVersion, kind string
+		namespaced       bool
+	}{
+		{dataVolumeVersion, "DataVolume", true},
+		{dataVolumeVersion, "CDI", false},
+		{dataVolumeVersion, "StorageProfile", false},
+		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", false},
+		{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", false},
+	} {
+		m, err := e.resourceFor(c.apiVersion, c.kind)
+		if err != nil {
+			t.Fatalf("%s %s is not served: %v", c.apiVersion, c.kind, err)
+		}
+		if got := m.Scope.Name() == meta.RESTScopeNameNamespace; got != c.namespaced {
+			t.Errorf("%s is served with scope %s, want namespaced=%v", c.kind, m.Scope.Name(), c.namespaced)
+		}
+	}
+
+	const valid = `
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: CDI
+metadata: {name: cdi}
+spec: {cloneStrategyOverride: csi-clone}
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: StorageProfile
+metadata: {name: replicated}
+spec: {cloneStrategy: snapshot}
+status:
+  storageClass: replicated
+  provisioner: linstor.csi.linbit.com
+  cloneStrategy: snapshot
+  claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: Block}]
+---
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotClass
+metadata: {name: linstor}
+driver: linstor.csi.linbit.com
+deletionPolicy: Delete
+`
+	objs, err := render.ParseObjects([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &render.Manifest{}
+	for _, o := range objs {
+		m.Docs = append(m.Docs, render.Doc{Object: o.Object})
+	}
+	n, problems := e.dryRunApply(t, m, "")
+	for _, p := range problems {
+		t.Errorf("generated CRDs: %s", p)
+	}
+
+	for _, c := range []struct {
+		doc        int
+		path       []string
+		key        string
+		value      interface{}
+		wantInText string
+	}{
+		{0, []string{"spec"}, "cloneStrategyOverride", "teleport", "cloneStrategyOverride"},
+		{1, []string{"status", "claimPropertySets"}, "", "Block", "claimPropertySets"},
+		{1, []string{"spec"}, "notAField", "x", "notAField"},
+		{2, nil, "deletionPolicy", "Sometimes", "deletionPolicy"},
+		{2, nil, "notAField", "x", "notAField"},
+	} {
+		obj := runtime.DeepCopyJSON(objs[c.doc].Object)
+		if c.key == "" {
+			// Replace the value at path itself (a list by a string).
+			parent := obj
+			for _, p := range c.path[:len(c.path)-1] {
+				parent = parent[p].(map[string]interface{})
+			}
+			parent[c.path[len(c.path)-1]] = c.value
+		} else {
+			parent := obj
+			for _, p := range c.path {
+				parent = parent[p].(map[string]interface{})
+			}
+			parent[c.key] = c.value
+		}
+		_, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{{Object: obj}}}, "")
+		if len(problems) != 1 || !strings.Contains(problems[0], c.wantInText) {
+			t.Errorf("%s with %v %s = %v: want the dry-run to refuse it, got %q", objs[c.doc].GetKind(), c.path, c.key, c.value, problems)
+		} else {
+			t.Logf("refused as it should be: %s", problems[0])
+		}
+	}
+	t.Logf("%d objects of the generated CDI, StorageProfile and VolumeSnapshotClass CRDs passed strict server-side dry-run apply; 5 bad ones were refused", n)
 }

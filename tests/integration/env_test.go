@@ -2,8 +2,8 @@
 
 // Package integration installs, upgrades and uninstalls the charts for real:
 // Helm's Go SDK against a kube-apiserver + etcd started on loopback for the
-// test run, with the real Cluster API, CAPK, CABPT, CDI and KubeVirt CRD
-// schemas. Build the binaries with `make apiserver`; run with `make integration`.
+// test run, with the real Cluster API, CAPK, CABPT, CDI, KubeVirt, Flux and
+// CSI snapshot CRD schemas. Build the binaries with `make apiserver`; run with `make integration`.
 package integration
 
 import (

@@ -48,6 +48,7 @@ func TestAPIServerTier(t *testing.T) {
 		e.createYAML(t, string(raw))
 	}
 
+	t.Run("GeneratedCRDs", func(t *testing.T) { testGeneratedCRDs(t, e) })
 	t.Run("BaselineDryRun", func(t *testing.T) { testBaselineDryRun(t, e) })
 	t.Run("DryRunRejects", func(t *testing.T) { testDryRunRejects(t, e) })
 	t.Run("PoolLifecycle", func(t *testing.T) { testPoolLifecycle(t, e) })
@@ -427,7 +428,7 @@ func testDryRunRejects(t *testing.T, e *env) {
 	e.createNamespace(t, poolNamespace)
 	m := renderPool(t, poolRelease, poolNamespace, baselineValues(t)["01-defaults"])
 	if chrt, err := render.LoadChart(render.CatalogChart); err == nil {
-		// The golden, against the DataVolume CRD tools/crdgen generates.
+		// The golden, against the DataVolume CRD tools/crds generates with controller-gen.
 		cm, err := render.Render(chrt, render.Options{Release: render.Release{Name: catalogRelease, Namespace: catalogNamespace}})
 		if err != nil {
 			t.Fatal(err)
