@@ -49,22 +49,34 @@ func committedTemplate(t *testing.T, valuesFile string) render.Doc {
 func chartCopy(t *testing.T, file string, edit func(string) string) string {
 	t.Helper()
 	root := t.TempDir()
-	src := filepath.Join(render.RepoRoot(), render.PoolChart)
+	// The chart and the library chart its charts/ symlink points at, laid out
+	// as in a checkout so the relative link resolves inside the copy.
+	for _, dir := range []string{render.PoolChart, "packages/library"} {
+		src := filepath.Join(render.RepoRoot(), dir)
+		dst := filepath.Join(root, dir)
+		require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(src, path)
+			if d.Type()&fs.ModeSymlink != 0 {
+				target, err := os.Readlink(path)
+				if err != nil {
+					return err
+				}
+				return os.Symlink(target, filepath.Join(dst, rel))
+			}
+			if d.IsDir() {
+				return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
+		}))
+	}
 	dst := filepath.Join(root, render.PoolChart)
-	require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
-	}))
 	if edit != nil {
 		path := filepath.Join(dst, file)
 		raw, err := os.ReadFile(path)

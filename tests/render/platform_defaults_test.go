@@ -351,9 +351,9 @@ data: {origin: platform, imageFactoryURL: "", osImage: "builtin: [unclosed"}
 func TestOSImageThatIsNotAMapIsRefused(t *testing.T) {
 	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
 	_, err := renderPoolAs(t, skip, vals(t, "{cluster: acme, osImage: builtin}"), nil)
-	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage is a string; write it as a map with builtin or factory")
+	requireRefusal(t, err, `pool kubernetes-acme-workers: osImage is "builtin", not a map; write it as a map with builtin or factory`)
 	_, err = renderPoolAs(t, skip, withChannel(t, "cluster: acme", map[string]interface{}{"osImage": []interface{}{"builtin"}}), nil)
-	requireRefusal(t, err, "_cluster.osImage is a slice")
+	requireRefusal(t, err, "_cluster.osImage is a list, not a map")
 	_, err = renderPoolAs(t, skip, vals(t, "{cluster: acme, osImage: {factory: {}}}"), nil)
 	require.NoError(t, err)
 }

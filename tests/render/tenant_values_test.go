@@ -62,6 +62,13 @@ func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 		{"registryConfig typo", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tsl: {}}}}}}", `_cluster.talos.registryConfig[m.internal] has no key "tsl"`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {insecureSkipVerify: true}}}}}}"},
 		{"registryConfig auth", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: secret}}}}}", `_cluster.talos.registryConfig[m.internal].auth is "secret", not a map`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {identityToken: t}}}}}}"},
 		{"registryConfig auth typo", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {user: u}}}}}}", `_cluster.talos.registryConfig[m.internal].auth has no key "user"`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {username: u, password: p}}}}}}"},
+		{"registryConfig password number", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {password: 1234}}}}}}", "_cluster.talos.registryConfig[m.internal].auth.password is 1234 (a number), not a string", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {auth: {password: '1234'}}}}}}"},
+		{"registryConfig insecureSkipVerify", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {insecureSkipVerify: 'no'}}}}}}", `_cluster.talos.registryConfig[m.internal].tls.insecureSkipVerify is "no"; set it to true or false`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {insecureSkipVerify: false}}}}}}"},
+		{"registryConfig clientIdentity", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: pem}}}}}}", `_cluster.talos.registryConfig[m.internal].tls.clientIdentity is "pem", not a map of crt and key`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: {crt: c, key: k}}}}}}}"},
+		{"registryConfig clientIdentity typo", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: {cert: c}}}}}}}", `_cluster.talos.registryConfig[m.internal].tls.clientIdentity has no key "cert"`, "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: {crt: c}}}}}}}"},
+		{"registryConfig clientIdentity key", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: {key: [k]}}}}}}}", "_cluster.talos.registryConfig[m.internal].tls.clientIdentity.key is a list, not a string", "{cluster: acme, _cluster: {talos: {registryConfig: {m.internal: {tls: {clientIdentity: {key: k}}}}}}}"},
+		{"osImage number", "{cluster: acme, osImage: 1}", "osImage is 1 (a number), not a map", "{cluster: acme, osImage: {}}"},
+		{"both paths", "{cluster: acme, osImage: {builtin: {}, factory: {}}}", "osImage sets both builtin and factory", "{cluster: acme, osImage: {builtin: {}}}"},
 		{"osImage typo", "{cluster: acme, osImage: {bultin: {}}}", `osImage has no key "bultin"; the keys it takes are builtin, factory`, "{cluster: acme, osImage: {}}"},
 		{"builtin typo", "{cluster: acme, osImage: {builtin: {schematicId: abc}}}", `osImage.builtin has no key "schematicId"; the keys it takes are schematicID, version`, "{cluster: acme, osImage: {factory: {schematicID: abc}}}"},
 		{"factory typo", "{cluster: acme, osImage: {factory: {imageFactoryUrl: 'https://f.internal'}}}", `osImage.factory has no key "imageFactoryUrl"`, "{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://f.internal'}}}"},
@@ -203,7 +210,7 @@ data: {origin: platform, imageFactoryURL: "", osImage: "builtin: {}\n'<<': {fact
 func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 	entry := "{schematicID: abc, version: v1.13.6"
 	for _, tc := range []struct{ name, values, refusal, neighbour string }{
-		{"entry typo", "{images: [" + entry + ", storageclass: fast}]}", `images[0] has no key "storageclass"; an entry takes schematicID, version, imageFactoryURL, storage and storageClass`, "{images: [" + entry + ", storageClass: fast}]}"},
+		{"entry typo", "{images: [" + entry + ", storageclass: fast}]}", `images[0] has no key "storageclass"; an entry takes schematicID, version, imageFactoryURL, storage, storageClass`, "{images: [" + entry + ", storageClass: fast}]}"},
 		{"entry number", "{images: [" + entry + ", storage: 6}]}", "images[0].storage is 6, not a string", "{images: [" + entry + ", storage: '6'}]}"},
 		{"entry map", "{images: [" + entry + ", storageClass: {a: b}}]}", "images[0].storageClass is a map or list, not a string", "{images: [" + entry + ", storageClass: ''}]}"},
 		{"storageClass double dot", "{storageClass: 'a..b'}", `storageClass "a..b" (from storageClass) is not a StorageClass name`, "{storageClass: 'a.b'}"},
@@ -220,6 +227,44 @@ func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 			_, err := renderCatalogAs(t, catalogSchemaOff, vals(t, tc.values), nil)
 			requireRefusal(t, err, tc.refusal)
 			_, err = renderCatalogAs(t, catalogSchemaOff, vals(t, tc.neighbour), nil)
+			require.NoError(t, err, "neighbour %s renders", tc.neighbour)
+		})
+	}
+}
+
+// The platform checks what it forwards to the catalog and to the pools with the
+// rules those charts apply (worker-image-lib), with schema validation off too.
+func TestPlatformValueGuardsHoldWithTheSchemaOff(t *testing.T) {
+	c := platformChart(t)
+	rel := Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
+	for _, tc := range []struct{ name, values, refusal, neighbour string }{
+		{"enabledPackages not a list", "{bundles: {enabledPackages: cozystack.kubernetes-worker-image}}", `bundles.enabledPackages is "cozystack.kubernetes-worker-image", not a list`, "{bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}}"},
+		{"disabledPackages entry", "{bundles: {disabledPackages: [{a: b}]}}", "bundles.disabledPackages[0] is a map, not a string", "{bundles: {disabledPackages: [a]}}"},
+		{"catalog settings not a map", "{kubernetesWorkerImage: [a]}", "kubernetesWorkerImage is a list, not a map of catalog settings", "{kubernetesWorkerImage: {}}"},
+		{"catalog settings typo", "{kubernetesWorkerImage: {image: []}}", `kubernetesWorkerImage has no key "image"`, "{kubernetesWorkerImage: {images: []}}"},
+		{"catalog factory map", "{kubernetesWorkerImage: {imageFactoryURL: {a: b}}}", "kubernetesWorkerImage.imageFactoryURL is a map, not a string", "{kubernetesWorkerImage: {imageFactoryURL: 'https://f.internal'}}"},
+		{"catalog storage", `{kubernetesWorkerImage: {storage: "6Gi\nx: y"}}`, `kubernetesWorkerImage.storage "6Gi\nx: y" is malformed`, "{kubernetesWorkerImage: {storage: 6Gi}}"},
+		{"catalog images not a list", "{kubernetesWorkerImage: {images: {schematicID: a}}}", "kubernetesWorkerImage.images is a map, not a list", "{kubernetesWorkerImage: {images: [{schematicID: a, version: v1.13.6}]}}"},
+		{"catalog entry typo", "{kubernetesWorkerImage: {images: [{schematicID: a, verison: v1.13.6}]}}", `kubernetesWorkerImage.images[0] has no key "verison"`, "{kubernetesWorkerImage: {images: [{schematicID: a, version: v1.13.6}]}}"},
+		{"catalog entry not a map", "{kubernetesWorkerImage: {images: [a]}}", `kubernetesWorkerImage.images[0] is "a", not an entry`, "{kubernetesWorkerImage: {images: []}}"},
+		{"registries not a map", "{registries: [a]}", "registries is a list, not a map of mirrors and config", "{registries: {}}"},
+		{"mirror host", `{registries: {mirrors: {"docker.io\nx: y": {endpoints: [https://m.internal]}}}}`, `registries.mirrors has the key "docker.io\nx: y", which is not a registry host`, "{registries: {mirrors: {docker.io: {endpoints: [https://m.internal]}}}}"},
+		{"config not a map", "{registries: {config: [a]}}", "registries.config is a list, not a map of endpoint to auth/TLS config", "{registries: {config: {}}}"},
+		{"config host", `{registries: {config: {"https://m.internal\nx: y/v2": {auth: {username: u}}}}}`, `registries.config has the key "m.internal\nx: y", which is not a registry host`, "{registries: {config: {'https://m.internal/v2': {auth: {username: u}}}}}"},
+		{"config password", "{registries: {config: {m.internal: {auth: {password: {a: b}}}}}}", "registries.config[m.internal].auth.password is a map, not a string", "{registries: {config: {m.internal: {auth: {password: p}}}}}"},
+		{"tenantWorkers not a map", "{tenantWorkers: x}", `tenantWorkers is "x", not a map`, "{tenantWorkers: {}}"},
+		{"tenantWorkers.talos not a map", "{tenantWorkers: {talos: [x]}}", "tenantWorkers.talos is a list, not a map", "{tenantWorkers: {talos: {}}}"},
+		{"tenantWorkers.talos typo", "{tenantWorkers: {talos: {installerRepo: r.internal/i}}}", `tenantWorkers.talos has no key "installerRepo"`, "{tenantWorkers: {talos: {installerRepository: r.internal/i}}}"},
+		{"installer repository", "{tenantWorkers: {talos: {installerRepository: 'r.internal/I'}}}", `tenantWorkers.talos.installerRepository "r.internal/I" is not an image repository`, "{tenantWorkers: {talos: {installerRepository: r.internal/i}}}"},
+		{"factory URL", "{tenantWorkers: {talos: {imageFactoryURL: 'https://f.internal/ x'}}}", `tenantWorkers.talos.imageFactoryURL "https://f.internal/ x" is not a plain http(s) URL`, "{tenantWorkers: {talos: {imageFactoryURL: 'https://f.internal/'}}}"},
+		{"factory URL number", "{tenantWorkers: {talos: {imageFactoryURL: 1}}}", "tenantWorkers.talos.imageFactoryURL is 1 (a number), not a string", "{tenantWorkers: {talos: {imageFactoryURL: ''}}}"},
+		{"osImage typo", "{tenantWorkers: {osImage: {bultin: {}}}}", `tenantWorkers.osImage has no key "bultin"`, "{tenantWorkers: {osImage: {builtin: {}}}}"},
+		{"osImage field", "{tenantWorkers: {osImage: {builtin: {version: [v1]}}}}", "tenantWorkers.osImage.builtin.version is a list, not a string", "{tenantWorkers: {osImage: {builtin: {version: v1.13.6}}}}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderChartAs(t, c, rel, vals(t, tc.values), nil)
+			requireRefusal(t, err, tc.refusal)
+			_, err = renderChartAs(t, c, rel, vals(t, tc.neighbour), nil)
 			require.NoError(t, err, "neighbour %s renders", tc.neighbour)
 		})
 	}

@@ -69,16 +69,23 @@ func definedPatterns(t *testing.T, file, define string) map[string]string {
 	return out
 }
 
+// libraryPatterns are the value patterns every chart includes from the library chart.
+func libraryPatterns(t *testing.T) map[string]string {
+	t.Helper()
+	return definedPatterns(t, "packages/library/worker-image-lib/templates/_patterns.tpl", "worker-image-lib.patterns")
+}
+
 // The schema and the template guard the same fields with the same patterns, so
 // neither lets through what the other refuses.
 func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
-	patterns := definedPatterns(t, catalogChart+"/templates/_helpers.tpl", "kubernetes-worker-image.imagePatterns")
+	patterns := libraryPatterns(t)
 	schema := document(t, chartFile(t, catalogChart+"/values.schema.json"))
 	for field, path := range map[string][]string{
 		"schematicID":     {"properties", "images", "items", "properties", "schematicID", "pattern"},
 		"version":         {"properties", "images", "items", "properties", "version", "pattern"},
 		"imageFactoryURL": {"definitions", "factoryURL", "pattern"},
-		"storage":         {"definitions", "quantity", "pattern"},
+		"quantity":        {"definitions", "quantity", "pattern"},
+		"storageClass":    {"properties", "storageClass", "pattern"},
 	} {
 		require.Equal(t, patterns[field], jsonAt(t, schema, path...), field)
 	}

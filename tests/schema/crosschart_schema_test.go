@@ -10,14 +10,18 @@ import (
 // named template per chart), and the platform's schema checks its defaults for
 // new pools with them too, so a value one side accepts is never refused by another.
 func TestImagePatternsAgreeAcrossCharts(t *testing.T) {
-	pool := definedPatterns(t, poolChart+"/templates/_osimage.tpl", "kubernetes-nodes.imagePatterns")
-	catalog := definedPatterns(t, catalogChart+"/templates/_helpers.tpl", "kubernetes-worker-image.imagePatterns")
-	for _, field := range []string{"schematicID", "version", "imageFactoryURL"} {
-		require.NotEmpty(t, pool[field], field)
-		require.Equal(t, catalog[field], pool[field], "%s: packages/apps/kubernetes-nodes/templates/_osimage.tpl and packages/system/kubernetes-worker-image/templates/_helpers.tpl disagree", field)
+	lib := libraryPatterns(t)
+	for _, field := range []string{"schematicID", "version", "imageFactoryURL", "quantity", "storageClass"} {
+		require.NotEmpty(t, lib[field], field)
+	}
+	// The charts' templates hold no copy of their own: they include the library's.
+	for _, file := range []string{poolChart + "/templates/_osimage.tpl", poolChart + "/templates/_validate.tpl", catalogChart + "/templates/_helpers.tpl"} {
+		raw := chartFile(t, file)
+		require.NotContains(t, raw, lib["version"], "%s copies the version pattern instead of including worker-image-lib.patterns", file)
+		require.NotContains(t, raw, lib["schematicID"], "%s copies the schematicID pattern", file)
 	}
 	platform := document(t, chartFile(t, "packages/core/platform/values.schema.json"))
-	require.Equal(t, pool["schematicID"], jsonAt(t, platform, "definitions", "schematicID", "pattern"))
-	require.Equal(t, pool["version"], jsonAt(t, platform, "definitions", "talosVersion", "pattern"))
-	require.Equal(t, pool["imageFactoryURL"], jsonAt(t, platform, "definitions", "factoryURL", "pattern"))
+	require.Equal(t, lib["schematicID"], jsonAt(t, platform, "definitions", "schematicID", "pattern"))
+	require.Equal(t, lib["version"], jsonAt(t, platform, "definitions", "talosVersion", "pattern"))
+	require.Equal(t, lib["imageFactoryURL"], jsonAt(t, platform, "definitions", "factoryURL", "pattern"))
 }

@@ -15,7 +15,7 @@ run exactly once however often the body is rendered.
 {{- if $image.clone -}}
 {{- include "kubernetes-nodes.cloneSource" (dict "root" . "image" $image "out" $source) -}}
 {{- else -}}
-{{- $_ := set $source "url" (printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" $image.imageFactoryURL) $image.schematicID $image.version) -}}
+{{- $_ := set $source "url" (include "worker-image-lib.imageURL" $image) -}}
 {{- $_ := set $source "storageClassName" (.Values.storageClass | toString) -}}
 {{- end -}}
 {{- $_ := set $state "disk" (merge $source (deepCopy $image)) -}}
@@ -130,8 +130,8 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" $pool $poolClass $poolFrom $golden $goldenClass $goldenFrom $seen $goldenClass $poolClass) -}}
 {{- end -}}
 {{- if $goldenSize -}}
-{{- $disk := include "kubernetes-nodes.quantityBytes" $root.Values.diskSize | float64 -}}
-{{- $size := include "kubernetes-nodes.quantityBytes" $goldenSize | float64 -}}
+{{- $disk := include "worker-image-lib.quantityBytes" $root.Values.diskSize | float64 -}}
+{{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
 {{- if lt $disk $size -}}
 {{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" $pool $root.Values.diskSize $golden $goldenSize $goldenSize) -}}
 {{- end -}}
@@ -195,46 +195,4 @@ first, so the answer never depends on list order. "" when there is none.
 {{- end -}}
 {{- end -}}
 {{- $found -}}
-{{- end -}}
-
-{{/*
-A Kubernetes quantity in bytes (as a float), for comparing sizes written in
-different forms: binary (Ki..Ei), decimal (n..E), or an exponent (e/E N). The
-digits are read as one integer and scaled by a single multiplication or
-division, so equal quantities written differently compare equal.
-*/}}
-{{- define "kubernetes-nodes.quantityBytes" -}}
-{{- $q := . | toString | trim -}}
-{{- $suffix := regexFind "(Ki|Mi|Gi|Ti|Pi|Ei|[eE][-+]?[0-9]+|[numkMGTPE])$" $q -}}
-{{- $number := trimSuffix $suffix $q -}}
-{{- if not (regexMatch "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$" $number) -}}
-{{- fail (printf "%q is not a Kubernetes quantity (write sizes such as 20Gi, 21474836480 or 20G)" $q) -}}
-{{- end -}}
-{{- $parts := splitList "." $number -}}
-{{- $fraction := "" -}}
-{{- if gt (len $parts) 1 -}}
-{{- $fraction = index $parts 1 -}}
-{{- end -}}
-{{- $value := float64 (printf "0%s%s" (index $parts 0) $fraction) -}}
-{{- $binary := dict "Ki" 1 "Mi" 2 "Gi" 3 "Ti" 4 "Pi" 5 "Ei" 6 -}}
-{{- $decimal := dict "n" -9 "u" -6 "m" -3 "" 0 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18 -}}
-{{- $exponent := sub 0 (len $fraction) -}}
-{{- if hasKey $binary $suffix -}}
-{{- range until (get $binary $suffix | int) -}}
-{{- $value = mulf $value 1024 -}}
-{{- end -}}
-{{- else if hasKey $decimal $suffix -}}
-{{- $exponent = add $exponent (get $decimal $suffix) -}}
-{{- else -}}
-{{- $exponent = add $exponent (substr 1 (len $suffix) $suffix | trimPrefix "+" | int) -}}
-{{- end -}}
-{{- $scale := 1.0 -}}
-{{- range until (ternary (sub 0 $exponent) $exponent (lt (int $exponent) 0) | int) -}}
-{{- $scale = mulf $scale 10 -}}
-{{- end -}}
-{{- if lt (int $exponent) 0 -}}
-{{- divf $value $scale -}}
-{{- else -}}
-{{- mulf $value $scale -}}
-{{- end -}}
 {{- end -}}

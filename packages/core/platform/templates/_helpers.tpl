@@ -118,3 +118,75 @@ Takes a dict: root, out (filled host -> config).
 {{- $_ := set $from $host $endpoint -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The platform's values, checked by the templates as well as by the schema (a
+platform may render with schema validation off): everything forwarded to the
+catalog or to the pools through _cluster is checked with the same rules those
+charts apply (worker-image-lib), so a value that would be refused there, or that
+would turn into structure, is refused here, naming the key and the fix. Runs
+once per render; every template file includes it first.
+*/}}
+{{- define "platform.validate" -}}
+{{- if not (hasKey . "_platformValidated") -}}
+{{- $v := .Values -}}
+{{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
+{{- range $list := list "enabledPackages" "disabledPackages" -}}
+{{- $names := get ($v.bundles | default dict) $list | default list -}}
+{{- if not (kindIs "slice" $names) -}}
+{{- fail (printf "bundles.%s is %s, not a list; list package names such as cozystack.kubernetes-worker-image" $list (include "worker-image-lib.describe" $names)) -}}
+{{- end -}}
+{{- range $i, $name := $names -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "bundles.%s[%d]" $list $i) "value" $name) -}}
+{{- end -}}
+{{- end -}}
+{{- $catalog := $v.kubernetesWorkerImage | default dict -}}
+{{- if not (kindIs "map" $catalog) -}}
+{{- fail (printf "kubernetesWorkerImage is %s, not a map of catalog settings" (include "worker-image-lib.describe" $catalog)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage" "value" $catalog "keys" (list "imageFactoryURL" "storageClass" "storage" "images")) -}}
+{{- range $field, $pattern := dict "imageFactoryURL" $patterns.imageFactoryURL "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
+{{- $value := get $catalog $field -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.%s" $field) "value" $value) -}}
+{{- if and (hasKey $catalog $field) (not (kindIs "invalid" $value)) (not (and (le (len $value) 253) (regexMatch $pattern $value))) -}}
+{{- fail (printf "kubernetesWorkerImage.%s %q is malformed: it must match %s, because the catalog writes it into its goldens; set it as the catalog's values.yaml describes" $field (include "worker-image-lib.truncate" $value) $pattern) -}}
+{{- end -}}
+{{- end -}}
+{{- $images := get $catalog "images" | default list -}}
+{{- if not (kindIs "slice" $images) -}}
+{{- fail (printf "kubernetesWorkerImage.images is %s, not a list of {schematicID, version} entries" (include "worker-image-lib.describe" $images)) -}}
+{{- end -}}
+{{- range $i, $entry := $images -}}
+{{- include "worker-image-lib.assertCatalogEntryShape" (dict "label" (printf "kubernetesWorkerImage.images[%d]" $i) "entry" $entry) -}}
+{{- end -}}
+{{- $registries := $v.registries | default dict -}}
+{{- if not (kindIs "map" $registries) -}}
+{{- fail (printf "registries is %s, not a map of mirrors and config" (include "worker-image-lib.describe" $registries)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" "" "field" "registries.mirrors" "value" $registries.mirrors) -}}
+{{- if not (kindIs "map" ($registries.config | default dict)) -}}
+{{- fail (printf "registries.config is %s, not a map of endpoint to auth/TLS config" (include "worker-image-lib.describe" $registries.config)) -}}
+{{- end -}}
+{{- $config := dict -}}
+{{- include "platform.registryConfig" (dict "root" . "out" $config) -}}
+{{- include "worker-image-lib.assertRegistryConfig" (dict "prefix" "" "field" "registries.config" "value" $config) -}}
+{{- $tenant := $v.tenantWorkers | default dict -}}
+{{- if not (kindIs "map" $tenant) -}}
+{{- fail (printf "tenantWorkers is %s, not a map" (include "worker-image-lib.describe" $tenant)) -}}
+{{- end -}}
+{{- $talos := $tenant.talos | default dict -}}
+{{- if not (kindIs "map" $talos) -}}
+{{- fail (printf "tenantWorkers.talos is %s, not a map" (include "worker-image-lib.describe" $talos)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "tenantWorkers.talos" "value" $talos "keys" (list "installerRepository" "imageFactoryURL")) -}}
+{{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" "" "field" "tenantWorkers.talos.installerRepository" "value" $talos.installerRepository) -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryURL" "value" $talos.imageFactoryURL) -}}
+{{- if and $talos.imageFactoryURL (not (regexMatch $patterns.imageFactoryURL $talos.imageFactoryURL)) -}}
+{{- fail (printf "tenantWorkers.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL) -}}
+{{- end -}}
+{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
+{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" "" "field" "tenantWorkers.osImage" "value" $tenant.osImage) -}}
+{{- end -}}
+{{- $_ := set . "_platformValidated" true -}}
+{{- end -}}
+{{- end -}}

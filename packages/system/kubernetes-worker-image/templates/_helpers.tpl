@@ -7,33 +7,6 @@ cozy-public
 {{- end -}}
 
 {{/*
-Patterns an entry's fields must match before they are interpolated into a
-DataVolume name and an image URL. The pool chart checks the same patterns, since
-both charts build the same golden name from the same fields.
-*/}}
-{{- define "kubernetes-worker-image.imagePatterns" -}}
-schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
-version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
-imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
-storage: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
-storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
-{{- end -}}
-
-{{/*
-The golden DataVolume of a (schematicID, version): talos-worker-<schematicID>-<version>.
-Takes a dict with keys schematicID and version. The pool chart names the clone
-source the same way; this is the catalog's only copy of the rule.
-*/}}
-{{- define "kubernetes-worker-image.goldenName" -}}
-{{- printf "talos-worker-%s-%s" .schematicID .version -}}
-{{- end -}}
-
-{{/* <factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double slash. */}}
-{{- define "kubernetes-worker-image.imageURL" -}}
-{{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
-{{- end -}}
-
-{{/*
 "true" when the map (index . 0) sets the key (index . 1) to something other than
 null: a per-entry override counts only when it is there, and an explicit "" is
 an override (storageClass "" asks for the cluster default).
@@ -62,25 +35,12 @@ entry past the schema into a name, a URL or the clone Role.
 {{- if not (kindIs "slice" $images) -}}
 {{- fail (printf "images is a %s, not a list; write images as a list of {schematicID, version} entries, or [] for no golden" (kindOf $images)) -}}
 {{- end -}}
-{{- $patterns := include "kubernetes-worker-image.imagePatterns" . | fromYaml -}}
+{{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
 {{- $chartWide := dict "imageFactoryURL" (.Values.imageFactoryURL | default "" | toString) "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
 {{- $entries := list -}}
 {{- $byName := dict -}}
 {{- range $i, $e := $images -}}
-{{- if not (kindIs "map" $e) -}}
-{{- fail (printf "images[%d] is %s, not an entry; write it as {schematicID: <schematic ID>, version: <Talos release>}" $i (toJson $e)) -}}
-{{- end -}}
-{{- range $key := keys $e | sortAlpha -}}
-{{- if not (has $key (list "schematicID" "version" "imageFactoryURL" "storage" "storageClass")) -}}
-{{- fail (printf "images[%d] has no key %q; an entry takes schematicID, version, imageFactoryURL, storage and storageClass. Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes a golden)" $i $key) -}}
-{{- end -}}
-{{- end -}}
-{{- range $field := list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" -}}
-{{- $value := get $e $field -}}
-{{- if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
-{{- fail (printf "images[%d].%s is %s, not a string; write it as a string (quote a number such as a size)" $i $field (ternary "a map or list" (printf "%v" $value) (or (kindIs "map" $value) (kindIs "slice" $value)))) -}}
-{{- end -}}
-{{- end -}}
+{{- include "worker-image-lib.assertCatalogEntryShape" (dict "label" (printf "images[%d]" $i) "entry" $e) -}}
 {{- $r := dict "index" $i "from" dict -}}
 {{- range $field := list "schematicID" "version" -}}
 {{- $_ := set $r $field (ternary (get $e $field | toString) "" (eq (include "kubernetes-worker-image.sets" (list $e $field)) "true")) -}}
@@ -110,20 +70,20 @@ entry past the schema into a name, a URL or the clone Role.
 {{- if not (regexMatch $patterns.imageFactoryURL $r.imageFactoryURL) -}}
 {{- fail (printf "%s: imageFactoryURL %q (from %s) is not a plain http(s) URL: it must match %s (no whitespace, quotes, backticks, $ or YAML metacharacters), because it is written into the golden's source URL; set %s to a URL such as https://factory.talos.dev" $label $r.imageFactoryURL (get $r.from "imageFactoryURL") $patterns.imageFactoryURL (get $r.from "imageFactoryURL")) -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.storage $r.storage) -}}
+{{- if not (regexMatch $patterns.quantity $r.storage) -}}
 {{- fail (printf "%s: storage %q (from %s) is not a Kubernetes quantity, so the golden's DataVolume would be rejected; set %s to a size such as 6Gi" $label $r.storage (get $r.from "storage") (get $r.from "storage")) -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.storageClass $r.storageClass) -}}
+{{- if not (or (eq $r.storageClass "") (include "worker-image-lib.isDNSSubdomain" $r.storageClass)) -}}
 {{- fail (printf "%s: storageClass %q (from %s) is not a StorageClass name; set %s to a class such as replicated, or \"\" for the cluster default" $label $r.storageClass (get $r.from "storageClass") (get $r.from "storageClass")) -}}
 {{- end -}}
-{{- $name := include "kubernetes-worker-image.goldenName" $r -}}
+{{- $name := include "worker-image-lib.goldenName" $r -}}
 {{- /* Under the patterns above only the same pair can give the same name (a schematicID has no dot). */ -}}
 {{- if hasKey $byName $name -}}
 {{- fail (printf "%s resolves to the DataVolume %s, as images[%v] already does; one (schematicID, version) is one golden: remove one of the two entries (a second copy with other storage or storageClass cannot exist under the same name)" $label $name (get $byName $name)) -}}
 {{- end -}}
 {{- $_ := set $byName $name $i -}}
 {{- $_ := set $r "name" $name -}}
-{{- $_ := set $r "url" (include "kubernetes-worker-image.imageURL" $r) -}}
+{{- $_ := set $r "url" (include "worker-image-lib.imageURL" $r) -}}
 {{- $entries = append $entries $r -}}
 {{- end -}}
 {{- $_ := set . "_kubernetesWorkerImageEntries" $entries -}}

@@ -1,0 +1,45 @@
+{{/*
+The golden DataVolume of a (schematicID, version): talos-worker-<schematicID>-<version>
+in cozy-public. The catalog creates it under this name and pools clone it by
+this name: the one copy of the rule. Takes a dict with schematicID and version.
+*/}}
+{{- define "worker-image-lib.goldenName" -}}
+{{- printf "talos-worker-%s-%s" .schematicID .version -}}
+{{- end -}}
+
+{{/*
+<factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double
+slash when the factory URL ends in "/". Takes a dict with imageFactoryURL,
+schematicID and version.
+*/}}
+{{- define "worker-image-lib.imageURL" -}}
+{{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
+{{- end -}}
+
+{{/* The keys a catalog images[] entry takes; each is a string. */}}
+{{- define "worker-image-lib.catalogEntryFields" -}}
+{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" | toJson -}}
+{{- end -}}
+
+{{/*
+Refuses a catalog entry with a key it does not take or a value that is not a
+string, so a typo never silently changes a golden and no structure hides in a
+value. The catalog checks its images[] with it, and the platform the images it
+forwards to the catalog. Takes a dict: label (how the entry is named in the
+message), entry.
+*/}}
+{{- define "worker-image-lib.assertCatalogEntryShape" -}}
+{{- $fields := include "worker-image-lib.catalogEntryFields" . | fromJsonArray -}}
+{{- if not (kindIs "map" .entry) -}}
+{{- fail (printf "%s is %s, not an entry; write it as {schematicID: <schematic ID>, version: <Talos release>}" .label (toJson .entry)) -}}
+{{- end -}}
+{{- range $key := keys .entry | sortAlpha -}}
+{{- if not (has $key $fields) -}}
+{{- fail (printf "%s has no key %q; an entry takes %s. Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes a golden)" $.label $key (join ", " $fields)) -}}
+{{- end -}}
+{{- $value := get $.entry $key -}}
+{{- if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
+{{- fail (printf "%s.%s is %s, not a string; write it as a string (quote a number such as a size)" $.label $key (ternary "a map or list" (printf "%v" $value) (or (kindIs "map" $value) (kindIs "slice" $value)))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,18 @@
+{{/*
+Patterns a value must match before it is interpolated into a DataVolume name, a
+URL or the Talos machine config. The pool and the catalog build the same golden
+name from the same fields, so they check the same patterns; the charts' schemas
+repeat them as a first filter (tests pin that they agree).
+*/}}
+{{- define "worker-image-lib.patterns" -}}
+schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
+version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
+imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$'
+quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
+storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
+{{- end -}}
+
+{{/* "true" for a DNS-1123 subdomain name of at most 253 characters (StorageClass, instancetype). */}}
+{{- define "worker-image-lib.isDNSSubdomain" -}}
+{{- if and (le (len .) 253) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" .) -}}true{{- end -}}
+{{- end -}}

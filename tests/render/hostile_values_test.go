@@ -1,0 +1,314 @@
+package render
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
+)
+
+// marker is in every hostile string, so a leak is found by looking for it.
+const marker = "EVIL"
+
+// hostilePayloads are what a tenant (or a careless operator) could write into a
+// value: breaking out of a scalar, starting a document, quoting, template
+// syntax, flow collections, floods, and every wrong type.
+var hostilePayloads = []struct {
+	name  string
+	value interface{}
+}{
+	{"newline and key", marker + "\nkind: Secret"},
+	{"document separator", marker + "\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: evil}\nroleRef: {kind: ClusterRole, name: cluster-admin}"},
+	{"quotes", marker + `"'` + "`"},
+	{"template", "{{ .Release.Name }}" + marker},
+	{"flow map", "{" + marker + ": b}"},
+	{"very long", strings.Repeat(marker, 100)},
+	{"number", 42},
+	{"boolean", true},
+	{"list", []interface{}{marker}},
+	{"map", map[string]interface{}{marker: "b"}},
+	{"null", nil},
+}
+
+// hostileField sets one field of a values map to a payload.
+type hostileField struct {
+	name string
+	set  func(values map[string]interface{}, payload interface{})
+}
+
+// at sets a dotted path, creating maps on the way; a segment "[]" makes the
+// value the only element of a list, "{}" makes it a map key (with value then).
+func at(path string, then ...interface{}) hostileField {
+	return hostileField{name: path, set: func(values map[string]interface{}, payload interface{}) {
+		// `\.` is a dot inside a key, as in docker\.io.
+		segs := strings.Split(strings.ReplaceAll(path, `\.`, "\x00"), ".")
+		for i := range segs {
+			segs[i] = strings.ReplaceAll(segs[i], "\x00", ".")
+		}
+		cur := values
+		for i, seg := range segs {
+			last := i == len(segs)-1
+			switch {
+			case last && seg == "[]":
+				panic("[] must be followed by nothing; write the list's parent as the last segment")
+			case last && seg == "{}":
+				key := fmt.Sprint(payload)
+				if s, ok := payload.(string); ok {
+					key = s
+				}
+				cur[key] = then[0]
+			case last:
+				cur[seg] = payload
+			case segs[i+1] == "[]":
+				cur[seg] = []interface{}{payload}
+				return
+			default:
+				next, ok := cur[seg].(map[string]interface{})
+				if !ok {
+					next = map[string]interface{}{}
+					cur[seg] = next
+				}
+				cur = next
+			}
+		}
+	}}
+}
+
+type hostileChart struct {
+	name    string
+	chart   func(testing.TB) *chart.Chart
+	release Release
+	base    string
+	cluster func(testing.TB) *Cluster
+	fields  []hostileField
+	// embedded are the string leaves that hold YAML of their own (a Talos
+	// patch, a values file): a leak inside them counts as a leak.
+	embedded []string
+}
+
+func hostileCharts() []hostileChart {
+	mirror := map[string]interface{}{"endpoints": []interface{}{"https://m.internal"}}
+	return []hostileChart{
+		{
+			name:    "pool",
+			chart:   poolChart,
+			release: Release{Name: testRelease, Namespace: testNamespace},
+			base:    "{cluster: acme, osImage: {builtin: {}}}",
+			cluster: func(t testing.TB) *Cluster { return healthyCluster(t) },
+			fields: []hostileField{
+				at("cluster"), at("storageClass"), at("diskSize"), at("instanceType"),
+				at("resources.cpu"), at("resources.memory"), at("roles.[]"),
+				at("minReplicas"), at("maxReplicas"), at("version"),
+				at("maxUnhealthy"), at("nodeStartupTimeout"),
+				at("talos.version"), at("talos.schematicID"), at("talos.imageFactoryURL"), at("talos.installerRepository"),
+				at("talos.registryMirrors"), at("talos.registryMirrors.{}", mirror), at(`talos.registryMirrors.docker\.io.endpoints.[]`),
+				at("osImage"), at("osImage.builtin"), at("osImage.builtin.schematicID"), at("osImage.builtin.version"),
+				at("osImage.{}", map[string]interface{}{}),
+				at("_cluster"), at("_cluster.osImage"), at("_cluster.osImage.builtin.version"),
+				at("_cluster.talos.imageFactoryURL"), at("_cluster.talos.installerRepository"),
+				at("_cluster.talos.registryMirrors.{}", mirror),
+				at("_cluster.talos.registryConfig.{}", map[string]interface{}{}),
+				at(`_cluster.talos.registryConfig.m\.internal.auth.password`),
+				at("_kubernetesNodes.disk.golden"),
+			},
+			embedded: []string{"spec.template.spec.strategicPatches.0"},
+		},
+		{
+			name:    "pool factory",
+			chart:   poolChart,
+			release: Release{Name: testRelease, Namespace: testNamespace},
+			base:    "{cluster: acme, osImage: {factory: {}}}",
+			cluster: func(t testing.TB) *Cluster { return healthyCluster(t) },
+			fields: []hostileField{
+				at("osImage.factory"), at("osImage.factory.schematicID"), at("osImage.factory.version"), at("osImage.factory.imageFactoryURL"),
+			},
+			embedded: []string{"spec.template.spec.strategicPatches.0"},
+		},
+		{
+			name:    "catalog",
+			chart:   catalogChart,
+			release: Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
+			base:    "{}",
+			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			fields: []hostileField{
+				at("imageFactoryURL"), at("storageClass"), at("storage"), at("images"), at("images.[]"),
+				at("cloneSubjects"), at("cloneSubjects.[]"),
+				at("_kubernetesWorkerImageEntries.[]"),
+			},
+		},
+		{
+			name:    "catalog entry",
+			chart:   catalogChart,
+			release: Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
+			base:    "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: [{kind: Group, name: g}]}",
+			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			fields: []hostileField{
+				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("{}"),
+				subjectField("name"), subjectField("kind"), subjectField("namespace"),
+			},
+		},
+		{
+			name:    "platform",
+			chart:   platformChart,
+			release: Release{Name: "cozystack-platform", Namespace: "cozy-system"},
+			base:    "{bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}}",
+			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			fields: []hostileField{
+				at("bundles.enabledPackages.[]"), at("bundles.disabledPackages.[]"),
+				at("kubernetesWorkerImage.imageFactoryURL"), at("kubernetesWorkerImage.storageClass"), at("kubernetesWorkerImage.storage"), at("kubernetesWorkerImage.images.[]"),
+				at("registries.mirrors.{}", mirror), at(`registries.mirrors.docker\.io.endpoints.[]`),
+				at("registries.config.{}", map[string]interface{}{}), at(`registries.config.m\.internal.auth.password`),
+				at("tenantWorkers.talos.installerRepository"), at("tenantWorkers.talos.imageFactoryURL"), at("tenantWorkers.osImage"),
+			},
+			embedded: []string{"stringData[values.yaml]"},
+		},
+	}
+}
+
+// entryField and subjectField set a field of the base's first images[] entry
+// or cloneSubjects[] subject ("{}": the payload as an extra key).
+func entryField(field string) hostileField {
+	return firstOf("images", field, map[string]interface{}{"schematicID": "abc", "version": "v1.13.6"})
+}
+
+func subjectField(field string) hostileField {
+	return firstOf("cloneSubjects", field, map[string]interface{}{"kind": "Group", "name": "g"})
+}
+
+func firstOf(list, field string, base map[string]interface{}) hostileField {
+	return hostileField{name: list + "[0]." + field, set: func(values map[string]interface{}, payload interface{}) {
+		item := map[string]interface{}{}
+		for k, v := range base {
+			item[k] = v
+		}
+		if field == "{}" {
+			item[fmt.Sprint(payload)] = "x"
+		} else {
+			item[field] = payload
+		}
+		values[list] = []interface{}{item}
+	}}
+}
+
+func platformChart(t testing.TB) *chart.Chart {
+	c, err := LoadChart(PlatformChart)
+	require.NoError(t, err)
+	return c
+}
+
+// rawTemplateErrors are Go template failures that are not the chart's own words.
+var rawTemplateErrors = []string{"nil pointer", "error calling", "wrong type for value", "can't evaluate", "incompatible types", "invalid value; expected", "cannot index"}
+
+// TestHostileValuesAreRefusedOrContained: for every settable field and every
+// hostile payload, with schema validation on and off, a render either refuses
+// with the chart's own message (or the schema's), or yields only documents the
+// values without the payload yield, in the same namespaces under the same names,
+// with the payload nowhere but inside a string.
+func TestHostileValuesAreRefusedOrContained(t *testing.T) {
+	outcomes := map[string]map[string]string{}
+	var rows []string
+	for _, hc := range hostileCharts() {
+		chrt := hc.chart(t)
+		baseline, err := renderChartAs(t, chrt, hc.release, vals(t, hc.base), hc.cluster(t))
+		require.NoError(t, err, "%s: the base values render", hc.name)
+		for _, field := range hc.fields {
+			row := hc.name + " " + field.name
+			rows = append(rows, row)
+			outcomes[row] = map[string]string{}
+			for _, p := range hostilePayloads {
+				var cells []string
+				for _, skip := range []bool{false, true} {
+					values := vals(t, hc.base)
+					field.set(values, p.value)
+					rel := hc.release
+					rel.SkipSchemaValidation = skip
+					m, err := renderChartAs(t, chrt, rel, values, hc.cluster(t))
+					outcome := judgeHostile(t, hc, baseline, m, err, fmt.Sprintf("%s = %s (schema off: %v)", row, p.name, skip))
+					cells = append(cells, outcome)
+				}
+				outcomes[row][p.name] = strings.Join(cells, "/")
+			}
+		}
+	}
+	// The table for the closing note: schema on / schema off.
+	var b strings.Builder
+	b.WriteString("field")
+	for _, p := range hostilePayloads {
+		b.WriteString(" | " + p.name)
+	}
+	b.WriteString("\n")
+	for _, row := range rows {
+		b.WriteString(row)
+		for _, p := range hostilePayloads {
+			b.WriteString(" | " + outcomes[row][p.name])
+		}
+		b.WriteString("\n")
+	}
+	t.Log("outcome per field and payload (schema on/off): S refused by the schema, T refused by the template, C contained\n" + b.String())
+}
+
+// judgeHostile classifies one render, failing the test on a leak.
+func judgeHostile(t *testing.T, hc hostileChart, baseline, m *Manifest, err error, what string) string {
+	t.Helper()
+	if err != nil {
+		msg := err.Error()
+		for _, raw := range rawTemplateErrors {
+			require.NotContains(t, msg, raw, "%s: refused with a raw template error instead of the chart's message", what)
+		}
+		if strings.Contains(msg, "values don't meet the specifications of the schema") {
+			return "S"
+		}
+		require.Contains(t, msg, "execution error at (", "%s: refused by the chart's own fail", what)
+		return "T"
+	}
+	// No document the values without the payload would not render (a null may
+	// drop one: Helm reads null as "remove the chart's default").
+	require.Subset(t, identities(baseline), identities(m), "%s: only documents the values without the payload render\n%s", what, m.Text())
+	for _, d := range m.Docs {
+		requireNoLeakedKey(t, d.Object, what)
+		for _, path := range hc.embedded {
+			if s, ok := Get(d.Object, path).(string); ok {
+				var inner interface{}
+				require.NoError(t, yaml.Unmarshal([]byte(s), &inner), "%s: %s still parses", what, path)
+				requireNoLeakedKey(t, inner, what+" in "+path)
+			}
+		}
+	}
+	return "C"
+}
+
+// identities are the documents' kinds, namespaces and names; the machine
+// template's name is its pool's name plus a hash, so its hash is left out.
+func identities(m *Manifest) []string {
+	var out []string
+	for _, d := range m.Docs {
+		name := d.Name()
+		if d.Kind() == "KubevirtMachineTemplate" {
+			name = name[:strings.LastIndex(name, "-")]
+		}
+		out = append(out, d.Kind()+" "+d.Namespace()+"/"+name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// requireNoLeakedKey fails when a map key anywhere carries the marker: the
+// payload became structure instead of staying inside a string.
+func requireNoLeakedKey(t *testing.T, node interface{}, what string) {
+	t.Helper()
+	switch n := node.(type) {
+	case map[string]interface{}:
+		for k, v := range n {
+			require.NotContains(t, k, marker, "%s: the payload became a key", what)
+			requireNoLeakedKey(t, v, what)
+		}
+	case []interface{}:
+		for _, v := range n {
+			requireNoLeakedKey(t, v, what)
+		}
+	}
+}
