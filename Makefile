@@ -67,9 +67,12 @@ vet:
 	cd tools/crdgen && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 
-## golden: deliberately rewrite the committed pre-feature baseline renders.
+## golden: deliberately rewrite every committed golden file (the renders in
+## tests/render, the CLI's reports in cmd/workerimage): -update is defined once,
+## in tests/support, for every test binary that links it.
+GOLDEN_PKGS := ./tests/render ./cmd/workerimage
 golden:
-	$(GO) test ./tests/render -run 'TestBaselineRendersAreByteIdentical' -update
+	$(GO) test $(GOLDEN_PKGS) -update
 
 ## bench: render benchmarks.
 bench:

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
 
@@ -291,7 +292,7 @@ func readValues(path string) (map[string]interface{}, error) {
 
 func loadPoolChart(dir string) (*chart.Chart, error) {
 	if dir == "" {
-		dir = render.PoolChart
+		dir = filepath.Join(checkoutRoot(), render.PoolChart)
 	}
 	c, err := render.LoadChart(dir)
 	if err != nil {
@@ -352,4 +353,11 @@ func (t *table) write(out *bytes.Buffer) {
 		}
 		out.WriteString(strings.TrimRight(b.String(), " ") + "\n")
 	}
+}
+
+// checkoutRoot is the repository this binary was built from, found from this
+// source file; the binary runs only inside that checkout.
+func checkoutRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -62,7 +63,7 @@ func moduleDir(t *testing.T, workDir, path, version, sum string) string {
 func generateCRDs(t *testing.T, out string) {
 	t.Helper()
 	cmd := exec.Command("go", "run", ".", "-out", out)
-	cmd.Dir = filepath.Join(render.RepoRoot(), "tools", "crdgen")
+	cmd.Dir = filepath.Join(support.RepoRoot(), "tools", "crdgen")
 	if raw, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tools/crdgen: %v\n%s", err, raw)
 	}
