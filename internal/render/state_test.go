@@ -6,7 +6,6 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,20 +49,20 @@ func TestStateAnswersLookupsAsTheFakeCluster(t *testing.T) {
 			require.NoError(t, err)
 			want, err := client(fake, o.GetAPIVersion(), o.GetKind(), ns).List(ctx, metav1.ListOptions{})
 			require.NoError(t, err)
-			assert.ElementsMatch(t, names(want), names(got), "list %s in %q", o.GetKind(), ns)
-			assert.IsIncreasing(t, append([]string{""}, names(got)...), "sorted by namespace and name")
+			require.ElementsMatch(t, names(want), names(got), "list %s in %q", o.GetKind(), ns)
+			require.IsIncreasing(t, append([]string{""}, names(got)...), "sorted by namespace and name")
 		}
 		got, err := client(state, o.GetAPIVersion(), o.GetKind(), o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
 		require.NoError(t, err)
-		assert.Equal(t, o.Object, got.Object)
+		require.Equal(t, o.Object, got.Object)
 
 		_, err = client(state, o.GetAPIVersion(), o.GetKind(), o.GetNamespace()).Get(ctx, "absent", metav1.GetOptions{})
-		assert.True(t, apierrors.IsNotFound(err), "an absent object is NotFound, which lookup answers with an empty map: %v", err)
+		require.True(t, apierrors.IsNotFound(err), "an absent object is NotFound, which lookup answers with an empty map: %v", err)
 	}
 	// A kind the state holds none of lists empty, as a served kind does.
 	l, err := client(state, "cdi.kubevirt.io/v1beta1", "DataVolume", "nowhere").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
-	assert.Empty(t, l.Items)
+	require.Empty(t, l.Items)
 	_, err = client(state, "v1", "ConfigMap", "x").Create(ctx, &unstructured.Unstructured{}, metav1.CreateOptions{})
-	assert.Error(t, err, "a state file is read-only")
+	require.Error(t, err, "a state file is read-only")
 }
