@@ -52,7 +52,7 @@ render: $(BIN)/workerimage
 	done
 
 $(BIN)/workerimage: FORCE
-	$(GO) build -o $@ ./cmd/workerimage
+	$(GO) build -trimpath -o $@ ./cmd/workerimage
 
 ## lint: helm lint --strict on every chart that exists, plus go vet and gofmt.
 lint: vet

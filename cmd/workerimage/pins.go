@@ -78,7 +78,7 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	fs := newFlags("pins")
 	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder the pools are resolved with (default: this checkout's "+render.PoolChart+")")
+	chartDir := fs.String("chart", "", "pool chart folder the pools are resolved with (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text or json")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err

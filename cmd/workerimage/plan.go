@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 
+	charts "github.com/cozystack/golden-worker-images"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
@@ -71,7 +71,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	namespace := fs.String("namespace", "", "release namespace (default tenant-<cluster>)")
 	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder (default: this checkout's "+render.PoolChart+")")
+	chartDir := fs.String("chart", "", "pool chart folder (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text, yaml or json")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
@@ -290,9 +290,15 @@ func readValues(path string) (map[string]interface{}, error) {
 	return vals, nil
 }
 
+// loadPoolChart loads the chart at dir, or with no dir the pool chart built
+// into this binary.
 func loadPoolChart(dir string) (*chart.Chart, error) {
 	if dir == "" {
-		dir = filepath.Join(checkoutRoot(), render.PoolChart)
+		c, err := render.LoadChartFS(charts.FS, render.PoolChart)
+		if err != nil {
+			return nil, problemf("built-in chart %s: %v", render.PoolChart, err)
+		}
+		return c, nil
 	}
 	c, err := render.LoadChart(dir)
 	if err != nil {
@@ -353,11 +359,4 @@ func (t *table) write(out *bytes.Buffer) {
 		}
 		out.WriteString(strings.TrimRight(b.String(), " ") + "\n")
 	}
-}
-
-// checkoutRoot is the repository this binary was built from, found from this
-// source file; the binary runs only inside that checkout.
-func checkoutRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
