@@ -1,18 +1,14 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 )
-
-// -update rewrites the committed CLI reports (`make golden`).
-var update = flag.Bool("update", false, "rewrite the committed golden reports")
 
 // cliGoldenCase is one command whose whole output is pinned. Args are run from
 // the repository root, so the paths printed are the ones an operator types.
@@ -27,7 +23,7 @@ type cliGoldenCase struct {
 
 func cliGoldenCases(t *testing.T) []cliGoldenCase {
 	t.Helper()
-	pools, err := filepath.Glob(filepath.Join(render.RepoRoot(), "examples", "pools", "*.yaml"))
+	pools, err := filepath.Glob(filepath.Join(support.RepoRoot(), "examples", "pools", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pools)
 	// Refused examples exit 1 on purpose (DESIGN: plan exits 1 on a refusal).
@@ -76,7 +72,7 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 // TestCLIReportsAreByteIdentical pins what plan, rollcheck and pins print on
 // the examples: operators and scripts read these bytes.
 func TestCLIReportsAreByteIdentical(t *testing.T) {
-	t.Chdir(render.RepoRoot())
+	t.Chdir(support.RepoRoot())
 	for _, c := range cliGoldenCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			args := append([]string(nil), c.args...)
@@ -96,8 +92,8 @@ func TestCLIReportsAreByteIdentical(t *testing.T) {
 			if head != "" {
 				got = strings.ReplaceAll(got, head, "HEAD")
 			}
-			path := filepath.Join(render.RepoRoot(), "cmd", "workerimage", "testdata", "golden", c.name[:strings.LastIndex(c.name, ".")]+".golden"+c.name[strings.LastIndex(c.name, "."):])
-			if *update {
+			path := filepath.Join(support.RepoRoot(), "cmd", "workerimage", "testdata", "golden", c.name[:strings.LastIndex(c.name, ".")]+".golden"+c.name[strings.LastIndex(c.name, "."):])
+			if *support.Update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 			}

@@ -12,7 +12,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -220,7 +221,7 @@ func TestKubeconfigClusterProblemsAreOneLine(t *testing.T) {
 	for _, args := range [][]string{
 		{"plan", "-values", td("pools", "http.yaml"), "-kubeconfig", kubeconfig},
 		{"pins", "-kubeconfig", kubeconfig},
-		{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", td("pools", "http.yaml"), "-kubeconfig", kubeconfig},
+		{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "http.yaml"), "-kubeconfig", kubeconfig},
 	} {
 		t.Run(args[0]+" unreachable", func(t *testing.T) {
 			requireProblem(t, cli(t, args...), "cannot reach the cluster at "+dead, kubeconfig)

@@ -1,5 +1,5 @@
 // Command workerimage answers three operator questions about worker pools by
-// rendering the pool chart with Helm's own engine (the tests/render harness)
+// rendering the pool chart with Helm's own engine (the internal/render harness)
 // against a cluster-state file or a live cluster:
 //
 //	plan       what will this pool do against my cluster?

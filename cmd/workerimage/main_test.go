@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/engine"
@@ -17,16 +17,16 @@ import (
 // The defaults the chart's values.yaml declares, read from the chart itself
 // rather than from any output of the CLI.
 var defaultSchematic, defaultVersion = func() (string, string) {
-	c, err := render.LoadChart(render.PoolChart)
+	d, err := support.PoolDefaults()
 	if err != nil {
 		panic(err)
 	}
-	talos := c.Values["talos"].(map[string]interface{})
-	return talos["schematicID"].(string), talos["version"].(string)
+	return d.SchematicID, d.Version
 }()
 
+// goldenName is the golden of the chart's default schematic at version.
 func goldenName(version string) string {
-	return "talos-worker-" + defaultSchematic + "-" + version
+	return support.GoldenName(defaultSchematic, version)
 }
 
 func td(parts ...string) string {
@@ -58,7 +58,7 @@ func cliWith(t *testing.T, dial func(string) (engine.ClientProvider, error), arg
 // optionally failing API calls, so the live-cluster paths run on fixtures.
 func fakeDial(failWith map[string]error) func(string) (engine.ClientProvider, error) {
 	return func(path string) (engine.ClientProvider, error) {
-		c, err := render.LoadCluster(path)
+		c, err := support.LoadCluster(path)
 		if err != nil {
 			return nil, err
 		}
@@ -110,10 +110,10 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{"plan unparsable kubeconfig", []string{"plan", "-values", pool, "-kubeconfig", td("pools", "unparsable.yaml")}, []string{"kubeconfig", "unparsable.yaml"}},
 		{"plan missing chart", []string{"plan", "-values", pool, "-chart", td("nochart")}, []string{"nochart"}},
 		{"rollcheck without head", []string{"rollcheck", "-base", ".", "-values", pool}, []string{"-head"}},
-		{"rollcheck glob matches nothing", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", td("pools", "*.nope")}, []string{"matches no file"}},
-		{"rollcheck base is not a checkout", []string{"rollcheck", "-base", td(), "-head", render.RepoRoot(), "-values", pool}, []string{"no pool chart there"}},
-		{"rollcheck unparsable values", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
-		{"rollcheck bad output", []string{"rollcheck", "-base", render.RepoRoot(), "-head", render.RepoRoot(), "-values", pool, "-o", "yaml"}, []string{`-o "yaml"`}},
+		{"rollcheck glob matches nothing", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "*.nope")}, []string{"matches no file"}},
+		{"rollcheck base is not a checkout", []string{"rollcheck", "-base", td(), "-head", support.RepoRoot(), "-values", pool}, []string{"no pool chart there"}},
+		{"rollcheck unparsable values", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
+		{"rollcheck bad output", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", pool, "-o", "yaml"}, []string{`-o "yaml"`}},
 		{"pins without cluster", []string{"pins"}, []string{"-cluster STATE.yaml or -kubeconfig PATH"}},
 		{"pins unknown flag", []string{"pins", "-cluster", state, "-all"}, []string{"-all"}},
 		{"pins bad output", []string{"pins", "-cluster", state, "-o", "yaml"}, []string{`-o "yaml"`}},

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -78,7 +78,7 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	fs := newFlags("pins")
 	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder the pools are resolved with (default: this checkout's "+render.PoolChart+")")
+	chartDir := fs.String("chart", "", "pool chart folder the pools are resolved with (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text or json")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
@@ -96,7 +96,7 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	}
 	// Pools are found through Flux's HelmRelease: on a cluster without it no
 	// pool would be found and every golden would look unused.
-	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, errKindNotServed) {
+	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
 		return 0, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
 	rep := pinsReport{Cluster: t.desc, Chart: chrt.Metadata.Name}

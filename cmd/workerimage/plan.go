@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	charts "github.com/cozystack/golden-worker-images"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
 
@@ -70,7 +71,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	namespace := fs.String("namespace", "", "release namespace (default tenant-<cluster>)")
 	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
 	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder (default: this checkout's "+render.PoolChart+")")
+	chartDir := fs.String("chart", "", "pool chart folder (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text, yaml or json")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
@@ -289,9 +290,15 @@ func readValues(path string) (map[string]interface{}, error) {
 	return vals, nil
 }
 
+// loadPoolChart loads the chart at dir, or with no dir the pool chart built
+// into this binary.
 func loadPoolChart(dir string) (*chart.Chart, error) {
 	if dir == "" {
-		dir = render.PoolChart
+		c, err := render.LoadChartFS(charts.FS, render.PoolChart)
+		if err != nil {
+			return nil, problemf("built-in chart %s: %v", render.PoolChart, err)
+		}
+		return c, nil
 	}
 	c, err := render.LoadChart(dir)
 	if err != nil {

@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,24 +14,24 @@ import (
 )
 
 const (
-	testRelease   = "kubernetes-nodes-acme-workers"
-	testNamespace = "tenant-acme"
-	testPool      = "kubernetes-acme-workers"
+	testRelease   = support.PoolRelease
+	testNamespace = support.PoolNamespace
+	testPool      = support.PoolName
 )
 
-// harnessRender renders a pool with the harness directly, the independent
-// reference for names the CLI reports.
+// harnessRender renders a pool with the harness directly, against the test
+// fake rather than the CLI's state-file reader: the independent reference for
+// names the CLI reports.
 func harnessRender(t *testing.T, valuesFile, stateFile string) *render.Manifest {
 	t.Helper()
-	c, err := render.LoadChart(render.PoolChart)
+	c, err := support.LoadChart(render.PoolChart)
 	require.NoError(t, err)
 	vals, err := render.ReadValues(valuesFile)
 	require.NoError(t, err)
 	opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: vals}
 	if stateFile != "" {
-		cluster, err := render.LoadCluster(stateFile)
+		opts.Cluster, err = support.LoadCluster(stateFile)
 		require.NoError(t, err)
-		opts.Cluster = cluster
 	}
 	m, err := render.Render(c, opts)
 	require.NoError(t, err)
@@ -233,7 +234,7 @@ func TestPlanLookupErrorIsAProblemNotARefusal(t *testing.T) {
 // `make render` plans every example pool against the example state: each
 // either renders or is refused on purpose; none is bad input.
 func TestExamplesPlan(t *testing.T) {
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	refused := map[string]string{
 		"oversized.yaml":    `instanceType "u1.4xlarge" is not a VirtualMachineClusterInstancetype`,
 		"golden-local.yaml": `its disks would be on StorageClass "local"`,

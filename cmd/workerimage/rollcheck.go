@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
 

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +18,7 @@ import (
 
 // The repository's own baseline corners: every pre-feature pool shape, with
 // its committed render (an independent record of each template's name).
-var baselineGlob = filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml")
+var baselineGlob = filepath.Join(support.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml")
 
 func baselineFiles(t *testing.T) []string {
 	t.Helper()
@@ -52,7 +53,7 @@ func chartCopy(t *testing.T, file string, edit func(string) string) string {
 	// The chart and the library chart its charts/ symlink points at, laid out
 	// as in a checkout so the relative link resolves inside the copy.
 	for _, dir := range []string{render.PoolChart, "packages/library"} {
-		src := filepath.Join(render.RepoRoot(), dir)
+		src := filepath.Join(support.RepoRoot(), dir)
 		dst := filepath.Join(root, dir)
 		require.NoError(t, filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
@@ -93,7 +94,7 @@ func rollcheckArgs(base, head, glob string, extra ...string) []string {
 }
 
 func TestRollcheckBaselineAgainstItselfRollsNothing(t *testing.T) {
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	files := baselineFiles(t)
 	res := cli(t, rollcheckArgs(root, root, baselineGlob, "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
@@ -118,7 +119,7 @@ func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
 	head := chartCopy(t, "templates/_machinetemplate.tpl", func(s string) string {
 		return strings.Replace(s, "name: disk-system", "name: disk-systen", 1)
 	})
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	files := baselineFiles(t)
 	res := cli(t, rollcheckArgs(root, head, baselineGlob, "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, "stderr: %s", res.stderr)
@@ -160,7 +161,7 @@ func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
 	head := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
 		return strings.Replace(s, "timeout: 300s", "timeout: 301s", 1)
 	})
-	res := cli(t, rollcheckArgs(render.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
+	res := cli(t, rollcheckArgs(support.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
 	r := decode[rollReport](t, res)
 	require.Len(t, r.Pools, 1)
@@ -175,7 +176,7 @@ func TestRollcheckRefusals(t *testing.T) {
 	refusing := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
 		return `{{- if eq .Values.cluster "acme" }}{{ fail "acme is refused at head" }}{{ end }}` + "\n" + s
 	})
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	pool := td("pools", "http.yaml")
 
 	res := cli(t, rollcheckArgs(root, refusing, pool, "-o", "json")...)
@@ -200,7 +201,7 @@ func TestRollcheckRefusals(t *testing.T) {
 }
 
 func TestRollcheckAgainstAClusterAndItsErrors(t *testing.T) {
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	// A clone pool against a state with its golden: renders, no roll.
 	res := cli(t, rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-cluster", td("state", "golden.yaml"), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, res.stderr)

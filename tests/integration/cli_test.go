@@ -12,7 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 )
 
 // workerimage runs the operator CLI, built once per env from this checkout,
@@ -25,7 +26,7 @@ func (e *env) workerimage(t *testing.T, args ...string) (stdout, stderr string, 
 	if bin == "" {
 		bin = filepath.Join(e.dir, "workerimage")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/workerimage")
-		build.Dir = render.RepoRoot()
+		build.Dir = support.RepoRoot()
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build ./cmd/workerimage: %v\n%s", err, out)
 		}
@@ -87,9 +88,9 @@ type livePins struct {
 // uses keep the verdicts independent of what those left behind.
 func testCLIPinsLive(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
-	declared := goldenName(schematicID, "v1.13.2") // a pool declares it, a disk cloned it
-	unused := goldenName(schematicID, "v1.13.1")   // nobody: safe to delete
-	missing := goldenName(schematicID, "v1.13.0")  // declared, absent from cozy-public
+	declared := support.GoldenName(schematicID, "v1.13.2") // a pool declares it, a disk cloned it
+	unused := support.GoldenName(schematicID, "v1.13.1")   // nobody: safe to delete
+	missing := support.GoldenName(schematicID, "v1.13.0")  // declared, absent from cozy-public
 	const tenant = "tenant-pins"
 
 	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig)

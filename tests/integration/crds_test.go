@@ -16,7 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -81,7 +82,7 @@ func generateCRDs(t *testing.T, out string) {
 	t.Helper()
 	start := time.Now()
 	cmd := exec.Command("go", "run", ".", "-out", out)
-	cmd.Dir = filepath.Join(render.RepoRoot(), "tools", "crds")
+	cmd.Dir = filepath.Join(support.RepoRoot(), "tools", "crds")
 	if raw, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tools/crds: %v\n%s", err, raw)
 	}

@@ -25,7 +25,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -67,7 +67,7 @@ func binDir() string {
 	if dir := os.Getenv("KUBE_APISERVER_BIN_DIR"); dir != "" {
 		return dir
 	}
-	return filepath.Join(render.RepoRoot(), ".cache", "apiserver", "bin")
+	return filepath.Join(support.RepoRoot(), ".cache", "apiserver", "bin")
 }
 
 // startEnv starts etcd and kube-apiserver on loopback ports and installs the

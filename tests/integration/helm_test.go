@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,7 +46,7 @@ func (e *env) helm(t *testing.T, namespace string) *helm {
 }
 
 func (h *helm) install(name, chartPath string, values map[string]interface{}) (*release.Release, error) {
-	chrt, err := render.LoadChart(chartPath)
+	chrt, err := support.LoadChart(chartPath)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func (h *helm) install(name, chartPath string, values map[string]interface{}) (*
 }
 
 func (h *helm) upgrade(name, chartPath string, values map[string]interface{}) (*release.Release, error) {
-	chrt, err := render.LoadChart(chartPath)
+	chrt, err := support.LoadChart(chartPath)
 	if err != nil {
 		h.t.Fatal(err)
 	}

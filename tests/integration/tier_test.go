@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/render"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,7 +42,7 @@ func TestAPIServerTier(t *testing.T) {
 	// of a typical cluster, the same fixtures the render tests use, created
 	// through the real schemas.
 	for _, f := range []string{"instancetypes.yaml", "storageclasses.yaml"} {
-		raw, err := os.ReadFile(filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "cluster", f))
+		raw, err := os.ReadFile(support.Fixture("cluster/" + f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,24 +61,24 @@ func TestAPIServerTier(t *testing.T) {
 
 func baselineValues(t *testing.T) map[string]map[string]interface{} {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(render.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml"))
-	if err != nil || len(files) == 0 {
+	corners, err := support.BaselineCases()
+	if err != nil || len(corners) == 0 {
 		t.Fatalf("no baseline values (%v)", err)
 	}
 	out := map[string]map[string]interface{}{}
-	for _, f := range files {
-		vals, err := render.ReadValues(f)
+	for _, c := range corners {
+		vals, err := render.ReadValues(c.ValuesFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[strings.TrimSuffix(filepath.Base(f), ".values.yaml")] = vals
+		out[strings.TrimPrefix(c.Name, "baseline/")] = vals
 	}
 	return out
 }
 
 func renderPool(t *testing.T, release, namespace string, vals map[string]interface{}) *render.Manifest {
 	t.Helper()
-	chrt, err := render.LoadChart(render.PoolChart)
+	chrt, err := support.LoadChart(render.PoolChart)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,19 +236,14 @@ func testUnknownInstanceType(t *testing.T, e *env) {
 	}
 }
 
-// goldenName is the catalog's DataVolume name for an image.
-func goldenName(schematicID, version string) string {
-	return fmt.Sprintf("talos-worker-%s-%s", schematicID, version)
-}
-
 // poolDefaults reads the pool chart's default Talos image.
 func poolDefaults(t *testing.T) (schematicID, version string) {
 	t.Helper()
-	chrt, err := render.LoadChart(render.PoolChart)
+	d, err := support.PoolDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprint(render.Get(chrt.Values, "talos.schematicID")), fmt.Sprint(render.Get(chrt.Values, "talos.version"))
+	return d.SchematicID, d.Version
 }
 
 // testCatalog: the catalog and builtin pools for real. The golden exists with
@@ -256,13 +252,13 @@ func poolDefaults(t *testing.T) (schematicID, version string) {
 // through the real client; removing an entry or uninstalling the catalog keeps
 // the goldens; uninstalling a pool removes only the pool.
 func testCatalog(t *testing.T, e *env) {
-	if _, err := os.Stat(filepath.Join(render.RepoRoot(), render.CatalogChart, "Chart.yaml")); err != nil {
+	if _, err := os.Stat(filepath.Join(support.RepoRoot(), render.CatalogChart, "Chart.yaml")); err != nil {
 		t.Skipf("%s has not landed", render.CatalogChart)
 	}
 	schematicID, version := poolDefaults(t)
-	golden := goldenName(schematicID, version)
+	golden := support.GoldenName(schematicID, version)
 	const otherVersion = "v1.13.5"
-	other := goldenName(schematicID, otherVersion)
+	other := support.GoldenName(schematicID, otherVersion)
 
 	e.createNamespace(t, catalogNamespace)
 	cat := e.helm(t, catalogNamespace)
@@ -427,7 +423,7 @@ func names(docs []render.Doc) []string {
 func testDryRunRejects(t *testing.T, e *env) {
 	e.createNamespace(t, poolNamespace)
 	m := renderPool(t, poolRelease, poolNamespace, baselineValues(t)["01-defaults"])
-	if chrt, err := render.LoadChart(render.CatalogChart); err == nil {
+	if chrt, err := support.LoadChart(render.CatalogChart); err == nil {
 		// The golden, against the DataVolume CRD tools/crds generates with controller-gen.
 		cm, err := render.Render(chrt, render.Options{Release: render.Release{Name: catalogRelease, Namespace: catalogNamespace}})
 		if err != nil {
@@ -480,7 +476,7 @@ func testDryRunRejects(t *testing.T, e *env) {
 // KubevirtMachineTemplate Helm installed, and the class-mismatch example is
 // refused (exit 1) with the chart's message.
 func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed *unstructured.Unstructured) {
-	root := render.RepoRoot()
+	root := support.RepoRoot()
 	plan := func(values string, extra ...string) (string, int) {
 		out, _, code := e.workerimage(t, append([]string{"plan", "-values", filepath.Join(root, "examples", "pools", values), "-kubeconfig", e.kubeconfig}, extra...)...)
 		return out, code
@@ -522,7 +518,7 @@ func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed 
 // before records (its record deleted here) keeps the built-in values when a
 // default appears; a pool created after the change takes the new default.
 func testPlatformDefaults(t *testing.T, e *env) {
-	if _, err := os.Stat(filepath.Join(render.RepoRoot(), render.PoolChart, "templates", "_platformdefaults.tpl")); err != nil {
+	if _, err := os.Stat(filepath.Join(support.RepoRoot(), render.PoolChart, "templates", "_platformdefaults.tpl")); err != nil {
 		t.Skip("the pool chart has no platform defaults yet")
 	}
 	const ns = "tenant-defaults"

@@ -1,19 +1,18 @@
 package render
 
 import (
-	"flag"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 )
 
-// -update rewrites the committed baseline renders (`make golden`). Those files
-// are the pre-feature chart: rewriting one is a deliberate re-baseline.
-var update = flag.Bool("update", false, "rewrite the committed golden renders")
+// update is -update (`make golden`): the baseline files are the pre-feature
+// chart, so rewriting one is a deliberate re-baseline.
+var update = support.Update
 
 // baselineKinds are the objects the no-roll promise covers. A later feature may
 // add objects to a release; it may not change these.
@@ -24,7 +23,7 @@ var baselineKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "Ma
 var poolKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "ConfigMap", "TalosConfigTemplate"}
 
 // baselineText is the part of a render the baseline pins: the four objects, in order.
-func baselineText(t testing.TB, m *Manifest) string {
+func baselineText(t testing.TB, m *render.Manifest) string {
 	t.Helper()
 	var b strings.Builder
 	for _, kind := range baselineKinds {
@@ -35,24 +34,12 @@ func baselineText(t testing.TB, m *Manifest) string {
 	return b.String()
 }
 
-type corner struct {
-	name       string
-	valuesPath string
-	goldenPath string
-}
-
-func baselineCorners(t testing.TB) []corner {
+func baselineCorners(t testing.TB) []support.Case {
 	t.Helper()
-	paths, err := filepath.Glob(fixture("baseline/*.values.yaml"))
+	corners, err := support.BaselineCases()
 	require.NoError(t, err)
-	sort.Strings(paths)
-	require.GreaterOrEqual(t, len(paths), 12, "the baseline covers at least 12 corners")
-	var out []corner
-	for _, p := range paths {
-		name := strings.TrimSuffix(filepath.Base(p), ".values.yaml")
-		out = append(out, corner{name: name, valuesPath: p, goldenPath: strings.TrimSuffix(p, ".values.yaml") + ".golden.yaml"})
-	}
-	return out
+	require.GreaterOrEqual(t, len(corners), 12, "the baseline covers at least 12 corners")
+	return corners
 }
 
 // TestBaselineRendersAreByteIdentical is the no-roll promise: every corner of
@@ -60,18 +47,20 @@ func baselineCorners(t testing.TB) []corner {
 // with none (helm template).
 func TestBaselineRendersAreByteIdentical(t *testing.T) {
 	for _, c := range baselineCorners(t) {
-		t.Run(c.name, func(t *testing.T) {
-			values, err := ReadValues(c.valuesPath)
+		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+			m, err := c.Render(render.Render, true)
 			require.NoError(t, err)
-			withCluster := baselineText(t, mustRenderPool(t, values, loadCluster(t, "cluster/instancetypes.yaml")))
+			withCluster := baselineText(t, m)
 			if *update {
-				require.NoError(t, os.WriteFile(c.goldenPath, []byte(withCluster), 0o644))
+				require.NoError(t, os.WriteFile(c.GoldenFile, []byte(withCluster), 0o644))
 			}
-			want, err := os.ReadFile(c.goldenPath)
+			want, err := os.ReadFile(c.GoldenFile)
 			require.NoError(t, err, "golden render missing: run `make golden` deliberately")
-			require.Equal(t, string(want), withCluster, "render of %s differs from %s: this renames or changes the pool's objects", c.valuesPath, c.goldenPath)
+			require.Equal(t, string(want), withCluster, "render of %s differs from %s: this renames or changes the pool's objects", c.ValuesFile, c.GoldenFile)
 
-			noCluster := baselineText(t, mustRenderPool(t, values, nil))
+			m, err = c.Render(render.Render, false)
+			require.NoError(t, err)
+			noCluster := baselineText(t, m)
 			require.Equal(t, string(want), noCluster, "helm template (no cluster) must render the same bytes")
 		})
 	}

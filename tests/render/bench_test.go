@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -36,32 +38,32 @@ func tenantDisks(n int) []*unstructured.Unstructured {
 // (the namespace is never listed) and with storageClass "" (it is listed once,
 // to find the pool's own cloned disk). calls/op counts API requests.
 func BenchmarkRenderPaths(b *testing.B) {
-	base, err := ParseObjects([]byte(golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()))
+	base, err := render.ParseObjects([]byte(golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()))
 	if err != nil {
 		b.Fatal(err)
 	}
-	fixtures, err := LoadObjects(fixture("cluster/instancetypes.yaml"), fixture("cluster/storageclasses.yaml"))
+	fixtures, err := render.LoadObjects(support.Fixture("cluster/instancetypes.yaml"), support.Fixture("cluster/storageclasses.yaml"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	base = append(base, fixtures...)
 	c := poolChart(b)
-	run := func(b *testing.B, cluster *Cluster, values map[string]interface{}) {
+	run := func(b *testing.B, cluster *support.Cluster, values map[string]interface{}) {
 		b.ReportAllocs()
 		cluster.ResetCalls()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			if _, err := Render(c, Options{Release: Release{Name: testRelease, Namespace: testNamespace}, Values: values, Cluster: cluster}); err != nil {
+			if _, err := render.Render(c, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: values, Cluster: cluster}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.ReportMetric(float64(cluster.Calls())/float64(b.N), "calls/op")
 	}
 	b.Run("http", func(b *testing.B) {
-		run(b, NewCluster(append(base, tenantDisks(10)...)...), vals(b, "cluster: acme"))
+		run(b, support.NewCluster(append(base, tenantDisks(10)...)...), vals(b, "cluster: acme"))
 	})
 	for _, n := range []int{10, 1000, 10000} {
-		cluster := NewCluster(append(base, tenantDisks(n)...)...)
+		cluster := support.NewCluster(append(base, tenantDisks(n)...)...)
 		b.Run(fmt.Sprintf("clone/declared-class/dvs=%d", n), func(b *testing.B) {
 			run(b, cluster, vals(b, builtinPool))
 		})

@@ -3,6 +3,8 @@ package render
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +24,7 @@ func catalogCloneAccess(name string) catalogAccess {
 
 // catalogRoleAllows evaluates a Role's rules the way Kubernetes RBAC does
 // (wildcards included), so a test can probe requests the Role must not allow.
-func catalogRoleAllows(role Doc, a catalogAccess) bool {
+func catalogRoleAllows(role render.Doc, a catalogAccess) bool {
 	if role.Namespace() != a.namespace {
 		return false
 	}
@@ -30,11 +32,11 @@ func catalogRoleAllows(role Doc, a catalogAccess) bool {
 	if a.subresource != "" {
 		resource += "/" + a.subresource
 	}
-	rules, _ := Get(role.Object, "rules").([]interface{})
+	rules, _ := render.Get(role.Object, "rules").([]interface{})
 	for _, r := range rules {
-		if catalogMatches(Get(r, "verbs"), a.verb) && catalogMatches(Get(r, "apiGroups"), a.group) &&
-			(catalogMatches(Get(r, "resources"), resource) || (a.subresource != "" && catalogMatches(Get(r, "resources"), a.resource+"/*"))) &&
-			(Get(r, "resourceNames") == nil || len(Get(r, "resourceNames").([]interface{})) == 0 || catalogMatches(Get(r, "resourceNames"), a.name)) {
+		if catalogMatches(render.Get(r, "verbs"), a.verb) && catalogMatches(render.Get(r, "apiGroups"), a.group) &&
+			(catalogMatches(render.Get(r, "resources"), resource) || (a.subresource != "" && catalogMatches(render.Get(r, "resources"), a.resource+"/*"))) &&
+			(render.Get(r, "resourceNames") == nil || len(render.Get(r, "resourceNames").([]interface{})) == 0 || catalogMatches(render.Get(r, "resourceNames"), a.name)) {
 			return true
 		}
 	}
@@ -59,7 +61,7 @@ images:
 `
 
 func TestCatalogCloneRoleGrantsExactlyTheGoldens(t *testing.T) {
-	goldens := []interface{}{catalogGoldenName("abc", "v1.13.6"), catalogGoldenName("abc", "v1.13.5"), catalogGoldenName("def", "v1.14.0-beta.1")}
+	goldens := []interface{}{support.GoldenName("abc", "v1.13.6"), support.GoldenName("abc", "v1.13.5"), support.GoldenName("def", "v1.14.0-beta.1")}
 	m := mustRenderCatalog(t, vals(t, catalogRBACValues), nil)
 	role := doc(t, m, "Role")
 	assert.Equal(t, catalogNamespace, role.Namespace())
@@ -68,7 +70,7 @@ func TestCatalogCloneRoleGrantsExactlyTheGoldens(t *testing.T) {
 		"resources":     []interface{}{"datavolumes/source"},
 		"verbs":         []interface{}{"create"},
 		"resourceNames": goldens,
-	}}, Get(role.Object, "rules"), "one rule: create datavolumes/source on the goldens")
+	}}, render.Get(role.Object, "rules"), "one rule: create datavolumes/source on the goldens")
 
 	for _, g := range goldens {
 		assert.True(t, catalogRoleAllows(role, catalogCloneAccess(g.(string))), "clone of %s", g)
@@ -76,7 +78,7 @@ func TestCatalogCloneRoleGrantsExactlyTheGoldens(t *testing.T) {
 	// Nothing else: no other name, subresource, resource, verb, group or namespace.
 	golden := goldens[0].(string)
 	for _, a := range []catalogAccess{
-		catalogCloneAccess(catalogGoldenName("abc", "v1.13.4")),
+		catalogCloneAccess(support.GoldenName("abc", "v1.13.4")),
 		catalogCloneAccess("some-tenant-secret-pvc"),
 		catalogCloneAccess(""),
 		{"create", "", "pods", "", catalogNamespace, golden},
@@ -112,11 +114,11 @@ func TestCatalogCloneRoleBindingDefaultsToEveryServiceAccount(t *testing.T) {
 	role := doc(t, m, "Role")
 	binding := doc(t, m, "RoleBinding")
 	assert.Equal(t, catalogNamespace, binding.Namespace())
-	assert.Equal(t, map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role.Name()}, Get(binding.Object, "roleRef"))
+	assert.Equal(t, map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role.Name()}, render.Get(binding.Object, "roleRef"))
 	// CDI asks on behalf of system:serviceaccount:<tenant>:<sa>, whose groups
 	// include system:serviceaccounts (CanServiceAccountClonePVC).
 	assert.Equal(t, []interface{}{map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"}},
-		Get(binding.Object, "subjects"))
+		render.Get(binding.Object, "subjects"))
 }
 
 func TestCatalogCloneSubjectsComeFromValues(t *testing.T) {
@@ -129,7 +131,7 @@ cloneSubjects:
 	assert.Equal(t, []interface{}{
 		map[string]interface{}{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts:tenant-acme"},
 		map[string]interface{}{"kind": "ServiceAccount", "name": "default", "namespace": "tenant-beta"},
-	}, Get(doc(t, m, "RoleBinding").Object, "subjects"))
+	}, render.Get(doc(t, m, "RoleBinding").Object, "subjects"))
 
 	// No subjects: the Role stays, nothing is bound to it.
 	m = mustRenderCatalog(t, vals(t, "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: []}"), nil)
@@ -148,7 +150,7 @@ func TestCatalogNoGoldenNoCloneRBAC(t *testing.T) {
 
 // The evaluator above must see an over-broad rule, or its refusals prove nothing.
 func TestCatalogRoleEvaluatorSeesOverGrants(t *testing.T) {
-	golden := catalogGoldenName("abc", "v1.13.6")
+	golden := support.GoldenName("abc", "v1.13.6")
 	for _, tc := range []struct {
 		rule   string
 		access catalogAccess
@@ -158,7 +160,7 @@ func TestCatalogRoleEvaluatorSeesOverGrants(t *testing.T) {
 		{"{apiGroups: [cdi.kubevirt.io], resources: ['datavolumes/*'], verbs: [create], resourceNames: [" + golden + "]}", catalogAccess{"create", "cdi.kubevirt.io", "datavolumes", "status", catalogNamespace, golden}},
 		{"{apiGroups: [''], resources: [pods], verbs: [create]}", catalogAccess{"create", "", "pods", "", catalogNamespace, golden}},
 	} {
-		role := Doc{Object: vals(t, "{kind: Role, metadata: {name: r, namespace: "+catalogNamespace+"}, rules: ["+tc.rule+"]}")}
+		role := render.Doc{Object: vals(t, "{kind: Role, metadata: {name: r, namespace: "+catalogNamespace+"}, rules: ["+tc.rule+"]}")}
 		assert.True(t, catalogRoleAllows(role, tc.access), "%s allows %+v", tc.rule, tc.access)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
@@ -26,11 +28,6 @@ const (
 	catalogLiveURL = "https://factory.mirror.internal"
 )
 
-// catalogGoldenName is the contract's naming rule, written here independently of the chart.
-func catalogGoldenName(schematicID, version string) string {
-	return "talos-worker-" + schematicID + "-" + version
-}
-
 // catalogImageURL is the contract's source URL, written here independently of the chart.
 func catalogImageURL(factory, schematicID, version string) string {
 	return strings.TrimSuffix(factory, "/") + "/image/" + schematicID + "/" + version + "/openstack-amd64.raw.xz"
@@ -38,63 +35,57 @@ func catalogImageURL(factory, schematicID, version string) string {
 
 func catalogChart(t testing.TB) *chart.Chart {
 	t.Helper()
-	c, err := LoadChart(CatalogChart)
+	c, err := support.LoadChart(render.CatalogChart)
 	require.NoError(t, err)
 	return c
 }
 
 // renderCatalog renders the catalog as the platform installs it (release
 // kubernetes-worker-image in cozy-public). A nil cluster is `helm template`.
-func renderCatalog(t testing.TB, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+func renderCatalog(t testing.TB, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
-	return renderCatalogAs(t, Release{Name: catalogRelease, Namespace: catalogNamespace}, values, cluster)
+	return renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace}, values, cluster)
 }
 
-func renderCatalogAs(t testing.TB, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+func renderCatalogAs(t testing.TB, rel render.Release, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
 	return renderChartAs(t, catalogChart(t), rel, values, cluster)
 }
 
-func mustRenderCatalog(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {
+func mustRenderCatalog(t testing.TB, values map[string]interface{}, cluster *support.Cluster) *render.Manifest {
 	t.Helper()
 	m, err := renderCatalog(t, values, cluster)
 	require.NoError(t, err)
 	return m
 }
 
-// catalogPoolDefaults reads the pool chart's defaults the catalog must agree with.
-func catalogPoolDefaults(t testing.TB) (schematicID, version, storageClass string) {
-	t.Helper()
-	v, err := ReadValues(filepath.Join(RepoRoot(), PoolChart, "values.yaml"))
-	require.NoError(t, err)
-	return str(Get(v, "talos.schematicID")), str(Get(v, "talos.version")), str(Get(v, "storageClass"))
-}
-
-func catalogGolden(t testing.TB, m *Manifest, name string) Doc {
+func catalogGolden(t testing.TB, m *render.Manifest, name string) render.Doc {
 	t.Helper()
 	d, ok := m.Find("DataVolume", name)
 	require.True(t, ok, "the render has the golden %s", name)
 	return d
 }
 
-func catalogStorage(t testing.TB, d Doc) map[string]interface{} {
+func catalogStorage(t testing.TB, d render.Doc) map[string]interface{} {
 	t.Helper()
-	s, ok := Get(d.Object, "spec.storage").(map[string]interface{})
+	s, ok := render.Get(d.Object, "spec.storage").(map[string]interface{})
 	require.True(t, ok, "%s has spec.storage", d.Name())
 	return s
 }
 
 func TestCatalogDefaultsHoldThePoolsDefaultFlavor(t *testing.T) {
-	id, version, class := catalogPoolDefaults(t)
+	def, err := support.PoolDefaults()
+	require.NoError(t, err)
+	id, version, class := def.SchematicID, def.Version, def.StorageClass
 	m := mustRenderCatalog(t, nil, nil)
 	goldens := m.OfKind("DataVolume")
 	require.Len(t, goldens, 1)
-	g := catalogGolden(t, m, catalogGoldenName(id, version))
+	g := catalogGolden(t, m, support.GoldenName(id, version))
 	assert.Equal(t, "cdi.kubevirt.io/v1beta1", g.Object["apiVersion"])
 	assert.Equal(t, catalogNamespace, g.Namespace())
-	assert.Equal(t, catalogImageURL(catalogDefaultFactory, id, version), Get(g.Object, "spec.source.http.url"))
-	assert.Equal(t, catalogDefaultSize, Get(g.Object, "spec.storage.resources.requests.storage"))
-	assert.Equal(t, class, Get(g.Object, "spec.storage.storageClassName"))
+	assert.Equal(t, catalogImageURL(catalogDefaultFactory, id, version), render.Get(g.Object, "spec.source.http.url"))
+	assert.Equal(t, catalogDefaultSize, render.Get(g.Object, "spec.storage.resources.requests.storage"))
+	assert.Equal(t, class, render.Get(g.Object, "spec.storage.storageClassName"))
 }
 
 func TestCatalogEveryGoldenIsKeptImportedAtOnceAndNeverCollected(t *testing.T) {
@@ -111,7 +102,7 @@ images:
 			"helm.sh/resource-policy":                          "keep",
 			"cdi.kubevirt.io/storage.bind.immediate.requested": "true",
 			"cdi.kubevirt.io/storage.deleteAfterCompletion":    "false",
-		}, Get(g.Object, "metadata.annotations"), g.Name())
+		}, render.Get(g.Object, "metadata.annotations"), g.Name())
 		assert.Equal(t, catalogNamespace, g.Namespace(), g.Name())
 	}
 }
@@ -126,25 +117,25 @@ images:
   - {schematicID: abc, version: v1.13.5, imageFactoryURL: "http://other.internal:8080/talos/", storage: 7Gi, storageClass: local}
   - {schematicID: abc, version: v1.13.4, storage: 9Gi}
 `), nil)
-	plain := catalogGolden(t, m, catalogGoldenName("abc", "v1.13.6"))
-	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.6"), Get(plain.Object, "spec.source.http.url"))
+	plain := catalogGolden(t, m, support.GoldenName("abc", "v1.13.6"))
+	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.6"), render.Get(plain.Object, "spec.source.http.url"))
 	assert.Equal(t, map[string]interface{}{"resources": map[string]interface{}{"requests": map[string]interface{}{"storage": "8Gi"}}, "storageClassName": "replicated-ssd"}, catalogStorage(t, plain))
 
-	own := catalogGolden(t, m, catalogGoldenName("abc", "v1.13.5"))
-	assert.Equal(t, "http://other.internal:8080/talos/image/abc/v1.13.5/openstack-amd64.raw.xz", Get(own.Object, "spec.source.http.url"))
+	own := catalogGolden(t, m, support.GoldenName("abc", "v1.13.5"))
+	assert.Equal(t, "http://other.internal:8080/talos/image/abc/v1.13.5/openstack-amd64.raw.xz", render.Get(own.Object, "spec.source.http.url"))
 	assert.Equal(t, map[string]interface{}{"resources": map[string]interface{}{"requests": map[string]interface{}{"storage": "7Gi"}}, "storageClassName": "local"}, catalogStorage(t, own))
 
-	mixed := catalogGolden(t, m, catalogGoldenName("abc", "v1.13.4"))
-	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.4"), Get(mixed.Object, "spec.source.http.url"))
-	assert.Equal(t, "9Gi", Get(mixed.Object, "spec.storage.resources.requests.storage"))
-	assert.Equal(t, "replicated-ssd", Get(mixed.Object, "spec.storage.storageClassName"))
+	mixed := catalogGolden(t, m, support.GoldenName("abc", "v1.13.4"))
+	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.4"), render.Get(mixed.Object, "spec.source.http.url"))
+	assert.Equal(t, "9Gi", render.Get(mixed.Object, "spec.storage.resources.requests.storage"))
+	assert.Equal(t, "replicated-ssd", render.Get(mixed.Object, "spec.storage.storageClassName"))
 }
 
 func TestCatalogFactoryURLTrailingSlashGivesNoDoubleSlash(t *testing.T) {
 	for _, factory := range []string{"https://mirror.internal/", "https://mirror.internal/talos/", "http://10.0.0.5:8080/"} {
 		m := mustRenderCatalog(t, vals(t, fmt.Sprintf("{imageFactoryURL: %q, images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5, imageFactoryURL: %q}]}", factory, factory)), nil)
 		for _, version := range []string{"v1.13.6", "v1.13.5"} {
-			url := str(Get(catalogGolden(t, m, catalogGoldenName("abc", version)).Object, "spec.source.http.url"))
+			url := str(render.Get(catalogGolden(t, m, support.GoldenName("abc", version)).Object, "spec.source.http.url"))
 			assert.Equal(t, strings.TrimSuffix(factory, "/")+"/image/abc/"+version+"/openstack-amd64.raw.xz", url)
 			assert.NotContains(t, strings.TrimPrefix(strings.TrimPrefix(url, "https://"), "http://"), "//", url)
 		}
@@ -158,12 +149,12 @@ images:
   - {schematicID: abc, version: v1.13.6}
   - {schematicID: abc, version: v1.13.5, storageClass: local}
 `), nil)
-	assert.NotContains(t, catalogStorage(t, catalogGolden(t, m, catalogGoldenName("abc", "v1.13.6"))), "storageClassName")
-	assert.Equal(t, "local", Get(catalogGolden(t, m, catalogGoldenName("abc", "v1.13.5")).Object, "spec.storage.storageClassName"))
+	assert.NotContains(t, catalogStorage(t, catalogGolden(t, m, support.GoldenName("abc", "v1.13.6"))), "storageClassName")
+	assert.Equal(t, "local", render.Get(catalogGolden(t, m, support.GoldenName("abc", "v1.13.5")).Object, "spec.storage.storageClassName"))
 
 	// An entry's "" is an override too: the cluster default, whatever the chart-wide class.
 	m = mustRenderCatalog(t, vals(t, `{storageClass: local, images: [{schematicID: abc, version: v1.13.6, storageClass: ""}]}`), nil)
-	assert.NotContains(t, catalogStorage(t, catalogGolden(t, m, catalogGoldenName("abc", "v1.13.6"))), "storageClassName")
+	assert.NotContains(t, catalogStorage(t, catalogGolden(t, m, support.GoldenName("abc", "v1.13.6"))), "storageClassName")
 }
 
 func TestCatalogEmptyImagesRenderNothing(t *testing.T) {
@@ -174,7 +165,7 @@ func TestCatalogEmptyImagesRenderNothing(t *testing.T) {
 }
 
 func TestCatalogGoldensAreInCozyPublicWhateverTheReleaseNamespace(t *testing.T) {
-	m, err := renderCatalogAs(t, Release{Name: "catalog", Namespace: "default"}, nil, nil)
+	m, err := renderCatalogAs(t, render.Release{Name: "catalog", Namespace: "default"}, nil, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Docs)
 	for _, d := range m.Docs {
@@ -246,7 +237,7 @@ func TestCatalogRefusals(t *testing.T) {
 		{"entry storageClass with a control character", "images: [{schematicID: abc, version: v1.13.6, storageClass: \"a\\x7f\"}]", "images: [{schematicID: abc, version: v1.13.6, storageClass: ''}]",
 			[]string{`storageClass "a\x7f" (from images[0].storageClass)`, "set images[0].storageClass"}},
 		{"the same pair twice", "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.6, storage: 9Gi}]", "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5, storage: 9Gi}]",
-			[]string{"images[1]", catalogGoldenName("abc", "v1.13.6"), "as images[0] already does", "remove one of the two entries"}},
+			[]string{"images[1]", support.GoldenName("abc", "v1.13.6"), "as images[0] already does", "remove one of the two entries"}},
 		{"an entry that is a string", "images: [abc]", "images: [{schematicID: abc, version: v1.13.6}]",
 			[]string{`images[0] is "abc", not an entry`, "write it as {schematicID"}},
 		{"an entry that is null", "images: [{schematicID: abc, version: v1.13.6}, null]", "images: [{schematicID: abc, version: v1.13.6}]",
@@ -256,7 +247,7 @@ func TestCatalogRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rel := Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
+			rel := render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
 			_, err := renderCatalogAs(t, rel, vals(t, tc.refused), nil)
 			requireRefusal(t, err, tc.fragments...)
 			m, err := renderCatalogAs(t, rel, vals(t, tc.neighbour), nil)
@@ -312,10 +303,10 @@ func TestCatalogUnchangedEntriesRenderAgainstTheirLiveGoldens(t *testing.T) {
 
 func TestCatalogRendersAgainstItsOwnPreviousRelease(t *testing.T) {
 	for _, values := range []string{"", catalogLiveValues, "{storageClass: '', images: [{schematicID: abc, version: v1.13.6, storage: 6144Mi}]}"} {
-		cluster := NewCluster()
+		cluster := support.NewCluster()
 		first := mustRenderCatalog(t, vals(t, values), cluster)
 		require.NoError(t, cluster.Apply(first, catalogNamespace))
-		m, err := renderCatalogAs(t, Release{Name: catalogRelease, Namespace: catalogNamespace, Upgrade: true}, vals(t, values), cluster)
+		m, err := renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace, Upgrade: true}, vals(t, values), cluster)
 		require.NoError(t, err, "an upgrade that changes nothing renders")
 		assert.Equal(t, first.Text(), m.Text())
 	}
@@ -327,9 +318,9 @@ func TestCatalogEditedEntriesOfLiveGoldensAreRefused(t *testing.T) {
 	v135 := fmt.Sprintf(`images[1] (schematicID %q, version "v1.13.5")`, catalogLiveID)
 	v134 := fmt.Sprintf(`images[2] (schematicID %q, version "v1.13.4")`, catalogLiveID)
 	move := []string{"cannot be changed in place", "Put the entry back", "add a new (schematicID, version) entry", "move the pools", "retire this one"}
-	dv135 := "DataVolume cozy-public/" + catalogGoldenName(catalogLiveID, "v1.13.5")
-	pvc135 := "PersistentVolumeClaim cozy-public/" + catalogGoldenName(catalogLiveID, "v1.13.5") + " (its DataVolume is gone)"
-	pvc134 := "PersistentVolumeClaim cozy-public/" + catalogGoldenName(catalogLiveID, "v1.13.4") + " (its DataVolume is gone)"
+	dv135 := "DataVolume cozy-public/" + support.GoldenName(catalogLiveID, "v1.13.5")
+	pvc135 := "PersistentVolumeClaim cozy-public/" + support.GoldenName(catalogLiveID, "v1.13.5") + " (its DataVolume is gone)"
+	pvc134 := "PersistentVolumeClaim cozy-public/" + support.GoldenName(catalogLiveID, "v1.13.4") + " (its DataVolume is gone)"
 	oldURL135 := catalogImageURL(catalogLiveURL, catalogLiveID, "v1.13.5")
 	for _, tc := range []struct {
 		name      string
@@ -366,7 +357,7 @@ func TestCatalogEditedEntriesOfLiveGoldensAreRefused(t *testing.T) {
 			_, err := renderCatalog(t, tc.values, loadCluster(t, tc.fixture))
 			requireRefusal(t, err, append(tc.fragments, move...)...)
 			// The same edit with no golden in the cluster is a new golden, not an edit.
-			_, err = renderCatalog(t, tc.values, NewCluster())
+			_, err = renderCatalog(t, tc.values, support.NewCluster())
 			require.NoError(t, err)
 		})
 	}
@@ -417,23 +408,23 @@ func TestCatalogLookupErrorsFailTheRender(t *testing.T) {
 // The catalog's default flavor and class are the pool chart's: a pool that sets
 // osImage: {builtin: {}} must find its golden, on its own class.
 func TestCatalogDefaultsMatchThePoolChart(t *testing.T) {
-	poolFile := filepath.Join(RepoRoot(), PoolChart, "values.yaml")
-	catalogFile := filepath.Join(RepoRoot(), CatalogChart, "values.yaml")
-	pool, err := ReadValues(poolFile)
+	poolFile := filepath.Join(support.RepoRoot(), render.PoolChart, "values.yaml")
+	catalogFile := filepath.Join(support.RepoRoot(), render.CatalogChart, "values.yaml")
+	pool, err := render.ReadValues(poolFile)
 	require.NoError(t, err)
-	catalog, err := ReadValues(catalogFile)
+	catalog, err := render.ReadValues(catalogFile)
 	require.NoError(t, err)
 	require.NoError(t, catalogDefaultsAgree(poolFile, catalogFile, pool, catalog))
 }
 
 // A one-sided bump of either file must fail, naming both files.
 func TestCatalogDefaultsAgreementCatchesOneSidedBumps(t *testing.T) {
-	poolFile := filepath.Join(RepoRoot(), PoolChart, "values.yaml")
-	catalogFile := filepath.Join(RepoRoot(), CatalogChart, "values.yaml")
+	poolFile := filepath.Join(support.RepoRoot(), render.PoolChart, "values.yaml")
+	catalogFile := filepath.Join(support.RepoRoot(), render.CatalogChart, "values.yaml")
 	fresh := func() (map[string]interface{}, map[string]interface{}) {
-		pool, err := ReadValues(poolFile)
+		pool, err := render.ReadValues(poolFile)
 		require.NoError(t, err)
-		catalog, err := ReadValues(catalogFile)
+		catalog, err := render.ReadValues(catalogFile)
 		require.NoError(t, err)
 		return pool, catalog
 	}
@@ -460,7 +451,7 @@ func TestCatalogDefaultsAgreementCatchesOneSidedBumps(t *testing.T) {
 			pool, catalog := fresh()
 			bump(pool, catalog)
 			err := catalogDefaultsAgree(poolFile, catalogFile, pool, catalog)
-			requireRefusal(t, err, filepath.Join(PoolChart, "values.yaml"), filepath.Join(CatalogChart, "values.yaml"), "bump both files together")
+			requireRefusal(t, err, filepath.Join(render.PoolChart, "values.yaml"), filepath.Join(render.CatalogChart, "values.yaml"), "bump both files together")
 		})
 	}
 }
@@ -469,13 +460,13 @@ func TestCatalogDefaultsAgreementCatchesOneSidedBumps(t *testing.T) {
 // chart's default (talos.schematicID, talos.version), on the pool's default class.
 func catalogDefaultsAgree(poolFile, catalogFile string, pool, catalog map[string]interface{}) error {
 	rel := func(p string) string {
-		r, err := filepath.Rel(RepoRoot(), p)
+		r, err := filepath.Rel(support.RepoRoot(), p)
 		if err != nil {
 			return p
 		}
 		return r
 	}
-	id, version, class := str(Get(pool, "talos.schematicID")), str(Get(pool, "talos.version")), str(Get(pool, "storageClass"))
+	id, version, class := str(render.Get(pool, "talos.schematicID")), str(render.Get(pool, "talos.version")), str(render.Get(pool, "storageClass"))
 	images, _ := catalog["images"].([]interface{})
 	var problems []string
 	if len(images) != 1 {

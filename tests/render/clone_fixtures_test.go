@@ -3,6 +3,8 @@ package render
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
 )
 
 // Cluster-state builders for the clone path. Each returns one YAML document,
@@ -115,10 +117,10 @@ status:
 }
 
 // diskOf reads the worker disk template of a render.
-func diskOf(m *Manifest) interface{} {
+func diskOf(m *render.Manifest) interface{} {
 	for _, d := range m.Docs {
 		if d.Kind() == "KubevirtMachineTemplate" {
-			return Get(d.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0")
+			return render.Get(d.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0")
 		}
 	}
 	return nil

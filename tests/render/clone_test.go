@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,7 +16,7 @@ import (
 const builtinPool = "{cluster: acme, osImage: {builtin: {}}}"
 
 // healthyCluster holds the instancetypes, the usual classes and the default golden, imported.
-func healthyCluster(t testing.TB, extra ...string) *Cluster {
+func healthyCluster(t testing.TB, extra ...string) *support.Cluster {
 	objs := golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()
 	for _, e := range extra {
 		objs += e
@@ -25,15 +27,15 @@ func healthyCluster(t testing.TB, extra ...string) *Cluster {
 func TestBuiltinPoolClonesTheGolden(t *testing.T) {
 	m := mustRenderPool(t, vals(t, builtinPool), healthyCluster(t))
 	disk := diskOf(m)
-	assert.Equal(t, map[string]interface{}{"namespace": "cozy-public", "name": defaultGolden}, Get(disk, "spec.source.pvc"))
-	assert.Nil(t, Get(disk, "spec.source.http"))
+	assert.Equal(t, map[string]interface{}{"namespace": "cozy-public", "name": defaultGolden}, render.Get(disk, "spec.source.pvc"))
+	assert.Nil(t, render.Get(disk, "spec.source.http"))
 	assert.Equal(t, map[string]interface{}{
 		"kubernetes-worker-image.cozystack.io/golden": defaultGolden,
 		"kubernetes-worker-image.cozystack.io/pool":   testPoolName,
-	}, Get(disk, "metadata.annotations"), "no usePopulator annotation on a clone")
-	assert.Equal(t, "replicated", Get(disk, "spec.storage.storageClassName"))
-	assert.Equal(t, "20Gi", Get(disk, "spec.storage.resources.requests.storage"))
-	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":"+defaultTalos, Get(talosPatch(t, m), "machine.install.image"))
+	}, render.Get(disk, "metadata.annotations"), "no usePopulator annotation on a clone")
+	assert.Equal(t, "replicated", render.Get(disk, "spec.storage.storageClassName"))
+	assert.Equal(t, "20Gi", render.Get(disk, "spec.storage.resources.requests.storage"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, m), "machine.install.image"))
 }
 
 func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
@@ -42,9 +44,9 @@ func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
 	cluster := healthyCluster(t, golden{name: goldenName, class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml())
 	values := vals(t, fmt.Sprintf("{cluster: acme, osImage: {builtin: {schematicID: %s, version: v1.12.2}}}", schematic))
 	m := mustRenderPool(t, values, cluster)
-	assert.Equal(t, goldenName, Get(diskOf(m), "spec.source.pvc.name"))
-	assert.Equal(t, "factory.talos.dev/installer/"+schematic+":v1.12.2", Get(talosPatch(t, m), "machine.install.image"))
-	assert.Equal(t, "v1.12", Get(doc(t, m, "TalosConfigTemplate").Object, "spec.template.spec.talosVersion"))
+	assert.Equal(t, goldenName, render.Get(diskOf(m), "spec.source.pvc.name"))
+	assert.Equal(t, "factory.talos.dev/installer/"+schematic+":v1.12.2", render.Get(talosPatch(t, m), "machine.install.image"))
+	assert.Equal(t, "v1.12", render.Get(doc(t, m, "TalosConfigTemplate").Object, "spec.template.spec.talosVersion"))
 
 	// The resolved version goes through the support matrix too.
 	values["version"] = "v1.36"
@@ -55,13 +57,13 @@ func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
 func TestFactoryOverridesFeedTheHTTPImport(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, osImage: {factory: {version: v1.13.5, imageFactoryURL: 'http://factory.internal:8080/'}}}"), nil)
 	disk := diskOf(m)
-	assert.Equal(t, "http://factory.internal:8080/image/"+defaultSchematic+"/v1.13.5/openstack-amd64.raw.xz", Get(disk, "spec.source.http.url"))
-	assert.Equal(t, "false", Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
-	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":v1.13.5", Get(talosPatch(t, m), "machine.install.image"))
+	assert.Equal(t, "http://factory.internal:8080/image/"+defaultSchematic+"/v1.13.5/openstack-amd64.raw.xz", render.Get(disk, "spec.source.http.url"))
+	assert.Equal(t, "false", render.Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":v1.13.5", render.Get(talosPatch(t, m), "machine.install.image"))
 }
 
 func TestMachineTemplateNameOnlyMovesForBuiltin(t *testing.T) {
-	cluster := func() *Cluster { return healthyCluster(t) }
+	cluster := func() *support.Cluster { return healthyCluster(t) }
 	absent := machineTemplateName(t, mustRenderPool(t, vals(t, "cluster: acme"), cluster()))
 	for _, same := range []string{
 		"{cluster: acme, osImage: {}}",
@@ -187,15 +189,15 @@ func TestBothBuiltinAndFactoryAreRefused(t *testing.T) {
 	values := vals(t, "{cluster: acme, osImage: {builtin: {}, factory: {}}}")
 	_, err := renderPool(t, values, healthyCluster(t))
 	require.Error(t, err, "the schema refuses both")
-	_, err = renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
+	_, err = renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
 	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage sets both builtin and factory", "not both")
-	_, err = renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, vals(t, builtinPool), healthyCluster(t))
+	_, err = renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, vals(t, builtinPool), healthyCluster(t))
 	require.NoError(t, err)
 }
 
 func TestMalformedQuantityIsRefused(t *testing.T) {
 	values := vals(t, "{cluster: acme, diskSize: 'twenty', osImage: {builtin: {}}}")
-	_, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
+	_, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, healthyCluster(t))
 	// The same refusal, naming the pool, as on the HTTP path: one validating template runs first.
 	requireRefusal(t, err, `pool kubernetes-acme-workers: diskSize "twenty" is not a plain value`, "a quantity such as 20Gi")
 }
@@ -227,7 +229,7 @@ func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {
 func TestGoldenFoundOnlyAsItsPVC(t *testing.T) {
 	// CDI garbage-collected the DataVolume and kept the PVC: present and populated.
 	m := mustRenderPool(t, vals(t, builtinPool), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
-	assert.Equal(t, defaultGolden, Get(diskOf(m), "spec.source.pvc.name"))
+	assert.Equal(t, defaultGolden, render.Get(diskOf(m), "spec.source.pvc.name"))
 
 	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
 	requireRefusal(t, err, `is on "replicated" (the golden's PersistentVolumeClaim cozy-public/`+defaultGolden+`)`)
@@ -248,7 +250,7 @@ func TestGoldenClassAndSizeFallBackToItsPVC(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func healthyClusterWithoutGolden(t testing.TB, objs string) *Cluster {
+func healthyClusterWithoutGolden(t testing.TB, objs string) *support.Cluster {
 	return clusterFromYAML(t, objs, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
 }
 
@@ -275,7 +277,7 @@ func TestDefaultClassResolution(t *testing.T) {
 					objs += c
 				}
 				m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), clusterFromYAML(t, objs, "cluster/instancetypes.yaml"))
-				assert.Equal(t, tc.want, Get(diskOf(m), "spec.storage.storageClassName"), "the resolved class is written onto the disk")
+				assert.Equal(t, tc.want, render.Get(diskOf(m), "spec.storage.storageClassName"), "the resolved class is written onto the disk")
 			}
 		})
 	}
@@ -293,7 +295,7 @@ func reversed(in []string) []string {
 func TestNoDefaultClassSkipsTheComparison(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"),
 		clusterFromYAML(t, golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()+storageClass("local", "2026-01-01T00:00:00Z", true), "cluster/instancetypes.yaml"))
-	storage := Get(diskOf(m), "spec.storage").(map[string]interface{})
+	storage := render.Get(diskOf(m), "spec.storage").(map[string]interface{})
 	assert.NotContains(t, storage, "storageClassName", "nothing resolved, nothing written")
 }
 
@@ -310,14 +312,14 @@ func TestDefaultMovedAfterThePoolClonedChangesNothing(t *testing.T) {
 		"cluster/instancetypes.yaml")
 	mBefore := mustRenderPool(t, values, before)
 	mAfter := mustRenderPool(t, values, after)
-	assert.Equal(t, "replicated", Get(diskOf(mAfter), "spec.storage.storageClassName"), "the pool side is frozen on its cloned disk's PVC")
+	assert.Equal(t, "replicated", render.Get(diskOf(mAfter), "spec.storage.storageClassName"), "the pool side is frozen on its cloned disk's PVC")
 	assert.Equal(t, mBefore.Text(), mAfter.Text(), "same bytes, same template name: nothing rolls")
 
 	// A pool that has not cloned yet follows today's default, on both sides.
 	fresh := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+
 		storageClass("replicated", "2026-01-01T00:00:00Z", true)+storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault),
 		"cluster/instancetypes.yaml")
-	assert.Equal(t, "local", Get(diskOf(mustRenderPool(t, values, fresh)), "spec.storage.storageClassName"))
+	assert.Equal(t, "local", render.Get(diskOf(mustRenderPool(t, values, fresh)), "spec.storage.storageClassName"))
 
 	// A declared class against a golden whose class came from a since-moved default: its PVC holds it.
 	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}"), after)
@@ -360,8 +362,8 @@ func TestLookupErrorsFailTheRender(t *testing.T) {
 func TestBuiltinPreviewWithoutACluster(t *testing.T) {
 	m := mustRenderPool(t, vals(t, builtinPool), nil)
 	disk := diskOf(m)
-	assert.Equal(t, defaultGolden, Get(disk, "spec.source.pvc.name"))
-	assert.Equal(t, "replicated", Get(disk, "spec.storage.storageClassName"))
+	assert.Equal(t, defaultGolden, render.Get(disk, "spec.source.pvc.name"))
+	assert.Equal(t, "replicated", render.Get(disk, "spec.storage.storageClassName"))
 	_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, "", "cluster/instancetypes.yaml"))
 	requireRefusal(t, err, "is absent from cozy-public")
 }

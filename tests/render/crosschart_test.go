@@ -3,6 +3,8 @@ package render
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -11,10 +13,10 @@ import (
 // or the refusal.
 func goldenNameFromCatalog(t testing.TB, schematicID, version string) (string, error) {
 	t.Helper()
-	c, err := LoadChart(CatalogChart)
+	c, err := support.LoadChart(render.CatalogChart)
 	require.NoError(t, err)
 	values := map[string]interface{}{"images": []interface{}{map[string]interface{}{"schematicID": schematicID, "version": version}}}
-	m, err := Render(c, Options{Release: Release{Name: "kubernetes-worker-image", Namespace: "cozy-public", SkipSchemaValidation: true}, Values: values})
+	m, err := render.Render(c, render.Options{Release: render.Release{Name: "kubernetes-worker-image", Namespace: "cozy-public", SkipSchemaValidation: true}, Values: values})
 	if err != nil {
 		return "", err
 	}
@@ -27,11 +29,11 @@ func goldenNameFromCatalog(t testing.TB, schematicID, version string) (string, e
 func goldenNameFromPool(t testing.TB, schematicID, version string) (string, error) {
 	t.Helper()
 	values := map[string]interface{}{"cluster": testCluster, "osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": schematicID, "version": version}}}
-	m, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, nil)
+	m, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}, values, nil)
 	if err != nil {
 		return "", err
 	}
-	name, _ := Get(diskOf(m), "spec.source.pvc.name").(string)
+	name, _ := render.Get(diskOf(m), "spec.source.pvc.name").(string)
 	return name, nil
 }
 

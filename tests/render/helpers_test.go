@@ -3,10 +3,11 @@ package render
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,10 +16,9 @@ import (
 
 const (
 	testCluster   = "acme"
-	testPool      = "workers"
-	testNamespace = "tenant-acme"
-	testRelease   = "kubernetes-nodes-" + testCluster + "-" + testPool
-	testPoolName  = "kubernetes-" + testCluster + "-" + testPool
+	testNamespace = support.PoolNamespace
+	testRelease   = support.PoolRelease
+	testPoolName  = support.PoolName
 )
 
 // vals parses a YAML snippet into chart values, so tests read like values files.
@@ -29,66 +29,64 @@ func vals(t testing.TB, snippet string) map[string]interface{} {
 	return out
 }
 
-func fixture(name string) string {
-	return filepath.Join(RepoRoot(), "tests", "render", "testdata", name)
+// str reads a string value; anything else is "".
+func str(v interface{}) string {
+	s, _ := v.(string)
+	return s
 }
 
 // loadCluster builds a fake cluster from fixture files under testdata/.
-func loadCluster(t testing.TB, fixtures ...string) *Cluster {
+func loadCluster(t testing.TB, fixtures ...string) *support.Cluster {
 	t.Helper()
 	paths := make([]string, len(fixtures))
 	for i, f := range fixtures {
-		paths[i] = fixture(f)
+		paths[i] = support.Fixture(f)
 	}
-	c, err := LoadCluster(paths...)
+	c, err := support.LoadCluster(paths...)
 	require.NoError(t, err)
 	return c
 }
 
 // clusterFromYAML builds a fake cluster from inline objects plus fixture files.
-func clusterFromYAML(t testing.TB, objects string, fixtures ...string) *Cluster {
+func clusterFromYAML(t testing.TB, objects string, fixtures ...string) *support.Cluster {
 	t.Helper()
-	objs, err := ParseObjects([]byte(objects))
+	objs, err := render.ParseObjects([]byte(objects))
 	require.NoError(t, err)
 	for _, f := range fixtures {
-		more, err := LoadObjects(fixture(f))
+		more, err := render.LoadObjects(support.Fixture(f))
 		require.NoError(t, err)
 		objs = append(objs, more...)
 	}
-	return NewCluster(objs...)
+	return support.NewCluster(objs...)
 }
 
 // poolChart loads the pool chart fresh, so no test sees another's mutation.
 func poolChart(t testing.TB) *chart.Chart {
 	t.Helper()
-	c, err := LoadChart(PoolChart)
+	c, err := support.LoadChart(render.PoolChart)
 	require.NoError(t, err)
 	return c
 }
 
 // renderPool renders the pool chart as release kubernetes-nodes-acme-workers.
-func renderPool(t testing.TB, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+func renderPool(t testing.TB, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
-	return renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace}, values, cluster)
+	return renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace}, values, cluster)
 }
 
-func renderPoolAs(t testing.TB, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+func renderPoolAs(t testing.TB, rel render.Release, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
 	return renderChartAs(t, poolChart(t), rel, values, cluster)
 }
 
 // renderChartAs renders a chart as a release; a nil cluster renders as `helm
-// template` does (the nil pointer must not reach Options as a non-nil interface).
-func renderChartAs(t testing.TB, c *chart.Chart, rel Release, values map[string]interface{}, cluster *Cluster) (*Manifest, error) {
+// template` does.
+func renderChartAs(t testing.TB, c *chart.Chart, rel render.Release, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
-	opts := Options{Release: rel, Values: values}
-	if cluster != nil {
-		opts.Cluster = cluster
-	}
-	return Render(c, opts)
+	return render.Render(c, render.Options{Release: rel, Values: values, Cluster: cluster})
 }
 
-func mustRenderPool(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {
+func mustRenderPool(t testing.TB, values map[string]interface{}, cluster *support.Cluster) *render.Manifest {
 	t.Helper()
 	m, err := renderPool(t, values, cluster)
 	require.NoError(t, err)
@@ -104,7 +102,7 @@ func requireRefusal(t testing.TB, err error, fragments ...string) {
 	}
 }
 
-func doc(t testing.TB, m *Manifest, kind string) Doc {
+func doc(t testing.TB, m *render.Manifest, kind string) render.Doc {
 	t.Helper()
 	d, err := m.One(kind)
 	require.NoError(t, err)
@@ -112,13 +110,13 @@ func doc(t testing.TB, m *Manifest, kind string) Doc {
 }
 
 // machineTemplateName reads the KubevirtMachineTemplate's name.
-func machineTemplateName(t testing.TB, m *Manifest) string {
+func machineTemplateName(t testing.TB, m *render.Manifest) string {
 	return doc(t, m, "KubevirtMachineTemplate").Name()
 }
 
 // bodyHash recomputes the content hash from the KubevirtMachineTemplate's own
 // text: the lines under `spec:`, de-indented, hashed with sha256.
-func bodyHash(t testing.TB, d Doc) string {
+func bodyHash(t testing.TB, d render.Doc) string {
 	t.Helper()
 	_, after, ok := strings.Cut(d.Text, "\nspec:\n")
 	require.True(t, ok, "KubevirtMachineTemplate has a spec")

@@ -2,6 +2,8 @@ package render
 
 import (
 	"fmt"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"sort"
 	"strings"
 	"testing"
@@ -42,7 +44,7 @@ type hostileField struct {
 
 // at sets a dotted path, creating maps on the way; a segment "[]" makes the
 // value the only element of a list, "{}" makes it a map key (with value then).
-func at(path string, then ...interface{}) hostileField {
+func setAt(path string, then ...interface{}) hostileField {
 	return hostileField{name: path, set: func(values map[string]interface{}, payload interface{}) {
 		// `\.` is a dot inside a key, as in docker\.io.
 		segs := strings.Split(strings.ReplaceAll(path, `\.`, "\x00"), ".")
@@ -81,9 +83,9 @@ func at(path string, then ...interface{}) hostileField {
 type hostileChart struct {
 	name    string
 	chart   func(testing.TB) *chart.Chart
-	release Release
+	release render.Release
 	base    string
-	cluster func(testing.TB) *Cluster
+	cluster func(testing.TB) *support.Cluster
 	fields  []hostileField
 	// embedded are the string leaves that hold YAML of their own (a Talos
 	// patch, a values file): a leak inside them counts as a leak.
@@ -96,56 +98,56 @@ func hostileCharts() []hostileChart {
 		{
 			name:    "pool",
 			chart:   poolChart,
-			release: Release{Name: testRelease, Namespace: testNamespace},
+			release: render.Release{Name: testRelease, Namespace: testNamespace},
 			base:    "{cluster: acme, osImage: {builtin: {}}}",
-			cluster: func(t testing.TB) *Cluster { return healthyCluster(t) },
+			cluster: func(t testing.TB) *support.Cluster { return healthyCluster(t) },
 			fields: []hostileField{
-				at("cluster"), at("storageClass"), at("diskSize"), at("instanceType"),
-				at("resources.cpu"), at("resources.memory"), at("roles.[]"),
-				at("minReplicas"), at("maxReplicas"), at("version"),
-				at("maxUnhealthy"), at("nodeStartupTimeout"),
-				at("talos.version"), at("talos.schematicID"), at("talos.imageFactoryURL"), at("talos.installerRepository"),
-				at("talos.registryMirrors"), at("talos.registryMirrors.{}", mirror), at(`talos.registryMirrors.docker\.io.endpoints.[]`),
-				at("osImage"), at("osImage.builtin"), at("osImage.builtin.schematicID"), at("osImage.builtin.version"),
-				at("osImage.{}", map[string]interface{}{}),
-				at("_cluster"), at("_cluster.osImage"), at("_cluster.osImage.builtin.version"),
-				at("_cluster.talos.imageFactoryURL"), at("_cluster.talos.installerRepository"),
-				at("_cluster.talos.registryMirrors.{}", mirror),
-				at("_cluster.talos.registryConfig.{}", map[string]interface{}{}),
-				at(`_cluster.talos.registryConfig.m\.internal.auth.password`),
-				at("_kubernetesNodes.disk.golden"),
+				setAt("cluster"), setAt("storageClass"), setAt("diskSize"), setAt("instanceType"),
+				setAt("resources.cpu"), setAt("resources.memory"), setAt("roles.[]"),
+				setAt("minReplicas"), setAt("maxReplicas"), setAt("version"),
+				setAt("maxUnhealthy"), setAt("nodeStartupTimeout"),
+				setAt("talos.version"), setAt("talos.schematicID"), setAt("talos.imageFactoryURL"), setAt("talos.installerRepository"),
+				setAt("talos.registryMirrors"), setAt("talos.registryMirrors.{}", mirror), setAt(`talos.registryMirrors.docker\.io.endpoints.[]`),
+				setAt("osImage"), setAt("osImage.builtin"), setAt("osImage.builtin.schematicID"), setAt("osImage.builtin.version"),
+				setAt("osImage.{}", map[string]interface{}{}),
+				setAt("_cluster"), setAt("_cluster.osImage"), setAt("_cluster.osImage.builtin.version"),
+				setAt("_cluster.talos.imageFactoryURL"), setAt("_cluster.talos.installerRepository"),
+				setAt("_cluster.talos.registryMirrors.{}", mirror),
+				setAt("_cluster.talos.registryConfig.{}", map[string]interface{}{}),
+				setAt(`_cluster.talos.registryConfig.m\.internal.auth.password`),
+				setAt("_kubernetesNodes.disk.golden"),
 			},
 			embedded: []string{"spec.template.spec.strategicPatches.0"},
 		},
 		{
 			name:    "pool factory",
 			chart:   poolChart,
-			release: Release{Name: testRelease, Namespace: testNamespace},
+			release: render.Release{Name: testRelease, Namespace: testNamespace},
 			base:    "{cluster: acme, osImage: {factory: {}}}",
-			cluster: func(t testing.TB) *Cluster { return healthyCluster(t) },
+			cluster: func(t testing.TB) *support.Cluster { return healthyCluster(t) },
 			fields: []hostileField{
-				at("osImage.factory"), at("osImage.factory.schematicID"), at("osImage.factory.version"), at("osImage.factory.imageFactoryURL"),
+				setAt("osImage.factory"), setAt("osImage.factory.schematicID"), setAt("osImage.factory.version"), setAt("osImage.factory.imageFactoryURL"),
 			},
 			embedded: []string{"spec.template.spec.strategicPatches.0"},
 		},
 		{
 			name:    "catalog",
 			chart:   catalogChart,
-			release: Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
+			release: render.Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
 			base:    "{}",
-			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
-				at("imageFactoryURL"), at("storageClass"), at("storage"), at("images"), at("images.[]"),
-				at("cloneSubjects"), at("cloneSubjects.[]"),
-				at("_kubernetesWorkerImageEntries.[]"),
+				setAt("imageFactoryURL"), setAt("storageClass"), setAt("storage"), setAt("images"), setAt("images.[]"),
+				setAt("cloneSubjects"), setAt("cloneSubjects.[]"),
+				setAt("_kubernetesWorkerImageEntries.[]"),
 			},
 		},
 		{
 			name:    "catalog entry",
 			chart:   catalogChart,
-			release: Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
+			release: render.Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace},
 			base:    "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: [{kind: Group, name: g}]}",
-			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
 				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("{}"),
 				subjectField("name"), subjectField("kind"), subjectField("namespace"),
@@ -154,15 +156,15 @@ func hostileCharts() []hostileChart {
 		{
 			name:    "platform",
 			chart:   platformChart,
-			release: Release{Name: "cozystack-platform", Namespace: "cozy-system"},
+			release: render.Release{Name: "cozystack-platform", Namespace: "cozy-system"},
 			base:    "{bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}}",
-			cluster: func(t testing.TB) *Cluster { return clusterFromYAML(t, "") },
+			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
-				at("bundles.enabledPackages.[]"), at("bundles.disabledPackages.[]"),
-				at("kubernetesWorkerImage.imageFactoryURL"), at("kubernetesWorkerImage.storageClass"), at("kubernetesWorkerImage.storage"), at("kubernetesWorkerImage.images.[]"),
-				at("registries.mirrors.{}", mirror), at(`registries.mirrors.docker\.io.endpoints.[]`),
-				at("registries.config.{}", map[string]interface{}{}), at(`registries.config.m\.internal.auth.password`),
-				at("tenantWorkers.talos.installerRepository"), at("tenantWorkers.talos.imageFactoryURL"), at("tenantWorkers.osImage"),
+				setAt("bundles.enabledPackages.[]"), setAt("bundles.disabledPackages.[]"),
+				setAt("kubernetesWorkerImage.imageFactoryURL"), setAt("kubernetesWorkerImage.storageClass"), setAt("kubernetesWorkerImage.storage"), setAt("kubernetesWorkerImage.images.[]"),
+				setAt("registries.mirrors.{}", mirror), setAt(`registries.mirrors.docker\.io.endpoints.[]`),
+				setAt("registries.config.{}", map[string]interface{}{}), setAt(`registries.config.m\.internal.auth.password`),
+				setAt("tenantWorkers.talos.installerRepository"), setAt("tenantWorkers.talos.imageFactoryURL"), setAt("tenantWorkers.osImage"),
 			},
 			embedded: []string{"stringData[values.yaml]"},
 		},
@@ -195,7 +197,7 @@ func firstOf(list, field string, base map[string]interface{}) hostileField {
 }
 
 func platformChart(t testing.TB) *chart.Chart {
-	c, err := LoadChart(PlatformChart)
+	c, err := support.LoadChart(render.PlatformChart)
 	require.NoError(t, err)
 	return c
 }
@@ -252,7 +254,7 @@ func TestHostileValuesAreRefusedOrContained(t *testing.T) {
 }
 
 // judgeHostile classifies one render, failing the test on a leak.
-func judgeHostile(t *testing.T, hc hostileChart, baseline, m *Manifest, err error, what string) string {
+func judgeHostile(t *testing.T, hc hostileChart, baseline, m *render.Manifest, err error, what string) string {
 	t.Helper()
 	if err != nil {
 		msg := err.Error()
@@ -271,7 +273,7 @@ func judgeHostile(t *testing.T, hc hostileChart, baseline, m *Manifest, err erro
 	for _, d := range m.Docs {
 		requireNoLeakedKey(t, d.Object, what)
 		for _, path := range hc.embedded {
-			if s, ok := Get(d.Object, path).(string); ok {
+			if s, ok := render.Get(d.Object, path).(string); ok {
 				var inner interface{}
 				require.NoError(t, yaml.Unmarshal([]byte(s), &inner), "%s: %s still parses", what, path)
 				requireNoLeakedKey(t, inner, what+" in "+path)
@@ -283,7 +285,7 @@ func judgeHostile(t *testing.T, hc hostileChart, baseline, m *Manifest, err erro
 
 // identities are the documents' kinds, namespaces and names; the machine
 // template's name is its pool's name plus a hash, so its hash is left out.
-func identities(m *Manifest) []string {
+func identities(m *render.Manifest) []string {
 	var out []string
 	for _, d := range m.Docs {
 		name := d.Name()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -71,11 +72,11 @@ func TestPlainImageFieldsRender(t *testing.T) {
 		"{cluster: acme, talos: {schematicID: my-schematic-1, imageFactoryURL: 'https://factory.example.internal/prefix%20x/~a_b.c-d/'}}",
 	} {
 		m := mustRenderPool(t, vals(t, values), nil)
-		assert.Contains(t, Get(diskOf(m), "spec.source.http.url"), "/openstack-amd64.raw.xz")
+		assert.Contains(t, render.Get(diskOf(m), "spec.source.http.url"), "/openstack-amd64.raw.xz")
 	}
 	cluster := healthyCluster(t, golden{name: "talos-worker-" + hex + "-v1.13.0-alpha.1", class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml())
 	m := mustRenderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {schematicID: "+hex+", version: v1.13.0-alpha.1}}}"), cluster)
-	assert.Equal(t, "talos-worker-"+hex+"-v1.13.0-alpha.1", Get(diskOf(m), "spec.source.pvc.name"))
+	assert.Equal(t, "talos-worker-"+hex+"-v1.13.0-alpha.1", render.Get(diskOf(m), "spec.source.pvc.name"))
 }
 
 // expectedDisk is the worker disk a render must produce for these inputs,
@@ -130,7 +131,7 @@ func FuzzImageFields(f *testing.F) {
 			"talos":   map[string]interface{}{"imageFactoryURL": factoryURL},
 			"osImage": map[string]interface{}{path: fields},
 		}
-		m, err := Render(c, Options{Release: Release{Name: testRelease, Namespace: testNamespace}, Values: values})
+		m, err := render.Render(c, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: values})
 		if err != nil {
 			return // refused: always acceptable
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,14 +18,14 @@ import (
 // merges into every tenant application's values.
 func clusterChannel(t testing.TB, platformValues string) map[string]interface{} {
 	t.Helper()
-	c, err := LoadChart(PlatformChart)
+	c, err := support.LoadChart(render.PlatformChart)
 	require.NoError(t, err)
-	m, err := Render(c, Options{Release: Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, platformValues)})
+	m, err := render.Render(c, render.Options{Release: render.Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, platformValues)})
 	require.NoError(t, err)
 	secret, ok := m.Find("Secret", "cozystack-values")
 	require.True(t, ok, "the platform renders the cozystack-values Secret")
 	assert.Equal(t, "cozy-system", secret.Namespace())
-	raw, ok := Get(secret.Object, "stringData[values.yaml]").(string)
+	raw, ok := render.Get(secret.Object, "stringData[values.yaml]").(string)
 	require.True(t, ok, "stringData.values.yaml is a YAML string")
 	out := map[string]interface{}{}
 	require.NoError(t, yaml.Unmarshal([]byte(raw), &out))
@@ -66,39 +68,39 @@ func TestPlatformClusterKeysAppearOnlyWhenSet(t *testing.T) {
 		clusterChannel(t, "tenantWorkers: {osImage: {builtin: {}}}"))
 
 	channel := clusterChannel(t, mirrorPlatform)
-	assert.Equal(t, internalFactory, Get(channel, "talos.imageFactoryURL"))
-	assert.Equal(t, "registry.mirror.internal/siderolabs/installer", Get(channel, "talos.installerRepository"))
-	assert.Equal(t, []interface{}{"https://registry.mirror.internal/v2/docker.io"}, Get(channel, "talos.registryMirrors[docker.io].endpoints"))
+	assert.Equal(t, internalFactory, render.Get(channel, "talos.imageFactoryURL"))
+	assert.Equal(t, "registry.mirror.internal/siderolabs/installer", render.Get(channel, "talos.installerRepository"))
+	assert.Equal(t, []interface{}{"https://registry.mirror.internal/v2/docker.io"}, render.Get(channel, "talos.registryMirrors[docker.io].endpoints"))
 	// Talos keys registry config by host: the endpoint URL's scheme and path go.
 	assert.Equal(t, map[string]interface{}{"registry.mirror.internal": map[string]interface{}{
 		"auth": map[string]interface{}{"username": "puller", "password": "s3cret"},
 		"tls":  map[string]interface{}{"insecureSkipVerify": false},
-	}}, Get(channel, "talos.registryConfig"))
-	assert.Nil(t, Get(channel, "osImage"))
+	}}, render.Get(channel, "talos.registryConfig"))
+	assert.Nil(t, render.Get(channel, "osImage"))
 }
 
 func TestPlatformRegistryConfigKeys(t *testing.T) {
 	assert.Equal(t, map[string]interface{}{"registry.internal:5000": map[string]interface{}{"tls": map[string]interface{}{"insecureSkipVerify": true}}},
-		Get(clusterChannel(t, "registries: {config: {'registry.internal:5000': {tls: {insecureSkipVerify: true}}}}"), "talos.registryConfig"), "a bare host[:port] stays as it is")
+		render.Get(clusterChannel(t, "registries: {config: {'registry.internal:5000': {tls: {insecureSkipVerify: true}}}}"), "talos.registryConfig"), "a bare host[:port] stays as it is")
 
-	c, err := LoadChart(PlatformChart)
+	c, err := support.LoadChart(render.PlatformChart)
 	require.NoError(t, err)
-	_, err = Render(c, Options{Release: Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, `
+	_, err = render.Render(c, render.Options{Release: render.Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, `
 registries:
   config:
     https://registry.internal:5000/v2/docker.io: {auth: {username: a}}
     http://registry.internal:5000/v2/ghcr.io: {auth: {username: b}}
 `)})
 	requireRefusal(t, err, "registries.config: keys", "both name registry host registry.internal:5000", "merge them into one entry")
-	_, err = Render(c, Options{Release: Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, "registries: {config: {'https:///x': {auth: {username: a}}}}")})
+	_, err = render.Render(c, render.Options{Release: render.Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, "registries: {config: {'https:///x': {auth: {username: a}}}}")})
 	requireRefusal(t, err, `registries.config: key "https:///x" names no registry host`)
 }
 
 // The kubeadm-era containerd Secret is gone: mirrors reach workers only through _cluster.
 func TestPlatformRendersNoContainerdRegistrySecret(t *testing.T) {
-	c, err := LoadChart(PlatformChart)
+	c, err := support.LoadChart(render.PlatformChart)
 	require.NoError(t, err)
-	m, err := Render(c, Options{Release: Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, mirrorPlatform)})
+	m, err := render.Render(c, render.Options{Release: render.Release{Name: "platform", Namespace: "cozy-system"}, Values: vals(t, mirrorPlatform)})
 	require.NoError(t, err)
 	secrets := m.OfKind("Secret")
 	require.Len(t, secrets, 1)
@@ -119,7 +121,7 @@ func TestInstallerRepositoryPrecedence(t *testing.T) {
 		{"{cluster: acme, talos: {installerRepository: factory.talos.dev/installer}}", platform, "factory.talos.dev/installer"},
 	} {
 		m := mustRenderPool(t, withChannel(t, tc.pool, tc.channel), nil)
-		assert.Equal(t, tc.want+"/"+defaultSchematic+":"+defaultTalos, Get(talosPatch(t, m), "machine.install.image"), "%s with %v", tc.pool, tc.channel)
+		assert.Equal(t, tc.want+"/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, m), "machine.install.image"), "%s with %v", tc.pool, tc.channel)
 	}
 }
 
@@ -132,7 +134,7 @@ talos:
     docker.io: {endpoints: [https://tenant.mirror/v2/docker.io]}
     quay.io: {endpoints: [https://tenant.mirror/v2/quay.io]}
 `, channel), nil)
-	registries := Get(talosPatch(t, m), "machine.registries").(map[string]interface{})
+	registries := render.Get(talosPatch(t, m), "machine.registries").(map[string]interface{})
 	assert.Equal(t, map[string]interface{}{
 		"docker.io": map[string]interface{}{"endpoints": []interface{}{"https://tenant.mirror/v2/docker.io"}},
 		"ghcr.io":   map[string]interface{}{"endpoints": []interface{}{"https://registry.mirror.internal/v2/ghcr.io"}, "overridePath": true},
@@ -142,15 +144,15 @@ talos:
 
 	// Platform only.
 	m = mustRenderPool(t, withChannel(t, "cluster: acme", channel), nil)
-	assert.Equal(t, channel["talos"].(map[string]interface{})["registryMirrors"], Get(talosPatch(t, m), "machine.registries.mirrors"))
+	assert.Equal(t, channel["talos"].(map[string]interface{})["registryMirrors"], render.Get(talosPatch(t, m), "machine.registries.mirrors"))
 }
 
 // Precedence for the disk-source knobs on a new pool: its own value, then the
 // platform default, then the built-in.
 func TestImageFactoryURLAndOSImagePrecedenceOnANewPool(t *testing.T) {
 	platform := clusterChannel(t, "tenantWorkers: {talos: {imageFactoryURL: 'https://factory.mirror.internal'}}")
-	urlOf := func(m *Manifest) string {
-		return Get(diskOf(m), "spec.source.http.url").(string)
+	urlOf := func(m *render.Manifest) string {
+		return render.Get(diskOf(m), "spec.source.http.url").(string)
 	}
 	image := "/image/" + defaultSchematic + "/" + defaultTalos + "/openstack-amd64.raw.xz"
 	assert.Equal(t, builtinFactory+image, urlOf(mustRenderPool(t, vals(t, "cluster: acme"), nil)))
@@ -161,7 +163,7 @@ func TestImageFactoryURLAndOSImagePrecedenceOnANewPool(t *testing.T) {
 	assert.Equal(t, "http://f.internal"+image, urlOf(mustRenderPool(t, withChannel(t, "{cluster: acme, osImage: {factory: {imageFactoryURL: 'http://f.internal'}}}", platform), nil)))
 
 	builtin := clusterChannel(t, "tenantWorkers: {osImage: {builtin: {}}}")
-	assert.Equal(t, defaultGolden, Get(diskOf(mustRenderPool(t, withChannel(t, "cluster: acme", builtin), healthyCluster(t))), "spec.source.pvc.name"), "a new pool takes the platform's osImage")
+	assert.Equal(t, defaultGolden, render.Get(diskOf(mustRenderPool(t, withChannel(t, "cluster: acme", builtin), healthyCluster(t))), "spec.source.pvc.name"), "a new pool takes the platform's osImage")
 	for _, own := range []string{"{cluster: acme, osImage: {}}", "{cluster: acme, osImage: {factory: {}}}"} {
 		assert.Equal(t, builtinFactory+image, urlOf(mustRenderPool(t, withChannel(t, own, builtin), healthyCluster(t))), "%s: the pool's own osImage wins", own)
 	}
@@ -183,7 +185,7 @@ data: {origin: platform, imageFactoryURL: "", osImage: "builtin: {version: 'v1.1
 }
 
 func TestRecordCapturesTheCreationDefaults(t *testing.T) {
-	record := func(m *Manifest) map[string]interface{} {
+	record := func(m *render.Manifest) map[string]interface{} {
 		d, ok := m.Find("ConfigMap", testPoolName+"-created-with")
 		require.True(t, ok)
 		assert.Equal(t, testNamespace, d.Namespace())
@@ -201,7 +203,7 @@ func TestRecordCapturesTheCreationDefaults(t *testing.T) {
 // fleet is a cluster holding what earlier installs left behind, upgraded as Helm would.
 type fleet struct {
 	t       *testing.T
-	cluster *Cluster
+	cluster *support.Cluster
 }
 
 func newFleet(t *testing.T) *fleet {
@@ -210,13 +212,13 @@ func newFleet(t *testing.T) *fleet {
 
 // release renders pool values as release kubernetes-nodes-acme-<pool> (an
 // upgrade when the pool exists) and applies the result to the cluster.
-func (f *fleet) release(pool, values string, channel map[string]interface{}, upgrade bool) *Manifest {
+func (f *fleet) release(pool, values string, channel map[string]interface{}, upgrade bool) *render.Manifest {
 	f.t.Helper()
 	v := vals(f.t, values)
 	if channel != nil {
 		v["_cluster"] = channel
 	}
-	m, err := renderPoolAs(f.t, Release{Name: "kubernetes-nodes-acme-" + pool, Namespace: testNamespace, Upgrade: upgrade}, v, f.cluster)
+	m, err := renderPoolAs(f.t, render.Release{Name: "kubernetes-nodes-acme-" + pool, Namespace: testNamespace, Upgrade: upgrade}, v, f.cluster)
 	require.NoError(f.t, err, pool)
 	require.NoError(f.t, f.cluster.Apply(m, testNamespace))
 	return m
@@ -224,12 +226,11 @@ func (f *fleet) release(pool, values string, channel map[string]interface{}, upg
 
 func (f *fleet) deleteRecord(pool string) {
 	f.t.Helper()
-	gvr, _ := resourceFor("v1", "ConfigMap")
-	require.NoError(f.t, f.cluster.client.Tracker().Delete(gvr, testNamespace, "kubernetes-acme-"+pool+"-created-with"))
+	require.NoError(f.t, f.cluster.Delete("v1", "ConfigMap", testNamespace, "kubernetes-acme-"+pool+"-created-with"))
 }
 
-func urlOfPool(t testing.TB, m *Manifest) string {
-	u, _ := Get(diskOf(m), "spec.source.http.url").(string)
+func urlOfPool(t testing.TB, m *render.Manifest) string {
+	u, _ := render.Get(diskOf(m), "spec.source.http.url").(string)
 	return u
 }
 
@@ -248,24 +249,24 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 	// The operator sets platform defaults; the existing pools upgrade.
 	legacyAfter := f.release("legacy", "cluster: acme", first, true)
 	plainAfter := f.release("plain", "cluster: acme", first, true)
-	for name, pair := range map[string][2]*Manifest{"legacy": {legacy, legacyAfter}, "plain": {plain, plainAfter}} {
+	for name, pair := range map[string][2]*render.Manifest{"legacy": {legacy, legacyAfter}, "plain": {plain, plainAfter}} {
 		assert.Equal(t, machineTemplateName(t, pair[0]), machineTemplateName(t, pair[1]), "%s: the template keeps its name", name)
 		assert.Equal(t, doc(t, pair[0], "KubevirtMachineTemplate").Text, doc(t, pair[1], "KubevirtMachineTemplate").Text, name)
 		assert.Equal(t, builtinFactory, strings.Split(urlOfPool(t, pair[1]), "/image/")[0], name)
 		// Mirrors and installer are render-time: they reach existing pools, in the TalosConfigTemplate only.
 		assert.NotEqual(t, doc(t, pair[0], "TalosConfigTemplate").Text, doc(t, pair[1], "TalosConfigTemplate").Text, name)
-		assert.Equal(t, "registry.mirror.internal/siderolabs/installer/"+defaultSchematic+":"+defaultTalos, Get(talosPatch(t, pair[1]), "machine.install.image"), name)
+		assert.Equal(t, "registry.mirror.internal/siderolabs/installer/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, pair[1]), "machine.install.image"), name)
 	}
 	assert.Equal(t, "builtin", doc(t, legacyAfter, "ConfigMap").Object["data"].(map[string]interface{})["origin"], "a pool without record counts as created with the built-in values")
 
 	// A new pool takes today's defaults: a clone of the golden.
 	fresh := f.release("fresh", "cluster: acme", first, false)
-	assert.Equal(t, defaultGolden, Get(diskOf(fresh), "spec.source.pvc.name"))
+	assert.Equal(t, defaultGolden, render.Get(diskOf(fresh), "spec.source.pvc.name"))
 
 	// The default moves again: nobody moves with it.
 	for _, pool := range []struct {
 		name   string
-		before *Manifest
+		before *render.Manifest
 	}{{"legacy", legacyAfter}, {"plain", plainAfter}, {"fresh", fresh}} {
 		again := f.release(pool.name, "cluster: acme", second, true)
 		assert.Equal(t, machineTemplateName(t, pool.before), machineTemplateName(t, again), "%s keeps its template when the default changes again", pool.name)
@@ -279,7 +280,7 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 	assert.Equal(t, "https://factory.second.internal/image/"+defaultSchematic+"/v1.13.5/openstack-amd64.raw.xz", urlOfPool(t, edited))
 	require.NoError(t, f.cluster.Add(mustObjects(t, golden{name: "talos-worker-" + defaultSchematic + "-v1.13.5", class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml())...))
 	editedFresh := f.release("fresh", "{cluster: acme, talos: {version: v1.13.5}}", none, true)
-	assert.Equal(t, "talos-worker-"+defaultSchematic+"-v1.13.5", Get(diskOf(editedFresh), "spec.source.pvc.name"), "the recorded builtin follows the pool's own version")
+	assert.Equal(t, "talos-worker-"+defaultSchematic+"-v1.13.5", render.Get(diskOf(editedFresh), "spec.source.pvc.name"), "the recorded builtin follows the pool's own version")
 }
 
 // Every baseline corner, as an existing pool (MachineDeployment, no record),
@@ -288,12 +289,12 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 	channel := clusterChannel(t, mirrorPlatform+"  osImage: {builtin: {}}\n")
 	for _, c := range baselineCorners(t) {
-		t.Run(c.name, func(t *testing.T) {
-			values, err := ReadValues(c.valuesPath)
+		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+			values, err := render.ReadValues(c.ValuesFile)
 			require.NoError(t, err)
-			golden, err := os.ReadFile(c.goldenPath)
+			golden, err := os.ReadFile(c.GoldenFile)
 			require.NoError(t, err)
-			objs, err := ParseObjects(golden)
+			objs, err := render.ParseObjects(golden)
 			require.NoError(t, err)
 			var md []*unstructured.Unstructured
 			for _, o := range objs {
@@ -305,10 +306,10 @@ func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 			cluster := loadCluster(t, "cluster/instancetypes.yaml")
 			require.NoError(t, cluster.Add(md...))
 			values["_cluster"] = channel
-			m, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, values, cluster)
+			m, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, values, cluster)
 			require.NoError(t, err)
 			for _, kind := range []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck"} {
-				assert.Contains(t, string(golden), doc(t, m, kind).Text, "%s of %s keeps its committed bytes", kind, c.name)
+				assert.Contains(t, string(golden), doc(t, m, kind).Text, "%s of %s keeps its committed bytes", kind, c.Name)
 			}
 		})
 	}
@@ -325,7 +326,7 @@ func TestCreationRecordLookupErrorsFailTheRender(t *testing.T) {
 
 func mustObjects(t testing.TB, text string) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := ParseObjects([]byte(text))
+	objs, err := render.ParseObjects([]byte(text))
 	require.NoError(t, err)
 	return objs
 }
@@ -349,7 +350,7 @@ data: {origin: platform, imageFactoryURL: "", osImage: "builtin: [unclosed"}
 }
 
 func TestOSImageThatIsNotAMapIsRefused(t *testing.T) {
-	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	skip := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
 	_, err := renderPoolAs(t, skip, vals(t, "{cluster: acme, osImage: builtin}"), nil)
 	requireRefusal(t, err, `pool kubernetes-acme-workers: osImage is "builtin", not a map; write it as a map with builtin or factory`)
 	_, err = renderPoolAs(t, skip, withChannel(t, "cluster: acme", map[string]interface{}{"osImage": []interface{}{"builtin"}}), nil)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,21 +18,21 @@ const (
 	poolPackage    = "cozystack.kubernetes-nodes"
 )
 
-func renderPlatform(t testing.TB, values map[string]interface{}) (*Manifest, error) {
+func renderPlatform(t testing.TB, values map[string]interface{}) (*render.Manifest, error) {
 	t.Helper()
-	c, err := LoadChart(PlatformChart)
+	c, err := support.LoadChart(render.PlatformChart)
 	require.NoError(t, err)
-	return Render(c, Options{Release: Release{Name: "cozystack-platform", Namespace: "cozy-system"}, Values: values})
+	return render.Render(c, render.Options{Release: render.Release{Name: "cozystack-platform", Namespace: "cozy-system"}, Values: values})
 }
 
-func mustRenderPlatform(t testing.TB, values map[string]interface{}) *Manifest {
+func mustRenderPlatform(t testing.TB, values map[string]interface{}) *render.Manifest {
 	t.Helper()
 	m, err := renderPlatform(t, values)
 	require.NoError(t, err)
 	return m
 }
 
-func platformDoc(t testing.TB, m *Manifest, kind, name string) Doc {
+func platformDoc(t testing.TB, m *render.Manifest, kind, name string) render.Doc {
 	t.Helper()
 	d, ok := m.Find(kind, name)
 	require.True(t, ok, "the platform renders %s %s", kind, name)
@@ -38,7 +40,7 @@ func platformDoc(t testing.TB, m *Manifest, kind, name string) Doc {
 	return d
 }
 
-func packageNames(m *Manifest) []string {
+func packageNames(m *render.Manifest) []string {
 	var out []string
 	for _, d := range m.OfKind("Package") {
 		out = append(out, d.Name())
@@ -57,10 +59,10 @@ func TestPlatformCatalogIsNotEnabledByDefault(t *testing.T) {
 func TestPlatformCatalogSourceInstallsTheChartIntoCozyPublicAfterCDI(t *testing.T) {
 	m := mustRenderPlatform(t, nil)
 	src := platformDoc(t, m, "PackageSource", catalogPackage)
-	variants := Get(src.Object, "spec.variants").([]interface{})
+	variants := render.Get(src.Object, "spec.variants").([]interface{})
 	require.Len(t, variants, 1)
-	assert.Equal(t, "default", Get(variants[0], "name"))
-	assert.Equal(t, []interface{}{cdiPackage}, Get(variants[0], "dependsOn"))
+	assert.Equal(t, "default", render.Get(variants[0], "name"))
+	assert.Equal(t, []interface{}{cdiPackage}, render.Get(variants[0], "dependsOn"))
 	assert.Equal(t, []interface{}{map[string]interface{}{
 		"name": "kubernetes-worker-image",
 		"path": "system/kubernetes-worker-image",
@@ -68,7 +70,7 @@ func TestPlatformCatalogSourceInstallsTheChartIntoCozyPublicAfterCDI(t *testing.
 			"namespace":   catalogNamespace,
 			"releaseName": "kubernetes-worker-image",
 		},
-	}}, Get(variants[0], "components"))
+	}}, render.Get(variants[0], "components"))
 	// The dependency is a package the platform registers.
 	platformDoc(t, m, "PackageSource", cdiPackage)
 }
@@ -77,14 +79,14 @@ func TestPlatformCatalogSourceInstallsTheChartIntoCozyPublicAfterCDI(t *testing.
 // repository, under packages/.
 func TestPlatformSourcesPointAtTheCharts(t *testing.T) {
 	m := mustRenderPlatform(t, nil)
-	for pkg, chart := range map[string]string{catalogPackage: CatalogChart, poolPackage: PoolChart} {
-		path := str(Get(platformDoc(t, m, "PackageSource", pkg).Object, "spec.variants.0.components.0.path"))
+	for pkg, chart := range map[string]string{catalogPackage: render.CatalogChart, poolPackage: render.PoolChart} {
+		path := str(render.Get(platformDoc(t, m, "PackageSource", pkg).Object, "spec.variants.0.components.0.path"))
 		assert.Equal(t, chart, filepath.ToSlash(filepath.Join("packages", path)), pkg)
-		_, err := os.Stat(filepath.Join(RepoRoot(), "packages", path, "Chart.yaml"))
+		_, err := os.Stat(filepath.Join(support.RepoRoot(), "packages", path, "Chart.yaml"))
 		assert.NoError(t, err, pkg)
 	}
 	// The worker-pool application is published for tenant releases, not installed by the platform.
-	assert.Nil(t, Get(platformDoc(t, m, "PackageSource", poolPackage).Object, "spec.variants.0.components.0.install"))
+	assert.Nil(t, render.Get(platformDoc(t, m, "PackageSource", poolPackage).Object, "spec.variants.0.components.0.install"))
 }
 
 func TestPlatformEveryPackageHasItsSource(t *testing.T) {
@@ -92,20 +94,20 @@ func TestPlatformEveryPackageHasItsSource(t *testing.T) {
 	require.NotEmpty(t, m.OfKind("Package"))
 	for _, p := range m.OfKind("Package") {
 		platformDoc(t, m, "PackageSource", p.Name())
-		assert.Equal(t, "default", Get(p.Object, "spec.variant"), p.Name())
+		assert.Equal(t, "default", render.Get(p.Object, "spec.variant"), p.Name())
 		assert.Empty(t, p.Namespace(), "%s: Packages are cluster-scoped", p.Name())
 	}
 }
 
 func TestPlatformCDIPrefersCSIClones(t *testing.T) {
 	cdi := platformDoc(t, mustRenderPlatform(t, nil), "Package", cdiPackage)
-	assert.Equal(t, "csi-clone", Get(cdi.Object, "spec.components.kubevirt-cdi.values.cloneStrategyOverride"))
+	assert.Equal(t, "csi-clone", render.Get(cdi.Object, "spec.components.kubevirt-cdi.values.cloneStrategyOverride"))
 }
 
 func TestPlatformEnablingTheCatalog(t *testing.T) {
 	m := mustRenderPlatform(t, vals(t, "bundles: {enabledPackages: ["+catalogPackage+"]}"))
 	p := platformDoc(t, m, "Package", catalogPackage)
-	assert.Equal(t, "default", Get(p.Object, "spec.variant"))
+	assert.Equal(t, "default", render.Get(p.Object, "spec.variant"))
 	assert.NotContains(t, p.Object["spec"], "components", "nothing set, nothing forwarded")
 }
 
@@ -136,14 +138,14 @@ func TestPlatformForwardsOnlyTheCatalogKeysSet(t *testing.T) {
 		m := mustRenderPlatform(t, vals(t, enabled+"kubernetesWorkerImage: "+set))
 		p := platformDoc(t, m, "Package", catalogPackage)
 		assert.Equal(t, map[string]interface{}{"kubernetes-worker-image": map[string]interface{}{"values": vals(t, set)}},
-			Get(p.Object, "spec.components"), set)
+			render.Get(p.Object, "spec.components"), set)
 	}
 	// Setting nothing, or only null, forwards nothing.
 	for _, set := range []string{"{}", "{storage: null}"} {
-		rel := Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
-		c, err := LoadChart(PlatformChart)
+		rel := render.Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
+		c, err := support.LoadChart(render.PlatformChart)
 		require.NoError(t, err)
-		m, err := Render(c, Options{Release: rel, Values: vals(t, enabled+"kubernetesWorkerImage: "+set)})
+		m, err := render.Render(c, render.Options{Release: rel, Values: vals(t, enabled+"kubernetesWorkerImage: "+set)})
 		require.NoError(t, err)
 		assert.NotContains(t, platformDoc(t, m, "Package", catalogPackage).Object["spec"], "components", set)
 	}
@@ -159,12 +161,12 @@ kubernetesWorkerImage:
   storageClass: ""
   images: [{schematicID: abc, version: v1.13.6}]
 `))
-	values, ok := Get(platformDoc(t, m, "Package", catalogPackage).Object, "spec.components.kubernetes-worker-image.values").(map[string]interface{})
+	values, ok := render.Get(platformDoc(t, m, "Package", catalogPackage).Object, "spec.components.kubernetes-worker-image.values").(map[string]interface{})
 	require.True(t, ok)
 	catalog := mustRenderCatalog(t, values, nil)
-	g := catalogGolden(t, catalog, catalogGoldenName("abc", "v1.13.6"))
-	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.6"), Get(g.Object, "spec.source.http.url"))
-	assert.Equal(t, catalogDefaultSize, Get(g.Object, "spec.storage.resources.requests.storage"), "storage was not set: the catalog's default")
+	g := catalogGolden(t, catalog, support.GoldenName("abc", "v1.13.6"))
+	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.6"), render.Get(g.Object, "spec.source.http.url"))
+	assert.Equal(t, catalogDefaultSize, render.Get(g.Object, "spec.storage.resources.requests.storage"), "storage was not set: the catalog's default")
 	assert.NotContains(t, catalogStorage(t, g), "storageClassName")
 }
 
@@ -181,7 +183,7 @@ func TestPlatformEnablingTheCatalogChangesNothingElse(t *testing.T) {
 	} {
 		m := mustRenderPlatform(t, vals(t, values))
 		require.Len(t, m.Docs, len(base.Docs)+1, values)
-		var others []Doc
+		var others []render.Doc
 		added := 0
 		for _, d := range m.Docs {
 			if d.Kind() == "Package" && d.Name() == catalogPackage {

@@ -3,6 +3,7 @@ package render
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -24,62 +25,62 @@ func TestPoolObjectsAreNamedFromTheCluster(t *testing.T) {
 	kmt := doc(t, m, "KubevirtMachineTemplate")
 	assert.Equal(t, "infrastructure.cluster.x-k8s.io/v1alpha1", kmt.Object["apiVersion"])
 	assert.Equal(t, testPoolName+"-"+bodyHash(t, kmt), kmt.Name(), "the name is the sha256 of the body")
-	assert.Equal(t, testNamespace, Get(kmt.Object, "spec.template.spec.virtualMachineTemplate.metadata.namespace"))
+	assert.Equal(t, testNamespace, render.Get(kmt.Object, "spec.template.spec.virtualMachineTemplate.metadata.namespace"))
 }
 
 func TestMachineDeploymentIsOwnedByTheAutoscaler(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, minReplicas: 2, maxReplicas: 7}"), nil)
 	md := doc(t, m, "MachineDeployment")
-	assert.Nil(t, Get(md.Object, "spec.replicas"), "the autoscaler owns spec.replicas")
-	assert.Equal(t, "2", Get(md.Object, "metadata.annotations[cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size]"))
-	assert.Equal(t, "7", Get(md.Object, "metadata.annotations[cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size]"))
-	assert.Equal(t, "kubernetes-acme", Get(md.Object, "spec.clusterName"))
-	assert.Equal(t, machineTemplateName(t, m), Get(md.Object, "spec.template.spec.infrastructureRef.name"))
-	assert.Equal(t, "KubevirtMachineTemplate", Get(md.Object, "spec.template.spec.infrastructureRef.kind"))
-	assert.Equal(t, testPoolName, Get(md.Object, "spec.template.spec.bootstrap.configRef.name"))
-	assert.Equal(t, "TalosConfigTemplate", Get(md.Object, "spec.template.spec.bootstrap.configRef.kind"))
-	assert.Equal(t, "v1.35.1", Get(md.Object, "spec.template.spec.version"))
+	assert.Nil(t, render.Get(md.Object, "spec.replicas"), "the autoscaler owns spec.replicas")
+	assert.Equal(t, "2", render.Get(md.Object, "metadata.annotations[cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size]"))
+	assert.Equal(t, "7", render.Get(md.Object, "metadata.annotations[cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size]"))
+	assert.Equal(t, "kubernetes-acme", render.Get(md.Object, "spec.clusterName"))
+	assert.Equal(t, machineTemplateName(t, m), render.Get(md.Object, "spec.template.spec.infrastructureRef.name"))
+	assert.Equal(t, "KubevirtMachineTemplate", render.Get(md.Object, "spec.template.spec.infrastructureRef.kind"))
+	assert.Equal(t, testPoolName, render.Get(md.Object, "spec.template.spec.bootstrap.configRef.name"))
+	assert.Equal(t, "TalosConfigTemplate", render.Get(md.Object, "spec.template.spec.bootstrap.configRef.kind"))
+	assert.Equal(t, "v1.35.1", render.Get(md.Object, "spec.template.spec.version"))
 }
 
 func TestWorkerDiskImportsTheTalosImageOverHTTP(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "cluster: acme"), nil)
-	disk := Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0")
-	assert.Equal(t, "disk-system", Get(disk, "metadata.name"))
-	assert.Equal(t, "false", Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
-	assert.Equal(t, "https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz", Get(disk, "spec.source.http.url"))
-	assert.Equal(t, "20Gi", Get(disk, "spec.storage.resources.requests.storage"))
-	assert.Equal(t, "replicated", Get(disk, "spec.storage.storageClassName"))
+	disk := render.Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0")
+	assert.Equal(t, "disk-system", render.Get(disk, "metadata.name"))
+	assert.Equal(t, "false", render.Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
+	assert.Equal(t, "https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz", render.Get(disk, "spec.source.http.url"))
+	assert.Equal(t, "20Gi", render.Get(disk, "spec.storage.resources.requests.storage"))
+	assert.Equal(t, "replicated", render.Get(disk, "spec.storage.storageClassName"))
 }
 
 func TestFactoryURLWithTrailingSlashHasNoDoubleSlash(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, talos: {imageFactoryURL: 'https://mirror.internal/'}}"), nil)
-	url := Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.http.url")
+	url := render.Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.http.url")
 	assert.Equal(t, "https://mirror.internal/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz", url)
 }
 
 func TestEmptyStorageClassLeavesTheChoiceToTheCluster(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: ''}"), nil)
-	storage := Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage").(map[string]interface{})
+	storage := render.Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage").(map[string]interface{})
 	assert.NotContains(t, storage, "storageClassName")
 }
 
 func TestExplicitResourcesReplaceTheInstancetype(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, resources: {cpu: 4, memory: 8Gi}}"), loadCluster(t, "cluster/instancetypes.yaml"))
-	vm := Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec")
-	assert.Nil(t, Get(vm, "instancetype"), "with both resources set the VM carries no instancetype")
-	assert.EqualValues(t, 4, Get(vm, "template.spec.domain.cpu.cores"))
-	assert.Equal(t, "8Gi", Get(vm, "template.spec.domain.memory.guest"))
+	vm := render.Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec")
+	assert.Nil(t, render.Get(vm, "instancetype"), "with both resources set the VM carries no instancetype")
+	assert.EqualValues(t, 4, render.Get(vm, "template.spec.domain.cpu.cores"))
+	assert.Equal(t, "8Gi", render.Get(vm, "template.spec.domain.memory.guest"))
 
 	m = mustRenderPool(t, vals(t, "{cluster: acme, instanceType: u1.large}"), loadCluster(t, "cluster/instancetypes.yaml"))
-	vm = Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec")
-	assert.Equal(t, "u1.large", Get(vm, "instancetype.name"))
-	assert.Equal(t, "VirtualMachineClusterInstancetype", Get(vm, "instancetype.kind"))
-	assert.Nil(t, Get(vm, "template.spec.domain.cpu"))
+	vm = render.Get(doc(t, m, "KubevirtMachineTemplate").Object, "spec.template.spec.virtualMachineTemplate.spec")
+	assert.Equal(t, "u1.large", render.Get(vm, "instancetype.name"))
+	assert.Equal(t, "VirtualMachineClusterInstancetype", render.Get(vm, "instancetype.kind"))
+	assert.Nil(t, render.Get(vm, "template.spec.domain.cpu"))
 }
 
 func TestRolesLabelTheMachines(t *testing.T) {
 	m := mustRenderPool(t, vals(t, "{cluster: acme, roles: [ingress-nginx, monitoring]}"), nil)
-	labels := Get(doc(t, m, "MachineDeployment").Object, "spec.template.metadata.labels").(map[string]interface{})
+	labels := render.Get(doc(t, m, "MachineDeployment").Object, "spec.template.metadata.labels").(map[string]interface{})
 	assert.Equal(t, "", labels["node-role.kubernetes.io/ingress-nginx"])
 	assert.Equal(t, "", labels["node-role.kubernetes.io/monitoring"])
 	assert.Equal(t, testPoolName, labels["cluster.x-k8s.io/deployment-name"])
@@ -97,18 +98,18 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 	} {
 		m := mustRenderPool(t, vals(t, tc.values), nil)
 		mhc := doc(t, m, "MachineHealthCheck")
-		assert.Equal(t, tc.want, Get(mhc.Object, "spec.maxUnhealthy"), tc.values)
-		assert.Equal(t, "10m", Get(mhc.Object, "spec.nodeStartupTimeout"))
-		assert.Equal(t, testPoolName, Get(mhc.Object, "spec.selector.matchLabels[cluster.x-k8s.io/deployment-name]"))
+		assert.Equal(t, tc.want, render.Get(mhc.Object, "spec.maxUnhealthy"), tc.values)
+		assert.Equal(t, "10m", render.Get(mhc.Object, "spec.nodeStartupTimeout"))
+		assert.Equal(t, testPoolName, render.Get(mhc.Object, "spec.selector.matchLabels[cluster.x-k8s.io/deployment-name]"))
 	}
 }
 
 // talosPatch parses the TalosConfigTemplate's machine-config patch.
-func talosPatch(t testing.TB, m *Manifest) map[string]interface{} {
+func talosPatch(t testing.TB, m *render.Manifest) map[string]interface{} {
 	t.Helper()
 	tct := doc(t, m, "TalosConfigTemplate")
-	assert.Equal(t, "worker", Get(tct.Object, "spec.template.spec.generateType"))
-	raw, ok := Get(tct.Object, "spec.template.spec.strategicPatches.0").(string)
+	assert.Equal(t, "worker", render.Get(tct.Object, "spec.template.spec.generateType"))
+	raw, ok := render.Get(tct.Object, "spec.template.spec.strategicPatches.0").(string)
 	require.True(t, ok, "strategicPatches[0] is a YAML string")
 	patch := map[string]interface{}{}
 	require.NoError(t, yaml.Unmarshal([]byte(raw), &patch))
@@ -117,8 +118,8 @@ func talosPatch(t testing.TB, m *Manifest) map[string]interface{} {
 
 func TestTalosConfigCarriesInstallerAndMirrors(t *testing.T) {
 	patch := talosPatch(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
-	assert.Equal(t, "factory.talos.dev/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", Get(patch, "machine.install.image"))
-	assert.Nil(t, Get(patch, "machine.registries"), "no mirrors, no registries section")
+	assert.Equal(t, "factory.talos.dev/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", render.Get(patch, "machine.install.image"))
+	assert.Nil(t, render.Get(patch, "machine.registries"), "no mirrors, no registries section")
 
 	patch = talosPatch(t, mustRenderPool(t, vals(t, `
 cluster: acme
@@ -127,8 +128,8 @@ talos:
   registryMirrors:
     docker.io: {endpoints: [https://registry.internal/v2/docker.io]}
 `), nil))
-	assert.Equal(t, "registry.internal/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", Get(patch, "machine.install.image"))
-	assert.Equal(t, []interface{}{"https://registry.internal/v2/docker.io"}, Get(patch, "machine.registries.mirrors[docker.io].endpoints"))
+	assert.Equal(t, "registry.internal/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", render.Get(patch, "machine.install.image"))
+	assert.Equal(t, []interface{}{"https://registry.internal/v2/docker.io"}, render.Get(patch, "machine.registries.mirrors[docker.io].endpoints"))
 }
 
 // The template name is the pool's identity: only values inside the body move it.
@@ -184,7 +185,7 @@ func TestPoolRefusals(t *testing.T) {
 		{name: "min above max", values: "{cluster: acme, minReplicas: 5, maxReplicas: 2}", refusal: []string{"minReplicas 5 is greater than maxReplicas 2"}, neighbour: "{cluster: acme, minReplicas: 2, maxReplicas: 2}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rel := Release{Name: tc.release, Namespace: testNamespace, SkipSchemaValidation: tc.skipSchema}
+			rel := render.Release{Name: tc.release, Namespace: testNamespace, SkipSchemaValidation: tc.skipSchema}
 			if rel.Name == "" {
 				rel.Name = testRelease
 			}
@@ -220,7 +221,7 @@ func BenchmarkPoolRender(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Render(c, Options{Release: Release{Name: testRelease, Namespace: testNamespace}, Values: values, Cluster: cluster}); err != nil {
+		if _, err := render.Render(c, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: values, Cluster: cluster}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -229,7 +230,7 @@ func BenchmarkPoolRender(b *testing.B) {
 // Values written unquoted into the machine template are refused when they could
 // break out of the YAML, even with the schema skipped.
 func TestUnquotedValuesMustBePlain(t *testing.T) {
-	skip := Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	skip := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
 	for _, tc := range []struct{ values, refusal, neighbour string }{
 		{"{cluster: acme, storageClass: \"replicated\\nkind: Secret\"}", `storageClass "replicated\nkind: Secret" is not a DNS subdomain name`, "{cluster: acme, storageClass: replicated-2.fast}"},
 		{"{cluster: acme, storageClass: 'a: b'}", `storageClass "a: b"`, "{cluster: acme, storageClass: ''}"},

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +14,7 @@ import (
 
 // schemaOff renders as `helm install --skip-schema-validation` (or a Flux
 // HelmRelease with disableSchemaValidation): only the templates guard.
-var schemaOff = Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+var schemaOff = render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
 
 // Every pool value the templates interpolate is checked by the templates: each
 // refusal fires with schema validation off, names the pool and the value, and
@@ -120,16 +122,16 @@ _kubernetesNodes:
 	assert.NotContains(t, got.Text(), "any-pvc")
 }
 
-func mustRenderPoolSchemaOff(t testing.TB, values map[string]interface{}, cluster *Cluster) *Manifest {
+func mustRenderPoolSchemaOff(t testing.TB, values map[string]interface{}, cluster *support.Cluster) *render.Manifest {
 	t.Helper()
 	m, err := renderPoolAs(t, schemaOff, values, cluster)
 	require.NoError(t, err)
 	return m
 }
 
-var catalogSchemaOff = Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace, SkipSchemaValidation: true}
+var catalogSchemaOff = render.Release{Name: "kubernetes-worker-image", Namespace: catalogNamespace, SkipSchemaValidation: true}
 
-func mustRenderCatalogAs(t testing.TB, rel Release, values map[string]interface{}) *Manifest {
+func mustRenderCatalogAs(t testing.TB, rel render.Release, values map[string]interface{}) *render.Manifest {
 	t.Helper()
 	m, err := renderCatalogAs(t, rel, values, nil)
 	require.NoError(t, err)
@@ -144,13 +146,13 @@ func TestNamesThatLookLikeOtherTypesStayStrings(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '"+name+"', instanceType: '"+name+"'}"), nil)
 			disk := diskOf(m)
-			assert.Equal(t, name, Get(disk, "spec.storage.storageClassName"), "storageClassName stays the string %q", name)
+			assert.Equal(t, name, render.Get(disk, "spec.storage.storageClassName"), "storageClassName stays the string %q", name)
 			tmpl := doc(t, m, "KubevirtMachineTemplate")
-			assert.Equal(t, name, Get(tmpl.Object, "spec.template.spec.virtualMachineTemplate.spec.instancetype.name"))
+			assert.Equal(t, name, render.Get(tmpl.Object, "spec.template.spec.virtualMachineTemplate.spec.instancetype.name"))
 		})
 	}
 	m := mustRenderPool(t, vals(t, "{cluster: acme, nodeStartupTimeout: '0'}"), nil)
-	assert.Equal(t, "0", Get(doc(t, m, "MachineHealthCheck").Object, "spec.nodeStartupTimeout"), "a zero timeout is the duration string \"0\"")
+	assert.Equal(t, "0", render.Get(doc(t, m, "MachineHealthCheck").Object, "spec.nodeStartupTimeout"), "a zero timeout is the duration string \"0\"")
 	assert.Contains(t, doc(t, m, "MachineHealthCheck").Text, `nodeStartupTimeout: "0"`)
 	plain := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: replicated, nodeStartupTimeout: 10m}"), nil)
 	assert.Contains(t, doc(t, plain, "KubevirtMachineTemplate").Text, "storageClassName: replicated\n", "a plain name is written as before")
@@ -159,7 +161,7 @@ func TestNamesThatLookLikeOtherTypesStayStrings(t *testing.T) {
 	// On the clone path the resolved default class is written the same way.
 	cluster := clusterFromYAML(t, golden{class: `"on"`, size: "6Gi", phase: "Succeeded"}.yaml()+storageClass(`"on"`, "2026-01-01T00:00:00Z", true, gaDefault), "cluster/instancetypes.yaml")
 	clone := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
-	assert.Equal(t, "on", Get(diskOf(clone), "spec.storage.storageClassName"))
+	assert.Equal(t, "on", render.Get(diskOf(clone), "spec.storage.storageClassName"))
 }
 
 // The creation record reads back exactly what was written. A JSON values file
@@ -170,7 +172,7 @@ func TestCreationRecordReadsBackWhatWasWritten(t *testing.T) {
 	readJSON := func(name, text string) map[string]interface{} {
 		path := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-		v, err := ReadValues(path)
+		v, err := render.ReadValues(path)
 		require.NoError(t, err)
 		return v
 	}
@@ -188,7 +190,7 @@ func TestCreationRecordReadsBackWhatWasWritten(t *testing.T) {
 	install := mustRenderPoolSchemaOff(t, installValues, cluster)
 	require.NoError(t, cluster.Apply(install, testNamespace))
 	upgradeValues := readJSON("upgrade.json", `{"cluster": "acme", "_cluster": {"osImage": {"factory": {}}}}`)
-	upgraded, err := renderPoolAs(t, Release{Name: testRelease, Namespace: testNamespace, Upgrade: true, SkipSchemaValidation: true}, upgradeValues, cluster)
+	upgraded, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true, SkipSchemaValidation: true}, upgradeValues, cluster)
 	require.NoError(t, err)
 	assert.Equal(t, install.Text(), upgraded.Text(), "an upgrade reads the record back exactly")
 
@@ -236,7 +238,7 @@ func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 // rules those charts apply (worker-image-lib), with schema validation off too.
 func TestPlatformValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 	c := platformChart(t)
-	rel := Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
+	rel := render.Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
 	for _, tc := range []struct{ name, values, refusal, neighbour string }{
 		{"enabledPackages not a list", "{bundles: {enabledPackages: cozystack.kubernetes-worker-image}}", `bundles.enabledPackages is "cozystack.kubernetes-worker-image", not a list`, "{bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}}"},
 		{"disabledPackages entry", "{bundles: {disabledPackages: [{a: b}]}}", "bundles.disabledPackages[0] is a map, not a string", "{bundles: {disabledPackages: [a]}}"},

@@ -6,11 +6,13 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
 
-const catalogChart = "packages/system/kubernetes-worker-image"
+const catalogChart = render.CatalogChart
 
 func TestCatalogSchema(t *testing.T) {
 	s := compile(t, catalogChart)
@@ -60,7 +62,7 @@ func TestCatalogSchema(t *testing.T) {
 // body of the named template `define`.
 func definedPatterns(t *testing.T, file, define string) map[string]string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), file))
+	raw, err := os.ReadFile(filepath.Join(support.RepoRoot(), file))
 	require.NoError(t, err)
 	body := regexp.MustCompile(`(?s)\{\{- define "` + regexp.QuoteMeta(define) + `" -\}\}\n(.*?)\n\{\{- end -\}\}`).FindSubmatch(raw)
 	require.NotNil(t, body, "%s defines %s", file, define)
@@ -93,7 +95,7 @@ func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
 
 func chartFile(t *testing.T, rel string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(), rel))
+	raw, err := os.ReadFile(filepath.Join(support.RepoRoot(), rel))
 	require.NoError(t, err)
 	return string(raw)
 }

@@ -3,10 +3,11 @@ package schema
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/require"
 )
 
-const platformChart = "packages/core/platform"
+const platformChart = render.PlatformChart
 
 func TestPlatformSchema(t *testing.T) {
 	s := compile(t, platformChart)

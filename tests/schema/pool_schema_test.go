@@ -4,16 +4,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 )
 
-const poolChart = "packages/apps/kubernetes-nodes"
+const poolChart = render.PoolChart
 
 func TestPoolSchemaAcceptsEveryExample(t *testing.T) {
 	s := compile(t, poolChart)
 	var files []string
 	for _, glob := range []string{"examples/pools/*.yaml", "tests/render/testdata/baseline/*.values.yaml"} {
-		more, err := filepath.Glob(filepath.Join(repoRoot(), glob))
+		more, err := filepath.Glob(filepath.Join(support.RepoRoot(), glob))
 		require.NoError(t, err)
 		files = append(files, more...)
 	}

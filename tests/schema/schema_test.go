@@ -7,22 +7,17 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
 
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 func compile(t *testing.T, chartDir string) *jsonschema.Schema {
 	t.Helper()
-	path := filepath.Join(repoRoot(), chartDir, "values.schema.json")
+	path := filepath.Join(support.RepoRoot(), chartDir, "values.schema.json")
 	s, err := jsonschema.Compile(path)
 	require.NoError(t, err, "%s must compile", path)
 	return s
@@ -60,6 +55,6 @@ func checkCases(t *testing.T, s *jsonschema.Schema, accepted, refused []string) 
 func TestEverySchemaAcceptsItsChartDefaults(t *testing.T) {
 	for _, chart := range []string{poolChart, catalogChart, platformChart} {
 		s := compile(t, chart)
-		require.NoError(t, s.Validate(fileDocument(t, filepath.Join(repoRoot(), chart, "values.yaml"))), chart+"/values.yaml")
+		require.NoError(t, s.Validate(fileDocument(t, filepath.Join(support.RepoRoot(), chart, "values.yaml"))), chart+"/values.yaml")
 	}
 }

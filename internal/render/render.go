@@ -1,13 +1,13 @@
-// Package render drives Helm's own template engine against a fixture cluster
-// state, the way `helm install` and `helm template` do, so that tests and the
-// operator CLI see exactly the bytes Helm would apply.
+// Package render drives Helm's own template engine against a cluster (a
+// cluster-state file, a live cluster, or none), the way `helm install` and
+// `helm template` do, so that the operator CLI and the tests see exactly the
+// bytes Helm would apply. It holds no test doubles: those live in tests/support.
 package render
 
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"runtime"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -18,16 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// RepoRoot is the repository's top folder, found from this source file so that
-// tests and tools work from any working directory.
-func RepoRoot() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("render: cannot locate source file")
-	}
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-}
-
 // Chart paths relative to the repository root.
 const (
 	PoolChart     = "packages/apps/kubernetes-nodes"
@@ -35,12 +25,9 @@ const (
 	PlatformChart = "packages/core/platform"
 )
 
-// LoadChart loads a chart folder; a relative path is taken from the repo root.
-func LoadChart(path string) (*chart.Chart, error) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(RepoRoot(), path)
-	}
-	return loader.Load(path)
+// LoadChart loads a chart folder, as `helm install DIR` does.
+func LoadChart(dir string) (*chart.Chart, error) {
+	return loader.Load(dir)
 }
 
 // Release describes the release a render is for.
@@ -62,17 +49,35 @@ type Options struct {
 	Cluster engine.ClientProvider
 }
 
-// Render renders chrt and returns its manifest, or Helm's error (a template
-// `fail`, a schema violation, or a lookup's API error).
-func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
-	revision := 1
-	if opts.Release.Upgrade {
-		revision = 2
+// Provider is the cluster to render against, or nil for none. A nil pointer
+// held in the interface counts as none too, so callers can pass their *T
+// straight through.
+func (o Options) Provider() engine.ClientProvider {
+	if o.Cluster == nil {
+		return nil
 	}
+	if v := reflect.ValueOf(o.Cluster); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return o.Cluster
+}
+
+// Revision is the release revision Helm gives the render: 1 installs, 2 upgrades.
+func (r Release) Revision() int {
+	if r.Upgrade {
+		return 2
+	}
+	return 1
+}
+
+// Render renders chrt with Helm v3 and returns its manifest, or Helm's error
+// (a template `fail`, a schema violation, or a lookup's API error). Helm v4
+// renders through package helmv4, which the CLI does not link.
+func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
 		Name:      opts.Release.Name,
 		Namespace: opts.Release.Namespace,
-		Revision:  revision,
+		Revision:  opts.Release.Revision(),
 		IsInstall: !opts.Release.Upgrade,
 		IsUpgrade: opts.Release.Upgrade,
 	}, chartutil.DefaultCapabilities, opts.Release.SkipSchemaValidation)
@@ -80,15 +85,15 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 		return nil, err
 	}
 	var files map[string]string
-	if opts.Cluster == nil {
+	if p := opts.Provider(); p == nil {
 		files, err = engine.Render(chrt, vals)
 	} else {
-		files, err = engine.RenderWithClientProvider(chrt, vals, opts.Cluster)
+		files, err = engine.RenderWithClientProvider(chrt, vals, p)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return newManifest(files)
+	return NewManifest(files)
 }
 
 // Manifest is a render's documents in the order Helm prints them for
@@ -114,7 +119,8 @@ func str(v interface{}) string {
 	return s
 }
 
-func newManifest(files map[string]string) (*Manifest, error) {
+// NewManifest orders an engine's rendered files as `helm template` prints them.
+func NewManifest(files map[string]string) (*Manifest, error) {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {

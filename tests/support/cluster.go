@@ -1,33 +1,23 @@
-package render
+// Package support is what the tests share and the product never imports: a
+// fake cluster that counts API calls and fails them on demand, fixture and
+// chart paths in this checkout, the pool chart's defaults, the contract's
+// golden-name rule written independently of the charts, and the golden
+// render case table.
+package support
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
-
-// clusterScopedKinds lists the kinds the charts look up that have no namespace;
-// every other kind is namespaced.
-var clusterScopedKinds = map[string]bool{
-	"Namespace":                         true,
-	"StorageClass":                      true,
-	"VirtualMachineClusterInstancetype": true,
-	"ClusterRole":                       true,
-	"ClusterRoleBinding":                true,
-	"CustomResourceDefinition":          true,
-}
 
 // Cluster is a fake API server: client-go's fake dynamic client seeded with
 // fixture objects, served to Helm's lookup through engine.ClientProvider.
@@ -43,67 +33,17 @@ type Cluster struct {
 	FailWith map[string]error
 }
 
-// LoadObjects reads multi-document YAML files of Kubernetes objects.
-func LoadObjects(paths ...string) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	for _, path := range paths {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		more, err := ParseObjects(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		objs = append(objs, more...)
-	}
-	return objs, nil
-}
-
-// ParseObjects parses a multi-document YAML stream; a `kind: List` is flattened.
-func ParseObjects(raw []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	for {
-		obj := map[string]interface{}{}
-		if err := dec.Decode(&obj); err != nil {
-			if err == io.EOF {
-				return objs, nil
-			}
-			return nil, err
-		}
-		if len(obj) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: obj}
-		if u.IsList() {
-			list, err := u.ToList()
-			if err != nil {
-				return nil, err
-			}
-			for i := range list.Items {
-				objs = append(objs, &list.Items[i])
-			}
-			continue
-		}
-		if u.GetKind() == "" || u.GetAPIVersion() == "" || u.GetName() == "" {
-			return nil, fmt.Errorf("object without apiVersion, kind or metadata.name: %v", obj)
-		}
-		objs = append(objs, u)
-	}
-}
-
 // NewCluster returns a fake cluster holding objs.
 func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 	listKinds := map[schema.GroupVersionResource]string{}
 	seeds := make([]runtime.Object, 0, len(objs))
 	for _, o := range objs {
-		gvr, _ := resourceFor(o.GetAPIVersion(), o.GetKind())
+		gvr, _ := render.ResourceFor(o.GetAPIVersion(), o.GetKind())
 		listKinds[gvr] = o.GetKind() + "List"
 		seeds = append(seeds, o.DeepCopy())
 	}
 	for _, k := range lookedUpKinds {
-		gvr, _ := resourceFor(k[0], k[1])
+		gvr, _ := render.ResourceFor(k[0], k[1])
 		listKinds[gvr] = k[1] + "List"
 	}
 	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}}
@@ -116,7 +56,7 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 			return true, nil, err
 		}
 		for kind, err := range c.FailWith {
-			gvr, _ := resourceFor("", kind)
+			gvr, _ := render.ResourceFor("", kind)
 			if action.GetResource().Resource == gvr.Resource {
 				return true, nil, err
 			}
@@ -141,17 +81,11 @@ var lookedUpKinds = [][2]string{
 
 // LoadCluster builds a fake cluster from fixture files.
 func LoadCluster(paths ...string) (*Cluster, error) {
-	objs, err := LoadObjects(paths...)
+	objs, err := render.LoadObjects(paths...)
 	if err != nil {
 		return nil, err
 	}
 	return NewCluster(objs...), nil
-}
-
-func resourceFor(apiVersion, kind string) (schema.GroupVersionResource, bool) {
-	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
-	plural, _ := meta.UnsafeGuessKindToResource(gvk)
-	return plural, !clusterScopedKinds[kind]
 }
 
 // GetClientFor implements engine.ClientProvider, as Helm's discovery-backed
@@ -160,7 +94,7 @@ func (c *Cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableRe
 	if strings.TrimSpace(kind) == "" {
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
-	gvr, namespaced := resourceFor(apiVersion, kind)
+	gvr, namespaced := render.ResourceFor(apiVersion, kind)
 	return c.client.Resource(gvr), namespaced, nil
 }
 
@@ -193,7 +127,7 @@ func (c *Cluster) ResetCalls() {
 // Add stores more objects, as if another controller had created them.
 func (c *Cluster) Add(objs ...*unstructured.Unstructured) error {
 	for _, o := range objs {
-		gvr, _ := resourceFor(o.GetAPIVersion(), o.GetKind())
+		gvr, _ := render.ResourceFor(o.GetAPIVersion(), o.GetKind())
 		if err := c.client.Tracker().Create(gvr, o.DeepCopy(), o.GetNamespace()); err != nil {
 			return fmt.Errorf("add %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 		}
@@ -203,15 +137,15 @@ func (c *Cluster) Add(objs ...*unstructured.Unstructured) error {
 
 // Apply creates or replaces the manifest's objects in the cluster, as a
 // `helm install` or `helm upgrade` would leave them (namespace defaulted).
-func (c *Cluster) Apply(m *Manifest, namespace string) error {
+func (c *Cluster) Apply(m *render.Manifest, namespace string) error {
 	for _, d := range m.Docs {
 		u := &unstructured.Unstructured{Object: deepCopyMap(d.Object)}
 		if u.GetNamespace() == "" {
-			if _, namespaced := resourceFor(u.GetAPIVersion(), u.GetKind()); namespaced {
+			if _, namespaced := render.ResourceFor(u.GetAPIVersion(), u.GetKind()); namespaced {
 				u.SetNamespace(namespace)
 			}
 		}
-		gvr, _ := resourceFor(u.GetAPIVersion(), u.GetKind())
+		gvr, _ := render.ResourceFor(u.GetAPIVersion(), u.GetKind())
 		tracker := c.client.Tracker()
 		if _, err := tracker.Get(gvr, u.GetNamespace(), u.GetName()); err == nil {
 			if err := tracker.Update(gvr, u, u.GetNamespace()); err != nil {
@@ -228,4 +162,10 @@ func (c *Cluster) Apply(m *Manifest, namespace string) error {
 
 func deepCopyMap(in map[string]interface{}) map[string]interface{} {
 	return runtime.DeepCopyJSON(in)
+}
+
+// Delete removes an object, as if another controller had deleted it.
+func (c *Cluster) Delete(apiVersion, kind, namespace, name string) error {
+	gvr, _ := render.ResourceFor(apiVersion, kind)
+	return c.client.Tracker().Delete(gvr, namespace, name)
 }

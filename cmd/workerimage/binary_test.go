@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/require"
+)
+
+// A -trimpath build copied to an empty folder, far from any checkout, answers
+// every command from the chart it carries.
+func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	build := t.TempDir()
+	bin := filepath.Join(build, "workerimage")
+	built, err := exec.Command("go", "build", "-trimpath", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build -trimpath: %s", built)
+
+	// Only the binary in an empty folder, run from there.
+	dir := t.TempDir()
+	raw, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "workerimage"), raw, 0o755))
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command("./workerimage", args...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode(), stdout.String() + stderr.String()
+		}
+		require.NoError(t, err)
+		return 0, stdout.String()
+	}
+
+	pools, err := filepath.Glob(support.Path("examples", "pools", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pools)
+	state := support.Path("examples", "cluster-state.yaml")
+	for _, pool := range pools {
+		code, out := run("plan", "-values", pool, "-cluster", state)
+		require.Contains(t, []int{exitOK, exitAttn}, code, "plan %s: %s", pool, out)
+		require.Contains(t, out, "\nresult ", "plan %s answers", pool)
+	}
+	root := support.RepoRoot()
+	code, outText := run("rollcheck", "-base", root, "-head", root, "-values", pools[0], "-cluster", state)
+	require.Contains(t, []int{exitOK, exitAttn}, code, "rollcheck: %s", outText)
+	code, outText = run("pins", "-cluster", support.Path("cmd", "workerimage", "testdata", "pins", "cluster.yaml"))
+	require.Equal(t, exitOK, code, "pins: %s", outText)
+}

@@ -1,0 +1,71 @@
+// Package helmv4 renders the harness's charts with Helm v4's loader, values
+// and engine, to prove they render the same bytes as under Helm v3. It is a
+// package of its own because every Helm v4 package links client-go's fake
+// clientsets (through k8s.io/client-go/kubernetes), which the CLI must not.
+package helmv4
+
+import (
+	"path"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chartv2 "helm.sh/helm/v4/pkg/chart/v2"
+	loaderv4 "helm.sh/helm/v4/pkg/chart/v2/loader"
+	enginev4 "helm.sh/helm/v4/pkg/engine"
+)
+
+// Render is render.Render on Helm v4. The chart is handed over as its files,
+// so v4's loader reads the chart itself (as Flux on Helm v4 will) rather than
+// a structure Helm v3 already parsed.
+func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
+	c, err := loaderv4.LoadFiles(chartFiles(chrt, ""))
+	if err != nil {
+		return nil, err
+	}
+	rel := opts.Release
+	vals, err := util.ToRenderValuesWithSchemaValidation(c, opts.Values, common.ReleaseOptions{
+		Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Revision(), IsInstall: !rel.Upgrade, IsUpgrade: rel.Upgrade,
+	}, common.DefaultCapabilities, rel.SkipSchemaValidation)
+	if err != nil {
+		return nil, err
+	}
+	files, err := renderFiles(c, vals, opts.Provider())
+	if err != nil {
+		return nil, err
+	}
+	return render.NewManifest(files)
+}
+
+// renderFiles renders with no cluster (every lookup answers empty) when p is nil.
+func renderFiles(c *chartv2.Chart, vals common.Values, p engine.ClientProvider) (map[string]string, error) {
+	if p == nil {
+		return enginev4.Render(c, vals)
+	}
+	return enginev4.RenderWithClientProvider(c, vals, p)
+}
+
+// chartFiles lists a loaded chart as the files it came from, under prefix:
+// its templates as they are now (WithTemplate and HelpersOnly edit those),
+// its other files as loaded, and each dependency under charts/<name>/ (also
+// those attached after loading, which its own files do not list).
+func chartFiles(chrt *chart.Chart, prefix string) []*archive.BufferedFile {
+	var out []*archive.BufferedFile
+	for _, f := range chrt.Raw {
+		if strings.HasPrefix(f.Name, "templates/") || strings.HasPrefix(f.Name, "charts/") {
+			continue
+		}
+		out = append(out, &archive.BufferedFile{Name: prefix + f.Name, Data: f.Data})
+	}
+	for _, f := range chrt.Templates {
+		out = append(out, &archive.BufferedFile{Name: prefix + f.Name, Data: f.Data})
+	}
+	for _, dep := range chrt.Dependencies() {
+		out = append(out, chartFiles(dep, path.Join(prefix+"charts", dep.Name())+"/")...)
+	}
+	return out
+}

@@ -1,0 +1,87 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+)
+
+// Live is Helm's client provider for a real cluster (the one behind
+// engine.RenderWithClient, which Helm does not export): it finds a kind's
+// resource by discovery of its group version and hands out a dynamic client.
+// Unlike Helm's it keeps one client and caches discovery per group version.
+type Live struct {
+	disc discovery.DiscoveryInterface
+	dyn  dynamic.Interface
+
+	mu     sync.Mutex
+	groups map[string]*metav1.APIResourceList
+}
+
+// NewLive builds the clients for cfg; it does not contact the cluster (Ping does).
+func NewLive(cfg *rest.Config) (*Live, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 20 * time.Second
+	// A pins report renders every pool: do not throttle it to client-go's default 5 QPS.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.WarningHandler = rest.NoWarnings{}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Live{disc: disc, dyn: dyn, groups: map[string]*metav1.APIResourceList{}}, nil
+}
+
+// Ping asks the cluster its version, so an unreachable cluster is one error
+// before anything renders.
+func (p *Live) Ping() error {
+	_, err := p.disc.ServerVersion()
+	return err
+}
+
+// GetClientFor implements Helm's engine.ClientProvider.
+func (p *Live) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	gvk := schema.FromAPIVersionAndKind(apiVersion, kind)
+	gv := gvk.GroupVersion().String()
+	p.mu.Lock()
+	list, ok := p.groups[gv]
+	p.mu.Unlock()
+	if !ok {
+		var err error
+		list, err = p.disc.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return nil, false, fmt.Errorf("%w: no group version %s: %w", ErrKindNotServed, gv, err)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("unable to get apiresource from unstructured: %s: %w", gvk, err)
+		}
+		p.mu.Lock()
+		p.groups[gv] = list
+		p.mu.Unlock()
+	}
+	for _, r := range list.APIResources {
+		// a "/" names a subresource, as in Helm's lookup
+		if r.Kind == kind && !strings.Contains(r.Name, "/") {
+			gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: r.Name}
+			return p.dyn.Resource(gvr), r.Namespaced, nil
+		}
+	}
+	return nil, false, fmt.Errorf("%w: no kind %s in %s", ErrKindNotServed, kind, gv)
+}
+
+// ErrKindNotServed: the cluster has no such kind, as when its CRD is not
+// installed (as opposed to an API error while asking).
+var ErrKindNotServed = errors.New("the cluster serves no such kind")

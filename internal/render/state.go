@@ -1,0 +1,137 @@
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+)
+
+// State serves a fixed set of objects (a cluster-state file) to Helm's lookup:
+// get by name and list, in one namespace or all, the only calls lookup makes.
+// Lists come sorted by namespace and name, as a real API server returns them.
+// It is read-only: every write answers errReadOnly.
+type State struct {
+	byResource map[schema.GroupVersionResource][]*unstructured.Unstructured
+}
+
+// LoadState reads cluster-state files into a State.
+func LoadState(paths ...string) (*State, error) {
+	objs, err := LoadObjects(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return NewState(objs...), nil
+}
+
+// NewState holds copies of objs.
+func NewState(objs ...*unstructured.Unstructured) *State {
+	s := &State{byResource: map[schema.GroupVersionResource][]*unstructured.Unstructured{}}
+	for _, o := range objs {
+		gvr, _ := ResourceFor(o.GetAPIVersion(), o.GetKind())
+		s.byResource[gvr] = append(s.byResource[gvr], o.DeepCopy())
+	}
+	for _, list := range s.byResource {
+		sort.SliceStable(list, func(i, j int) bool {
+			if list[i].GetNamespace() != list[j].GetNamespace() {
+				return list[i].GetNamespace() < list[j].GetNamespace()
+			}
+			return list[i].GetName() < list[j].GetName()
+		})
+	}
+	return s
+}
+
+// GetClientFor implements Helm's engine.ClientProvider.
+func (s *State) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	if strings.TrimSpace(kind) == "" {
+		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
+	}
+	gvr, namespaced := ResourceFor(apiVersion, kind)
+	return stateResource{state: s, gvr: gvr, apiVersion: apiVersion, kind: kind}, namespaced, nil
+}
+
+var errReadOnly = errors.New("a cluster-state file is read-only")
+
+// stateResource is one resource of a State, in one namespace or ("") all.
+type stateResource struct {
+	state            *State
+	gvr              schema.GroupVersionResource
+	apiVersion, kind string
+	namespace        string
+}
+
+func (r stateResource) Namespace(ns string) dynamic.ResourceInterface {
+	r.namespace = ns
+	return r
+}
+
+func (r stateResource) Get(_ context.Context, name string, _ metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error) {
+	if len(subresources) == 0 {
+		for _, o := range r.state.byResource[r.gvr] {
+			if o.GetNamespace() == r.namespace && o.GetName() == name {
+				return o.DeepCopy(), nil
+			}
+		}
+	}
+	return nil, apierrors.NewNotFound(r.gvr.GroupResource(), name)
+}
+
+func (r stateResource) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{Object: map[string]interface{}{
+		"apiVersion": r.apiVersion,
+		"kind":       r.kind + "List",
+		"metadata":   map[string]interface{}{"resourceVersion": ""},
+	}}
+	for _, o := range r.state.byResource[r.gvr] {
+		if r.namespace == "" || o.GetNamespace() == r.namespace {
+			list.Items = append(list.Items, *o.DeepCopy())
+		}
+	}
+	return list, nil
+}
+
+func (stateResource) Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) Update(context.Context, *unstructured.Unstructured, metav1.UpdateOptions, ...string) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) UpdateStatus(context.Context, *unstructured.Unstructured, metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) Delete(context.Context, string, metav1.DeleteOptions, ...string) error {
+	return errReadOnly
+}
+
+func (stateResource) DeleteCollection(context.Context, metav1.DeleteOptions, metav1.ListOptions) error {
+	return errReadOnly
+}
+
+func (stateResource) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) Apply(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions, ...string) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}
+
+func (stateResource) ApplyStatus(context.Context, string, *unstructured.Unstructured, metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	return nil, errReadOnly
+}

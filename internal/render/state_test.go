@@ -1,0 +1,68 @@
+package render_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+)
+
+// The CLI's state-file reader answers Helm's lookup as the tests' fake cluster
+// (client-go's fake dynamic client) does, lists sorted as a real API server sorts them.
+func TestStateAnswersLookupsAsTheFakeCluster(t *testing.T) {
+	files := []string{support.Fixture("cluster/storageclasses.yaml"), support.Fixture("catalog/goldens.yaml"), support.Fixture("catalog/elsewhere.yaml")}
+	state, err := render.LoadState(files...)
+	require.NoError(t, err)
+	fake, err := support.LoadCluster(files...)
+	require.NoError(t, err)
+	objs, err := render.LoadObjects(files...)
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+
+	ctx := context.Background()
+	client := func(p interface {
+		GetClientFor(string, string) (dynamic.NamespaceableResourceInterface, bool, error)
+	}, apiVersion, kind, namespace string) dynamic.ResourceInterface {
+		c, namespaced, err := p.GetClientFor(apiVersion, kind)
+		require.NoError(t, err)
+		if namespaced && namespace != "" {
+			return c.Namespace(namespace)
+		}
+		return c
+	}
+	names := func(l *unstructured.UnstructuredList) []string {
+		var out []string
+		for _, o := range l.Items {
+			out = append(out, o.GetNamespace()+"/"+o.GetName())
+		}
+		return out
+	}
+	for _, o := range objs {
+		for _, ns := range []string{o.GetNamespace(), "", "elsewhere-ns"} {
+			got, err := client(state, o.GetAPIVersion(), o.GetKind(), ns).List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			want, err := client(fake, o.GetAPIVersion(), o.GetKind(), ns).List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			require.ElementsMatch(t, names(want), names(got), "list %s in %q", o.GetKind(), ns)
+			require.IsIncreasing(t, append([]string{""}, names(got)...), "sorted by namespace and name")
+		}
+		got, err := client(state, o.GetAPIVersion(), o.GetKind(), o.GetNamespace()).Get(ctx, o.GetName(), metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, o.Object, got.Object)
+
+		_, err = client(state, o.GetAPIVersion(), o.GetKind(), o.GetNamespace()).Get(ctx, "absent", metav1.GetOptions{})
+		require.True(t, apierrors.IsNotFound(err), "an absent object is NotFound, which lookup answers with an empty map: %v", err)
+	}
+	// A kind the state holds none of lists empty, as a served kind does.
+	l, err := client(state, "cdi.kubevirt.io/v1beta1", "DataVolume", "nowhere").List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, l.Items)
+	_, err = client(state, "v1", "ConfigMap", "x").Create(ctx, &unstructured.Unstructured{}, metav1.CreateOptions{})
+	require.Error(t, err, "a state file is read-only")
+}

@@ -1,0 +1,37 @@
+package support
+
+import (
+	"fmt"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+)
+
+// Pool release the tests render as unless they say otherwise: pool "workers"
+// of tenant cluster "acme".
+const (
+	PoolRelease   = "kubernetes-nodes-acme-workers"
+	PoolNamespace = "tenant-acme"
+	PoolName      = "kubernetes-acme-workers"
+)
+
+// Defaults are the pool chart's own defaults, read from its values.yaml
+// rather than from any output, so a test follows a deliberate change of them.
+type Defaults struct {
+	SchematicID, Version, StorageClass string
+}
+
+// PoolDefaults reads the pool chart's values.yaml.
+func PoolDefaults() (Defaults, error) {
+	v, err := render.ReadValues(Path(render.PoolChart, "values.yaml"))
+	if err != nil {
+		return Defaults{}, err
+	}
+	str := func(path string) string { return fmt.Sprint(render.Get(v, path)) }
+	return Defaults{SchematicID: str("talos.schematicID"), Version: str("talos.version"), StorageClass: str("storageClass")}, nil
+}
+
+// GoldenName is the contract's name of a golden DataVolume (DESIGN.md),
+// written here independently of the charts so tests check them against it.
+func GoldenName(schematicID, version string) string {
+	return "talos-worker-" + schematicID + "-" + version
+}

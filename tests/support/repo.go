@@ -1,0 +1,38 @@
+package support
+
+import (
+	"path/filepath"
+	"runtime"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// RepoRoot is the checkout's top folder, found from this source file so that
+// every test package resolves paths the same way from any working directory.
+func RepoRoot() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("support: cannot locate source file")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// Path is a path in the checkout, given from its root.
+func Path(rel ...string) string {
+	return filepath.Join(append([]string{RepoRoot()}, rel...)...)
+}
+
+// Fixture is a path under tests/render/testdata, where the render fixtures
+// every tier shares live.
+func Fixture(rel string) string {
+	return Path("tests", "render", "testdata", rel)
+}
+
+// LoadChart loads a chart of this checkout; a relative path is taken from its root.
+func LoadChart(dir string) (*chart.Chart, error) {
+	if !filepath.IsAbs(dir) {
+		dir = Path(dir)
+	}
+	return render.LoadChart(dir)
+}
