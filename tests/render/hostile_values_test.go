@@ -314,3 +314,103 @@ func requireNoLeakedKey(t *testing.T, node interface{}, what string) {
 		}
 	}
 }
+
+// mapKeys collects every map key under node, with embedded YAML strings at
+// the given paths parsed and walked too.
+func mapKeys(node interface{}, into map[string]bool) {
+	switch n := node.(type) {
+	case map[string]interface{}:
+		for k, v := range n {
+			into[k] = true
+			mapKeys(v, into)
+		}
+	case []interface{}:
+		for _, v := range n {
+			mapKeys(v, into)
+		}
+	}
+}
+
+func renderKeys(t *testing.T, m *render.Manifest) map[string]bool {
+	t.Helper()
+	keys := map[string]bool{}
+	for _, d := range m.Docs {
+		mapKeys(d.Object, keys)
+		if s, ok := render.Get(d.Object, "spec.template.spec.strategicPatches.0").(string); ok {
+			var patch interface{}
+			if err := yaml.Unmarshal([]byte(s), &patch); err != nil {
+				t.Fatalf("the Talos patch does not parse: %v\n%s", err, s)
+			}
+			mapKeys(patch, keys)
+		}
+	}
+	return keys
+}
+
+// FuzzTenantValuesSchemaOff: with schema validation off, whatever a tenant
+// writes into the strings the pool chart interpolates (image fields, class,
+// role, installer repository, mirror endpoint), the render either refuses with
+// the chart's own message, or yields exactly the pool's documents in its
+// namespace, with no key the same values without the payload would not have.
+func FuzzTenantValuesSchemaOff(f *testing.F) {
+	for _, seed := range [][7]string{
+		{defaultSchematic, "v1.13.6", "https://factory.talos.dev", "replicated", "ingress", "factory.talos.dev/installer", "https://m.internal/v2"},
+		{"abc", "v1.13.0-alpha.1", "http://mirror.internal:8080/", "", "a.b_c-d", "r.internal:5000/i", "http://m.internal:5000"},
+		{"abc\nkind: Secret", "v1.13.6", "https://x", "null", "x: y\n---\nkind: ClusterRoleBinding", "r/i\n  x: y", "https://m\n  x: y"},
+		{"abc", "v1.13.6", "https://x/\"}\n---\nkind: Secret", "0123", "{{ .Release.Name }}", "{a: b}", "{a: b}"},
+		{"a b", "v1.13.6 #", "https://x/$(id)", "on", "", "", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4], seed[5], seed[6])
+	}
+	c := poolChart(f)
+	rel := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	neutral, err := render.Render(c, render.Options{Release: rel, Values: vals(f, `
+cluster: acme
+roles: [r]
+talos: {installerRepository: r.internal/i, registryMirrors: {docker.io: {endpoints: ["https://m.internal"]}}}
+osImage: {factory: {}}
+`)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, schematicID, version, factoryURL, storageClass, role, installerRepository, endpoint string) {
+		values := map[string]interface{}{
+			"cluster":      testCluster,
+			"storageClass": storageClass,
+			"roles":        []interface{}{role},
+			"talos": map[string]interface{}{
+				"installerRepository": installerRepository,
+				"registryMirrors":     map[string]interface{}{"docker.io": map[string]interface{}{"endpoints": []interface{}{endpoint}}},
+			},
+			"osImage": map[string]interface{}{"factory": map[string]interface{}{"schematicID": schematicID, "version": version, "imageFactoryURL": factoryURL}},
+		}
+		m, err := render.Render(c, render.Options{Release: rel, Values: values})
+		if err != nil {
+			msg := err.Error()
+			for _, raw := range rawTemplateErrors {
+				if strings.Contains(msg, raw) {
+					t.Fatalf("refused with a raw template error: %s", msg)
+				}
+			}
+			if !strings.Contains(msg, "execution error at (") {
+				t.Fatalf("refused by something else than the chart's fail: %s", msg)
+			}
+			return
+		}
+		if got, want := identities(m), identities(neutral); strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("documents %v, want %v\n%s", got, want, m.Text())
+		}
+		allowed := renderKeys(t, neutral)
+		allowed["node-role.kubernetes.io/"+role] = true
+		for k := range renderKeys(t, m) {
+			if !allowed[k] {
+				t.Fatalf("the render has the key %q, which the values without the payload do not make\n%s", k, m.Text())
+			}
+		}
+		if storageClass != "" {
+			if got := render.Get(diskOf(m), "spec.storage.storageClassName"); got != storageClass {
+				t.Fatalf("storageClassName %#v, want the string %q", got, storageClass)
+			}
+		}
+	})
+}
