@@ -376,10 +376,3 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 	}
 	tb.write(out)
 }
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
