@@ -2,26 +2,10 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
-	"helm.sh/helm/v3/pkg/chart"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-)
-
-const (
-	goldenNamespace = "cozy-public"
-	// goldenPrefix: the catalog names every golden talos-worker-<schematicID>-<version>;
-	// other DataVolumes in cozy-public (VM images) are not goldens.
-	goldenPrefix     = "talos-worker-"
-	annGolden        = "kubernetes-worker-image.cozystack.io/golden"
-	annPool          = "kubernetes-worker-image.cozystack.io/pool"
-	annCloneType     = "cdi.kubevirt.io/cloneType"
-	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
-	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
 )
 
 type pinsReport struct {
@@ -94,12 +78,23 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// Pools are found through Flux's HelmRelease: on a cluster without it no
-	// pool would be found and every golden would look unused.
-	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
-		return 0, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
+	facts, err := gatherPins(chrt, t)
+	if err != nil {
+		return 0, err
 	}
-	rep := pinsReport{Cluster: t.desc, Chart: chrt.Metadata.Name}
+	rep := pinsFromFacts(facts, t.desc, chrt.Metadata.Name)
+	if *output == "json" {
+		writeJSON(out, rep)
+	} else {
+		writePinsText(out, &rep)
+	}
+	return exitOK, nil
+}
+
+// pinsFromFacts decides, from what the cluster holds, which golden each pool
+// and disk pins and which goldens nothing pins.
+func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
+	rep := pinsReport{Cluster: cluster, Chart: chartName}
 	goldens := map[string]*goldenPins{}
 	golden := func(name string) *goldenPins {
 		if g, ok := goldens[name]; ok {
@@ -109,76 +104,19 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 		goldens[name] = g
 		return g
 	}
-
-	// One list of every DataVolume: the goldens, and the worker disks below.
-	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
-	if err != nil {
-		return 0, err
+	for name, s := range f.stored {
+		g := golden(name)
+		g.FoundAs, g.Phase = s.foundAs, s.phase
 	}
-	for _, dv := range dvs {
-		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
-			g := golden(dv.GetName())
-			g.FoundAs = "DataVolume"
-			g.Phase, _, _ = unstructured.NestedString(dv.Object, "status", "phase")
-		}
-	}
-	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
-	if err != nil {
-		return 0, err
-	}
-	pvcByKey := map[string]*unstructured.Unstructured{}
-	for i := range pvcs {
-		p := &pvcs[i]
-		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
-		if p.GetNamespace() == goldenNamespace && strings.HasPrefix(p.GetName(), goldenPrefix) {
-			if g := golden(p.GetName()); g.FoundAs == "absent" {
-				g.FoundAs = "PersistentVolumeClaim"
-			}
-		}
-	}
-
-	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
-	// DataVolume is gone.
-	var disks []diskPin
-	dvKeys := map[string]bool{}
-	for _, dv := range dvs {
-		ann := dv.GetAnnotations()
-		if ann[annGolden] == "" {
-			continue
-		}
-		dvKeys[dv.GetNamespace()+"/"+dv.GetName()] = true
-		claim, _, _ := unstructured.NestedString(dv.Object, "status", "claimName")
-		if claim == "" {
-			claim = dv.GetName()
-		}
-		disks = append(disks, diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim]))
-	}
-	for key, p := range pvcByKey {
-		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
-			disks = append(disks, diskOf(p.GetNamespace(), p.GetName(), ann, p))
-		}
-	}
-
-	// Pools: the chart's HelmReleases, resolved by the chart itself.
-	hrs, err := t.list(helmReleaseAPI, "HelmRelease", "")
-	if err != nil {
-		return 0, err
-	}
-	for _, hr := range hrs {
-		if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != rep.Chart {
-			continue
-		}
-		p, clone, err := resolvePool(chrt, t, hr)
-		if err != nil {
-			return 0, err
-		}
+	for _, rp := range f.pools {
+		p := rp.pin
 		switch {
 		case p.Golden == "" && p.Refusal != "":
 			rep.Unresolved = append(rep.Unresolved, p)
-		case !clone:
+		case !rp.clone:
 			rep.HTTPPools = append(rep.HTTPPools, p)
 		default:
-			for _, d := range disks {
+			for _, d := range f.disks {
 				if d.Golden == p.Golden && d.Pool == p.Pool {
 					p.Disks++
 				}
@@ -187,7 +125,7 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 			g.Pools = append(g.Pools, p)
 		}
 	}
-	for _, d := range disks {
+	for _, d := range f.disks {
 		g := golden(d.Golden)
 		g.Disks = append(g.Disks, d)
 		if d.HostAssisted {
@@ -225,13 +163,7 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	if rep.Unresolved == nil {
 		rep.Unresolved = []poolPin{}
 	}
-
-	if *output == "json" {
-		writeJSON(out, rep)
-	} else {
-		writePinsText(out, &rep)
-	}
-	return exitOK, nil
+	return rep
 }
 
 func sortDisks(d []diskPin) {
@@ -241,75 +173,6 @@ func sortDisks(d []diskPin) {
 		}
 		return d[i].Name < d[j].Name
 	})
-}
-
-// diskOf reads what CDI recorded on the disk's PVC: the clone strategy it
-// used (cloneType) and why it fell back from a CSI clone, if it did.
-func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Unstructured) diskPin {
-	d := diskPin{Namespace: namespace, Name: name, Golden: ann[annGolden], Pool: ann[annPool]}
-	if pvc == nil {
-		d.Clone = "no PVC yet"
-		return d
-	}
-	d.PVC = pvc.GetName()
-	pa := pvc.GetAnnotations()
-	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
-	switch {
-	case d.FallbackReason != "":
-		d.HostAssisted = true
-		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(d.CloneType), d.FallbackReason)
-	case d.CloneType == "csi-clone":
-		d.CSIClone = true
-		d.Clone = "csi-clone"
-	case d.CloneType == "copy":
-		d.HostAssisted = true
-		d.Clone = "host-assisted copy (cloneType copy)"
-	case d.CloneType == "":
-		d.Clone = "clone type not recorded yet"
-	default:
-		d.Clone = d.CloneType + " (not a CSI clone)"
-	}
-	return d
-}
-
-// resolvePool asks the chart which golden a Flux HelmRelease's pool clones:
-// its spec.values (valuesFrom is not read) rendered through the chart's own
-// diskSource against the same cluster, with only the chart's helpers, so a
-// pool whose objects would be refused for another reason (an unknown
-// instancetype, a golden gone) still resolves.
-func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poolPin, bool, error) {
-	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-	if vals == nil {
-		vals = map[string]interface{}{}
-	}
-	// Flux's defaults: the release goes to spec.targetNamespace, else the
-	// HelmRelease's namespace, and is named spec.releaseName, else
-	// [<targetNamespace>-]<name>.
-	namespace, _, _ := unstructured.NestedString(hr.Object, "spec", "targetNamespace")
-	name, _, _ := unstructured.NestedString(hr.Object, "spec", "releaseName")
-	if name == "" {
-		name = hr.GetName()
-		if namespace != "" {
-			name = namespace + "-" + name
-		}
-	}
-	if namespace == "" {
-		namespace = hr.GetNamespace()
-	}
-	p := poolPin{HelmRelease: hr.GetNamespace() + "/" + hr.GetName(), Release: name, Namespace: namespace}
-	facts, refusal, err := helperFacts(chrt, t.options(render.Release{Name: name, Namespace: namespace, Upgrade: true}, vals))
-	if err != nil {
-		return p, false, err
-	}
-	p.Refusal = refusal
-	if facts == nil {
-		return p, false, nil
-	}
-	p.Pool = string(facts.Pool)
-	if facts.DiskSource.Clone {
-		p.Golden = string(facts.DiskSource.Golden)
-	}
-	return p, facts.DiskSource.Clone, nil
 }
 
 func writePinsText(out *bytes.Buffer, r *pinsReport) {
@@ -375,11 +238,4 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		}
 	}
 	tb.write(out)
-}
-
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

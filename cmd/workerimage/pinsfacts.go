@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+const (
+	goldenNamespace = "cozy-public"
+	// goldenPrefix: the catalog names every golden talos-worker-<schematicID>-<version>;
+	// other DataVolumes in cozy-public (VM images) are not goldens.
+	goldenPrefix     = "talos-worker-"
+	annGolden        = "kubernetes-worker-image.cozystack.io/golden"
+	annPool          = "kubernetes-worker-image.cozystack.io/pool"
+	annCloneType     = "cdi.kubevirt.io/cloneType"
+	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
+	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
+)
+
+// pinsFacts is what pins reads from the cluster, before any verdict: the
+// report is assembled from it in pins.go, as plan's is from chartFacts.
+type pinsFacts struct {
+	// stored are the goldens cozy-public holds, by name.
+	stored map[string]storedGolden
+	disks  []diskPin
+	pools  []resolvedPool
+}
+
+type storedGolden struct {
+	// foundAs: DataVolume, or PersistentVolumeClaim when its DataVolume was
+	// garbage collected.
+	foundAs string
+	phase   string
+}
+
+type resolvedPool struct {
+	pin poolPin
+	// clone: the pool clones pin.Golden; false for an HTTP import or a pool
+	// whose image does not resolve.
+	clone bool
+}
+
+// gatherPins reads the goldens, the worker disks and the pools of chrt's
+// HelmReleases. Any error is a cluster problem.
+func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
+	// Pools are found through Flux's HelmRelease: on a cluster without it no
+	// pool would be found and every golden would look unused.
+	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
+		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
+	}
+	f := &pinsFacts{stored: map[string]storedGolden{}}
+
+	// One list of every DataVolume: the goldens, and the worker disks below.
+	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, dv := range dvs {
+		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
+			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+			f.stored[dv.GetName()] = storedGolden{foundAs: "DataVolume", phase: phase}
+		}
+	}
+	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
+	if err != nil {
+		return nil, err
+	}
+	pvcByKey := map[string]*unstructured.Unstructured{}
+	for i := range pvcs {
+		p := &pvcs[i]
+		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
+		if p.GetNamespace() == goldenNamespace && strings.HasPrefix(p.GetName(), goldenPrefix) {
+			if _, ok := f.stored[p.GetName()]; !ok {
+				f.stored[p.GetName()] = storedGolden{foundAs: "PersistentVolumeClaim"}
+			}
+		}
+	}
+
+	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
+	// DataVolume is gone.
+	dvKeys := map[string]bool{}
+	for _, dv := range dvs {
+		ann := dv.GetAnnotations()
+		if ann[annGolden] == "" {
+			continue
+		}
+		dvKeys[dv.GetNamespace()+"/"+dv.GetName()] = true
+		claim, _, _ := unstructured.NestedString(dv.Object, "status", "claimName")
+		if claim == "" {
+			claim = dv.GetName()
+		}
+		f.disks = append(f.disks, diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim]))
+	}
+	for key, p := range pvcByKey {
+		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
+			f.disks = append(f.disks, diskOf(p.GetNamespace(), p.GetName(), ann, p))
+		}
+	}
+
+	// Pools: the chart's HelmReleases, resolved by the chart itself.
+	hrs, err := t.list(helmReleaseAPI, "HelmRelease", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, hr := range hrs {
+		if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != chrt.Metadata.Name {
+			continue
+		}
+		p, clone, err := resolvePool(chrt, t, hr)
+		if err != nil {
+			return nil, err
+		}
+		f.pools = append(f.pools, resolvedPool{pin: p, clone: clone})
+	}
+	return f, nil
+}
+
+// diskOf reads what CDI recorded on the disk's PVC: the clone strategy it
+// used (cloneType) and why it fell back from a CSI clone, if it did.
+func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Unstructured) diskPin {
+	d := diskPin{Namespace: namespace, Name: name, Golden: ann[annGolden], Pool: ann[annPool]}
+	if pvc == nil {
+		d.Clone = "no PVC yet"
+		return d
+	}
+	d.PVC = pvc.GetName()
+	pa := pvc.GetAnnotations()
+	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
+	switch {
+	case d.FallbackReason != "":
+		d.HostAssisted = true
+		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(d.CloneType), d.FallbackReason)
+	case d.CloneType == "csi-clone":
+		d.CSIClone = true
+		d.Clone = "csi-clone"
+	case d.CloneType == "copy":
+		d.HostAssisted = true
+		d.Clone = "host-assisted copy (cloneType copy)"
+	case d.CloneType == "":
+		d.Clone = "clone type not recorded yet"
+	default:
+		d.Clone = d.CloneType + " (not a CSI clone)"
+	}
+	return d
+}
+
+// resolvePool asks the chart which golden a Flux HelmRelease's pool clones:
+// its spec.values (valuesFrom is not read) rendered through the chart's own
+// diskSource against the same cluster, with only the chart's helpers, so a
+// pool whose objects would be refused for another reason (an unknown
+// instancetype, a golden gone) still resolves.
+func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poolPin, bool, error) {
+	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	if vals == nil {
+		vals = map[string]interface{}{}
+	}
+	// Flux's defaults: the release goes to spec.targetNamespace, else the
+	// HelmRelease's namespace, and is named spec.releaseName, else
+	// [<targetNamespace>-]<name>.
+	namespace, _, _ := unstructured.NestedString(hr.Object, "spec", "targetNamespace")
+	name, _, _ := unstructured.NestedString(hr.Object, "spec", "releaseName")
+	if name == "" {
+		name = hr.GetName()
+		if namespace != "" {
+			name = namespace + "-" + name
+		}
+	}
+	if namespace == "" {
+		namespace = hr.GetNamespace()
+	}
+	p := poolPin{HelmRelease: hr.GetNamespace() + "/" + hr.GetName(), Release: name, Namespace: namespace}
+	facts, refusal, err := helperFacts(chrt, t.options(render.Release{Name: name, Namespace: namespace, Upgrade: true}, vals))
+	if err != nil {
+		return p, false, err
+	}
+	p.Refusal = refusal
+	if facts == nil {
+		return p, false, nil
+	}
+	p.Pool = string(facts.Pool)
+	if facts.DiskSource.Clone {
+		p.Golden = string(facts.DiskSource.Golden)
+	}
+	return p, facts.DiskSource.Clone, nil
+}
