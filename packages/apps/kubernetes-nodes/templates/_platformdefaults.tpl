@@ -78,20 +78,6 @@ recorded), origin ("platform" or "builtin").
 {{- dict "imageFactoryURL" $creation.imageFactoryURL "osImage" $creation.osImageText "origin" $creation.origin | toYaml -}}
 {{- end -}}
 
-{{/*
-Per-render memory: the machine template body is rendered several times (its
-name is its hash) and the resolution asks the cluster, so each stage runs once
-and later callers read its result as a map, never through a YAML round trip
-that a hostile string could break. It lives on the render's root context, which
-Helm shares between the chart's template files and which values cannot reach
-(they sit under .Values): no value can pre-fill a resolved disk source.
-*/}}
-{{- define "kubernetes-nodes.ensureState" -}}
-{{- if not (hasKey . "_kubernetesNodes") -}}
-{{- $_ := set . "_kubernetesNodes" dict -}}
-{{- end -}}
-{{- end -}}
-
 {{/* How a recorded default is named in messages. */}}
 {{- define "kubernetes-nodes.recordedSource" -}}
 {{- printf "the platform default %s recorded when the pool was created (ConfigMap %s/%s)" .field .root.Release.Namespace (include "kubernetes-nodes.recordName" .root) -}}

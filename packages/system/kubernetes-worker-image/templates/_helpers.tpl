@@ -133,7 +133,7 @@ Takes one resolved entry.
 {{- end -}}
 {{- end -}}
 {{- if $diffs -}}
-{{- fail (printf "%s was edited after its golden was created: %s has %s. A DataVolume's spec cannot be changed in place. Put the entry back as it was; to get a golden with the new settings, add a new (schematicID, version) entry, move the pools to it (osImage.builtin), then retire this one (values.yaml, \"Retiring an entry\")" .label $where (join "; " $diffs)) -}}
+{{- fail (printf "%s was edited after its golden was created: %s has %s. A DataVolume's spec cannot be changed in place. Put the entry back as it was; to get a golden with the new settings, add a new (schematicID, version) entry, move the pools to it (osImage.builtin), then retire this one (the chart README, \"Retiring an entry\")" .label $where (join "; " $diffs)) -}}
 {{- end -}}
 {{- end -}}
 

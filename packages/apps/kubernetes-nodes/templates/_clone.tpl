@@ -1,0 +1,246 @@
+{{/*
+The clone path, in the order its parts run: the golden's state in cozy-public,
+the refusals that need only that state (absent, failed), the pool's class, the
+golden's class and size, and the refusals that compare them (DESIGN.md refusals
+2 to 6). Lookups are made only when an answer depends on them, so a pool with a
+declared class and a healthy golden never lists its own namespace.
+Takes a dict: root, image (the resolved image), out (filled with the result).
+*/}}
+{{- define "kubernetes-nodes.cloneSource" -}}
+{{- $root := .root -}}
+{{- $golden := dict -}}
+{{- include "kubernetes-nodes.goldenState" (dict "name" .image.golden "out" $golden) -}}
+{{- $result := .out -}}
+{{- $_ := set $result "clone" true -}}
+{{- $_ := set $result "golden" .image.golden -}}
+{{- $_ := set $result "storageClassName" ($root.Values.storageClass | toString) -}}
+{{- $_ := set $result "preview" $golden.preview -}}
+{{- if not $golden.preview -}}
+{{- $ctx := dict "root" $root "image" .image "golden" $golden "pool" (include "kubernetes-nodes.poolName" $root) -}}
+{{- include "kubernetes-nodes.cloneContext" $ctx -}}
+{{- $cloned := dict -}}
+{{- if or (not $golden.present) (eq $golden.phase "Failed") (not $result.storageClassName) -}}
+{{- include "kubernetes-nodes.clonedDisk" (dict "namespace" $root.Release.Namespace "pool" $ctx.pool "golden" .image.golden "out" $cloned) -}}
+{{- end -}}
+{{- $_ := set $ctx "cloned" ($cloned.name | default "") -}}
+{{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
+{{- $poolSide := dict -}}
+{{- include "kubernetes-nodes.poolClass" (dict "root" $root "cloned" $ctx.cloned "out" $poolSide) -}}
+{{- $goldenSide := dict -}}
+{{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
+{{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
+{{- $_ := set $result "storageClassName" $poolSide.class -}}
+{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "clonedDisk" $ctx.cloned "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The golden's state in cozy-public: its DataVolume, else its PVC of the same name
+(CDI garbage-collects completed DataVolumes and keeps their PVCs: a PVC alone is
+a populated golden). Takes a dict: name, out (filled with dv, pvc, pvcRead,
+claimName, phase, present, foundAs, preview).
+*/}}
+{{- define "kubernetes-nodes.goldenState" -}}
+{{- $out := .out -}}
+{{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" .name -}}
+{{- $_ := set $out "dv" $dv -}}
+{{- $_ := set $out "pvc" dict -}}
+{{- $_ := set $out "pvcRead" false -}}
+{{- $_ := set $out "claimName" .name -}}
+{{- $_ := set $out "phase" "" -}}
+{{- $_ := set $out "preview" false -}}
+{{- if $dv -}}
+{{- $_ := set $out "claimName" (dig "status" "claimName" .name $dv | default .name) -}}
+{{- $_ := set $out "phase" (dig "status" "phase" "" $dv) -}}
+{{- else -}}
+{{- $_ := set $out "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" .name) -}}
+{{- $_ := set $out "pvcRead" true -}}
+{{- if not $out.pvc -}}
+{{- /* A reachable cluster answers a list with "items"; helm template answers {}. */ -}}
+{{- $_ := set $out "preview" (not (hasKey (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" "") "items")) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $out "present" (or $dv $out.pvc) -}}
+{{- $_ := set $out "foundAs" (ternary "DataVolume" (ternary "PersistentVolumeClaim" "absent" (not (empty $out.pvc))) (not (empty $dv))) -}}
+{{- end -}}
+
+{{/*
+What every clone refusal says about where the golden's name came from, and how
+to go back to HTTP. Takes the clone context (root, image, ...) and adds seen and
+toHTTP to it.
+*/}}
+{{- define "kubernetes-nodes.cloneContext" -}}
+{{- $image := .image -}}
+{{- $_ := set . "seen" (printf "%s.builtin resolved to schematicID %s (from %s), version %s (from %s)" $image.osImageOrigin $image.schematicID $image.schematicIDSource $image.version $image.versionSource) -}}
+{{- $_ := set . "toHTTP" "remove osImage.builtin to import over HTTP" -}}
+{{- if ne $image.osImageOrigin "osImage" -}}
+{{- $_ := set . "seen" (printf "%s, the platform default recorded when the pool was created" .seen) -}}
+{{- $_ := set . "toHTTP" "set the pool's own osImage: {} to import over HTTP" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refusals 2 and 3: the golden is absent, or failed to import. A pool already
+running from it (it has a finished clone) is past needing the source.
+Takes the clone context: pool, image, golden, seen, toHTTP, cloned.
+*/}}
+{{- define "kubernetes-nodes.assertGoldenUsable" -}}
+{{- $name := .image.golden -}}
+{{- if and (not .golden.present) (not .cloned) -}}
+{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version .toHTTP) -}}
+{{- end -}}
+{{- if and (eq .golden.phase "Failed") (not .cloned) -}}
+{{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" .pool $name .seen $name) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pool's side of refusal 4: the declared storageClass; else the class its
+cloned disk bound to; else today's cluster default. Takes a dict: root, cloned
+(the pool's finished clone, or ""), out (filled with class and from).
+*/}}
+{{- define "kubernetes-nodes.poolClass" -}}
+{{- $class := .root.Values.storageClass | toString -}}
+{{- $from := "storageClass" -}}
+{{- if and (not $class) .cloned -}}
+{{- $namespace := .root.Release.Namespace -}}
+{{- $class = dig "spec" "storageClassName" "" (lookup "v1" "PersistentVolumeClaim" $namespace .cloned) -}}
+{{- $from = printf "the PersistentVolumeClaim %s/%s of the pool's cloned disk" $namespace .cloned -}}
+{{- end -}}
+{{- if not $class -}}
+{{- $class = include "kubernetes-nodes.defaultStorageClass" .root -}}
+{{- $from = printf "storageClass \"\", resolved from the cluster default class %q" $class -}}
+{{- end -}}
+{{- $_ := set .out "class" $class -}}
+{{- $_ := set .out "from" $from -}}
+{{- end -}}
+
+{{/*
+The golden's side of refusals 4 and 5: its class from its spec, else the class
+its PVC bound to, else today's cluster default; its size from its spec, else its
+PVC's request, else unknown. The PVC is read once, and only when the spec lacks
+an answer. Takes a dict: root, golden (its state), out (filled with class, from,
+size).
+*/}}
+{{- define "kubernetes-nodes.goldenClassAndSize" -}}
+{{- $golden := .golden -}}
+{{- $dv := $golden.dv -}}
+{{- $class := "" -}}
+{{- $from := "" -}}
+{{- $size := "" -}}
+{{- if $dv -}}
+{{- $class = dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $dv) $dv -}}
+{{- $from = printf "spec.storage.storageClassName of DataVolume cozy-public/%s" $dv.metadata.name -}}
+{{- $size = dig "spec" "storage" "resources" "requests" "storage" (dig "spec" "pvc" "resources" "requests" "storage" "" $dv) $dv -}}
+{{- end -}}
+{{- if and $golden.present (or (not $class) (not $size)) (not $golden.pvcRead) -}}
+{{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- end -}}
+{{- if and (not $class) $golden.pvc -}}
+{{- $class = dig "spec" "storageClassName" "" $golden.pvc -}}
+{{- $from = printf "the golden's PersistentVolumeClaim cozy-public/%s" $golden.claimName -}}
+{{- end -}}
+{{- if and (not $size) $golden.pvc -}}
+{{- $size = dig "spec" "resources" "requests" "storage" "" $golden.pvc -}}
+{{- end -}}
+{{- if and $golden.present (not $class) -}}
+{{- $class = include "kubernetes-nodes.defaultStorageClass" .root -}}
+{{- $from = printf "no class on the golden, resolved from the cluster default class %q" $class -}}
+{{- end -}}
+{{- $_ := set .out "class" $class -}}
+{{- $_ := set .out "from" $from -}}
+{{- $_ := set .out "size" $size -}}
+{{- end -}}
+
+{{/*
+Refusals 4 to 6: the classes differ (CDI cannot CSI-clone across classes), the
+disk is smaller than the golden, or larger on a class that cannot expand (CDI
+would take a host-assisted copy). Takes the clone context with poolSide and
+goldenSide.
+*/}}
+{{- define "kubernetes-nodes.assertCloneFits" -}}
+{{- $poolClass := .poolSide.class -}}
+{{- $goldenClass := .goldenSide.class -}}
+{{- $goldenSize := .goldenSide.size -}}
+{{- $name := .image.golden -}}
+{{- $diskSize := .root.Values.diskSize -}}
+{{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
+{{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $poolClass) -}}
+{{- end -}}
+{{- if $goldenSize -}}
+{{- $disk := include "worker-image-lib.quantityBytes" $diskSize | float64 -}}
+{{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
+{{- if lt $disk $size -}}
+{{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize) -}}
+{{- end -}}
+{{- if and (gt $disk $size) $poolClass -}}
+{{- $class := lookup "storage.k8s.io/v1" "StorageClass" "" $poolClass -}}
+{{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
+{{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pool's own finished clone of this golden, if any: a DataVolume in the pool's
+namespace annotated with this pool and this golden whose status.phase is
+Succeeded; the newest wins. Another pool's disk, or an unfinished clone, does not
+count. Takes a dict: namespace, pool, golden, out (given its name when there is one).
+*/}}
+{{- define "kubernetes-nodes.clonedDisk" -}}
+{{- $mine := list -}}
+{{- range (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" .namespace "").items | default list -}}
+{{- $annotations := .metadata.annotations | default dict -}}
+{{- if and (eq (get $annotations "kubernetes-worker-image.cozystack.io/pool" | toString) $.pool) (eq (get $annotations "kubernetes-worker-image.cozystack.io/golden" | toString) $.golden) (eq (dig "status" "phase" "" .) "Succeeded") -}}
+{{- $mine = append $mine . -}}
+{{- end -}}
+{{- end -}}
+{{- with include "kubernetes-nodes.newest" $mine -}}
+{{- $_ := set $.out "name" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The cluster's default class for a VM disk, as CDI resolves it: the newest class
+annotated storageclass.kubevirt.io/is-default-virt-class "true"; else the newest
+with storageclass.kubernetes.io/is-default-class "true"; else the newest with
+only the beta annotation. "" when there is none. Read once per render (both
+sides of refusal 4 may ask). Takes the root context.
+*/}}
+{{- define "kubernetes-nodes.defaultStorageClass" -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "defaultStorageClass") -}}
+{{- $classes := (lookup "storage.k8s.io/v1" "StorageClass" "" "").items | default list -}}
+{{- $found := "" -}}
+{{- range $annotation := list "storageclass.kubevirt.io/is-default-virt-class" "storageclass.kubernetes.io/is-default-class" "storageclass.beta.kubernetes.io/is-default-class" -}}
+{{- if not $found -}}
+{{- $annotated := list -}}
+{{- range $classes -}}
+{{- if eq (get (.metadata.annotations | default dict) $annotation | toString) "true" -}}
+{{- $annotated = append $annotated . -}}
+{{- end -}}
+{{- end -}}
+{{- $found = include "kubernetes-nodes.newest" $annotated -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $state "defaultStorageClass" $found -}}
+{{- end -}}
+{{- $state.defaultStorageClass -}}
+{{- end -}}
+
+{{/*
+The name of the most recently created object of a list, as Kubernetes picks
+among several defaults: a tie in creation time goes to the name that sorts
+first, so the answer never depends on list order. "" for an empty list.
+*/}}
+{{- define "kubernetes-nodes.newest" -}}
+{{- $best := dict -}}
+{{- range . -}}
+{{- $created := .metadata.creationTimestamp | default "" | toString -}}
+{{- if or (not $best.name) (gt $created $best.created) (and (eq $created $best.created) (lt .metadata.name $best.name)) -}}
+{{- $best = dict "name" .metadata.name "created" $created -}}
+{{- end -}}
+{{- end -}}
+{{- $best.name | default "" -}}
+{{- end -}}
