@@ -72,7 +72,8 @@ type chartFacts struct {
 		Report                *struct {
 			GoldenPhase       scalar `json:"goldenPhase"`
 			GoldenFoundAs     scalar `json:"goldenFoundAs"`
-			ClonedDisk        scalar `json:"clonedDisk"`
+			RunningTemplate   scalar `json:"runningTemplate"`
+			ReadyWorkers      scalar `json:"readyWorkers"`
 			PoolClassSource   scalar `json:"poolClassSource"`
 			GoldenClass       scalar `json:"goldenClass"`
 			GoldenClassSource scalar `json:"goldenClassSource"`

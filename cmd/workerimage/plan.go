@@ -35,7 +35,10 @@ type diskReport struct {
 	GoldenFoundAs   string   `json:"goldenFoundAs,omitempty"`
 	GoldenPhase     string   `json:"goldenPhase,omitempty"`
 	GoldenSize      string   `json:"goldenSize,omitempty"`
-	ClonedDisk      string   `json:"clonedDisk,omitempty"`
+	// RunningTemplate is the KubevirtMachineTemplate the pool runs from when it
+	// clones this golden, with its MachineDeployment's ready workers.
+	RunningTemplate string `json:"runningTemplate,omitempty"`
+	ReadyWorkers    string `json:"readyWorkers,omitempty"`
 	SchematicID     sourced  `json:"schematicID"`
 	Version         sourced  `json:"version"`
 	ImageFactoryURL *sourced `json:"imageFactoryURL,omitempty"`
@@ -184,7 +187,10 @@ func diskFromFacts(f *chartFacts) *diskReport {
 		d.GoldenFoundAs = string(r.GoldenFoundAs)
 		d.GoldenPhase = string(r.GoldenPhase)
 		d.GoldenSize = string(r.GoldenSize)
-		d.ClonedDisk = string(r.ClonedDisk)
+		d.RunningTemplate = string(r.RunningTemplate)
+		if d.RunningTemplate != "" {
+			d.ReadyWorkers = string(r.ReadyWorkers)
+		}
 		poolSrc := string(r.PoolClassSource)
 		if ds.StorageClassName == "" {
 			poolSrc += ": no default class, none written and the comparison skipped"
@@ -210,7 +216,7 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 			case !d.Checked:
 				tb.row("golden", "not read: the clone guards refused (see result)")
 			case d.GoldenFoundAs == "absent":
-				tb.row("golden", "absent from cozy-public; the pool's disk "+d.ClonedDisk+" already cloned it")
+				tb.row("golden", "absent from cozy-public; the pool already runs from it (template "+d.RunningTemplate+")")
 			default:
 				g := "found as " + d.GoldenFoundAs
 				if d.GoldenPhase != "" {
@@ -236,8 +242,8 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 		if d.GoldenClass != nil {
 			tb.row("golden class", orNone(d.GoldenClass.Value)+"  ("+d.GoldenClass.Source+")")
 		}
-		if d.ClonedDisk != "" && d.GoldenFoundAs != "absent" {
-			tb.row("cloned disk", d.ClonedDisk)
+		if d.RunningTemplate != "" {
+			tb.row("running from", "template "+d.RunningTemplate+", which clones this golden ("+d.ReadyWorkers+" ready workers)")
 		}
 	}
 	if c := r.CreatedWith; c != nil {

@@ -94,11 +94,12 @@ func TestPlanReportsEachOutcome(t *testing.T) {
 			assert.Equal(t, "replicated", r.DiskSource.PoolClass.Value)
 			assert.Contains(t, r.DiskSource.PoolClass.Source, `resolved from the cluster default class "replicated"`)
 		}},
-		{"clone with the class frozen by the pool's own PVC", "builtin-default-class", "default-moved", exitOK, func(t *testing.T, r planReport) {
+		{"clone with the class frozen by the pool's current template", "builtin-default-class", "default-moved", exitOK, func(t *testing.T, r planReport) {
 			d := r.DiskSource
 			assert.Equal(t, "replicated", d.PoolClass.Value, "not today's default (local)")
-			assert.Contains(t, d.PoolClass.Source, "PersistentVolumeClaim tenant-acme/kubernetes-acme-workers-5f6a7b-abcde-disk-system")
-			assert.Equal(t, "kubernetes-acme-workers-5f6a7b-abcde-disk-system", d.ClonedDisk)
+			assert.Contains(t, d.PoolClass.Source, "frozen on the class written in the pool's current KubevirtMachineTemplate tenant-acme/kubernetes-acme-workers-5f6a7b")
+			assert.Equal(t, "kubernetes-acme-workers-5f6a7b", d.RunningTemplate)
+			assert.Equal(t, "1", d.ReadyWorkers)
 		}},
 		{"clone previewed with no cluster", "builtin", "", exitOK, func(t *testing.T, r planReport) {
 			assert.True(t, r.DiskSource.Preview)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -91,29 +92,42 @@ const (
 	virtDefault = "storageclass.kubevirt.io/is-default-virt-class=true"
 )
 
-// workerDisk is a worker disk DataVolume in the tenant namespace, as CAPK
-// creates it from the machine template, with its PVC when class is set.
-func workerDisk(name, pool, goldenName, phase, class string) string {
-	out := fmt.Sprintf(`---
-apiVersion: cdi.kubevirt.io/v1beta1
-kind: DataVolume
-metadata:
-  name: %s
-  namespace: %s
-  creationTimestamp: "2026-03-01T10:00:00Z"
-  annotations:
-    kubernetes-worker-image.cozystack.io/golden: %s
-    kubernetes-worker-image.cozystack.io/pool: %s
-spec:
-  source: {pvc: {namespace: cozy-public, name: %s}}
-  storage: {resources: {requests: {storage: 20Gi}}}
-status:
-  phase: %s
-`, name, testNamespace, goldenName, pool, goldenName, phase)
+// runningPool is what a pool's earlier release left in its namespace: its
+// MachineDeployment (ready workers in status) whose infrastructureRef names its
+// KubevirtMachineTemplate, whose disk clones goldenName written with class
+// (left out when ""). pool is the objects' base name (kubernetes-<cluster>-<pool>).
+func runningPool(pool, template, goldenName, class string, ready int) string {
+	classLine := ""
 	if class != "" {
-		out += pvc(testNamespace, name, class, "20Gi")
+		classLine = "\n                  storageClassName: " + strconv.Quote(class)
 	}
-	return out
+	return fmt.Sprintf(`---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: %[1]s, namespace: %[2]s}
+spec:
+  clusterName: kubernetes-acme
+  template:
+    spec:
+      clusterName: kubernetes-acme
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtMachineTemplate, name: %[3]s, namespace: %[2]s}
+status: {replicas: %[5]d, readyReplicas: %[5]d}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: %[3]s, namespace: %[2]s}
+spec:
+  template:
+    spec:
+      virtualMachineTemplate:
+        spec:
+          dataVolumeTemplates:
+            - metadata: {name: disk-system}
+              spec:
+                source: {pvc: {namespace: cozy-public, name: %[4]s}}
+                storage:
+                  resources: {requests: {storage: 20Gi}}%[6]s
+`, pool, testNamespace, template, goldenName, ready, classLine)
 }
 
 // diskOf reads the worker disk template of a render.

@@ -3,6 +3,7 @@ package render
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -84,7 +85,7 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 	rich := healthyCluster(t,
 		golden{name: "talos-worker-other-v1.13.6", class: "local", size: "6Gi", phase: "Failed"}.yaml(),
 		storageClass("virt", "2026-05-01T00:00:00Z", false, virtDefault),
-		workerDisk("kubernetes-acme-workers-abc-disk-system", testPoolName, defaultGolden, "Succeeded", "local"),
+		runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "local", 2),
 		pvc("cozy-public", defaultGolden, "replicated", "6Gi"),
 	)
 	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 2Gi, storageClass: fixed}"} {
@@ -203,17 +204,19 @@ func TestMalformedQuantityIsRefused(t *testing.T) {
 }
 
 func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {
-	mine := workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")
+	running := runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 2)
+	failed := golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml()
 	for _, tc := range []struct {
 		name, cluster string
 		refusal       string
 	}{
-		{"golden deleted after the pool cloned", mine, ""},
-		{"golden failed after the pool cloned", mine + golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml(), ""},
-		{"another pool's disk does not count", workerDisk("kubernetes-acme-other-x1-disk-system", "kubernetes-acme-other", defaultGolden, "Succeeded", "replicated"), "is absent from cozy-public"},
-		{"a disk of another golden does not count", workerDisk("kubernetes-acme-workers-x2-disk-system", testPoolName, "talos-worker-other-v1.13.6", "Succeeded", "replicated"), "is absent from cozy-public"},
-		{"an unfinished clone does not count", workerDisk("kubernetes-acme-workers-x3-disk-system", testPoolName, defaultGolden, "CloneInProgress", "replicated"), "is absent from cozy-public"},
-		{"an unfinished clone of a failed golden does not count", workerDisk("kubernetes-acme-workers-x3-disk-system", testPoolName, defaultGolden, "CloneScheduled", "") + golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml(), "failed to import"},
+		{"golden deleted after the pool cloned", running, ""},
+		{"golden failed after the pool cloned", running + failed, ""},
+		{"a pool at zero workers is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0), "is absent from cozy-public"},
+		{"a pool whose workers never became ready is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0) + failed, "failed to import"},
+		{"another pool's objects do not count", runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "replicated", 3), "is absent from cozy-public"},
+		{"a template of another golden does not count (the pool is moving)", runningPool(testPoolName, testPoolName+"-abc123", "talos-worker-other-v1.13.6", "replicated", 3), "is absent from cozy-public"},
+		{"the MachineDeployment without its template does not count", strings.SplitAfterN(running, "readyReplicas: 2}\n", 2)[0], "is absent from cozy-public"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, tc.cluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
@@ -302,27 +305,33 @@ func TestNoDefaultClassSkipsTheComparison(t *testing.T) {
 // An admin moving the default after a pool cloned must not break or roll it.
 func TestDefaultMovedAfterThePoolClonedChangesNothing(t *testing.T) {
 	values := vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}")
-	before := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+pvc("cozy-public", defaultGolden, "replicated", "6Gi")+
-		workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")+
-		storageClass("replicated", "2026-01-01T00:00:00Z", true, gaDefault)+storageClass("local", "2026-01-01T00:00:00Z", true),
-		"cluster/instancetypes.yaml")
-	after := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+pvc("cozy-public", defaultGolden, "replicated", "6Gi")+
-		workerDisk("kubernetes-acme-workers-x1-disk-system", testPoolName, defaultGolden, "Succeeded", "replicated")+
-		storageClass("replicated", "2026-01-01T00:00:00Z", true)+storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault),
-		"cluster/instancetypes.yaml")
-	mBefore := mustRenderPool(t, values, before)
-	mAfter := mustRenderPool(t, values, after)
-	assert.Equal(t, "replicated", render.Get(diskOf(mAfter), "spec.storage.storageClassName"), "the pool side is frozen on its cloned disk's PVC")
-	assert.Equal(t, mBefore.Text(), mAfter.Text(), "same bytes, same template name: nothing rolls")
+	goldenOnDefault := golden{size: "6Gi", phase: "Succeeded"}.yaml() + pvc("cozy-public", defaultGolden, "replicated", "6Gi")
+	defaultReplicated := storageClass("replicated", "2026-01-01T00:00:00Z", true, gaDefault) + storageClass("local", "2026-01-01T00:00:00Z", true)
+	defaultLocal := storageClass("replicated", "2026-01-01T00:00:00Z", true) + storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault)
+	fresh := mustRenderPool(t, values, clusterFromYAML(t, goldenOnDefault+defaultReplicated, "cluster/instancetypes.yaml"))
+	template := machineTemplateName(t, fresh)
+	for _, ready := range []int{2, 0} {
+		state := runningPool(testPoolName, template, defaultGolden, "replicated", ready)
+		before := clusterFromYAML(t, goldenOnDefault+state+defaultReplicated, "cluster/instancetypes.yaml")
+		after := clusterFromYAML(t, goldenOnDefault+state+defaultLocal, "cluster/instancetypes.yaml")
+		mBefore := mustRenderPool(t, values, before)
+		mAfter := mustRenderPool(t, values, after)
+		assert.Equal(t, "replicated", render.Get(diskOf(mAfter), "spec.storage.storageClassName"), "%d ready: the pool side is frozen on its current template's class", ready)
+		assert.Equal(t, mBefore.Text(), mAfter.Text(), "%d ready: same bytes, same template name: nothing rolls", ready)
+		assert.Equal(t, template, machineTemplateName(t, mAfter))
+	}
+
+	// A pool whose template clones another golden (it is moving) follows today's default.
+	moving := clusterFromYAML(t, goldenOnDefault+runningPool(testPoolName, template, "talos-worker-other-v1.13.6", "replicated", 2)+defaultLocal, "cluster/instancetypes.yaml")
+	_, err := renderPool(t, values, moving)
+	requireRefusal(t, err, `its disks would be on StorageClass "local" (storageClass "", resolved from the cluster default class "local")`)
 
 	// A pool that has not cloned yet follows today's default, on both sides.
-	fresh := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+
-		storageClass("replicated", "2026-01-01T00:00:00Z", true)+storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault),
-		"cluster/instancetypes.yaml")
-	assert.Equal(t, "local", render.Get(diskOf(mustRenderPool(t, values, fresh)), "spec.storage.storageClassName"))
+	notYet := clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml()+defaultLocal, "cluster/instancetypes.yaml")
+	assert.Equal(t, "local", render.Get(diskOf(mustRenderPool(t, values, notYet)), "spec.storage.storageClassName"))
 
 	// A declared class against a golden whose class came from a since-moved default: its PVC holds it.
-	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}"), after)
+	_, err = renderPool(t, vals(t, "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}"), clusterFromYAML(t, goldenOnDefault+defaultLocal, "cluster/instancetypes.yaml"))
 	require.NoError(t, err, "the golden side is frozen on its PVC")
 }
 
@@ -337,9 +346,12 @@ func TestLookupErrorsFailTheRender(t *testing.T) {
 		{"StorageClass", "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"},
 		{"StorageClass", builtinPool},
 		{"VirtualMachineClusterInstancetype", "cluster: acme"},
+		{"MachineDeployment", "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"},
+		{"KubevirtMachineTemplate", "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"},
 	} {
 		t.Run(tc.kind+" "+tc.values, func(t *testing.T) {
-			cluster := healthyCluster(t, golden{name: "unrelated", phase: "Succeeded"}.yaml())
+			// The pool runs from a template, so the clone path reads it.
+			cluster := healthyCluster(t, golden{name: "unrelated", phase: "Succeeded"}.yaml(), runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))
 			if tc.kind == "PersistentVolumeClaim" {
 				// A golden without class makes the render read its PVC.
 				cluster = clusterFromYAML(t, golden{size: "6Gi", phase: "Succeeded"}.yaml(), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
@@ -388,8 +400,18 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get configmaps":         1,
 		"get machinedeployments": 1,
 		"get datavolumes":        1,
-		"list datavolumes":       1,
 		"list storageclasses":    1,
 		"get storageclasses":     1,
-	}, cluster.CallsByVerb())
+	}, cluster.CallsByVerb(), "no list of the pool's namespace: a new pool has no MachineDeployment, so no template is read")
+
+	cluster = healthyCluster(t, runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))
+	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
+	assert.Equal(t, map[string]int{
+		"list virtualmachineclusterinstancetypes": 1,
+		"get configmaps":               1,
+		"get machinedeployments":       1,
+		"get kubevirtmachinetemplates": 1,
+		"get datavolumes":              1,
+		"get storageclasses":           1,
+	}, cluster.CallsByVerb(), "a running pool: its MachineDeployment once (record and clone path share it) and its template, fixed GETs")
 }

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -8,6 +10,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestGoldenRendersAreByteIdentical pins every chart output by its committed
@@ -36,4 +40,55 @@ func TestGoldenRendersAreByteIdentical(t *testing.T) {
 			}
 		})
 	}
+}
+
+// No pool render lists a namespaced kind: every pool golden case and baseline
+// corner renders the same bytes against a cluster that fails any such list (a
+// tenant namespace may hold thousands of DataVolumes; a render reads fixed
+// objects by name).
+func TestPoolRendersListNoNamespacedKind(t *testing.T) {
+	cases, _, err := support.GoldenCases()
+	require.NoError(t, err)
+	baseline, err := support.BaselineCases()
+	require.NoError(t, err)
+	pools := 0
+	for _, c := range append(cases, baseline...) {
+		if c.Chart != "pool" {
+			continue
+		}
+		pools++
+		t.Run(c.Name, func(t *testing.T) {
+			strict := func(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
+				cluster := opts.Cluster.(*support.Cluster)
+				cluster.FailNamespacedLists = errors.New("listed a namespaced kind")
+				return render.Render(chrt, opts)
+			}
+			m, err := c.Render(strict, true)
+			require.NoError(t, err)
+			want, err := os.ReadFile(c.GoldenFile)
+			require.NoError(t, err)
+			got := m.Text()
+			if strings.HasPrefix(c.Name, "baseline/") {
+				got = baselineText(t, m)
+			}
+			require.Equal(t, string(want), got)
+		})
+	}
+	require.GreaterOrEqual(t, pools, 24, "every pool case is covered")
+}
+
+// The control: the strict cluster does refuse a namespaced list, and still
+// answers a cluster-scoped one.
+func TestStrictClusterRefusesNamespacedLists(t *testing.T) {
+	cluster := loadCluster(t, "cluster/storageclasses.yaml")
+	cluster.FailNamespacedLists = errors.New("listed a namespaced kind")
+	dvs, _, err := cluster.GetClientFor("cdi.kubevirt.io/v1beta1", "DataVolume")
+	require.NoError(t, err)
+	_, err = dvs.Namespace(testNamespace).List(context.Background(), metav1.ListOptions{})
+	require.ErrorContains(t, err, "listed a namespaced kind")
+	classes, _, err := cluster.GetClientFor("storage.k8s.io/v1", "StorageClass")
+	require.NoError(t, err)
+	list, err := classes.List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.NotEmpty(t, list.Items)
 }

@@ -6,11 +6,13 @@
 package support
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,6 +33,12 @@ type Cluster struct {
 	// FailWith, when set, is returned for every API call of that kind
 	// (e.g. "StorageClass"), or for every call when the key is "*".
 	FailWith map[string]error
+	// FailNamespacedLists, when set, is returned for every list of a
+	// namespaced kind: a render must never list a tenant namespace.
+	FailNamespacedLists error
+	// objectsRead counts the objects API answers carried: one per get that
+	// found its object, and every item of every list.
+	objectsRead int
 }
 
 // NewCluster returns a fake cluster holding objs.
@@ -54,6 +62,9 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		c.byVerb[action.GetVerb()+" "+action.GetResource().Resource]++
 		if err, ok := c.FailWith["*"]; ok {
 			return true, nil, err
+		}
+		if c.FailNamespacedLists != nil && action.GetVerb() == "list" && action.GetNamespace() != "" {
+			return true, nil, c.FailNamespacedLists
 		}
 		for kind, err := range c.FailWith {
 			gvr, _ := render.ResourceFor("", kind)
@@ -95,7 +106,64 @@ func (c *Cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableRe
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
 	gvr, namespaced := render.ResourceFor(apiVersion, kind)
-	return c.client.Resource(gvr), namespaced, nil
+	return countingResource{c.client.Resource(gvr), c}, namespaced, nil
+}
+
+// countingResource counts the objects each get and list answers with.
+type countingResource struct {
+	dynamic.NamespaceableResourceInterface
+	c *Cluster
+}
+
+func (r countingResource) Namespace(ns string) dynamic.ResourceInterface {
+	return countingNamespaced{r.NamespaceableResourceInterface.Namespace(ns), r.c}
+}
+
+func (r countingResource) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.c.countOne(r.NamespaceableResourceInterface.Get(ctx, name, opts, sub...))
+}
+
+func (r countingResource) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.c.countList(r.NamespaceableResourceInterface.List(ctx, opts))
+}
+
+type countingNamespaced struct {
+	dynamic.ResourceInterface
+	c *Cluster
+}
+
+func (r countingNamespaced) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.c.countOne(r.ResourceInterface.Get(ctx, name, opts, sub...))
+}
+
+func (r countingNamespaced) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.c.countList(r.ResourceInterface.List(ctx, opts))
+}
+
+func (c *Cluster) countOne(u *unstructured.Unstructured, err error) (*unstructured.Unstructured, error) {
+	if err == nil && u != nil {
+		c.mu.Lock()
+		c.objectsRead++
+		c.mu.Unlock()
+	}
+	return u, err
+}
+
+func (c *Cluster) countList(l *unstructured.UnstructuredList, err error) (*unstructured.UnstructuredList, error) {
+	if err == nil && l != nil {
+		c.mu.Lock()
+		c.objectsRead += len(l.Items)
+		c.mu.Unlock()
+	}
+	return l, err
+}
+
+// ObjectsRead is how many objects the API answers carried so far (a get that
+// found its object counts one, a list counts its items).
+func (c *Cluster) ObjectsRead() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.objectsRead
 }
 
 // Calls is the number of API requests served so far.
@@ -121,6 +189,7 @@ func (c *Cluster) ResetCalls() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls = 0
+	c.objectsRead = 0
 	c.byVerb = map[string]int{}
 }
 

@@ -3,13 +3,15 @@ The clone path, in the order its parts run: the golden's state in cozy-public,
 the refusals that need only that state (absent, failed), the pool's class, the
 golden's class and size, and the refusals that compare them (DESIGN.md refusals
 2 to 6). Lookups are made only when an answer depends on them, so a pool with a
-declared class and a healthy golden never lists its own namespace.
+declared class and a healthy golden reads only the golden; no path lists the
+pool's namespace (the pool's own state is two GETs: its MachineDeployment and
+the KubevirtMachineTemplate that names).
 Takes a dict: root, image (the resolved image), out (filled with the result).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
 {{- $root := .root -}}
 {{- $golden := dict -}}
-{{- include "kubernetes-nodes.goldenState" (dict "name" .image.golden "out" $golden) -}}
+{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" .image.golden "out" $golden) -}}
 {{- $result := .out -}}
 {{- $_ := set $result "clone" true -}}
 {{- $_ := set $result "golden" .image.golden -}}
@@ -18,27 +20,30 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- if not $golden.preview -}}
 {{- $ctx := dict "root" $root "image" .image "golden" $golden "pool" (include "kubernetes-nodes.poolName" $root) -}}
 {{- include "kubernetes-nodes.cloneContext" $ctx -}}
-{{- $cloned := dict -}}
+{{- $running := dict -}}
 {{- if or (not $golden.present) (eq $golden.phase "Failed") (not $result.storageClassName) -}}
-{{- include "kubernetes-nodes.clonedDisk" (dict "namespace" $root.Release.Namespace "pool" $ctx.pool "golden" .image.golden "out" $cloned) -}}
+{{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
 {{- end -}}
-{{- $_ := set $ctx "cloned" ($cloned.name | default "") -}}
+{{- $_ := set $ctx "running" $running -}}
 {{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
 {{- $poolSide := dict -}}
-{{- include "kubernetes-nodes.poolClass" (dict "root" $root "cloned" $ctx.cloned "out" $poolSide) -}}
+{{- include "kubernetes-nodes.poolClass" (dict "root" $root "running" $running "out" $poolSide) -}}
 {{- $goldenSide := dict -}}
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
 {{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
-{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "clonedDisk" $ctx.cloned "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size) -}}
+{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size) -}}
 {{- end -}}
 {{- end -}}
 
 {{/*
 The golden's state in cozy-public: its DataVolume, else its PVC of the same name
 (CDI garbage-collects completed DataVolumes and keeps their PVCs: a PVC alone is
-a populated golden). Takes a dict: name, out (filled with dv, pvc, pvcRead,
-claimName, phase, present, foundAs, preview).
+a populated golden). With neither, whether there is a cluster at all is asked of
+the StorageClass list (small, cluster-scoped, and read anyway for the default
+class): helm template answers {} where a reachable cluster answers "items".
+Takes a dict: root, name, out (filled with dv, pvc, pvcRead, claimName, phase,
+present, foundAs, preview).
 */}}
 {{- define "kubernetes-nodes.goldenState" -}}
 {{- $out := .out -}}
@@ -56,8 +61,8 @@ claimName, phase, present, foundAs, preview).
 {{- $_ := set $out "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" .name) -}}
 {{- $_ := set $out "pvcRead" true -}}
 {{- if not $out.pvc -}}
-{{- /* A reachable cluster answers a list with "items"; helm template answers {}. */ -}}
-{{- $_ := set $out "preview" (not (hasKey (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" "") "items")) -}}
+{{- include "kubernetes-nodes.ensureStorageClasses" .root -}}
+{{- $_ := set $out "preview" (not (hasKey .root._kubernetesNodes.storageClasses "items")) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $out "present" (or $dv $out.pvc) -}}
@@ -81,31 +86,34 @@ toHTTP to it.
 
 {{/*
 Refusals 2 and 3: the golden is absent, or failed to import. A pool already
-running from it (it has a finished clone) is past needing the source.
-Takes the clone context: pool, image, golden, seen, toHTTP, cloned.
+running from it is past needing the source: its current template clones this
+golden and at least one of its workers is ready (kubernetes-nodes.runningTemplate).
+Takes the clone context: pool, image, golden, seen, toHTTP, running.
 */}}
 {{- define "kubernetes-nodes.assertGoldenUsable" -}}
 {{- $name := .image.golden -}}
-{{- if and (not .golden.present) (not .cloned) -}}
+{{- $exempt := and .running.name .running.ready -}}
+{{- if and (not .golden.present) (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version .toHTTP) -}}
 {{- end -}}
-{{- if and (eq .golden.phase "Failed") (not .cloned) -}}
+{{- if and (eq .golden.phase "Failed") (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" .pool $name .seen $name) -}}
 {{- end -}}
 {{- end -}}
 
 {{/*
-The pool's side of refusal 4: the declared storageClass; else the class its
-cloned disk bound to; else today's cluster default. Takes a dict: root, cloned
-(the pool's finished clone, or ""), out (filled with class and from).
+The pool's side of refusal 4: the declared storageClass; else the class written
+on the disk of the pool's current template, when that template clones this
+golden (so a pool keeps its class when the cluster default moves, even at zero
+workers); else today's cluster default. Takes a dict: root, running (from
+kubernetes-nodes.runningTemplate), out (filled with class and from).
 */}}
 {{- define "kubernetes-nodes.poolClass" -}}
 {{- $class := .root.Values.storageClass | toString -}}
 {{- $from := "storageClass" -}}
-{{- if and (not $class) .cloned -}}
-{{- $namespace := .root.Release.Namespace -}}
-{{- $class = dig "spec" "storageClassName" "" (lookup "v1" "PersistentVolumeClaim" $namespace .cloned) -}}
-{{- $from = printf "the PersistentVolumeClaim %s/%s of the pool's cloned disk" $namespace .cloned -}}
+{{- if and (not $class) .running.class -}}
+{{- $class = .running.class -}}
+{{- $from = printf "storageClass \"\", frozen on the class written in the pool's current KubevirtMachineTemplate %s/%s" .root.Release.Namespace .running.name -}}
 {{- end -}}
 {{- if not $class -}}
 {{- $class = include "kubernetes-nodes.defaultStorageClass" .root -}}
@@ -183,21 +191,46 @@ goldenSide.
 {{- end -}}
 
 {{/*
-The pool's own finished clone of this golden, if any: a DataVolume in the pool's
-namespace annotated with this pool and this golden whose status.phase is
-Succeeded; the newest wins. Another pool's disk, or an unfinished clone, does not
-count. Takes a dict: namespace, pool, golden, out (given its name when there is one).
+The template the pool runs from, when it clones this golden: the
+KubevirtMachineTemplate in the pool's namespace that its MachineDeployment's
+spec.template.spec.infrastructureRef names, whose disk
+(dataVolumeTemplates[0].spec.source.pvc) is this golden in cozy-public. Two
+fixed GETs, whatever the namespace holds; another pool's objects never count,
+and a template cloning another golden (the pool is moving) does not either.
+Takes a dict: root, golden, out (filled with name, class (written on its disk,
+or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
+(at least one)).
 */}}
-{{- define "kubernetes-nodes.clonedDisk" -}}
-{{- $mine := list -}}
-{{- range (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" .namespace "").items | default list -}}
-{{- $annotations := .metadata.annotations | default dict -}}
-{{- if and (eq (get $annotations "kubernetes-worker-image.cozystack.io/pool" | toString) $.pool) (eq (get $annotations "kubernetes-worker-image.cozystack.io/golden" | toString) $.golden) (eq (dig "status" "phase" "" .) "Succeeded") -}}
-{{- $mine = append $mine . -}}
+{{- define "kubernetes-nodes.runningTemplate" -}}
+{{- $root := .root -}}
+{{- if include "kubernetes-nodes.ensureMachineDeployment" $root -}}
+{{- $md := $root._kubernetesNodes.machineDeployment -}}
+{{- $ref := dig "spec" "template" "spec" "infrastructureRef" "name" "" $md | toString -}}
+{{- if $ref -}}
+{{- $template := lookup "infrastructure.cluster.x-k8s.io/v1alpha1" "KubevirtMachineTemplate" $root.Release.Namespace $ref -}}
+{{- $disks := dig "spec" "template" "spec" "virtualMachineTemplate" "spec" "dataVolumeTemplates" list $template -}}
+{{- if and (kindIs "slice" $disks) $disks (kindIs "map" (first $disks)) -}}
+{{- $disk := first $disks -}}
+{{- $source := dig "spec" "source" "pvc" dict $disk -}}
+{{- if and (kindIs "map" $source) (eq (get $source "namespace" | toString) "cozy-public") (eq (get $source "name" | toString) .golden) -}}
+{{- $_ := set .out "name" $ref -}}
+{{- $_ := set .out "class" (dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $disk) $disk | toString) -}}
+{{- $_ := set .out "readyReplicas" (dig "status" "readyReplicas" 0 $md | int64) -}}
+{{- $_ := set .out "ready" (ge .out.readyReplicas 1) -}}
 {{- end -}}
 {{- end -}}
-{{- with include "kubernetes-nodes.newest" $mine -}}
-{{- $_ := set $.out "name" . -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The cluster's StorageClasses, listed at most once per render into
+._kubernetesNodes.storageClasses (the lookup's answer: {} with no cluster).
+Takes the root context.
+*/}}
+{{- define "kubernetes-nodes.ensureStorageClasses" -}}
+{{- if not (hasKey ._kubernetesNodes "storageClasses") -}}
+{{- $_ := set ._kubernetesNodes "storageClasses" (lookup "storage.k8s.io/v1" "StorageClass" "" "") -}}
 {{- end -}}
 {{- end -}}
 
@@ -211,7 +244,8 @@ sides of refusal 4 may ask). Takes the root context.
 {{- define "kubernetes-nodes.defaultStorageClass" -}}
 {{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "defaultStorageClass") -}}
-{{- $classes := (lookup "storage.k8s.io/v1" "StorageClass" "" "").items | default list -}}
+{{- include "kubernetes-nodes.ensureStorageClasses" . -}}
+{{- $classes := $state.storageClasses.items | default list -}}
 {{- $found := "" -}}
 {{- range $annotation := list "storageclass.kubevirt.io/is-default-virt-class" "storageclass.kubernetes.io/is-default-class" "storageclass.beta.kubernetes.io/is-default-class" -}}
 {{- if not $found -}}

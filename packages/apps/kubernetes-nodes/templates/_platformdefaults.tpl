@@ -52,7 +52,7 @@ recorded), origin ("platform" or "builtin").
 {{- end -}}
 {{- $_ := set $creation "osImage" $parsed -}}
 {{- end -}}
-{{- else if lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" $namespace (include "kubernetes-nodes.poolName" .) -}}
+{{- else if include "kubernetes-nodes.ensureMachineDeployment" . -}}
 {{- $_ := set $creation "origin" "builtin" -}}
 {{- else -}}
 {{- $platform := .Values._cluster | default dict -}}

@@ -11,3 +11,18 @@ Helm shares between the chart's template files and which values cannot reach
 {{- $_ := set . "_kubernetesNodes" dict -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The pool's own MachineDeployment (kubernetes-<cluster>-<pool>, in the release
+namespace), read at most once per render into ._kubernetesNodes.machineDeployment
+({} when there is none): the creation record and the clone path both ask. It
+outputs "true" when the MachineDeployment exists. Takes the root context.
+*/}}
+{{- define "kubernetes-nodes.ensureMachineDeployment" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "machineDeployment") -}}
+{{- $_ := set $state "machineDeployment" (lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" .Release.Namespace (include "kubernetes-nodes.poolName" .)) -}}
+{{- end -}}
+{{- if $state.machineDeployment -}}true{{- end -}}
+{{- end -}}
