@@ -29,16 +29,16 @@ type planReport struct {
 
 type diskReport struct {
 	// Path is "clone" (a CSI clone of a golden) or "http" (an import).
-	Path            string   `json:"path"`
-	URL             string   `json:"url,omitempty"`
-	Golden          string   `json:"golden,omitempty"`
-	GoldenFoundAs   string   `json:"goldenFoundAs,omitempty"`
-	GoldenPhase     string   `json:"goldenPhase,omitempty"`
-	GoldenSize      string   `json:"goldenSize,omitempty"`
+	Path          string `json:"path"`
+	URL           string `json:"url,omitempty"`
+	Golden        string `json:"golden,omitempty"`
+	GoldenFoundAs string `json:"goldenFoundAs,omitempty"`
+	GoldenPhase   string `json:"goldenPhase,omitempty"`
+	GoldenSize    string `json:"goldenSize,omitempty"`
 	// RunningTemplate is the KubevirtMachineTemplate the pool runs from when it
 	// clones this golden, with its MachineDeployment's ready workers.
-	RunningTemplate string `json:"runningTemplate,omitempty"`
-	ReadyWorkers    string `json:"readyWorkers,omitempty"`
+	RunningTemplate string   `json:"runningTemplate,omitempty"`
+	ReadyWorkers    string   `json:"readyWorkers,omitempty"`
 	SchematicID     sourced  `json:"schematicID"`
 	Version         sourced  `json:"version"`
 	ImageFactoryURL *sourced `json:"imageFactoryURL,omitempty"`
