@@ -23,17 +23,34 @@ release named otherwise is refused rather than guessed at.
 {{- printf "kubernetes-%s" (.Values.cluster | toString) -}}
 {{- end -}}
 
-{{/* kubernetes-<cluster>-<pool>: the name of every object of the pool but the machine template. */}}
+{{/*
+kubernetes-<cluster>-<pool>: the name of every object of the pool but the
+machine template. Checked and built once per render: every message names it.
+*/}}
 {{- define "kubernetes-nodes.poolName" -}}
-{{- printf "%s-%s" (include "kubernetes-nodes.clusterName" .) (include "kubernetes-nodes.pool" .) -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- if not (hasKey ._kubernetesNodes "poolName") -}}
+{{- $_ := set ._kubernetesNodes "poolName" (printf "%s-%s" (include "kubernetes-nodes.clusterName" .) (include "kubernetes-nodes.pool" .)) -}}
+{{- end -}}
+{{- ._kubernetesNodes.poolName -}}
 {{- end -}}
 
 {{/*
-The machine template is named by the first 6 hex of the sha256 of its body, so
-the body is rendered once here and both the name and the object use it.
+The machine template is named by the first 6 hex of the sha256 of its body. The
+body is rendered once per render into ._kubernetesNodes.machineTemplate (body,
+name), and both the object and the MachineDeployment's reference use it.
 */}}
+{{- define "kubernetes-nodes.ensureMachineTemplate" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- if not (hasKey ._kubernetesNodes "machineTemplate") -}}
+{{- $body := include "kubernetes-nodes.machineTemplateBody" . -}}
+{{- $_ := set ._kubernetesNodes "machineTemplate" (dict "body" $body "name" (printf "%s-%s" (include "kubernetes-nodes.poolName" .) ($body | sha256sum | trunc 6))) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "kubernetes-nodes.machineTemplateName" -}}
-{{- printf "%s-%s" (include "kubernetes-nodes.poolName" .) (include "kubernetes-nodes.machineTemplateBody" . | sha256sum | trunc 6) -}}
+{{- include "kubernetes-nodes.ensureMachineTemplate" . -}}
+{{- ._kubernetesNodes.machineTemplate.name -}}
 {{- end -}}
 
 {{/* Labels on every object outside the hashed body. */}}

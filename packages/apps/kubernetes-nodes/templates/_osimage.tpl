@@ -37,7 +37,8 @@ reaches a name, a URL or the machine config.
 {{- if $creation.imageFactoryURL -}}
 {{- $factoryURL = dict "value" $creation.imageFactoryURL "source" (include "kubernetes-nodes.recordedSource" (dict "root" . "field" "_cluster.talos.imageFactoryURL")) -}}
 {{- else -}}
-{{- $factoryURL = dict "value" (include "kubernetes-nodes.builtinTalos" . | fromYaml).imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
+{{- $factoryURL = dict "value" (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" -}}
 {{- end -}}
 {{- end -}}
 {{- $fallbacks := dict
@@ -60,7 +61,8 @@ reaches a name, a URL or the machine config.
 {{- $_ := set $resolved $field $value -}}
 {{- $_ := set $resolved (printf "%sSource" $field) $source -}}
 {{- end -}}
-{{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.patterns") -}}
+{{- $patterns := index ._kubernetesNodes.tables "worker-image-lib.patterns" -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $value := get $resolved $field -}}
 {{- if not (regexMatch (get $patterns $field) $value) -}}

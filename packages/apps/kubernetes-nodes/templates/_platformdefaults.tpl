@@ -89,7 +89,8 @@ nothing rolls): applied at render time to every pool, new and existing.
 */}}
 {{- define "kubernetes-nodes.installerRepository" -}}
 {{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
-{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (include "kubernetes-nodes.builtinTalos" . | fromYaml).installerRepository -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
+{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
 {{- end -}}
 
 {{/*

@@ -26,3 +26,20 @@ outputs "true" when the MachineDeployment exists. Takes the root context.
 {{- end -}}
 {{- if $state.machineDeployment -}}true{{- end -}}
 {{- end -}}
+
+{{/*
+A table the chart keeps as YAML in a named template (the value patterns, the
+built-in Talos sources, the Kubernetes releases, the support matrix), parsed at
+most once per render into ._kubernetesNodes.tables. Takes a dict: root, name
+(the named template); the caller reads (index root._kubernetesNodes.tables name).
+*/}}
+{{- define "kubernetes-nodes.ensureTable" -}}
+{{- include "kubernetes-nodes.ensureState" .root -}}
+{{- $state := .root._kubernetesNodes -}}
+{{- if not (hasKey $state "tables") -}}
+{{- $_ := set $state "tables" dict -}}
+{{- end -}}
+{{- if not (hasKey $state.tables .name) -}}
+{{- $_ := set $state.tables .name (include .name .root | fromYaml) -}}
+{{- end -}}
+{{- end -}}

@@ -37,7 +37,8 @@ Every template file includes it first.
 {{- end -}}
 {{- end -}}
 {{- /* Quantities and counts written unquoted into the hashed machine template. */ -}}
-{{- $quantity := (include "worker-image-lib.patterns" . | fromYaml).quantity -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.patterns") -}}
+{{- $quantity := (index ._kubernetesNodes.tables "worker-image-lib.patterns").quantity -}}
 {{- $checks := list (list "diskSize" $v.diskSize $quantity "a quantity such as 20Gi") -}}
 {{- if include "kubernetes-nodes.explicitResources" . -}}
 {{- $checks = append $checks (list "resources.memory" $v.resources.memory $quantity "a quantity such as 4Gi") -}}

@@ -14,7 +14,8 @@ v1.36: v1.36.0
 
 {{/* The full Kubernetes release for .Values.version, or a refusal naming the supported minors. */}}
 {{- define "kubernetes-nodes.kubernetesRelease" -}}
-{{- $releases := include "kubernetes-nodes.kubernetesReleases" . | fromYaml -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.kubernetesReleases") -}}
+{{- $releases := index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases" -}}
 {{- $minor := .Values.version | toString -}}
 {{- if not (hasKey $releases $minor) -}}
 {{- fail (printf "pool %s: version %q is not a Kubernetes minor this chart ships; set version to one of %s" (include "kubernetes-nodes.poolName" .) $minor (keys $releases | sortAlpha | join ", ")) -}}
@@ -40,7 +41,8 @@ source (where that release came from, for the message).
 */}}
 {{- define "kubernetes-nodes.assertTalosSupportsKubernetes" -}}
 {{- $root := .root -}}
-{{- $matrix := include "kubernetes-nodes.talosSupportMatrix" $root | fromYaml -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" $root "name" "kubernetes-nodes.talosSupportMatrix") -}}
+{{- $matrix := index $root._kubernetesNodes.tables "kubernetes-nodes.talosSupportMatrix" -}}
 {{- $talosMinor := regexFind "^v[0-9]+\\.[0-9]+" (.talosVersion | toString) -}}
 {{- $k8s := $root.Values.version | toString -}}
 {{- if hasKey $matrix $talosMinor -}}
