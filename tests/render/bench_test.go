@@ -221,4 +221,3 @@ func BenchmarkTemplateParse(b *testing.B) {
 		})
 	}
 }
-
