@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 const (
@@ -388,6 +390,7 @@ func testCatalog(t *testing.T, e *env) {
 	}
 
 	t.Run("CLIPlanLive", func(t *testing.T) { testCLIPlanLive(t, e, cloneNS, cloneRelease, kmt) })
+	t.Run("ScaledToZeroKeepsItsClass", func(t *testing.T) { testScaledToZeroKeepsItsClass(t, e, builtin) })
 
 	// Each clone refusal, reached through the real client. None creates anything.
 	refused := func(release string, vals map[string]interface{}, wants ...string) {
@@ -671,4 +674,63 @@ func kmtsOfPool(t *testing.T, e *env, namespace, release string) map[string]stri
 		}
 	}
 	return out
+}
+
+// testScaledToZeroKeepsItsClass: a builtin pool with storageClass "" binds to
+// the default class of the day it is created. Its workers become ready, it is
+// scaled to zero (no worker disk is left), the operator moves the cluster's
+// default class, and the unchanged upgrade keeps the template's name: the class
+// is read from the pool's current template, not from its disks.
+func testScaledToZeroKeepsItsClass(t *testing.T, e *env, builtin func(...interface{}) map[string]interface{}) {
+	const ns = "tenant-frozen"
+	const release = "kubernetes-nodes-acme-frozen"
+	e.createNamespace(t, ns)
+	h := e.helm(t, ns)
+	values := builtin()
+	values["storageClass"] = ""
+	first := manifestOf(t, h.mustInstall(release, render.PoolChart, values))
+	kmtDoc, err := first.One(kmtKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if class := render.Get(kmtDoc.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage.storageClassName"); class != "replicated" {
+		t.Fatalf("the new pool resolved storageClass \"\" to %v, want the default class replicated", class)
+	}
+	md := "kubernetes-acme-frozen"
+	for _, ready := range []int{2, 0} { // workers became ready, then the autoscaler took the pool to zero
+		patch := []byte(fmt.Sprintf(`{"status":{"replicas":%d,"readyReplicas":%d}}`, ready, ready))
+		if _, err := e.client(t, capiAPIVersion, "MachineDeployment", ns).Patch(context.Background(), md, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+			t.Fatalf("set status.readyReplicas %d on MachineDeployment %s/%s: %v", ready, ns, md, err)
+		}
+	}
+	moveDefault := func(from, to string) {
+		t.Helper()
+		for name, value := range map[string]interface{}{from: nil, to: "true"} {
+			patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": map[string]interface{}{"storageclass.kubernetes.io/is-default-class": value}}})
+			if _, err := e.client(t, "storage.k8s.io/v1", "StorageClass", "").Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatalf("move the default class to %s: %v", to, err)
+			}
+		}
+	}
+	moveDefault("replicated", "local")
+	t.Cleanup(func() { moveDefault("local", "replicated") })
+
+	before := kmts(t, e, ns)
+	second := manifestOf(t, h.mustUpgrade(release, render.PoolChart, values))
+	after := kmts(t, e, ns)
+	name := machineTemplateOf(t, second)
+	if name != kmtDoc.Name() || !equalMaps(before, after) {
+		t.Errorf("after the default class moved, the unchanged upgrade of a pool at zero workers renamed its template: %s -> %s (templates before %v, after %v)", kmtDoc.Name(), name, before, after)
+	}
+	t.Logf("pool at zero workers, default moved replicated -> local: template %s kept, %d template(s) in %s", name, len(after), ns)
+	h.mustUninstall(release)
+}
+
+func machineTemplateOf(t *testing.T, m *render.Manifest) string {
+	t.Helper()
+	d, err := m.One(kmtKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Name()
 }
