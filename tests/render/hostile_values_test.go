@@ -120,6 +120,17 @@ func hostileCharts() []hostileChart {
 			embedded: []string{"spec.template.spec.strategicPatches.0"},
 		},
 		{
+			name:    "pool http",
+			chart:   poolChart,
+			release: render.Release{Name: testRelease, Namespace: testNamespace},
+			base:    "{cluster: acme}",
+			cluster: func(t testing.TB) *support.Cluster { return healthyCluster(t) },
+			fields: []hostileField{
+				setAt("storageClass"), setAt("instanceType"), setAt("diskSize"), setAt("nodeStartupTimeout"), setAt("maxUnhealthy"), setAt("roles.[]"),
+			},
+			embedded: []string{"spec.template.spec.strategicPatches.0"},
+		},
+		{
 			name:    "pool factory",
 			chart:   poolChart,
 			release: render.Release{Name: testRelease, Namespace: testNamespace},
@@ -270,6 +281,7 @@ func judgeHostile(t *testing.T, hc hostileChart, baseline, m *render.Manifest, e
 	// No document the values without the payload would not render (a null may
 	// drop one: Helm reads null as "remove the chart's default").
 	require.Subset(t, identities(baseline), identities(m), "%s: only documents the values without the payload render\n%s", what, m.Text())
+	require.NotContains(t, m.Text(), "<nil>", "%s: a missing value rendered as <nil>", what)
 	for _, d := range m.Docs {
 		requireNoLeakedKey(t, d.Object, what)
 		for _, path := range hc.embedded {

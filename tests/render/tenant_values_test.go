@@ -22,6 +22,8 @@ var schemaOff = render.Release{Name: testRelease, Namespace: testNamespace, Skip
 func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 	long := strings.Repeat("a", 254)
 	for _, tc := range []struct{ name, values, refusal, neighbour string }{
+		{"storageClass null", "{cluster: acme, storageClass: null}", "storageClass is null, which removes the chart's default", "{cluster: acme, storageClass: ''}"},
+		{"version null", "{cluster: acme, version: null}", "version is null, which removes the chart's default", "{cluster: acme, version: v1.34}"},
 		{"talos null", "{cluster: acme, talos: null}", "talos is null, not a map; remove the talos key", "{cluster: acme}"},
 		{"talos string", "{cluster: acme, talos: v1.13.6}", `talos is "v1.13.6", not a map`, "{cluster: acme, talos: {version: v1.13.6}}"},
 		{"talos unknown key", "{cluster: acme, talos: {verison: v1.13.5}}", `talos has no key "verison"; the keys it takes are version, schematicID, imageFactoryURL, installerRepository, registryMirrors`, "{cluster: acme, talos: {version: v1.13.5}}"},

@@ -3,7 +3,7 @@ Pool identity. The release name is the only place the pool name comes from, so a
 release named otherwise is refused rather than guessed at.
 */}}
 {{- define "kubernetes-nodes.pool" -}}
-{{- $cluster := .Values.cluster | toString -}}
+{{- $cluster := .Values.cluster | default "" | toString -}}
 {{- if not $cluster -}}
 {{- fail (printf "release %q: .Values.cluster is empty; set cluster to the name of the parent tenant cluster (the pool's objects are named kubernetes-<cluster>-<pool>)" .Release.Name) -}}
 {{- end -}}

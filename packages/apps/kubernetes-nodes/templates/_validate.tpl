@@ -11,6 +11,12 @@ Every template file includes it first.
 {{- if not (hasKey ._kubernetesNodes "validated") -}}
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
 {{- $v := .Values -}}
+{{- /* A value set to null removes the chart's default (Helm's rule), and would render as "<nil>". */ -}}
+{{- range $key := list "storageClass" "instanceType" "diskSize" "version" "minReplicas" "maxReplicas" "maxUnhealthy" "nodeStartupTimeout" -}}
+{{- if kindIs "invalid" (index $v $key) -}}
+{{- fail (printf "pool %s: %s is null, which removes the chart's default; remove the key to keep the default, or set it (values.yaml documents each value)" $pool $key) -}}
+{{- end -}}
+{{- end -}}
 {{- /* talos: a map of known keys; null would drop every default. */ -}}
 {{- if not (kindIs "map" $v.talos) -}}
 {{- fail (printf "pool %s: talos is %s, not a map; remove the talos key to keep the chart's defaults, or write it as a map such as {version: v1.13.6}" $pool (include "worker-image-lib.describe" $v.talos)) -}}
