@@ -36,6 +36,14 @@ type Cluster struct {
 	// FailNamespacedLists, when set, is returned for every list of a
 	// namespaced kind: a render must never list a tenant namespace.
 	FailNamespacedLists error
+	// FailClusterWideLists, when set, is returned for every list of a
+	// namespaced kind across all namespaces (namespace ""): the catalog
+	// must make such lists only while a golden retires.
+	FailClusterWideLists error
+	// namespaced records the resources GetClientFor was asked for as
+	// namespaced, so the reactor can tell a cluster-wide list from a list
+	// of a cluster-scoped kind (both have namespace "").
+	namespaced map[string]bool
 	// objectsRead counts the objects API answers carried: one per get that
 	// found its object, and every item of every list.
 	objectsRead int
@@ -54,7 +62,7 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		gvr, _ := render.ResourceFor(k[0], k[1])
 		listKinds[gvr] = k[1] + "List"
 	}
-	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}}
+	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}, namespaced: map[string]bool{}}
 	c.client.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -65,6 +73,9 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		}
 		if c.FailNamespacedLists != nil && action.GetVerb() == "list" && action.GetNamespace() != "" {
 			return true, nil, c.FailNamespacedLists
+		}
+		if c.FailClusterWideLists != nil && action.GetVerb() == "list" && action.GetNamespace() == "" && c.namespaced[action.GetResource().Resource] {
+			return true, nil, c.FailClusterWideLists
 		}
 		for kind, err := range c.FailWith {
 			gvr, _ := render.ResourceFor("", kind)
@@ -88,6 +99,7 @@ var lookedUpKinds = [][2]string{
 	{"v1", "ConfigMap"},
 	{"v1", "Secret"},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
+	{"infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate"},
 }
 
 // LoadCluster builds a fake cluster from fixture files.
@@ -106,6 +118,11 @@ func (c *Cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableRe
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
 	gvr, namespaced := render.ResourceFor(apiVersion, kind)
+	if namespaced {
+		c.mu.Lock()
+		c.namespaced[gvr.Resource] = true
+		c.mu.Unlock()
+	}
 	return countingResource{c.client.Resource(gvr), c}, namespaced, nil
 }
 
