@@ -157,9 +157,8 @@ func TestCatalogReadsOutsideCozyPublicOnlyWhileRetiring(t *testing.T) {
 	m, err := renderCatalog(t, vals(t, retireKeepBoth), cluster)
 	require.NoError(t, err, "nothing retires: no cluster-wide list")
 	assert.Equal(t, mustRenderCatalog(t, vals(t, retireKeepBoth), nil).Text(), m.Text())
-	for verb := range cluster.CallsByVerb() {
-		assert.True(t, strings.HasPrefix(verb, "get "), "only GETs of the goldens, not %q", verb)
-	}
+	assert.Empty(t, cluster.ClusterWideLists())
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 1}, cluster.CallsByVerb(), "a GET per golden and the list of cozy-public")
 
 	_, err = renderCatalog(t, vals(t, retireA135), cluster)
 	requireRefusal(t, err, outage.Error())
@@ -168,10 +167,66 @@ func TestCatalogReadsOutsideCozyPublicOnlyWhileRetiring(t *testing.T) {
 	cluster.ResetCalls()
 	_, err = renderCatalog(t, vals(t, retireA135), cluster)
 	require.NoError(t, err)
-	byVerb := cluster.CallsByVerb()
-	assert.Equal(t, 1, byVerb["list datavolumes"], "%v", byVerb)
-	assert.Equal(t, 1, byVerb["list persistentvolumeclaims"], "%v", byVerb)
-	assert.Equal(t, 1, byVerb["list kubevirtmachinetemplates"], "%v", byVerb)
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists())
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 2, "list persistentvolumeclaims": 1, "list kubevirtmachinetemplates": 1}, cluster.CallsByVerb())
+}
+
+// retiredCluster holds golden B kept and golden A as the retiring render left it.
+func retiredCluster(t testing.TB, objects ...string) *support.Cluster {
+	t.Helper()
+	cluster := retireCluster(t, objects...)
+	m := mustRenderCatalog(t, vals(t, retireA135), nil)
+	require.NoError(t, cluster.Apply(m, catalogNamespace))
+	a, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", catalogNamespace, retireA)
+	require.NoError(t, err)
+	require.Equal(t, "true", a.GetAnnotations()[retiringKey])
+	return cluster
+}
+
+const retireDropped = "images: [{schematicID: abc, version: v1.13.6}]"
+
+// Dropping a retiring entry lets Helm delete its golden: refused while it is used.
+func TestCatalogDroppingARetiringEntryIsRefusedWhileItsGoldenIsUsed(t *testing.T) {
+	for _, user := range []string{
+		diskUser("DataVolume", "tenant-acme", "disk", retireA),
+		diskUser("PersistentVolumeClaim", "tenant-acme", "disk", retireA),
+		templateUser("tenant-acme", "tpl", "cozy-public", retireA),
+	} {
+		_, err := renderCatalog(t, vals(t, retireDropped), retiredCluster(t, user))
+		requireRefusal(t, err, "the golden cozy-public/"+retireA+" is marked retiring and this render no longer lists its entry, so Helm would delete it",
+			"still used by 1 object(s): tenant-acme/", "keep its entry in images with retire: true")
+		// The neighbour: the same user on B, which is not retiring.
+		_, err = renderCatalog(t, vals(t, retireDropped), retiredCluster(t, strings.ReplaceAll(user, retireA, retireB)))
+		require.NoError(t, err)
+	}
+	// Still listed with retire: true, the entry's own message.
+	_, err := renderCatalog(t, vals(t, retireA135), retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireA)))
+	requireRefusal(t, err, retireLabelA, "sets retire: true")
+}
+
+func TestCatalogDroppedRetiringEntryRendersOnlyTheOthers(t *testing.T) {
+	cluster := retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireB))
+	m := mustRenderCatalog(t, vals(t, retireDropped), cluster)
+	assert.Equal(t, mustRenderCatalog(t, vals(t, retireDropped), nil).Text(), m.Text())
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists(), "a live retiring golden is checked")
+}
+
+// Listing the entry again without retire takes the golden back: keep returns and
+// nothing is checked, so the cluster-wide lists stop.
+func TestCatalogRetiringGoldenTakenBackIsNotChecked(t *testing.T) {
+	cluster := retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireA))
+	cluster.FailClusterWideLists = errors.New("cluster-wide list")
+	m := mustRenderCatalog(t, vals(t, retireKeepBoth), cluster)
+	assert.Equal(t, "keep", render.Get(catalogGolden(t, m, retireA).Object, "metadata.annotations[helm.sh/resource-policy]"))
+	_, err := renderCatalog(t, vals(t, retireDropped), cluster)
+	requireRefusal(t, err, "cluster-wide list")
+}
+
+func TestCatalogRetiringGoldensListErrorFailsTheRender(t *testing.T) {
+	cluster := retireCluster(t)
+	cluster.FailNamespacedLists = errors.New("etcdserver: request timed out")
+	_, err := renderCatalog(t, vals(t, retireKeepBoth), cluster)
+	requireRefusal(t, err, "etcdserver: request timed out")
 }
 
 func TestCatalogRetireLookupErrorsFailTheRender(t *testing.T) {

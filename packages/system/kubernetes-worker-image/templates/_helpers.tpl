@@ -180,7 +180,7 @@ API server or bind something else than meant; each is checked here too.
 Refuses to retire a golden that something still uses: Helm deletes a retiring
 golden once its entry is dropped, and a worker disk still cloning it, or a pool
 that scales up from it, would lose its source. Checked for every entry with
-retire: true. A user is a DataVolume or PVC in any namespace annotated
+retire: true and every live golden marked retiring whose entry is gone. A user is a DataVolume or PVC in any namespace annotated
 kubernetes-worker-image.cozystack.io/golden: <name> (a worker disk), or a
 KubevirtMachineTemplate in any namespace whose disk clones the golden (a pool
 that may still create one). Those are cluster-wide lists, so they are read only
@@ -192,10 +192,27 @@ unchecked.
 */}}
 {{- define "kubernetes-worker-image.assertRetirable" -}}
 {{- include "kubernetes-worker-image.entries" . -}}
+{{- $ns := include "kubernetes-worker-image.namespace" . -}}
 {{- $check := dict -}}
+{{- $kept := dict -}}
 {{- range ._kubernetesWorkerImageEntries -}}
 {{- if .retire -}}
-{{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label (include "kubernetes-worker-image.namespace" $) .name) "fix" "or remove retire to keep the golden") -}}
+{{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label $ns .name) "fix" "or remove retire to keep the golden") -}}
+{{- else -}}
+{{- $_ := set $kept .name true -}}
+{{- end -}}
+{{- end -}}
+{{- /*
+A golden a previous render marked retiring has lost keep: a render without its
+entry deletes it, so the window between the two upgrades is checked too. Which
+goldens are retiring is read from cozy-public (the catalog's own namespace), so
+the cluster-wide lists still happen only while one is. An entry listed again
+without retire takes the golden back (keep returns): nothing to check.
+*/ -}}
+{{- range $dv := (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns "").items | default list -}}
+{{- $name := $dv.metadata.name -}}
+{{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
+{{- $_ := set $check $name (dict "subject" (printf "the golden %s/%s is marked retiring and this render no longer lists its entry, so Helm would delete it, but it" $ns $name) "fix" "until then keep its entry in images with retire: true (or without retire, to keep the golden)") -}}
 {{- end -}}
 {{- end -}}
 {{- if $check -}}
