@@ -78,6 +78,7 @@ type chartFacts struct {
 			GoldenClass       scalar `json:"goldenClass"`
 			GoldenClassSource scalar `json:"goldenClassSource"`
 			GoldenSize        scalar `json:"goldenSize"`
+			GoldenRetiring    bool   `json:"goldenRetiring"`
 		} `json:"report"`
 	} `json:"diskSource"`
 	CreationDefaults struct {

@@ -28,6 +28,13 @@ type goldenPins struct {
 	Pools        []poolPin `json:"pools"`
 	Disks        []diskPin `json:"disks"`
 	SafeToDelete bool      `json:"safeToDelete"`
+	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
+	// retiring and has lost helm.sh/resource-policy: keep).
+	Retiring bool `json:"retiring,omitempty"`
+	// Blockers, for a retiring golden, are what the catalog refuses to let
+	// Helm delete it for: its disks and the KubevirtMachineTemplates cloning
+	// it, as "<namespace>/<kind>/<name>".
+	Blockers []string `json:"blockers,omitempty"`
 }
 
 type poolPin struct {
@@ -56,6 +63,8 @@ type diskPin struct {
 	CSIClone       bool   `json:"csiClone"`
 	HostAssisted   bool   `json:"hostAssisted"`
 	Clone          string `json:"clone"`
+	// kind: DataVolume, or PersistentVolumeClaim for a disk kept only as its PVC.
+	kind string
 }
 
 func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
@@ -106,7 +115,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	}
 	for name, s := range f.stored {
 		g := golden(name)
-		g.FoundAs, g.Phase = s.foundAs, s.phase
+		g.FoundAs, g.Phase, g.Retiring = s.foundAs, s.phase, s.retiring
 	}
 	for _, rp := range f.pools {
 		p := rp.pin
@@ -144,7 +153,17 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		g := goldens[n]
 		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
 		sortDisks(g.Disks)
-		g.SafeToDelete = len(g.Pools) == 0 && len(g.Disks) == 0
+		g.SafeToDelete = len(g.Pools) == 0 && len(g.Disks) == 0 && len(f.templates[n]) == 0
+		if g.Retiring {
+			for _, d := range g.Disks {
+				g.Blockers = append(g.Blockers, d.Namespace+"/"+d.kind+"/"+d.Name)
+			}
+			g.Blockers = append(g.Blockers, f.templates[n]...)
+			sort.Strings(g.Blockers)
+			if g.Blockers == nil {
+				g.Blockers = []string{}
+			}
+		}
 		if g.SafeToDelete && g.FoundAs != "absent" {
 			rep.Unused = append(rep.Unused, n)
 		}
@@ -189,6 +208,9 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		if g.FoundAs == "absent" {
 			state = "absent from " + goldenNamespace
 		}
+		if g.Retiring {
+			state += ", retiring"
+		}
 		verdict := fmt.Sprintf("in use: %s, %s", count(len(g.Pools), "pool"), count(len(g.Disks), "disk"))
 		if g.SafeToDelete {
 			verdict = "safe to delete: no pool declares it, no disk names it"
@@ -206,6 +228,16 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		}
 		for _, d := range g.Disks {
 			tb.row("  disk", d.Namespace+"/"+d.Name, orNone(d.Pool), d.Clone)
+		}
+		if g.Retiring {
+			if len(g.Blockers) == 0 {
+				tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
+			} else {
+				tb.raw(fmt.Sprintf("  retiring: its entry cannot be dropped yet (the catalog refuses), still used by %s:", count(len(g.Blockers), "object")))
+				for _, b := range g.Blockers {
+					tb.row("  blocks", b)
+				}
+			}
 		}
 	}
 	tb.raw("")

@@ -17,6 +17,8 @@ const (
 	goldenPrefix     = "talos-worker-"
 	annGolden        = "kubernetes-worker-image.cozystack.io/golden"
 	annPool          = "kubernetes-worker-image.cozystack.io/pool"
+	annRetiring      = "kubernetes-worker-image.cozystack.io/retiring"
+	machineTemplAPI  = "infrastructure.cluster.x-k8s.io/v1alpha1"
 	annCloneType     = "cdi.kubevirt.io/cloneType"
 	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
 	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
@@ -29,6 +31,11 @@ type pinsFacts struct {
 	stored map[string]storedGolden
 	disks  []diskPin
 	pools  []resolvedPool
+	// templates are the KubevirtMachineTemplates whose disk clones a retiring
+	// golden, as "<namespace>/KubevirtMachineTemplate/<name>" by golden: the
+	// catalog refuses to let Helm delete a golden while one exists. Read only
+	// while a golden is retiring, as the catalog does.
+	templates map[string][]string
 }
 
 type storedGolden struct {
@@ -36,6 +43,8 @@ type storedGolden struct {
 	// garbage collected.
 	foundAs string
 	phase   string
+	// retiring: the catalog marked its DataVolume retiring (retire: true).
+	retiring bool
 }
 
 type resolvedPool struct {
@@ -53,7 +62,7 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
 		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
-	f := &pinsFacts{stored: map[string]storedGolden{}}
+	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}}
 
 	// One list of every DataVolume: the goldens, and the worker disks below.
 	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
@@ -63,8 +72,11 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	for _, dv := range dvs {
 		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
 			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-			f.stored[dv.GetName()] = storedGolden{foundAs: "DataVolume", phase: phase}
+			f.stored[dv.GetName()] = storedGolden{foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true"}
 		}
+	}
+	if err := f.gatherRetiringTemplates(t); err != nil {
+		return nil, err
 	}
 	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
 	if err != nil {
@@ -94,11 +106,15 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		if claim == "" {
 			claim = dv.GetName()
 		}
-		f.disks = append(f.disks, diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim]))
+		d := diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim])
+		d.kind = "DataVolume"
+		f.disks = append(f.disks, d)
 	}
 	for key, p := range pvcByKey {
 		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
-			f.disks = append(f.disks, diskOf(p.GetNamespace(), p.GetName(), ann, p))
+			d := diskOf(p.GetNamespace(), p.GetName(), ann, p)
+			d.kind = "PersistentVolumeClaim"
+			f.disks = append(f.disks, d)
 		}
 	}
 
@@ -118,6 +134,39 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		f.pools = append(f.pools, resolvedPool{pin: p, clone: clone})
 	}
 	return f, nil
+}
+
+// gatherRetiringTemplates finds the KubevirtMachineTemplates, in any
+// namespace, whose disks clone a retiring golden from cozy-public.
+func (f *pinsFacts) gatherRetiringTemplates(t target) error {
+	retiring := false
+	for _, s := range f.stored {
+		retiring = retiring || s.retiring
+	}
+	if !retiring {
+		return nil
+	}
+	tpls, err := t.list(machineTemplAPI, "KubevirtMachineTemplate", "")
+	if err != nil {
+		return err
+	}
+	for _, tpl := range tpls {
+		disks, _, _ := unstructured.NestedSlice(tpl.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
+		seen := map[string]bool{}
+		for _, d := range disks {
+			m, ok := d.(map[string]interface{})
+			if !ok {
+				continue
+			}
+			ns, _, _ := unstructured.NestedString(m, "spec", "source", "pvc", "namespace")
+			name, _, _ := unstructured.NestedString(m, "spec", "source", "pvc", "name")
+			if ns == goldenNamespace && f.stored[name].retiring && !seen[name] {
+				seen[name] = true
+				f.templates[name] = append(f.templates[name], tpl.GetNamespace()+"/KubevirtMachineTemplate/"+tpl.GetName())
+			}
+		}
+	}
+	return nil
 }
 
 // diskOf reads what CDI recorded on the disk's PVC: the clone strategy it

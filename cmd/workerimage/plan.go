@@ -35,6 +35,9 @@ type diskReport struct {
 	GoldenFoundAs string `json:"goldenFoundAs,omitempty"`
 	GoldenPhase   string `json:"goldenPhase,omitempty"`
 	GoldenSize    string `json:"goldenSize,omitempty"`
+	// GoldenRetiring: the catalog retires the golden (retire: true); only a
+	// pool already running from it still renders.
+	GoldenRetiring bool `json:"goldenRetiring,omitempty"`
 	// RunningTemplate is the KubevirtMachineTemplate the pool runs from when it
 	// clones this golden, with its MachineDeployment's ready workers.
 	RunningTemplate string   `json:"runningTemplate,omitempty"`
@@ -187,6 +190,7 @@ func diskFromFacts(f *chartFacts) *diskReport {
 		d.GoldenFoundAs = string(r.GoldenFoundAs)
 		d.GoldenPhase = string(r.GoldenPhase)
 		d.GoldenSize = string(r.GoldenSize)
+		d.GoldenRetiring = r.GoldenRetiring
 		d.RunningTemplate = string(r.RunningTemplate)
 		if d.RunningTemplate != "" {
 			d.ReadyWorkers = string(r.ReadyWorkers)
@@ -224,6 +228,9 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 				}
 				if d.GoldenSize != "" {
 					g += ", size " + d.GoldenSize
+				}
+				if d.GoldenRetiring {
+					g += ", retiring (its catalog entry sets retire: true; this pool still renders because it already runs from it; move it to another flavor or to HTTP before the entry is dropped)"
 				}
 				tb.row("golden", g)
 			}

@@ -60,6 +60,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("PlatformDefaults", func(t *testing.T) { testPlatformDefaults(t, e) })
 	t.Run("Catalog", func(t *testing.T) { testCatalog(t, e) })
 	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
+	t.Run("CatalogRetire", func(t *testing.T) { testCatalogRetire(t, e) })
 }
 
 func baselineValues(t *testing.T) map[string]map[string]interface{} {

@@ -17,6 +17,7 @@ func TestPlatformSchema(t *testing.T) {
 		"{kubernetesWorkerImage: {}}",
 		"{kubernetesWorkerImage: {imageFactoryURL: 'https://factory.mirror.internal/', storageClass: '', storage: 8Gi, images: []}}",
 		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://f.internal:8080', storage: 7Gi, storageClass: local}]}}",
+		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, retire: true}]}}",
 	}, []string{
 		"{unknown: 1}",
 		"{bundles: {enabledPackages: cozystack.kubernetes-worker-image}}",
@@ -32,6 +33,7 @@ func TestPlatformSchema(t *testing.T) {
 		"{kubernetesWorkerImage: {images: [{schematicID: ABC, version: v1.13.6}]}}",
 		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13}]}}",
 		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, extra: x}]}}",
+		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, retire: 1}]}}",
 	})
 }
 

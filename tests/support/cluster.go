@@ -36,6 +36,16 @@ type Cluster struct {
 	// FailNamespacedLists, when set, is returned for every list of a
 	// namespaced kind: a render must never list a tenant namespace.
 	FailNamespacedLists error
+	// FailClusterWideLists, when set, is returned for every list of a
+	// namespaced kind across all namespaces (namespace ""): the catalog
+	// must make such lists only while a golden retires.
+	FailClusterWideLists error
+	// namespaced records the resources GetClientFor was asked for as
+	// namespaced, so the reactor can tell a cluster-wide list from a list
+	// of a cluster-scoped kind (both have namespace "").
+	namespaced map[string]bool
+	// clusterWide counts lists of namespaced kinds across all namespaces, by resource.
+	clusterWide map[string]int
 	// objectsRead counts the objects API answers carried: one per get that
 	// found its object, and every item of every list.
 	objectsRead int
@@ -54,7 +64,7 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		gvr, _ := render.ResourceFor(k[0], k[1])
 		listKinds[gvr] = k[1] + "List"
 	}
-	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}}
+	c := &Cluster{client: fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds, seeds...), byVerb: map[string]int{}, namespaced: map[string]bool{}, clusterWide: map[string]int{}}
 	c.client.PrependReactor("*", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -65,6 +75,12 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 		}
 		if c.FailNamespacedLists != nil && action.GetVerb() == "list" && action.GetNamespace() != "" {
 			return true, nil, c.FailNamespacedLists
+		}
+		if action.GetVerb() == "list" && action.GetNamespace() == "" && c.namespaced[action.GetResource().Resource] {
+			c.clusterWide[action.GetResource().Resource]++
+			if c.FailClusterWideLists != nil {
+				return true, nil, c.FailClusterWideLists
+			}
 		}
 		for kind, err := range c.FailWith {
 			gvr, _ := render.ResourceFor("", kind)
@@ -88,6 +104,7 @@ var lookedUpKinds = [][2]string{
 	{"v1", "ConfigMap"},
 	{"v1", "Secret"},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
+	{"infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate"},
 }
 
 // LoadCluster builds a fake cluster from fixture files.
@@ -106,6 +123,11 @@ func (c *Cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableRe
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
 	gvr, namespaced := render.ResourceFor(apiVersion, kind)
+	if namespaced {
+		c.mu.Lock()
+		c.namespaced[gvr.Resource] = true
+		c.mu.Unlock()
+	}
 	return countingResource{c.client.Resource(gvr), c}, namespaced, nil
 }
 
@@ -184,6 +206,18 @@ func (c *Cluster) CallsByVerb() map[string]int {
 	return out
 }
 
+// ClusterWideLists counts lists of namespaced kinds across every namespace
+// (namespace ""), by resource, e.g. "datavolumes".
+func (c *Cluster) ClusterWideLists() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.clusterWide))
+	for k, v := range c.clusterWide {
+		out[k] = v
+	}
+	return out
+}
+
 // ResetCalls zeroes the request counters.
 func (c *Cluster) ResetCalls() {
 	c.mu.Lock()
@@ -191,6 +225,7 @@ func (c *Cluster) ResetCalls() {
 	c.calls = 0
 	c.objectsRead = 0
 	c.byVerb = map[string]int{}
+	c.clusterWide = map[string]int{}
 }
 
 // Add stores more objects, as if another controller had created them.
@@ -237,4 +272,18 @@ func deepCopyMap(in map[string]interface{}) map[string]interface{} {
 func (c *Cluster) Delete(apiVersion, kind, namespace, name string) error {
 	gvr, _ := render.ResourceFor(apiVersion, kind)
 	return c.client.Tracker().Delete(gvr, namespace, name)
+}
+
+// Get returns a stored object, as a test reads back what a render left.
+func (c *Cluster) Get(apiVersion, kind, namespace, name string) (*unstructured.Unstructured, error) {
+	gvr, _ := render.ResourceFor(apiVersion, kind)
+	o, err := c.client.Tracker().Get(gvr, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("%s %s/%s is a %T", kind, namespace, name, o)
+	}
+	return u, nil
 }

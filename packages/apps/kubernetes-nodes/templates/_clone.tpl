@@ -21,7 +21,7 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- $ctx := dict "root" $root "image" .image "golden" $golden "pool" (include "kubernetes-nodes.poolName" $root) -}}
 {{- include "kubernetes-nodes.cloneContext" $ctx -}}
 {{- $running := dict -}}
-{{- if or (not $golden.present) (eq $golden.phase "Failed") (not $result.storageClassName) -}}
+{{- if or (not $golden.present) (eq $golden.phase "Failed") $golden.retiring (not $result.storageClassName) -}}
 {{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
 {{- end -}}
 {{- $_ := set $ctx "running" $running -}}
@@ -32,7 +32,7 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
 {{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
-{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size) -}}
+{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring) -}}
 {{- end -}}
 {{- end -}}
 
@@ -43,7 +43,7 @@ a populated golden). With neither, whether there is a cluster at all is asked of
 the StorageClass list (small, cluster-scoped, and read anyway for the default
 class): helm template answers {} where a reachable cluster answers "items".
 Takes a dict: root, name, out (filled with dv, pvc, pvcRead, claimName, phase,
-present, foundAs, preview).
+retiring, present, foundAs, preview).
 */}}
 {{- define "kubernetes-nodes.goldenState" -}}
 {{- $out := .out -}}
@@ -54,6 +54,8 @@ present, foundAs, preview).
 {{- $_ := set $out "claimName" .name -}}
 {{- $_ := set $out "phase" "" -}}
 {{- $_ := set $out "preview" false -}}
+{{- /* The catalog marks a golden it is about to delete (retire: true); a PVC alone carries no mark. */ -}}
+{{- $_ := set $out "retiring" (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" ($dv | default dict) | toString) "true") -}}
 {{- if $dv -}}
 {{- $_ := set $out "claimName" (dig "status" "claimName" .name $dv | default .name) -}}
 {{- $_ := set $out "phase" (dig "status" "phase" "" $dv) -}}
@@ -85,16 +87,21 @@ toHTTP to it.
 {{- end -}}
 
 {{/*
-Refusals 2 and 3: the golden is absent, or failed to import. A pool already
-running from it is past needing the source: its current template clones this
-golden and at least one of its workers is ready (kubernetes-nodes.runningTemplate).
-Takes the clone context: pool, image, golden, seen, toHTTP, running.
+Refusals 2 and 3: the golden is absent, or failed to import; and a golden the
+catalog retires (it will be deleted, so a pool must not start depending on it).
+A pool already running from it is past needing the source: its current template
+clones this golden and at least one of its workers is ready
+(kubernetes-nodes.runningTemplate). Takes the clone context: pool, image,
+golden, seen, toHTTP, running.
 */}}
 {{- define "kubernetes-nodes.assertGoldenUsable" -}}
 {{- $name := .image.golden -}}
 {{- $exempt := and .running.name .running.ready -}}
 {{- if and (not .golden.present) (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version .toHTTP) -}}
+{{- end -}}
+{{- if and .golden.retiring (not $exempt) -}}
+{{- fail (printf "pool %s: golden %s in cozy-public is retiring (annotated kubernetes-worker-image.cozystack.io/retiring: \"true\"): the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} sets retire: true, and once the entry is dropped the golden is deleted; %s. A pool cannot start cloning it. Point osImage.builtin at another flavor (a catalog entry that is not retiring), or %s" .pool $name .image.schematicID .image.version .seen .toHTTP) -}}
 {{- end -}}
 {{- if and (eq .golden.phase "Failed") (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" .pool $name .seen $name) -}}

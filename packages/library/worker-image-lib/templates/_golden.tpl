@@ -16,16 +16,17 @@ schematicID and version.
 {{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
 {{- end -}}
 
-{{/* The keys a catalog images[] entry takes; each is a string. */}}
+{{/* The keys a catalog images[] entry takes: retire is a boolean, every other one a string. */}}
 {{- define "worker-image-lib.catalogEntryFields" -}}
-{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" | toJson -}}
+{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" "retire" | toJson -}}
 {{- end -}}
 
 {{/*
-Refuses a catalog entry with a key it does not take or a value that is not a
-string, so a typo never silently changes a golden and no structure hides in a
-value. The catalog checks its images[] with it, and the platform the images it
-forwards to the catalog. Takes a dict: label (how the entry is named in the
+Refuses a catalog entry with a key it does not take, a retire that is not a
+boolean or another value that is not a string, so a typo never silently
+changes a golden and no structure hides in a value (a retire: "false" that
+meant false must not read as true). The catalog checks its images[] with it,
+and the platform the images it forwards to the catalog. Takes a dict: label (how the entry is named in the
 message), entry.
 */}}
 {{- define "worker-image-lib.assertCatalogEntryShape" -}}
@@ -38,7 +39,11 @@ message), entry.
 {{- fail (printf "%s has no key %q; an entry takes %s. Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes a golden)" $.label $key (join ", " $fields)) -}}
 {{- end -}}
 {{- $value := get $.entry $key -}}
-{{- if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
+{{- if eq $key "retire" -}}
+{{- if not (or (kindIs "invalid" $value) (kindIs "bool" $value)) -}}
+{{- fail (printf "%s.retire is %s, not a boolean; write retire: true to retire the entry's golden, or leave it out to keep it" $.label (include "worker-image-lib.describe" $value)) -}}
+{{- end -}}
+{{- else if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
 {{- fail (printf "%s.%s is %s, not a string; write it as a string (quote a number such as a size)" $.label $key (ternary "a map or list" (printf "%v" $value) (or (kindIs "map" $value) (kindIs "slice" $value)))) -}}
 {{- end -}}
 {{- end -}}

@@ -20,8 +20,8 @@ an override (storageClass "" asks for the cluster default).
 {{/*
 Every images[] entry resolved against the chart-wide values and validated:
 ._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
-imageFactoryURL, storage, storageClass, name, url, from: {field: where the value
-came from}}]. Kept as a list rather than returned as YAML, so no string can
+imageFactoryURL, storage, storageClass, retire (a bool), name, url, from:
+{field: where the value came from}}]. Kept as a list rather than returned as YAML, so no string can
 break a round trip and silently drop the entries, and on the render's root
 context, which Helm shares between the chart's files and values cannot reach
 (they sit under .Values): no value can pre-fill a resolved entry and put
@@ -47,6 +47,7 @@ entry past the schema into a name, a URL or the clone Role.
 {{- end -}}
 {{- $label := printf "images[%d] (schematicID %q, version %q)" $i $r.schematicID $r.version -}}
 {{- $_ := set $r "label" $label -}}
+{{- $_ := set $r "retire" (and (kindIs "bool" (get $e "retire")) (get $e "retire")) -}}
 {{- range $field := list "schematicID" "version" -}}
 {{- if eq (get $r $field) "" -}}
 {{- fail (printf "%s has no %s; every entry needs both schematicID (an Image Factory schematic ID) and version (a Talos release such as v1.13.6): set %s or remove the entry" $label $field $field) -}}
@@ -170,6 +171,92 @@ API server or bind something else than meant; each is checked here too.
 {{- end -}}
 {{- if ne (eq $s.kind "ServiceAccount") (not (empty $s.namespace)) -}}
 {{- fail (printf "cloneSubjects[%d] (%s %s): a ServiceAccount subject needs its namespace, and a Group or User has none; set namespace on ServiceAccount subjects only" $i $s.kind $s.name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+
+{{/*
+Refuses to retire a golden that something still uses: Helm deletes a retiring
+golden once its entry is dropped, and a worker disk still cloning it, or a pool
+that scales up from it, would lose its source. Checked for every entry with
+retire: true and every live golden marked retiring whose entry is gone. A user is a DataVolume or PVC in any namespace annotated
+kubernetes-worker-image.cozystack.io/golden: <name> (a worker disk), or a
+KubevirtMachineTemplate in any namespace whose disk clones the golden (a pool
+that may still create one). Those are cluster-wide lists, so they are read only
+while something retires: a catalog with nothing retiring reads nothing outside
+cozy-public. With no cluster (helm template) the lists answer empty and nothing
+is refused; an API error, or a cluster that does not serve
+KubevirtMachineTemplates, fails the render rather than letting a golden go
+unchecked.
+*/}}
+{{- define "kubernetes-worker-image.assertRetirable" -}}
+{{- include "kubernetes-worker-image.entries" . -}}
+{{- $ns := include "kubernetes-worker-image.namespace" . -}}
+{{- $check := dict -}}
+{{- $kept := dict -}}
+{{- range ._kubernetesWorkerImageEntries -}}
+{{- if .retire -}}
+{{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label $ns .name) "fix" "or remove retire to keep the golden") -}}
+{{- else -}}
+{{- $_ := set $kept .name true -}}
+{{- end -}}
+{{- end -}}
+{{- /*
+A golden a previous render marked retiring has lost keep: a render without its
+entry deletes it, so the window between the two upgrades is checked too. Which
+goldens are retiring is read from cozy-public (the catalog's own namespace), so
+the cluster-wide lists still happen only while one is. An entry listed again
+without retire takes the golden back (keep returns): nothing to check.
+*/ -}}
+{{- range $dv := (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns "").items | default list -}}
+{{- $name := $dv.metadata.name -}}
+{{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
+{{- $_ := set $check $name (dict "subject" (printf "the golden %s/%s is marked retiring and this render no longer lists its entry, so Helm would delete it, but it" $ns $name) "fix" "until then keep its entry in images with retire: true (or without retire, to keep the golden)") -}}
+{{- end -}}
+{{- end -}}
+{{- if $check -}}
+{{- $users := dict -}}
+{{- include "kubernetes-worker-image.goldenUsers" (dict "root" . "names" $check "out" $users) -}}
+{{- range $name := keys $check | sortAlpha -}}
+{{- $found := get $users $name | default list | uniq | sortAlpha -}}
+{{- if $found -}}
+{{- $shown := join ", " (slice $found 0 (min 5 (len $found))) -}}
+{{- if gt (len $found) 5 -}}
+{{- $shown = printf "%s and %d more" $shown (sub (len $found) 5) -}}
+{{- end -}}
+{{- $c := get $check $name -}}
+{{- fail (printf "%s is still used by %d object(s): %s. A golden in use cannot be deleted: a worker disk cloning it or a pool scaling up from it would lose its source. Move those pools to another golden (osImage.builtin with another flavor) or to HTTP (remove osImage.builtin), wait until their old KubevirtMachineTemplates and worker disks are gone (workerimage pins lists what is left), then render again; %s" $c.subject (len $found) $shown $c.fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Who uses the goldens named by the keys of names: out[<golden>] gets
+"<namespace>/<kind>/<name>" for each DataVolume or PVC annotated with it and
+each KubevirtMachineTemplate whose disk clones it from cozy-public. Takes a
+dict: root, names, out.
+*/}}
+{{- define "kubernetes-worker-image.goldenUsers" -}}
+{{- $ns := include "kubernetes-worker-image.namespace" .root -}}
+{{- $names := .names -}}
+{{- $out := .out -}}
+{{- range $kind := list (list "cdi.kubevirt.io/v1beta1" "DataVolume") (list "v1" "PersistentVolumeClaim") -}}
+{{- range $o := (lookup (index $kind 0) (index $kind 1) "" "").items | default list -}}
+{{- $golden := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/golden" "" $o | toString -}}
+{{- if hasKey $names $golden -}}
+{{- $_ := set $out $golden (append (get $out $golden | default list) (printf "%s/%s/%s" $o.metadata.namespace (index $kind 1) $o.metadata.name)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $t := (lookup "infrastructure.cluster.x-k8s.io/v1alpha1" "KubevirtMachineTemplate" "" "").items | default list -}}
+{{- range $d := dig "spec" "template" "spec" "virtualMachineTemplate" "spec" "dataVolumeTemplates" list $t -}}
+{{- $src := dig "spec" "source" "pvc" dict $d -}}
+{{- $golden := dig "name" "" $src | toString -}}
+{{- if and (eq (dig "namespace" "" $src | toString) $ns) (hasKey $names $golden) -}}
+{{- $_ := set $out $golden (append (get $out $golden | default list) (printf "%s/KubevirtMachineTemplate/%s" $t.metadata.namespace $t.metadata.name)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

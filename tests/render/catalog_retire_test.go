@@ -1,0 +1,240 @@
+package render
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Retiring a golden (DESIGN.md "Retiring a golden"): two flavors, A retires, B stays.
+const (
+	retireA = "talos-worker-abc-v1.13.5"
+	retireB = "talos-worker-abc-v1.13.6"
+)
+
+const (
+	retireKeepBoth = "images: [{schematicID: abc, version: v1.13.5}, {schematicID: abc, version: v1.13.6}]"
+	retireA135     = "images: [{schematicID: abc, version: v1.13.5, retire: true}, {schematicID: abc, version: v1.13.6}]"
+	retireLabelA   = `images[0] (schematicID "abc", version "v1.13.5")`
+	retiringKey    = "kubernetes-worker-image.cozystack.io/retiring"
+)
+
+// diskUser is a DataVolume or PVC in a tenant namespace annotated with the golden it cloned.
+func diskUser(kind, namespace, name, golden string) string {
+	apiVersion := "cdi.kubevirt.io/v1beta1"
+	if kind == "PersistentVolumeClaim" {
+		apiVersion = "v1"
+	}
+	return fmt.Sprintf(`---
+apiVersion: %s
+kind: %s
+metadata:
+  name: %s
+  namespace: %s
+  annotations: {kubernetes-worker-image.cozystack.io/golden: %s}
+`, apiVersion, kind, name, namespace, golden)
+}
+
+// templateUser is a KubevirtMachineTemplate whose second disk clones
+// sourceNamespace/golden (the check looks at every disk, not only the first).
+func templateUser(namespace, name, sourceNamespace, golden string) string {
+	return fmt.Sprintf(`---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: %s, namespace: %s}
+spec:
+  template:
+    spec:
+      virtualMachineTemplate:
+        spec:
+          dataVolumeTemplates:
+            - metadata: {name: disk-data}
+              spec: {source: {blank: {}}}
+            - metadata: {name: disk-system}
+              spec: {source: {pvc: {namespace: %s, name: %s}}}
+`, name, namespace, sourceNamespace, golden)
+}
+
+// retireCluster holds both goldens as the catalog left them, plus objects.
+func retireCluster(t testing.TB, objects ...string) *support.Cluster {
+	t.Helper()
+	cluster := support.NewCluster()
+	m := mustRenderCatalog(t, vals(t, retireKeepBoth), nil)
+	require.NoError(t, cluster.Apply(m, catalogNamespace))
+	if len(objects) > 0 {
+		objs, err := render.ParseObjects([]byte(strings.Join(objects, "")))
+		require.NoError(t, err)
+		require.NoError(t, cluster.Add(objs...))
+	}
+	return cluster
+}
+
+func TestCatalogRetireIsRefusedWhileTheGoldenIsUsed(t *testing.T) {
+	fix := []string{retireLabelA, "sets retire: true", "cozy-public/" + retireA, "Move those pools to another golden (osImage.builtin with another flavor) or to HTTP", "or remove retire to keep the golden"}
+	for _, tc := range []struct {
+		name, user, neighbour, shown string
+	}{
+		{"a worker disk's DataVolume", diskUser("DataVolume", "tenant-acme", "vm-1-disk-system", retireA), diskUser("DataVolume", "tenant-acme", "vm-1-disk-system", retireB), "tenant-acme/DataVolume/vm-1-disk-system"},
+		{"a worker disk's PVC", diskUser("PersistentVolumeClaim", "tenant-beta", "vm-2-disk-system", retireA), diskUser("PersistentVolumeClaim", "tenant-beta", "vm-2-disk-system", retireB), "tenant-beta/PersistentVolumeClaim/vm-2-disk-system"},
+		{"a pool's machine template", templateUser("tenant-acme", "kubernetes-acme-workers-1a2b3c", "cozy-public", retireA), templateUser("tenant-acme", "kubernetes-acme-workers-1a2b3c", "tenant-acme", retireA), "tenant-acme/KubevirtMachineTemplate/kubernetes-acme-workers-1a2b3c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderCatalog(t, vals(t, retireA135), retireCluster(t, tc.user))
+			requireRefusal(t, err, append(fix, "still used by 1 object(s): "+tc.shown+".")...)
+			// The same object using another golden, or cloning a same-named PVC
+			// outside cozy-public, does not hold A back.
+			_, err = renderCatalog(t, vals(t, retireA135), retireCluster(t, tc.neighbour))
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestCatalogRetireRefusalNamesFiveUsersSortedAndCountsAll(t *testing.T) {
+	var users []string
+	for i := 7; i >= 1; i-- {
+		users = append(users, diskUser("DataVolume", fmt.Sprintf("tenant-%d", i), "disk", retireA))
+	}
+	users = append(users, templateUser("tenant-1", "tpl", "cozy-public", retireA))
+	_, err := renderCatalog(t, vals(t, retireA135), retireCluster(t, users...))
+	requireRefusal(t, err, "still used by 8 object(s): tenant-1/DataVolume/disk, tenant-1/KubevirtMachineTemplate/tpl, tenant-2/DataVolume/disk, tenant-3/DataVolume/disk, tenant-4/DataVolume/disk and 3 more.")
+	assert.NotContains(t, err.Error(), "tenant-5/")
+}
+
+func TestCatalogRetiredGoldenLosesKeepAndItsCloneGrant(t *testing.T) {
+	for _, cluster := range []*support.Cluster{nil, retireCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireB))} {
+		m := mustRenderCatalog(t, vals(t, retireA135), cluster)
+		a := catalogGolden(t, m, retireA)
+		assert.Equal(t, map[string]interface{}{
+			retiringKey: "true",
+			"cdi.kubevirt.io/storage.bind.immediate.requested": "true",
+			"cdi.kubevirt.io/storage.deleteAfterCompletion":    "false",
+		}, render.Get(a.Object, "metadata.annotations"))
+		b := catalogGolden(t, m, retireB)
+		assert.Equal(t, "keep", render.Get(b.Object, "metadata.annotations[helm.sh/resource-policy]"))
+		assert.Nil(t, render.Get(b.Object, "metadata.annotations["+retiringKey+"]"))
+		role := doc(t, m, "Role")
+		assert.Equal(t, []interface{}{retireB}, render.Get(role.Object, "rules.0.resourceNames"))
+		assert.True(t, catalogRoleAllows(role, catalogCloneAccess(retireB)))
+		assert.False(t, catalogRoleAllows(role, catalogCloneAccess(retireA)))
+		// The spec is the one the golden had: retiring is no edit.
+		kept := mustRenderCatalog(t, vals(t, retireKeepBoth), nil)
+		assert.Equal(t, render.Get(catalogGolden(t, kept, retireA).Object, "spec"), render.Get(a.Object, "spec"))
+	}
+}
+
+func TestCatalogEveryGoldenRetiredLeavesNoCloneRBAC(t *testing.T) {
+	m := mustRenderCatalog(t, vals(t, "images: [{schematicID: abc, version: v1.13.5, retire: true}, {schematicID: abc, version: v1.13.6, retire: true}]"), retireCluster(t))
+	assert.Len(t, m.OfKind("DataVolume"), 2)
+	assert.Empty(t, m.OfKind("Role"), "no Role rather than one with empty resourceNames")
+	assert.Empty(t, m.OfKind("RoleBinding"))
+}
+
+func TestCatalogRetireFalseRendersAsNoRetire(t *testing.T) {
+	want := mustRenderCatalog(t, vals(t, retireKeepBoth), nil).Text()
+	for _, v := range []string{
+		"images: [{schematicID: abc, version: v1.13.5, retire: false}, {schematicID: abc, version: v1.13.6}]",
+		"images: [{schematicID: abc, version: v1.13.5, retire: null}, {schematicID: abc, version: v1.13.6}]",
+	} {
+		m, err := renderCatalogAs(t, catalogSchemaOff, vals(t, v), retireCluster(t))
+		require.NoError(t, err)
+		assert.Equal(t, want, m.Text(), v)
+	}
+}
+
+// Cluster-wide lists are the price of retiring, paid only while something retires.
+func TestCatalogReadsOutsideCozyPublicOnlyWhileRetiring(t *testing.T) {
+	outage := errors.New("cluster-wide list")
+	users := diskUser("DataVolume", "tenant-acme", "disk", retireB) + templateUser("tenant-acme", "tpl", "cozy-public", retireB)
+	cluster := retireCluster(t, users)
+	cluster.FailClusterWideLists = outage
+	cluster.FailNamespacedLists = nil
+	m, err := renderCatalog(t, vals(t, retireKeepBoth), cluster)
+	require.NoError(t, err, "nothing retires: no cluster-wide list")
+	assert.Equal(t, mustRenderCatalog(t, vals(t, retireKeepBoth), nil).Text(), m.Text())
+	assert.Empty(t, cluster.ClusterWideLists())
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 1}, cluster.CallsByVerb(), "a GET per golden and the list of cozy-public")
+
+	_, err = renderCatalog(t, vals(t, retireA135), cluster)
+	requireRefusal(t, err, outage.Error())
+
+	cluster.FailClusterWideLists = nil
+	cluster.ResetCalls()
+	_, err = renderCatalog(t, vals(t, retireA135), cluster)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists())
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 2, "list persistentvolumeclaims": 1, "list kubevirtmachinetemplates": 1}, cluster.CallsByVerb())
+}
+
+// retiredCluster holds golden B kept and golden A as the retiring render left it.
+func retiredCluster(t testing.TB, objects ...string) *support.Cluster {
+	t.Helper()
+	cluster := retireCluster(t, objects...)
+	m := mustRenderCatalog(t, vals(t, retireA135), nil)
+	require.NoError(t, cluster.Apply(m, catalogNamespace))
+	a, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", catalogNamespace, retireA)
+	require.NoError(t, err)
+	require.Equal(t, "true", a.GetAnnotations()[retiringKey])
+	return cluster
+}
+
+const retireDropped = "images: [{schematicID: abc, version: v1.13.6}]"
+
+// Dropping a retiring entry lets Helm delete its golden: refused while it is used.
+func TestCatalogDroppingARetiringEntryIsRefusedWhileItsGoldenIsUsed(t *testing.T) {
+	for _, user := range []string{
+		diskUser("DataVolume", "tenant-acme", "disk", retireA),
+		diskUser("PersistentVolumeClaim", "tenant-acme", "disk", retireA),
+		templateUser("tenant-acme", "tpl", "cozy-public", retireA),
+	} {
+		_, err := renderCatalog(t, vals(t, retireDropped), retiredCluster(t, user))
+		requireRefusal(t, err, "the golden cozy-public/"+retireA+" is marked retiring and this render no longer lists its entry, so Helm would delete it",
+			"still used by 1 object(s): tenant-acme/", "keep its entry in images with retire: true")
+		// The neighbour: the same user on B, which is not retiring.
+		_, err = renderCatalog(t, vals(t, retireDropped), retiredCluster(t, strings.ReplaceAll(user, retireA, retireB)))
+		require.NoError(t, err)
+	}
+	// Still listed with retire: true, the entry's own message.
+	_, err := renderCatalog(t, vals(t, retireA135), retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireA)))
+	requireRefusal(t, err, retireLabelA, "sets retire: true")
+}
+
+func TestCatalogDroppedRetiringEntryRendersOnlyTheOthers(t *testing.T) {
+	cluster := retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireB))
+	m := mustRenderCatalog(t, vals(t, retireDropped), cluster)
+	assert.Equal(t, mustRenderCatalog(t, vals(t, retireDropped), nil).Text(), m.Text())
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists(), "a live retiring golden is checked")
+}
+
+// Listing the entry again without retire takes the golden back: keep returns and
+// nothing is checked, so the cluster-wide lists stop.
+func TestCatalogRetiringGoldenTakenBackIsNotChecked(t *testing.T) {
+	cluster := retiredCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireA))
+	cluster.FailClusterWideLists = errors.New("cluster-wide list")
+	m := mustRenderCatalog(t, vals(t, retireKeepBoth), cluster)
+	assert.Equal(t, "keep", render.Get(catalogGolden(t, m, retireA).Object, "metadata.annotations[helm.sh/resource-policy]"))
+	_, err := renderCatalog(t, vals(t, retireDropped), cluster)
+	requireRefusal(t, err, "cluster-wide list")
+}
+
+func TestCatalogRetiringGoldensListErrorFailsTheRender(t *testing.T) {
+	cluster := retireCluster(t)
+	cluster.FailNamespacedLists = errors.New("etcdserver: request timed out")
+	_, err := renderCatalog(t, vals(t, retireKeepBoth), cluster)
+	requireRefusal(t, err, "etcdserver: request timed out")
+}
+
+func TestCatalogRetireLookupErrorsFailTheRender(t *testing.T) {
+	apiErr := errors.New("etcdserver: request timed out")
+	for _, kind := range []string{"KubevirtMachineTemplate", "PersistentVolumeClaim"} {
+		cluster := retireCluster(t)
+		cluster.FailWith = map[string]error{kind: apiErr}
+		_, err := renderCatalog(t, vals(t, retireA135), cluster)
+		requireRefusal(t, err, apiErr.Error())
+	}
+}
