@@ -196,3 +196,14 @@ func TestQuantityComparisonAgreesWithParseQuantity(t *testing.T) {
 func goldenOfSize(size string) string {
 	return golden{class: "fixed", size: "'" + size + "'", phase: "Succeeded"}.yaml()
 }
+
+// A golden whose recorded size is not a quantity (the API would not store one,
+// but a hand-made object might carry it) is refused by the shared parser, not
+// compared as zero; a well-formed size compares.
+func TestMalformedGoldenSizeIsRefused(t *testing.T) {
+	values := vals(t, "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}")
+	_, err := renderPool(t, values, clusterFromYAML(t, goldenOfSize("6 GB"), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+	requireRefusal(t, err, `"6 GB" is not a Kubernetes quantity`)
+	_, err = renderPool(t, vals(t, "{cluster: acme, storageClass: fixed, diskSize: 6G, osImage: {builtin: {}}}"), clusterFromYAML(t, goldenOfSize("6G"), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+	require.NoError(t, err)
+}
