@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/tests/support"
@@ -57,4 +58,18 @@ func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
 	require.Contains(t, []int{exitOK, exitAttn}, code, "rollcheck: %s", outText)
 	code, outText = run("pins", "-cluster", support.Path("cmd", "workerimage", "testdata", "pins", "cluster.yaml"))
 	require.Equal(t, exitOK, code, "pins: %s", outText)
+}
+
+// The CLI is product code: its dependency graph holds no test package of this
+// repository and none of client-go's test fakes (DESIGN.md, Layout).
+func TestCLILinksNoTestCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	require.NoError(t, err, "go list -deps: %s", out)
+	deps := strings.Fields(string(out))
+	require.Contains(t, deps, "helm.sh/helm/v3/pkg/engine", "the listing is the CLI's graph")
+	for _, dep := range deps {
+		for _, banned := range []string{"k8s.io/client-go/testing", "k8s.io/client-go/dynamic/fake", "github.com/cozystack/golden-worker-images/tests/"} {
+			require.False(t, strings.HasPrefix(dep, banned), "the CLI links %s", dep)
+		}
+	}
 }
