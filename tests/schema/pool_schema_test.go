@@ -79,7 +79,6 @@ func TestPoolSchema(t *testing.T) {
 		"{storageClass: 'a b'}",
 		"{storageClass: \"a\\nkind: Secret\"}",
 		"{instanceType: U1.medium}",
-		"{osImage: {builtin: {}, factory: {}}}",
 		"{osImage: {builtin: {imageFactoryURL: 'https://x'}}}",
 		"{osImage: {other: {}}}",
 	})
