@@ -242,46 +242,14 @@ Takes the root context.
 {{- end -}}
 
 {{/*
-The cluster's default class for a VM disk, as CDI resolves it: the newest class
-annotated storageclass.kubevirt.io/is-default-virt-class "true"; else the newest
-with storageclass.kubernetes.io/is-default-class "true"; else the newest with
-only the beta annotation. "" when there is none. Read once per render (both
-sides of refusal 4 may ask). Takes the root context.
+The cluster's default class for a VM disk (worker-image-lib.defaultStorageClass),
+read once per render (both sides of refusal 4 may ask). Takes the root context.
 */}}
 {{- define "kubernetes-nodes.defaultStorageClass" -}}
 {{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "defaultStorageClass") -}}
 {{- include "kubernetes-nodes.ensureStorageClasses" . -}}
-{{- $classes := $state.storageClasses.items | default list -}}
-{{- $found := "" -}}
-{{- range $annotation := list "storageclass.kubevirt.io/is-default-virt-class" "storageclass.kubernetes.io/is-default-class" "storageclass.beta.kubernetes.io/is-default-class" -}}
-{{- if not $found -}}
-{{- $annotated := list -}}
-{{- range $classes -}}
-{{- if eq (get (.metadata.annotations | default dict) $annotation | toString) "true" -}}
-{{- $annotated = append $annotated . -}}
-{{- end -}}
-{{- end -}}
-{{- $found = include "kubernetes-nodes.newest" $annotated -}}
-{{- end -}}
-{{- end -}}
-{{- $_ := set $state "defaultStorageClass" $found -}}
+{{- $_ := set $state "defaultStorageClass" (include "worker-image-lib.defaultStorageClass" ($state.storageClasses.items | default list)) -}}
 {{- end -}}
 {{- $state.defaultStorageClass -}}
-{{- end -}}
-
-{{/*
-The name of the most recently created object of a list, as Kubernetes picks
-among several defaults: a tie in creation time goes to the name that sorts
-first, so the answer never depends on list order. "" for an empty list.
-*/}}
-{{- define "kubernetes-nodes.newest" -}}
-{{- $best := dict -}}
-{{- range . -}}
-{{- $created := .metadata.creationTimestamp | default "" | toString -}}
-{{- if or (not $best.name) (gt $created $best.created) (and (eq $created $best.created) (lt .metadata.name $best.name)) -}}
-{{- $best = dict "name" .metadata.name "created" $created -}}
-{{- end -}}
-{{- end -}}
-{{- $best.name | default "" -}}
 {{- end -}}
