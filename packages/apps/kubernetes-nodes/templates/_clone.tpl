@@ -1,36 +1,78 @@
 {{/*
-The clone path, in the order its parts run: the golden's state in cozy-public,
-the refusals that need only that state (absent, failed), the pool's class, the
-golden's class and size, and the refusals that compare them (DESIGN.md refusals
-2 to 6). Lookups are made only when an answer depends on them, so a pool with a
-declared class and a healthy golden reads only the golden; no path lists the
-pool's namespace (the pool's own state is two GETs: its MachineDeployment and
-the KubevirtMachineTemplate that names).
+The clone path, in the order its parts run: the plain golden's state in
+cozy-public, the pool's class P, which golden serves P (the plain one when it is
+on P, else the entry's per-class golden talos-worker-<schematicID>-<version>--P
+when it exists, else the plain one, refused), the refusals that need only that
+golden's state (absent, failed, retiring), its class and size, and the refusals
+that compare them (DESIGN.md refusals 2 to 6). Lookups are made only when an
+answer depends on them, so a pool with a declared class and a healthy golden on
+it reads only the golden; the per-class golden is read (one GET, and its PVC
+only when its DataVolume is gone) only when the plain one is absent or on
+another class; no path lists the pool's namespace (the pool's own state is two
+GETs: its MachineDeployment and the KubevirtMachineTemplate that names).
 Takes a dict: root, image (the resolved image), out (filled with the result).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
 {{- $root := .root -}}
-{{- $golden := dict -}}
-{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" .image.golden "out" $golden) -}}
+{{- $plain := dict -}}
+{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" .image.golden "out" $plain) -}}
 {{- $result := .out -}}
 {{- $_ := set $result "clone" true -}}
 {{- $_ := set $result "golden" .image.golden -}}
 {{- $_ := set $result "storageClassName" ($root.Values.storageClass | toString) -}}
-{{- $_ := set $result "preview" $golden.preview -}}
-{{- if not $golden.preview -}}
-{{- $ctx := dict "root" $root "image" .image "golden" $golden "pool" (include "kubernetes-nodes.poolName" $root) -}}
+{{- $_ := set $result "preview" $plain.preview -}}
+{{- if not $plain.preview -}}
+{{- $ctx := dict "root" $root "image" .image "pool" (include "kubernetes-nodes.poolName" $root) -}}
 {{- include "kubernetes-nodes.cloneContext" $ctx -}}
 {{- $running := dict -}}
-{{- if or (not $golden.present) (eq $golden.phase "Failed") $golden.retiring (not $result.storageClassName) -}}
+{{- if or (not $plain.present) (eq $plain.phase "Failed") $plain.retiring (not $result.storageClassName) -}}
 {{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
 {{- end -}}
-{{- $_ := set $ctx "running" $running -}}
-{{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
 {{- $poolSide := dict -}}
 {{- include "kubernetes-nodes.poolClass" (dict "root" $root "running" $running "out" $poolSide) -}}
+{{- $golden := $plain -}}
 {{- $goldenSide := dict -}}
+{{- $sideRead := false -}}
+{{- $perClassName := "" -}}
+{{- if $poolSide.class -}}
+{{- $perClassName = include "worker-image-lib.perClassGoldenName" (dict "schematicID" .image.schematicID "version" .image.version "class" $poolSide.class) -}}
+{{- end -}}
+{{- /*
+The plain golden serves the pool when it is on P (or either class is
+unknown): today's bytes. A pool running from the plain golden after it was
+deleted keeps it (exempt below): adding a per-class golden must not re-image it.
+*/ -}}
+{{- $wantPerClass := false -}}
+{{- if $plain.present -}}
+{{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $plain "out" $goldenSide) -}}
+{{- $sideRead = true -}}
+{{- $wantPerClass = and $goldenSide.class (ne $goldenSide.class $poolSide.class) -}}
+{{- else -}}
+{{- $wantPerClass = not (and $running.ready (eq $running.source .image.golden)) -}}
+{{- end -}}
+{{- if and $wantPerClass $perClassName -}}
+{{- $perClass := dict -}}
+{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" $perClassName "out" $perClass) -}}
+{{- if not $running.read -}}
+{{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
+{{- end -}}
+{{- if or $perClass.present (and $running.ready (eq $running.source $perClassName)) -}}
+{{- $golden = $perClass -}}
+{{- $goldenSide = dict -}}
+{{- $sideRead = false -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $ctx "golden" $golden -}}
+{{- $_ := set $ctx "name" $golden.name -}}
+{{- $_ := set $ctx "perClassName" $perClassName -}}
+{{- $_ := set $ctx "poolClass" $poolSide.class -}}
+{{- $_ := set $ctx "running" $running -}}
+{{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
+{{- if not $sideRead -}}
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
+{{- end -}}
 {{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
+{{- $_ := set $result "golden" $golden.name -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
 {{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring) -}}
 {{- end -}}
@@ -47,6 +89,7 @@ retiring, present, foundAs, preview).
 */}}
 {{- define "kubernetes-nodes.goldenState" -}}
 {{- $out := .out -}}
+{{- $_ := set $out "name" .name -}}
 {{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" .name -}}
 {{- $_ := set $out "dv" $dv -}}
 {{- $_ := set $out "pvc" dict -}}
@@ -95,10 +138,15 @@ clones this golden and at least one of its workers is ready
 golden, seen, toHTTP, running.
 */}}
 {{- define "kubernetes-nodes.assertGoldenUsable" -}}
-{{- $name := .image.golden -}}
-{{- $exempt := and .running.name .running.ready -}}
+{{- $name := .name -}}
+{{- /* Exempt only when the running template clones the very golden chosen. */ -}}
+{{- $exempt := and .running.name .running.ready (eq (.running.source | default "") $name) -}}
+{{- $perClassFix := "" -}}
+{{- if .perClassName -}}
+{{- $perClassFix = printf " (if the entry exists for another class, add %q to its additionalStorageClasses: the golden %s)" .poolClass .perClassName -}}
+{{- end -}}
 {{- if and (not .golden.present) (not $exempt) -}}
-{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version .toHTTP) -}}
+{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images%s and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version $perClassFix .toHTTP) -}}
 {{- end -}}
 {{- if and .golden.retiring (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s in cozy-public is retiring (annotated kubernetes-worker-image.cozystack.io/retiring: \"true\"): the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} sets retire: true, and once the entry is dropped the golden is deleted; %s. A pool cannot start cloning it. Point osImage.builtin at another flavor (a catalog entry that is not retiring), or %s" .pool $name .image.schematicID .image.version .seen .toHTTP) -}}
@@ -177,8 +225,9 @@ goldenSide.
 {{- $poolClass := .poolSide.class -}}
 {{- $goldenClass := .goldenSide.class -}}
 {{- $goldenSize := .goldenSide.size -}}
-{{- $name := .image.golden -}}
+{{- $name := .name -}}
 {{- $diskSize := .root.Values.diskSize -}}
+
 {{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
 {{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $poolClass) -}}
 {{- end -}}
@@ -201,15 +250,17 @@ goldenSide.
 The template the pool runs from, when it clones this golden: the
 KubevirtMachineTemplate in the pool's namespace that its MachineDeployment's
 spec.template.spec.infrastructureRef names, whose disk
-(dataVolumeTemplates[0].spec.source.pvc) is this golden in cozy-public. Two
+(dataVolumeTemplates[0].spec.source.pvc) is this golden, or one of its
+per-class goldens (<golden>--<class>), in cozy-public. Two
 fixed GETs, whatever the namespace holds; another pool's objects never count,
 and a template cloning another golden (the pool is moving) does not either.
-Takes a dict: root, golden, out (filled with name, class (written on its disk,
-or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
+Takes a dict: root, golden (the plain name), out (filled with read, name,
+source (the golden it clones), class (written on its disk, or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
 (at least one)).
 */}}
 {{- define "kubernetes-nodes.runningTemplate" -}}
 {{- $root := .root -}}
+{{- $_ := set .out "read" true -}}
 {{- if include "kubernetes-nodes.ensureMachineDeployment" $root -}}
 {{- $md := $root._kubernetesNodes.machineDeployment -}}
 {{- $ref := dig "spec" "template" "spec" "infrastructureRef" "name" "" $md | toString -}}
@@ -219,8 +270,10 @@ or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
 {{- if and (kindIs "slice" $disks) $disks (kindIs "map" (first $disks)) -}}
 {{- $disk := first $disks -}}
 {{- $source := dig "spec" "source" "pvc" dict $disk -}}
-{{- if and (kindIs "map" $source) (eq (get $source "namespace" | toString) "cozy-public") (eq (get $source "name" | toString) .golden) -}}
+{{- $cloned := get $source "name" | toString -}}
+{{- if and (kindIs "map" $source) (eq (get $source "namespace" | toString) "cozy-public") (or (eq $cloned .golden) (hasPrefix (printf "%s--" .golden) $cloned)) -}}
 {{- $_ := set .out "name" $ref -}}
+{{- $_ := set .out "source" $cloned -}}
 {{- $_ := set .out "class" (dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $disk) $disk | toString) -}}
 {{- $_ := set .out "readyReplicas" (dig "status" "readyReplicas" 0 $md | int64) -}}
 {{- $_ := set .out "ready" (ge .out.readyReplicas 1) -}}
