@@ -72,6 +72,7 @@ deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
 {{- end -}}
 {{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
+{{- include "kubernetes-nodes.assertNoHostAssistedCopy" $ctx -}}
 {{- $_ := set $result "golden" $golden.name -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
 {{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring) -}}
@@ -198,6 +199,7 @@ size).
 {{- end -}}
 {{- if and $golden.present (or (not $class) (not $size)) (not $golden.pvcRead) -}}
 {{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- $_ := set $golden "pvcRead" true -}}
 {{- end -}}
 {{- if and (not $class) $golden.pvc -}}
 {{- $class = dig "spec" "storageClassName" "" $golden.pvc -}}
@@ -238,12 +240,112 @@ goldenSide.
 {{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize) -}}
 {{- end -}}
 {{- if and (gt $disk $size) $poolClass -}}
-{{- $class := lookup "storage.k8s.io/v1" "StorageClass" "" $poolClass -}}
+{{- $class := include "kubernetes-nodes.storageClass" (dict "root" .root "name" $poolClass) | fromJson -}}
 {{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
 {{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+Refusals 7 to 9: the fallbacks to a host-assisted copy (a full read and write
+of the image over the pod network per worker disk) that CDI's clone planner
+would take and that the cluster shows at render time. The strategy is CDI's
+own choice: the CDI resource's spec.cloneStrategyOverride, else the pool
+class's StorageProfile status.cloneStrategy, else snapshot. A cluster with no
+CDI resource states no strategy: 7 and 8 are skipped rather than guessed. 8
+asks .Capabilities before listing VolumeSnapshotClasses, so a cluster without
+the snapshot API is this refusal, never a raw lookup error; a class the cluster
+does not list has no known provisioner and is not judged. 9 compares volume
+modes only when both are known. The CDI kinds are not asked about first: the
+clone path already reads DataVolumes, which only a cluster with CDI serves.
+Takes the clone context with poolClass, golden, name.
+*/}}
+{{- define "kubernetes-nodes.assertNoHostAssistedCopy" -}}
+{{- $root := .root -}}
+{{- $class := .poolClass -}}
+{{- if $class -}}
+{{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
+{{- $profile := lookup "cdi.kubevirt.io/v1beta1" "StorageProfile" "" $class | default dict -}}
+{{- if $cdis -}}
+{{- /* There is usually one, named cdi; with several, that one, else the name that sorts first. */ -}}
+{{- $cdi := dict -}}
+{{- range $cdis -}}
+{{- if or (not $cdi) (eq .metadata.name "cdi") (and (ne $cdi.metadata.name "cdi") (lt .metadata.name $cdi.metadata.name)) -}}
+{{- $cdi = . -}}
+{{- end -}}
+{{- end -}}
+{{- $strategy := dig "spec" "cloneStrategyOverride" "" $cdi | toString -}}
+{{- $from := printf "spec.cloneStrategyOverride of the CDI resource %s" $cdi.metadata.name -}}
+{{- $fix := printf "remove spec.cloneStrategyOverride from the CDI resource %s (or set it to csi-clone or snapshot)" $cdi.metadata.name -}}
+{{- if not $strategy -}}
+{{- $strategy = dig "status" "cloneStrategy" "" $profile | toString -}}
+{{- $from = printf "status.cloneStrategy of the StorageProfile %s" $class -}}
+{{- $fix = printf "set spec.cloneStrategy of the StorageProfile %s to csi-clone (when its driver can CSI-clone) or snapshot" $class -}}
+{{- end -}}
+{{- if not $strategy -}}
+{{- $strategy = "snapshot" -}}
+{{- $from = printf "CDI's default: the CDI resource %s sets no spec.cloneStrategyOverride and the StorageProfile %s states no status.cloneStrategy" $cdi.metadata.name $class -}}
+{{- end -}}
+{{- if eq $strategy "copy" -}}
+{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"copy\" (%s): a host-assisted copy of the whole image over the pod network for every worker disk; %s. To get a storage-layer clone, %s" .pool .name $class $from .seen $fix) -}}
+{{- end -}}
+{{- if eq $strategy "snapshot" -}}
+{{- $sc := include "kubernetes-nodes.storageClass" (dict "root" $root "name" $class) | fromJson -}}
+{{- $provisioner := get $sc "provisioner" | default "" | toString -}}
+{{- if $provisioner -}}
+{{- $missing := "" -}}
+{{- if not ($root.Capabilities.APIVersions.Has "snapshot.storage.k8s.io/v1") -}}
+{{- $missing = "the cluster does not serve snapshot.storage.k8s.io/v1, so there is no VolumeSnapshotClass at all" -}}
+{{- else -}}
+{{- $drivers := list -}}
+{{- range (lookup "snapshot.storage.k8s.io/v1" "VolumeSnapshotClass" "" "").items | default list -}}
+{{- $drivers = append $drivers (get . "driver" | default "" | toString) -}}
+{{- end -}}
+{{- if not (has $provisioner $drivers) -}}
+{{- $missing = printf "no VolumeSnapshotClass has driver %s" $provisioner -}}
+{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them), or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner $class) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $sets := dig "status" "claimPropertySets" list $profile -}}
+{{- $want := "" -}}
+{{- if and (kindIs "slice" $sets) $sets (kindIs "map" (first $sets)) -}}
+{{- $want = get (first $sets) "volumeMode" | default "" | toString -}}
+{{- end -}}
+{{- if $want -}}
+{{- $golden := .golden -}}
+{{- if and $golden.present (not $golden.pvc) (not $golden.pvcRead) -}}
+{{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- $_ := set $golden "pvcRead" true -}}
+{{- end -}}
+{{- $have := dig "spec" "volumeMode" "" ($golden.pvc | default dict) | toString -}}
+{{- if and $have (ne $have $want) -}}
+{{- fail (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0].volumeMode of the StorageProfile %s); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A StorageClass by name, read at most once per render (refusals 6 and 8 both
+ask), as JSON ({} when the cluster has none of that name). Takes a dict:
+root, name.
+*/}}
+{{- define "kubernetes-nodes.storageClass" -}}
+{{- $state := .root._kubernetesNodes -}}
+{{- if not (hasKey $state "storageClassByName") -}}
+{{- $_ := set $state "storageClassByName" dict -}}
+{{- end -}}
+{{- if not (hasKey $state.storageClassByName .name) -}}
+{{- $_ := set $state.storageClassByName .name (lookup "storage.k8s.io/v1" "StorageClass" "" .name) -}}
+{{- end -}}
+{{- get $state.storageClassByName .name | toJson -}}
 {{- end -}}
 
 {{/*
