@@ -17,6 +17,17 @@ import (
 type target struct {
 	provider engine.ClientProvider
 	desc     string
+	// apiVersions are what the cluster serves of the API versions the charts
+	// ask .Capabilities about, so a render sees what `helm install` would.
+	apiVersions []string
+}
+
+// servedAPIVersions asks a provider that can tell (a live cluster, a state file).
+func servedAPIVersions(p engine.ClientProvider) ([]string, error) {
+	if s, ok := p.(interface{ APIVersions() ([]string, error) }); ok {
+		return s.APIVersions()
+	}
+	return nil, nil
 }
 
 func (a app) connect(stateFile, kubeconfig string, required bool) (target, error) {
@@ -28,13 +39,18 @@ func (a app) connect(stateFile, kubeconfig string, required bool) (target, error
 		if err != nil {
 			return target{}, problemf("cluster state %s: %v", stateFile, err)
 		}
-		return target{provider: c, desc: "state file " + stateFile}, nil
+		served, _ := c.APIVersions()
+		return target{provider: c, desc: "state file " + stateFile, apiVersions: served}, nil
 	case kubeconfig != "":
 		p, err := a.dial(kubeconfig)
 		if err != nil {
 			return target{}, err
 		}
-		return target{provider: p, desc: "kubeconfig " + kubeconfig}, nil
+		served, err := servedAPIVersions(p)
+		if err != nil {
+			return target{}, problemf("kubeconfig %s: %v", kubeconfig, err)
+		}
+		return target{provider: p, desc: "kubeconfig " + kubeconfig, apiVersions: served}, nil
 	case required:
 		return target{}, problemf("give the cluster: -cluster STATE.yaml or -kubeconfig PATH")
 	}
@@ -42,7 +58,7 @@ func (a app) connect(stateFile, kubeconfig string, required bool) (target, error
 }
 
 func (t target) options(rel render.Release, values map[string]interface{}) render.Options {
-	return render.Options{Release: rel, Values: values, Cluster: t.provider}
+	return render.Options{Release: rel, Values: values, Cluster: t.provider, APIVersions: t.apiVersions}
 }
 
 // list reads every object of a kind, in every namespace or in one.

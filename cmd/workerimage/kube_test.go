@@ -31,6 +31,9 @@ var servedKinds = []servedKind{
 	{"v1", "Secret", "secrets", true},
 	{"storage.k8s.io/v1", "StorageClass", "storageclasses", false},
 	{"cdi.kubevirt.io/v1beta1", "DataVolume", "datavolumes", true},
+	// A cluster with CDI serves its CDI resource and StorageProfiles with DataVolumes.
+	{"cdi.kubevirt.io/v1beta1", "CDI", "cdis", false},
+	{"cdi.kubevirt.io/v1beta1", "StorageProfile", "storageprofiles", false},
 	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes", false},
 	{"cluster.x-k8s.io/v1beta1", "MachineDeployment", "machinedeployments", true},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", true},

@@ -85,3 +85,30 @@ func (p *Live) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResou
 // ErrKindNotServed: the cluster has no such kind, as when its CRD is not
 // installed (as opposed to an API error while asking).
 var ErrKindNotServed = errors.New("the cluster serves no such kind")
+
+// CapabilityAPIVersions are the API versions the charts ask
+// .Capabilities.APIVersions about before looking a kind of them up.
+var CapabilityAPIVersions = []string{"snapshot.storage.k8s.io/v1"}
+
+// APIVersions says which of CapabilityAPIVersions the cluster serves, each as
+// "group/version" and "group/version/Kind" the way Helm fills .Capabilities
+// from discovery, so a render through the CLI sees what `helm install` would.
+func (p *Live) APIVersions() ([]string, error) {
+	var out []string
+	for _, gv := range CapabilityAPIVersions {
+		list, err := p.disc.ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("discovery of %s: %w", gv, err)
+		}
+		out = append(out, gv)
+		for _, r := range list.APIResources {
+			if !strings.Contains(r.Name, "/") {
+				out = append(out, gv+"/"+r.Kind)
+			}
+		}
+	}
+	return out, nil
+}

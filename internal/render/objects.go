@@ -71,6 +71,9 @@ var clusterScopedKinds = map[string]bool{
 	"ClusterRole":                       true,
 	"ClusterRoleBinding":                true,
 	"CustomResourceDefinition":          true,
+	"CDI":                               true,
+	"StorageProfile":                    true,
+	"VolumeSnapshotClass":               true,
 }
 
 // ResourceFor names a kind's resource and says whether it is namespaced, for a

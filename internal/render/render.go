@@ -47,6 +47,18 @@ type Options struct {
 	Release Release
 	Values  map[string]interface{}
 	Cluster engine.ClientProvider
+	// APIVersions are served on top of Helm's defaults, as a cluster's
+	// discovery would add them to .Capabilities.APIVersions ("group/version"
+	// or "group/version/Kind"), so a chart that asks before it looks a kind up
+	// can be rendered with and without it.
+	APIVersions []string
+}
+
+// Capabilities is Helm's default capabilities plus opts.APIVersions.
+func (o Options) Capabilities() *chartutil.Capabilities {
+	caps := *chartutil.DefaultCapabilities
+	caps.APIVersions = append(append(chartutil.VersionSet{}, caps.APIVersions...), o.APIVersions...)
+	return &caps
 }
 
 // Provider is the cluster to render against, or nil for none. A nil pointer
@@ -80,7 +92,7 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 		Revision:  opts.Release.Revision(),
 		IsInstall: !opts.Release.Upgrade,
 		IsUpgrade: opts.Release.Upgrade,
-	}, chartutil.DefaultCapabilities, opts.Release.SkipSchemaValidation)
+	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,21 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 	return s
 }
 
+// APIVersions says which of CapabilityAPIVersions a cluster-state file
+// serves: those of which it holds an object (a state file has no discovery).
+func (s *State) APIVersions() ([]string, error) {
+	var out []string
+	for _, gv := range CapabilityAPIVersions {
+		for gvr, objs := range s.byResource {
+			if gvr.GroupVersion().String() == gv && len(objs) > 0 {
+				out = append(out, gv)
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
 // GetClientFor implements Helm's engine.ClientProvider.
 func (s *State) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
 	if strings.TrimSpace(kind) == "" {

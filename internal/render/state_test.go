@@ -66,3 +66,19 @@ func TestStateAnswersLookupsAsTheFakeCluster(t *testing.T) {
 	_, err = client(state, "v1", "ConfigMap", "x").Create(ctx, &unstructured.Unstructured{}, metav1.CreateOptions{})
 	require.Error(t, err, "a state file is read-only")
 }
+
+// A state file serves the snapshot API when it holds an object of it, so the
+// pool's snapshot refusal sees what it would on that cluster.
+func TestStateServesTheAPIVersionsOfItsObjects(t *testing.T) {
+	without, err := render.ParseObjects([]byte("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: a}\nprovisioner: p\n"))
+	require.NoError(t, err)
+	served, err := render.NewState(without...).APIVersions()
+	require.NoError(t, err)
+	require.Empty(t, served)
+
+	with, err := render.ParseObjects([]byte("apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata: {name: a}\ndriver: p\ndeletionPolicy: Delete\n"))
+	require.NoError(t, err)
+	served, err = render.NewState(append(without, with...)...).APIVersions()
+	require.NoError(t, err)
+	require.Equal(t, []string{"snapshot.storage.k8s.io/v1"}, served)
+}

@@ -391,7 +391,9 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get machinedeployments": 1,
 		"get datavolumes":        1,
 		"get storageclasses":     1,
-	}, cluster.CallsByVerb())
+		"list cdis":              1,
+		"get storageprofiles":    1,
+	}, cluster.CallsByVerb(), "refusals 7 to 9 add the CDI list and the class's StorageProfile; with no CDI resource no VolumeSnapshotClass is listed")
 
 	cluster = healthyCluster(t)
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
@@ -402,6 +404,8 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get datavolumes":        1,
 		"list storageclasses":    1,
 		"get storageclasses":     1,
+		"list cdis":              1,
+		"get storageprofiles":    1,
 	}, cluster.CallsByVerb(), "no list of the pool's namespace: a new pool has no MachineDeployment, so no template is read")
 
 	cluster = healthyCluster(t, runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))
@@ -413,5 +417,7 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get kubevirtmachinetemplates": 1,
 		"get datavolumes":              1,
 		"get storageclasses":           1,
+		"list cdis":                    1,
+		"get storageprofiles":          1,
 	}, cluster.CallsByVerb(), "a running pool: its MachineDeployment once (record and clone path share it) and its template, fixed GETs")
 }

@@ -160,7 +160,7 @@ func hostileCharts() []hostileChart {
 			base:    "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: [{kind: Group, name: g}]}",
 			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
-				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("{}"),
+				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("additionalStorageClasses"), entryField("{}"),
 				subjectField("name"), subjectField("kind"), subjectField("namespace"),
 			},
 		},

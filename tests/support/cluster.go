@@ -105,6 +105,9 @@ var lookedUpKinds = [][2]string{
 	{"v1", "Secret"},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},
 	{"infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate"},
+	{"cdi.kubevirt.io/v1beta1", "CDI"},
+	{"cdi.kubevirt.io/v1beta1", "StorageProfile"},
+	{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass"},
 }
 
 // LoadCluster builds a fake cluster from fixture files.

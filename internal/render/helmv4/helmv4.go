@@ -30,7 +30,7 @@ func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
 	rel := opts.Release
 	vals, err := util.ToRenderValuesWithSchemaValidation(c, opts.Values, common.ReleaseOptions{
 		Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Revision(), IsInstall: !rel.Upgrade, IsUpgrade: rel.Upgrade,
-	}, common.DefaultCapabilities, rel.SkipSchemaValidation)
+	}, capabilities(opts.APIVersions), rel.SkipSchemaValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -68,4 +68,12 @@ func chartFiles(chrt *chart.Chart, prefix string) []*archive.BufferedFile {
 		out = append(out, chartFiles(dep, path.Join(prefix+"charts", dep.Name())+"/")...)
 	}
 	return out
+}
+
+// capabilities is Helm v4's default capabilities plus extra API versions, as
+// render.Options.Capabilities is for v3.
+func capabilities(extra []string) *common.Capabilities {
+	caps := *common.DefaultCapabilities
+	caps.APIVersions = append(append(common.VersionSet{}, caps.APIVersions...), extra...)
+	return &caps
 }

@@ -1,36 +1,79 @@
 {{/*
-The clone path, in the order its parts run: the golden's state in cozy-public,
-the refusals that need only that state (absent, failed), the pool's class, the
-golden's class and size, and the refusals that compare them (DESIGN.md refusals
-2 to 6). Lookups are made only when an answer depends on them, so a pool with a
-declared class and a healthy golden reads only the golden; no path lists the
-pool's namespace (the pool's own state is two GETs: its MachineDeployment and
-the KubevirtMachineTemplate that names).
+The clone path, in the order its parts run: the plain golden's state in
+cozy-public, the pool's class P, which golden serves P (the plain one when it is
+on P, else the entry's per-class golden talos-worker-<schematicID>-<version>--P
+when it exists, else the plain one, refused), the refusals that need only that
+golden's state (absent, failed, retiring), its class and size, and the refusals
+that compare them (DESIGN.md refusals 2 to 6). Lookups are made only when an
+answer depends on them, so a pool with a declared class and a healthy golden on
+it reads only the golden; the per-class golden is read (one GET, and its PVC
+only when its DataVolume is gone) only when the plain one is absent or on
+another class; no path lists the pool's namespace (the pool's own state is two
+GETs: its MachineDeployment and the KubevirtMachineTemplate that names).
 Takes a dict: root, image (the resolved image), out (filled with the result).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
 {{- $root := .root -}}
-{{- $golden := dict -}}
-{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" .image.golden "out" $golden) -}}
+{{- $plain := dict -}}
+{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" .image.golden "out" $plain) -}}
 {{- $result := .out -}}
 {{- $_ := set $result "clone" true -}}
 {{- $_ := set $result "golden" .image.golden -}}
 {{- $_ := set $result "storageClassName" ($root.Values.storageClass | toString) -}}
-{{- $_ := set $result "preview" $golden.preview -}}
-{{- if not $golden.preview -}}
-{{- $ctx := dict "root" $root "image" .image "golden" $golden "pool" (include "kubernetes-nodes.poolName" $root) -}}
+{{- $_ := set $result "preview" $plain.preview -}}
+{{- if not $plain.preview -}}
+{{- $ctx := dict "root" $root "image" .image "pool" (include "kubernetes-nodes.poolName" $root) -}}
 {{- include "kubernetes-nodes.cloneContext" $ctx -}}
 {{- $running := dict -}}
-{{- if or (not $golden.present) (eq $golden.phase "Failed") $golden.retiring (not $result.storageClassName) -}}
+{{- if or (not $plain.present) (eq $plain.phase "Failed") $plain.retiring (not $result.storageClassName) -}}
 {{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
 {{- end -}}
-{{- $_ := set $ctx "running" $running -}}
-{{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
 {{- $poolSide := dict -}}
 {{- include "kubernetes-nodes.poolClass" (dict "root" $root "running" $running "out" $poolSide) -}}
+{{- $golden := $plain -}}
 {{- $goldenSide := dict -}}
+{{- $sideRead := false -}}
+{{- $perClassName := "" -}}
+{{- if $poolSide.class -}}
+{{- $perClassName = include "worker-image-lib.perClassGoldenName" (dict "schematicID" .image.schematicID "version" .image.version "class" $poolSide.class) -}}
+{{- end -}}
+{{- /*
+The plain golden serves the pool when it is on P (or either class is
+unknown): today's bytes. A pool running from the plain golden after it was
+deleted keeps it (exempt below): adding a per-class golden must not re-image it.
+*/ -}}
+{{- $wantPerClass := false -}}
+{{- if $plain.present -}}
+{{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $plain "out" $goldenSide) -}}
+{{- $sideRead = true -}}
+{{- $wantPerClass = and $goldenSide.class (ne $goldenSide.class $poolSide.class) -}}
+{{- else -}}
+{{- $wantPerClass = not (and $running.ready (eq $running.source .image.golden)) -}}
+{{- end -}}
+{{- if and $wantPerClass $perClassName -}}
+{{- $perClass := dict -}}
+{{- include "kubernetes-nodes.goldenState" (dict "root" $root "name" $perClassName "out" $perClass) -}}
+{{- if not $running.read -}}
+{{- include "kubernetes-nodes.runningTemplate" (dict "root" $root "golden" .image.golden "out" $running) -}}
+{{- end -}}
+{{- if or $perClass.present (and $running.ready (eq $running.source $perClassName)) -}}
+{{- $golden = $perClass -}}
+{{- $goldenSide = dict -}}
+{{- $sideRead = false -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $ctx "golden" $golden -}}
+{{- $_ := set $ctx "name" $golden.name -}}
+{{- $_ := set $ctx "perClassName" $perClassName -}}
+{{- $_ := set $ctx "poolClass" $poolSide.class -}}
+{{- $_ := set $ctx "running" $running -}}
+{{- include "kubernetes-nodes.assertGoldenUsable" $ctx -}}
+{{- if not $sideRead -}}
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
+{{- end -}}
 {{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
+{{- include "kubernetes-nodes.assertNoHostAssistedCopy" $ctx -}}
+{{- $_ := set $result "golden" $golden.name -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
 {{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring) -}}
 {{- end -}}
@@ -47,6 +90,7 @@ retiring, present, foundAs, preview).
 */}}
 {{- define "kubernetes-nodes.goldenState" -}}
 {{- $out := .out -}}
+{{- $_ := set $out "name" .name -}}
 {{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" "cozy-public" .name -}}
 {{- $_ := set $out "dv" $dv -}}
 {{- $_ := set $out "pvc" dict -}}
@@ -95,10 +139,15 @@ clones this golden and at least one of its workers is ready
 golden, seen, toHTTP, running.
 */}}
 {{- define "kubernetes-nodes.assertGoldenUsable" -}}
-{{- $name := .image.golden -}}
-{{- $exempt := and .running.name .running.ready -}}
+{{- $name := .name -}}
+{{- /* Exempt only when the running template clones the very golden chosen. */ -}}
+{{- $exempt := and .running.name .running.ready (eq (.running.source | default "") $name) -}}
+{{- $perClassFix := "" -}}
+{{- if .perClassName -}}
+{{- $perClassFix = printf " (if the entry exists for another class, add %q to its additionalStorageClasses: the golden %s)" .poolClass .perClassName -}}
+{{- end -}}
 {{- if and (not .golden.present) (not $exempt) -}}
-{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version .toHTTP) -}}
+{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images%s and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version $perClassFix .toHTTP) -}}
 {{- end -}}
 {{- if and .golden.retiring (not $exempt) -}}
 {{- fail (printf "pool %s: golden %s in cozy-public is retiring (annotated kubernetes-worker-image.cozystack.io/retiring: \"true\"): the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} sets retire: true, and once the entry is dropped the golden is deleted; %s. A pool cannot start cloning it. Point osImage.builtin at another flavor (a catalog entry that is not retiring), or %s" .pool $name .image.schematicID .image.version .seen .toHTTP) -}}
@@ -150,6 +199,7 @@ size).
 {{- end -}}
 {{- if and $golden.present (or (not $class) (not $size)) (not $golden.pvcRead) -}}
 {{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- $_ := set $golden "pvcRead" true -}}
 {{- end -}}
 {{- if and (not $class) $golden.pvc -}}
 {{- $class = dig "spec" "storageClassName" "" $golden.pvc -}}
@@ -177,8 +227,9 @@ goldenSide.
 {{- $poolClass := .poolSide.class -}}
 {{- $goldenClass := .goldenSide.class -}}
 {{- $goldenSize := .goldenSide.size -}}
-{{- $name := .image.golden -}}
+{{- $name := .name -}}
 {{- $diskSize := .root.Values.diskSize -}}
+
 {{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
 {{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $poolClass) -}}
 {{- end -}}
@@ -189,7 +240,7 @@ goldenSide.
 {{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize) -}}
 {{- end -}}
 {{- if and (gt $disk $size) $poolClass -}}
-{{- $class := lookup "storage.k8s.io/v1" "StorageClass" "" $poolClass -}}
+{{- $class := include "kubernetes-nodes.storageClass" (dict "root" .root "name" $poolClass) | fromJson -}}
 {{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
 {{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize) -}}
 {{- end -}}
@@ -198,18 +249,120 @@ goldenSide.
 {{- end -}}
 
 {{/*
+Refusals 7 to 9: the fallbacks to a host-assisted copy (a full read and write
+of the image over the pod network per worker disk) that CDI's clone planner
+would take and that the cluster shows at render time. The strategy is CDI's
+own choice: the CDI resource's spec.cloneStrategyOverride, else the pool
+class's StorageProfile status.cloneStrategy, else snapshot. A cluster with no
+CDI resource states no strategy: 7 and 8 are skipped rather than guessed. 8
+asks .Capabilities before listing VolumeSnapshotClasses, so a cluster without
+the snapshot API is this refusal, never a raw lookup error; a class the cluster
+does not list has no known provisioner and is not judged. 9 compares volume
+modes only when both are known. The CDI kinds are not asked about first: the
+clone path already reads DataVolumes, which only a cluster with CDI serves.
+Takes the clone context with poolClass, golden, name.
+*/}}
+{{- define "kubernetes-nodes.assertNoHostAssistedCopy" -}}
+{{- $root := .root -}}
+{{- $class := .poolClass -}}
+{{- if $class -}}
+{{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
+{{- $profile := lookup "cdi.kubevirt.io/v1beta1" "StorageProfile" "" $class | default dict -}}
+{{- if $cdis -}}
+{{- /* There is usually one, named cdi; with several, that one, else the name that sorts first. */ -}}
+{{- $cdi := dict -}}
+{{- range $cdis -}}
+{{- if or (not $cdi) (eq .metadata.name "cdi") (and (ne $cdi.metadata.name "cdi") (lt .metadata.name $cdi.metadata.name)) -}}
+{{- $cdi = . -}}
+{{- end -}}
+{{- end -}}
+{{- $strategy := dig "spec" "cloneStrategyOverride" "" $cdi | toString -}}
+{{- $from := printf "spec.cloneStrategyOverride of the CDI resource %s" $cdi.metadata.name -}}
+{{- $fix := printf "remove spec.cloneStrategyOverride from the CDI resource %s (or set it to csi-clone or snapshot)" $cdi.metadata.name -}}
+{{- if not $strategy -}}
+{{- $strategy = dig "status" "cloneStrategy" "" $profile | toString -}}
+{{- $from = printf "status.cloneStrategy of the StorageProfile %s" $class -}}
+{{- $fix = printf "set spec.cloneStrategy of the StorageProfile %s to csi-clone (when its driver can CSI-clone) or snapshot" $class -}}
+{{- end -}}
+{{- if not $strategy -}}
+{{- $strategy = "snapshot" -}}
+{{- $from = printf "CDI's default: the CDI resource %s sets no spec.cloneStrategyOverride and the StorageProfile %s states no status.cloneStrategy" $cdi.metadata.name $class -}}
+{{- end -}}
+{{- if eq $strategy "copy" -}}
+{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"copy\" (%s): a host-assisted copy of the whole image over the pod network for every worker disk; %s. To get a storage-layer clone, %s" .pool .name $class $from .seen $fix) -}}
+{{- end -}}
+{{- if eq $strategy "snapshot" -}}
+{{- $sc := include "kubernetes-nodes.storageClass" (dict "root" $root "name" $class) | fromJson -}}
+{{- $provisioner := get $sc "provisioner" | default "" | toString -}}
+{{- if $provisioner -}}
+{{- $missing := "" -}}
+{{- if not ($root.Capabilities.APIVersions.Has "snapshot.storage.k8s.io/v1") -}}
+{{- $missing = "the cluster does not serve snapshot.storage.k8s.io/v1, so there is no VolumeSnapshotClass at all" -}}
+{{- else -}}
+{{- $drivers := list -}}
+{{- range (lookup "snapshot.storage.k8s.io/v1" "VolumeSnapshotClass" "" "").items | default list -}}
+{{- $drivers = append $drivers (get . "driver" | default "" | toString) -}}
+{{- end -}}
+{{- if not (has $provisioner $drivers) -}}
+{{- $missing = printf "no VolumeSnapshotClass has driver %s" $provisioner -}}
+{{- end -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them), or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner $class) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $sets := dig "status" "claimPropertySets" list $profile -}}
+{{- $want := "" -}}
+{{- if and (kindIs "slice" $sets) $sets (kindIs "map" (first $sets)) -}}
+{{- $want = get (first $sets) "volumeMode" | default "" | toString -}}
+{{- end -}}
+{{- if $want -}}
+{{- $golden := .golden -}}
+{{- if and $golden.present (not $golden.pvc) (not $golden.pvcRead) -}}
+{{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- $_ := set $golden "pvcRead" true -}}
+{{- end -}}
+{{- $have := dig "spec" "volumeMode" "" ($golden.pvc | default dict) | toString -}}
+{{- if and $have (ne $have $want) -}}
+{{- fail (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0].volumeMode of the StorageProfile %s); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A StorageClass by name, read at most once per render (refusals 6 and 8 both
+ask), as JSON ({} when the cluster has none of that name). Takes a dict:
+root, name.
+*/}}
+{{- define "kubernetes-nodes.storageClass" -}}
+{{- $state := .root._kubernetesNodes -}}
+{{- if not (hasKey $state "storageClassByName") -}}
+{{- $_ := set $state "storageClassByName" dict -}}
+{{- end -}}
+{{- if not (hasKey $state.storageClassByName .name) -}}
+{{- $_ := set $state.storageClassByName .name (lookup "storage.k8s.io/v1" "StorageClass" "" .name) -}}
+{{- end -}}
+{{- get $state.storageClassByName .name | toJson -}}
+{{- end -}}
+
+{{/*
 The template the pool runs from, when it clones this golden: the
 KubevirtMachineTemplate in the pool's namespace that its MachineDeployment's
 spec.template.spec.infrastructureRef names, whose disk
-(dataVolumeTemplates[0].spec.source.pvc) is this golden in cozy-public. Two
+(dataVolumeTemplates[0].spec.source.pvc) is this golden, or one of its
+per-class goldens (<golden>--<class>), in cozy-public. Two
 fixed GETs, whatever the namespace holds; another pool's objects never count,
 and a template cloning another golden (the pool is moving) does not either.
-Takes a dict: root, golden, out (filled with name, class (written on its disk,
-or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
+Takes a dict: root, golden (the plain name), out (filled with read, name,
+source (the golden it clones), class (written on its disk, or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
 (at least one)).
 */}}
 {{- define "kubernetes-nodes.runningTemplate" -}}
 {{- $root := .root -}}
+{{- $_ := set .out "read" true -}}
 {{- if include "kubernetes-nodes.ensureMachineDeployment" $root -}}
 {{- $md := $root._kubernetesNodes.machineDeployment -}}
 {{- $ref := dig "spec" "template" "spec" "infrastructureRef" "name" "" $md | toString -}}
@@ -219,8 +372,10 @@ or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
 {{- if and (kindIs "slice" $disks) $disks (kindIs "map" (first $disks)) -}}
 {{- $disk := first $disks -}}
 {{- $source := dig "spec" "source" "pvc" dict $disk -}}
-{{- if and (kindIs "map" $source) (eq (get $source "namespace" | toString) "cozy-public") (eq (get $source "name" | toString) .golden) -}}
+{{- $cloned := get $source "name" | toString -}}
+{{- if and (kindIs "map" $source) (eq (get $source "namespace" | toString) "cozy-public") (or (eq $cloned .golden) (hasPrefix (printf "%s--" .golden) $cloned)) -}}
 {{- $_ := set .out "name" $ref -}}
+{{- $_ := set .out "source" $cloned -}}
 {{- $_ := set .out "class" (dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $disk) $disk | toString) -}}
 {{- $_ := set .out "readyReplicas" (dig "status" "readyReplicas" 0 $md | int64) -}}
 {{- $_ := set .out "ready" (ge .out.readyReplicas 1) -}}
@@ -242,46 +397,14 @@ Takes the root context.
 {{- end -}}
 
 {{/*
-The cluster's default class for a VM disk, as CDI resolves it: the newest class
-annotated storageclass.kubevirt.io/is-default-virt-class "true"; else the newest
-with storageclass.kubernetes.io/is-default-class "true"; else the newest with
-only the beta annotation. "" when there is none. Read once per render (both
-sides of refusal 4 may ask). Takes the root context.
+The cluster's default class for a VM disk (worker-image-lib.defaultStorageClass),
+read once per render (both sides of refusal 4 may ask). Takes the root context.
 */}}
 {{- define "kubernetes-nodes.defaultStorageClass" -}}
 {{- $state := ._kubernetesNodes -}}
 {{- if not (hasKey $state "defaultStorageClass") -}}
 {{- include "kubernetes-nodes.ensureStorageClasses" . -}}
-{{- $classes := $state.storageClasses.items | default list -}}
-{{- $found := "" -}}
-{{- range $annotation := list "storageclass.kubevirt.io/is-default-virt-class" "storageclass.kubernetes.io/is-default-class" "storageclass.beta.kubernetes.io/is-default-class" -}}
-{{- if not $found -}}
-{{- $annotated := list -}}
-{{- range $classes -}}
-{{- if eq (get (.metadata.annotations | default dict) $annotation | toString) "true" -}}
-{{- $annotated = append $annotated . -}}
-{{- end -}}
-{{- end -}}
-{{- $found = include "kubernetes-nodes.newest" $annotated -}}
-{{- end -}}
-{{- end -}}
-{{- $_ := set $state "defaultStorageClass" $found -}}
+{{- $_ := set $state "defaultStorageClass" (include "worker-image-lib.defaultStorageClass" ($state.storageClasses.items | default list)) -}}
 {{- end -}}
 {{- $state.defaultStorageClass -}}
-{{- end -}}
-
-{{/*
-The name of the most recently created object of a list, as Kubernetes picks
-among several defaults: a tie in creation time goes to the name that sorts
-first, so the answer never depends on list order. "" for an empty list.
-*/}}
-{{- define "kubernetes-nodes.newest" -}}
-{{- $best := dict -}}
-{{- range . -}}
-{{- $created := .metadata.creationTimestamp | default "" | toString -}}
-{{- if or (not $best.name) (gt $created $best.created) (and (eq $created $best.created) (lt .metadata.name $best.name)) -}}
-{{- $best = dict "name" .metadata.name "created" $created -}}
-{{- end -}}
-{{- end -}}
-{{- $best.name | default "" -}}
 {{- end -}}

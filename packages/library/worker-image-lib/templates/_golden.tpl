@@ -8,6 +8,16 @@ this name: the one copy of the rule. Takes a dict with schematicID and version.
 {{- end -}}
 
 {{/*
+The golden of a flavor on one more StorageClass (an entry's
+additionalStorageClasses): <goldenName>--<class>. Two hyphens, because no
+version holds them, so a per-class name never equals another flavor's golden.
+Takes a dict with schematicID, version and class.
+*/}}
+{{- define "worker-image-lib.perClassGoldenName" -}}
+{{- printf "%s--%s" (include "worker-image-lib.goldenName" .) .class -}}
+{{- end -}}
+
+{{/*
 <factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double
 slash when the factory URL ends in "/". Takes a dict with imageFactoryURL,
 schematicID and version.
@@ -16,9 +26,12 @@ schematicID and version.
 {{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
 {{- end -}}
 
-{{/* The keys a catalog images[] entry takes: retire is a boolean, every other one a string. */}}
+{{/*
+The keys a catalog images[] entry takes: retire is a boolean,
+additionalStorageClasses a list of strings, every other one a string.
+*/}}
 {{- define "worker-image-lib.catalogEntryFields" -}}
-{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" "retire" | toJson -}}
+{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" "additionalStorageClasses" "retire" | toJson -}}
 {{- end -}}
 
 {{/*
@@ -42,6 +55,15 @@ message), entry.
 {{- if eq $key "retire" -}}
 {{- if not (or (kindIs "invalid" $value) (kindIs "bool" $value)) -}}
 {{- fail (printf "%s.retire is %s, not a boolean; write retire: true to retire the entry's golden, or leave it out to keep it" $.label (include "worker-image-lib.describe" $value)) -}}
+{{- end -}}
+{{- else if eq $key "additionalStorageClasses" -}}
+{{- if not (or (kindIs "invalid" $value) (kindIs "slice" $value)) -}}
+{{- fail (printf "%s.additionalStorageClasses is %s, not a list; write it as a list of StorageClass names such as [ceph-rbd], or leave it out for no per-class golden" $.label (include "worker-image-lib.describe" $value)) -}}
+{{- end -}}
+{{- range $i, $class := $value | default list -}}
+{{- if not (kindIs "string" $class) -}}
+{{- fail (printf "%s.additionalStorageClasses[%d] is %s, not a string; write each entry as a StorageClass name such as ceph-rbd" $.label $i (include "worker-image-lib.describe" $class)) -}}
+{{- end -}}
 {{- end -}}
 {{- else if not (or (kindIs "invalid" $value) (kindIs "string" $value)) -}}
 {{- fail (printf "%s.%s is %s, not a string; write it as a string (quote a number such as a size)" $.label $key (ternary "a map or list" (printf "%v" $value) (or (kindIs "map" $value) (kindIs "slice" $value)))) -}}

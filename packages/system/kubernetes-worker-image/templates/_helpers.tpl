@@ -21,7 +21,8 @@ an override (storageClass "" asks for the cluster default).
 Every images[] entry resolved against the chart-wide values and validated:
 ._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
 imageFactoryURL, storage, storageClass, retire (a bool), name, url, from:
-{field: where the value came from}}]. Kept as a list rather than returned as YAML, so no string can
+{field: where the value came from}, perClass: [the entry's per-class goldens,
+each shaped like an entry, with perClassOf: the entry's own golden]}]. Kept as a list rather than returned as YAML, so no string can
 break a round trip and silently drop the entries, and on the render's root
 context, which Helm shares between the chart's files and values cannot reach
 (they sit under .Values): no value can pre-fill a resolved entry and put
@@ -85,9 +86,42 @@ entry past the schema into a name, a URL or the clone Role.
 {{- $_ := set $byName $name $i -}}
 {{- $_ := set $r "name" $name -}}
 {{- $_ := set $r "url" (include "worker-image-lib.imageURL" $r) -}}
+{{- /*
+Per-class goldens: the same image on each additional class, as entries of
+their own (same url, storage and retire) so every check and template that
+handles a golden handles them too.
+*/ -}}
+{{- $perClass := list -}}
+{{- $seen := dict -}}
+{{- range $j, $class := get $e "additionalStorageClasses" | default list -}}
+{{- $field := printf "images[%d].additionalStorageClasses[%d]" $i $j -}}
+{{- if not (include "worker-image-lib.isDNSSubdomain" $class) -}}
+{{- fail (printf "%s: %s %s is not a StorageClass name (a DNS subdomain: lowercase letters, digits, inner \"-\" and \".\", at most 253 characters), because it becomes the class and part of the name of a golden; set it to a class such as ceph-rbd" $label $field (include "worker-image-lib.describe" $class)) -}}
+{{- end -}}
+{{- if hasKey $seen $class -}}
+{{- fail (printf "%s: %s %q is listed already (as [%v]); one class holds one golden of a flavor: remove the second %q" $label $field $class (get $seen $class) $class) -}}
+{{- end -}}
+{{- $_ := set $seen $class $j -}}
+{{- if and (ne $r.storageClass "") (eq $class $r.storageClass) -}}
+{{- fail (printf "%s: %s %q is the class the entry's own golden %s is on (from %s), so it would be a second copy on the same class; remove %q from additionalStorageClasses" $label $field $class $name (get $r.from "storageClass") $class) -}}
+{{- end -}}
+{{- $pcName := include "worker-image-lib.perClassGoldenName" (dict "schematicID" $r.schematicID "version" $r.version "class" $class) -}}
+{{- if gt (len $pcName) 253 -}}
+{{- fail (printf "%s: %s %q gives the golden name %s...(%d characters), longer than the 253 a DataVolume name may have; use a StorageClass with a shorter name" $label $field (include "worker-image-lib.truncate" $class) (trunc 80 $pcName) (len $pcName)) -}}
+{{- end -}}
+{{- $pc := dict "index" $i "label" (printf "%s, additional class %q" $label $class) "schematicID" $r.schematicID "version" $r.version "imageFactoryURL" $r.imageFactoryURL "storage" $r.storage "storageClass" $class "retire" $r.retire "name" $pcName "url" $r.url "perClassOf" $name "from" (dict "imageFactoryURL" (get $r.from "imageFactoryURL") "storage" (get $r.from "storage") "storageClass" $field) -}}
+{{- $perClass = append $perClass $pc -}}
+{{- end -}}
+{{- $_ := set $r "perClass" $perClass -}}
 {{- $entries = append $entries $r -}}
 {{- end -}}
 {{- $_ := set . "_kubernetesWorkerImageEntries" $entries -}}
+{{- $goldens := list -}}
+{{- range $entries -}}
+{{- $goldens = concat $goldens (list .) .perClass -}}
+{{- end -}}
+{{- /* Every golden the catalog renders, each entry's own first, then its per-class ones. */ -}}
+{{- $_ := set . "_kubernetesWorkerImageGoldens" $goldens -}}
 {{- end -}}
 {{- end -}}
 
@@ -135,6 +169,46 @@ Takes one resolved entry.
 {{- end -}}
 {{- if $diffs -}}
 {{- fail (printf "%s was edited after its golden was created: %s has %s. A DataVolume's spec cannot be changed in place. Put the entry back as it was; to get a golden with the new settings, add a new (schematicID, version) entry, move the pools to it (osImage.builtin), then retire this one (the chart README, \"Retiring an entry\")" .label $where (join "; " $diffs)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses an additional class that is the class the entry's own golden is on,
+for an entry that declares no class (a declared one is checked with the
+entry): the class its existing golden is on (its DataVolume's spec, else its
+PVC), else today's cluster default, resolved as the pool chart resolves it.
+Read only for an entry with no class and some additionalStorageClasses, so
+other catalogs make no extra request. With no cluster nothing is known and
+nothing is refused. Takes a dict: root, entry.
+*/}}
+{{- define "kubernetes-worker-image.assertPerClassDiffers" -}}
+{{- $e := .entry -}}
+{{- if and (eq $e.storageClass "") $e.perClass -}}
+{{- $ns := include "kubernetes-worker-image.namespace" .root -}}
+{{- $class := "" -}}
+{{- $from := "" -}}
+{{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns $e.name -}}
+{{- if $dv -}}
+{{- $class = dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $dv) $dv | toString -}}
+{{- $from = printf "its DataVolume %s/%s" $ns $e.name -}}
+{{- end -}}
+{{- if not $class -}}
+{{- $claim := dig "status" "claimName" $e.name ($dv | default dict) | default $e.name | toString -}}
+{{- $pvc := lookup "v1" "PersistentVolumeClaim" $ns $claim -}}
+{{- if $pvc -}}
+{{- $class = dig "spec" "storageClassName" "" $pvc | toString -}}
+{{- $from = printf "its PersistentVolumeClaim %s/%s" $ns $claim -}}
+{{- end -}}
+{{- end -}}
+{{- if not $class -}}
+{{- $class = include "worker-image-lib.defaultStorageClass" ((lookup "storage.k8s.io/v1" "StorageClass" "" "").items | default list) -}}
+{{- $from = "the cluster default class, where a golden without a class is imported" -}}
+{{- end -}}
+{{- range $pc := $e.perClass -}}
+{{- if and $class (eq $pc.storageClass $class) -}}
+{{- fail (printf "%s: %s %q is the class the entry's own golden %s is on (storageClass \"\", resolved from %s), so it would be a second copy on the same class; remove %q from additionalStorageClasses" $e.label $pc.from.storageClass $class $e.name $from $class) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -195,7 +269,7 @@ unchecked.
 {{- $ns := include "kubernetes-worker-image.namespace" . -}}
 {{- $check := dict -}}
 {{- $kept := dict -}}
-{{- range ._kubernetesWorkerImageEntries -}}
+{{- range ._kubernetesWorkerImageGoldens -}}
 {{- if .retire -}}
 {{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label $ns .name) "fix" "or remove retire to keep the golden") -}}
 {{- else -}}

@@ -1,0 +1,169 @@
+package render
+
+import (
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A pool chooses the golden for its class (DESIGN.md "One flavor on several
+// StorageClasses"): the plain one on its class, else the per-class one.
+var perClassLocal = defaultGolden + "--local"
+
+func perClassCluster(t testing.TB, objs ...string) *support.Cluster {
+	all := ""
+	for _, o := range objs {
+		all += o
+	}
+	return clusterFromYAML(t, all, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
+}
+
+var (
+	plainOnReplicated = golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()
+	plainOnLocal      = golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()
+	perClassOnLocal   = golden{name: perClassLocal, class: "local", size: "6Gi", phase: "Succeeded"}.yaml()
+)
+
+const localPool = "{cluster: acme, storageClass: local, osImage: {builtin: {}}}"
+
+func TestPoolClonesThePerClassGoldenOfItsClass(t *testing.T) {
+	for _, tc := range []struct{ name, plain string }{
+		{"the plain golden is on another class", plainOnReplicated},
+		{"the plain golden is absent", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster := perClassCluster(t, tc.plain, perClassOnLocal)
+			m := mustRenderPool(t, vals(t, localPool), cluster)
+			disk := diskOf(m)
+			assert.Equal(t, map[string]interface{}{"namespace": "cozy-public", "name": perClassLocal}, render.Get(disk, "spec.source.pvc"))
+			assert.Equal(t, perClassLocal, render.Get(disk, "metadata.annotations[kubernetes-worker-image.cozystack.io/golden]"))
+			assert.Equal(t, "local", render.Get(disk, "spec.storage.storageClassName"))
+			assert.Equal(t, 2, cluster.CallsByVerb()["get datavolumes"], "the plain golden, then the per-class one: fixed GETs")
+		})
+	}
+}
+
+// The plain golden on the pool's class wins, with today's bytes and requests,
+// even when a per-class golden for that class exists too.
+func TestPlainGoldenOnThePoolsClassKeepsTodaysBytes(t *testing.T) {
+	before := perClassCluster(t, plainOnLocal)
+	after := perClassCluster(t, plainOnLocal, perClassOnLocal)
+	mBefore := mustRenderPool(t, vals(t, localPool), before)
+	mAfter := mustRenderPool(t, vals(t, localPool), after)
+	assert.Equal(t, mBefore.Text(), mAfter.Text())
+	assert.Equal(t, defaultGolden, render.Get(diskOf(mAfter), "spec.source.pvc.name"))
+	assert.Equal(t, before.CallsByVerb(), after.CallsByVerb(), "no per-class lookup")
+
+	// A catalog that only adds per-class goldens changes no pool that renders today.
+	healthy := mustRenderPool(t, vals(t, builtinPool), healthyCluster(t)).Text()
+	assert.Equal(t, healthy, mustRenderPool(t, vals(t, builtinPool), healthyCluster(t, perClassOnLocal)).Text())
+}
+
+func TestPerClassGoldenRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		values           string
+		cluster          []string
+		refusal          []string
+		neighbourValues  string
+		neighbourCluster []string
+	}{
+		{
+			name:             "a failed plain golden on the pool's class is refused, never swapped",
+			values:           localPool,
+			cluster:          []string{golden{class: "local", size: "6Gi", phase: "Failed"}.yaml(), perClassOnLocal},
+			refusal:          []string{"golden " + defaultGolden + " in cozy-public failed to import"},
+			neighbourValues:  localPool,
+			neighbourCluster: []string{plainOnReplicated, perClassOnLocal},
+		},
+		{
+			name:             "the per-class golden failed",
+			values:           localPool,
+			cluster:          []string{plainOnReplicated, golden{name: perClassLocal, class: "local", size: "6Gi", phase: "Failed"}.yaml()},
+			refusal:          []string{"golden " + perClassLocal + " in cozy-public failed to import", "describe datavolume " + perClassLocal},
+			neighbourValues:  localPool,
+			neighbourCluster: []string{plainOnReplicated, golden{name: perClassLocal, class: "local", size: "6Gi", phase: "ImportInProgress"}.yaml()},
+		},
+		{
+			name:             "the per-class golden is retiring",
+			values:           localPool,
+			cluster:          []string{plainOnReplicated, retiringPerClass(perClassLocal, "local")},
+			refusal:          []string{"golden " + perClassLocal + " in cozy-public is retiring"},
+			neighbourValues:  localPool,
+			neighbourCluster: []string{plainOnReplicated, perClassOnLocal},
+		},
+		{
+			name:             "the disk is smaller than the per-class golden",
+			values:           "{cluster: acme, storageClass: local, diskSize: 4Gi, osImage: {builtin: {}}}",
+			cluster:          []string{plainOnReplicated, perClassOnLocal},
+			refusal:          []string{"diskSize 4Gi is smaller than golden " + perClassLocal + " (6Gi)"},
+			neighbourValues:  "{cluster: acme, storageClass: local, diskSize: 6Gi, osImage: {builtin: {}}}",
+			neighbourCluster: []string{plainOnReplicated, perClassOnLocal},
+		},
+		{
+			name:             "a larger disk on a class that cannot expand",
+			values:           "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}",
+			cluster:          []string{plainOnReplicated, golden{name: defaultGolden + "--fixed", class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml()},
+			refusal:          []string{"is larger than golden " + defaultGolden + "--fixed (6Gi)", `StorageClass "fixed"`, "allowVolumeExpansion"},
+			neighbourValues:  "{cluster: acme, storageClass: fixed, diskSize: 6Gi, osImage: {builtin: {}}}",
+			neighbourCluster: []string{plainOnReplicated, golden{name: defaultGolden + "--fixed", class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml()},
+		},
+		{
+			name:             "no per-class golden: today's class refusal",
+			values:           localPool,
+			cluster:          []string{plainOnReplicated},
+			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated"`},
+			neighbourValues:  localPool,
+			neighbourCluster: []string{plainOnReplicated, perClassOnLocal},
+		},
+		{
+			name:             "neither golden: today's absent refusal, naming additionalStorageClasses",
+			values:           localPool,
+			cluster:          []string{golden{name: defaultGolden + "--fixed", class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml()},
+			refusal:          []string{"golden " + defaultGolden + " is absent from cozy-public", `add "local" to its additionalStorageClasses: the golden ` + perClassLocal},
+			neighbourValues:  localPool,
+			neighbourCluster: []string{perClassOnLocal},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderPool(t, vals(t, tc.values), perClassCluster(t, tc.cluster...))
+			requireRefusal(t, err, tc.refusal...)
+			_, err = renderPool(t, vals(t, tc.neighbourValues), perClassCluster(t, tc.neighbourCluster...))
+			require.NoError(t, err)
+		})
+	}
+}
+
+func retiringPerClass(name, class string) string {
+	return "---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata:\n  name: " + name + "\n  namespace: cozy-public\n  annotations: {kubernetes-worker-image.cozystack.io/retiring: \"true\"}\nspec:\n  source: {http: {url: \"https://factory.talos.dev/image/x/v/openstack-amd64.raw.xz\"}}\n  storage:\n    storageClassName: " + class + "\n    resources: {requests: {storage: 6Gi}}\nstatus: {phase: Succeeded}\n"
+}
+
+// A pool running from its per-class golden is past needing it, and keeps its
+// class when the default moves; a pool running from the plain golden keeps it.
+func TestRunningFromAPerClassGolden(t *testing.T) {
+	running := runningPool(testPoolName, testPoolName+"-abc123", perClassLocal, "local", 2)
+	// The per-class golden is gone; the plain one is on another class.
+	m := mustRenderPool(t, vals(t, localPool), perClassCluster(t, plainOnReplicated, running))
+	assert.Equal(t, perClassLocal, render.Get(diskOf(m), "spec.source.pvc.name"))
+	// Both gone.
+	m = mustRenderPool(t, vals(t, localPool), perClassCluster(t, running))
+	assert.Equal(t, perClassLocal, render.Get(diskOf(m), "spec.source.pvc.name"))
+	// Not exempt at zero ready workers.
+	_, err := renderPool(t, vals(t, localPool), perClassCluster(t, runningPool(testPoolName, testPoolName+"-abc123", perClassLocal, "local", 0)))
+	requireRefusal(t, err, "is absent from cozy-public")
+
+	// storageClass "": frozen on the class the template wrote, though "replicated" is the default.
+	m = mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), perClassCluster(t, plainOnReplicated, perClassOnLocal, running))
+	assert.Equal(t, perClassLocal, render.Get(diskOf(m), "spec.source.pvc.name"))
+	assert.Equal(t, "local", render.Get(diskOf(m), "spec.storage.storageClassName"))
+
+	// Running from the plain golden after it was deleted: adding a per-class golden re-images nothing.
+	plainRunning := runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "local", 2)
+	before := mustRenderPool(t, vals(t, localPool), perClassCluster(t, plainRunning))
+	after := mustRenderPool(t, vals(t, localPool), perClassCluster(t, plainRunning, perClassOnLocal))
+	assert.Equal(t, before.Text(), after.Text())
+	assert.Equal(t, defaultGolden, render.Get(diskOf(after), "spec.source.pvc.name"))
+}
