@@ -107,16 +107,7 @@ func testCatalogRetire(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	e.createNamespace(t, "tenant-retire-disks")
-	e.createYAML(t, fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
-kind: DataVolume
-metadata:
-  name: worker-disk
-  namespace: tenant-retire-disks
-  annotations: {kubernetes-worker-image.cozystack.io/golden: %s}
-spec:
-  source: {pvc: {namespace: cozy-public, name: %s}}
-  storage: {resources: {requests: {storage: 20Gi}}}
-`, goldenA, goldenA))
+	createDiskOf(t, e, "tenant-retire-disks", "worker-disk", goldenA)
 	refused("step 2: retire A while used", retireA,
 		`images[0] (schematicID "retire-a", version "v1.13.5") sets retire: true`,
 		"still used by 2 object(s): tenant-retire-disks/DataVolume/worker-disk, "+tenant+"/KubevirtMachineTemplate/"+kmtDoc.Name()+".")
@@ -143,16 +134,7 @@ spec:
 	t.Logf("step 3: users removed; retire upgrade applied: %s annotations %v", goldenA, ann)
 
 	// 4. In the window between the upgrades a new user appears: dropping A is refused.
-	e.createYAML(t, fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
-kind: DataVolume
-metadata:
-  name: late-disk
-  namespace: tenant-retire-disks
-  annotations: {kubernetes-worker-image.cozystack.io/golden: %s}
-spec:
-  source: {pvc: {namespace: cozy-public, name: %s}}
-  storage: {resources: {requests: {storage: 20Gi}}}
-`, goldenA, goldenA))
+	createDiskOf(t, e, "tenant-retire-disks", "late-disk", goldenA)
 	refused("step 4: drop A while used", dropA,
 		"the golden cozy-public/"+goldenA+" is marked retiring and this render no longer lists its entry",
 		"still used by 1 object(s): tenant-retire-disks/DataVolume/late-disk.")
@@ -185,4 +167,19 @@ func (e *env) deleteOne(t *testing.T, apiVersion, kind, namespace, name string) 
 		t.Fatalf("delete %s %s/%s: %v", kind, namespace, name, err)
 	}
 	e.waitGone(t, []objectRef{{apiVersion, kind, namespace, name}})
+}
+
+// createDiskOf creates a worker-disk DataVolume annotated with the golden it clones.
+func createDiskOf(t *testing.T, e *env, namespace, name, golden string) {
+	t.Helper()
+	e.createYAML(t, fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: %s
+  namespace: %s
+  annotations: {kubernetes-worker-image.cozystack.io/golden: %s}
+spec:
+  source: {pvc: {namespace: cozy-public, name: %s}}
+  storage: {resources: {requests: {storage: 20Gi}}}
+`, name, namespace, golden, golden))
 }
