@@ -240,7 +240,8 @@ goldenSide.
 {{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize) -}}
 {{- end -}}
 {{- if and (gt $disk $size) $poolClass -}}
-{{- $class := include "kubernetes-nodes.storageClass" (dict "root" .root "name" $poolClass) | fromJson -}}
+{{- include "kubernetes-nodes.ensureStorageClass" (dict "root" .root "name" $poolClass) -}}
+{{- $class := get .root._kubernetesNodes.storageClassByName $poolClass -}}
 {{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
 {{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize) -}}
 {{- end -}}
@@ -292,7 +293,8 @@ Takes the clone context with poolClass, golden, name.
 {{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"copy\" (%s): a host-assisted copy of the whole image over the pod network for every worker disk; %s. To get a storage-layer clone, %s" .pool .name $class $from .seen $fix) -}}
 {{- end -}}
 {{- if eq $strategy "snapshot" -}}
-{{- $sc := include "kubernetes-nodes.storageClass" (dict "root" $root "name" $class) | fromJson -}}
+{{- include "kubernetes-nodes.ensureStorageClass" (dict "root" $root "name" $class) -}}
+{{- $sc := get $root._kubernetesNodes.storageClassByName $class -}}
 {{- $provisioner := get $sc "provisioner" | default "" | toString -}}
 {{- if $provisioner -}}
 {{- $missing := "" -}}
@@ -334,10 +336,10 @@ Takes the clone context with poolClass, golden, name.
 
 {{/*
 A StorageClass by name, read at most once per render (refusals 6 and 8 both
-ask), as JSON ({} when the cluster has none of that name). Takes a dict:
-root, name.
+ask) into ._kubernetesNodes.storageClassByName ({} when the cluster has none of
+that name); callers read it from there, as a map. Takes a dict: root, name.
 */}}
-{{- define "kubernetes-nodes.storageClass" -}}
+{{- define "kubernetes-nodes.ensureStorageClass" -}}
 {{- $state := .root._kubernetesNodes -}}
 {{- if not (hasKey $state "storageClassByName") -}}
 {{- $_ := set $state "storageClassByName" dict -}}
@@ -345,7 +347,6 @@ root, name.
 {{- if not (hasKey $state.storageClassByName .name) -}}
 {{- $_ := set $state.storageClassByName .name (lookup "storage.k8s.io/v1" "StorageClass" "" .name) -}}
 {{- end -}}
-{{- get $state.storageClassByName .name | toJson -}}
 {{- end -}}
 
 {{/*
