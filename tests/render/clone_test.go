@@ -128,7 +128,7 @@ func TestCloneRefusals(t *testing.T) {
 			name:             "declared class differs from the golden's",
 			values:           "{cluster: acme, storageClass: local, osImage: {builtin: {}}}",
 			cluster:          golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
-			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated" (spec.storage.storageClassName of DataVolume cozy-public/` + defaultGolden + `)`, "host-assisted copy", `Set storageClass to "replicated"`},
+			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated" (spec.storage.storageClassName of DataVolume cozy-public/` + defaultGolden + `)`, "host-assisted copy", `Set storageClass to "replicated", or add "local" to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: ` + defaultSchematic + `, version: v1.13.6} (it then imports golden ` + defaultGolden + `--local on that class)`},
 			neighbourValues:  "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}",
 			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
 		},

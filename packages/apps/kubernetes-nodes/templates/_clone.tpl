@@ -231,7 +231,11 @@ goldenSide.
 {{- $diskSize := .root.Values.diskSize -}}
 
 {{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
-{{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $poolClass) -}}
+{{- $perClassFix := "" -}}
+{{- if and .perClassName (ne .perClassName $name) -}}
+{{- $perClassFix = printf ", or add %q to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} (it then imports golden %s on that class)" $poolClass .image.schematicID .image.version .perClassName -}}
+{{- end -}}
+{{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q%s, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $perClassFix $poolClass) -}}
 {{- end -}}
 {{- if $goldenSize -}}
 {{- $disk := include "worker-image-lib.quantityBytes" $diskSize | float64 -}}
