@@ -17,7 +17,13 @@ import (
 // expected messages below follow the schema rather than a copied output.
 func poolSchemaAt(t *testing.T, path ...string) string {
 	t.Helper()
-	raw, err := os.ReadFile(support.Path(render.PoolChart, "values.schema.json"))
+	return schemaAt(t, render.PoolChart, path...)
+}
+
+// schemaAt reads a keyword of a chart's values.schema.json.
+func schemaAt(t *testing.T, chartDir string, path ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile(support.Path(chartDir, "values.schema.json"))
 	require.NoError(t, err)
 	var node interface{}
 	require.NoError(t, json.Unmarshal(raw, &node))
@@ -70,4 +76,64 @@ func TestPoolSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
 	_, err := renderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {}, factory: {}}}"), nil)
 	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both")
 	require.NotContains(t, err.Error(), "'not' failed")
+}
+
+// The catalog's and the platform's schema rules, each message in full through
+// Helm's validation; the subject rules that depend on the kind are the
+// template's, worded there, with the schema on too.
+func TestCatalogAndPlatformSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
+	catalogAt := func(path ...string) string { return schemaAt(t, render.CatalogChart, path...) }
+	className := quoted(catalogAt("properties", "storageClass", "pattern"))
+	entry := "{schematicID: abc, version: v1.13.6"
+	for _, tc := range []struct{ values, want string }{
+		{"{imagess: []}", "- at '': additional properties 'imagess' not allowed"},
+		{"{images: {schematicID: abc}}", "- at '/images': got object, want array"},
+		{"{images: [{schematicID: abc}]}", "- at '/images/0': missing property 'version'"},
+		{"{images: [" + entry + ", storageclass: x}]}", "- at '/images/0': additional properties 'storageclass' not allowed"},
+		{"{images: [{schematicID: ABC, version: v1.13.6}]}", fmt.Sprintf("- at '/images/0/schematicID': 'ABC' does not match pattern '%s'", catalogAt("properties", "images", "items", "properties", "schematicID", "pattern"))},
+		{"{images: [{schematicID: abc, version: v1.13}]}", fmt.Sprintf("- at '/images/0/version': 'v1.13' does not match pattern '%s'", quoted(catalogAt("properties", "images", "items", "properties", "version", "pattern")))},
+		{"{images: [" + entry + ", storage: 6 GB}]}", fmt.Sprintf("- at '/images/0/storage': '6 GB' does not match pattern '%s'", quoted(catalogAt("definitions", "quantity", "pattern")))},
+		{"{images: [" + entry + ", retire: 'yes'}]}", "- at '/images/0/retire': got string, want boolean"},
+		{"{images: [" + entry + ", additionalStorageClasses: [ceph, ceph]}]}", "- at '/images/0/additionalStorageClasses': items at 0 and 1 are equal"},
+		{"{images: [" + entry + ", additionalStorageClasses: [Ceph]}]}", fmt.Sprintf("- at '/images/0/additionalStorageClasses/0': 'Ceph' does not match pattern '%s'", quoted(catalogAt("properties", "images", "items", "properties", "additionalStorageClasses", "items", "pattern")))},
+		{"{storageClass: 'a..b'}", fmt.Sprintf("- at '/storageClass': 'a..b' does not match pattern '%s'", className)},
+		{"{imageFactoryURL: factory.talos.dev}", fmt.Sprintf("- at '/imageFactoryURL': 'factory.talos.dev' does not match pattern '%s'", quoted(catalogAt("definitions", "factoryURL", "pattern")))},
+		{"{cloneSubjects: [{kind: Role, name: x}]}", "- at '/cloneSubjects/0/kind': value must be one of 'Group', 'User', 'ServiceAccount'"},
+		{"{cloneSubjects: [{kind: Group}]}", "- at '/cloneSubjects/0': missing property 'name'"},
+	} {
+		t.Run("catalog "+tc.values, func(t *testing.T) {
+			_, err := renderCatalog(t, vals(t, tc.values), nil)
+			require.Error(t, err)
+			require.Equal(t, "values don't meet the specifications of the schema(s) in the following chart(s):\nkubernetes-worker-image:\n"+tc.want+"\n", err.Error())
+		})
+	}
+	for _, tc := range []struct{ values, want string }{
+		{"{cloneSubjects: [{kind: ServiceAccount, name: default}]}", "cloneSubjects[0] (ServiceAccount default): a ServiceAccount subject needs its namespace"},
+		{"{cloneSubjects: [{kind: Group, name: g, namespace: other}]}", "cloneSubjects[0] (Group g): a ServiceAccount subject needs its namespace, and a Group or User has none"},
+		{"{cloneSubjects: [{kind: Group, name: g, apiGroup: ''}, {kind: User, name: u, apiGroup: v1}]}", `cloneSubjects[1] (User u): apiGroup "v1" does not belong to the kind`},
+	} {
+		t.Run("catalog template "+tc.values, func(t *testing.T) {
+			_, err := renderCatalog(t, vals(t, tc.values), nil)
+			requireRefusal(t, err, tc.want)
+			require.NotContains(t, err.Error(), "schema")
+		})
+	}
+
+	platformAt := func(path ...string) string { return schemaAt(t, render.PlatformChart, path...) }
+	for _, tc := range []struct{ values, want string }{
+		{"{tenantWorkers: {talos: {imageFactoryURL: 'ftp://f.internal'}}}", fmt.Sprintf("- at '/tenantWorkers/talos/imageFactoryURL': 'ftp://f.internal' does not match pattern '%s'", quoted(platformAt("properties", "tenantWorkers", "properties", "talos", "properties", "imageFactoryURL", "pattern")))},
+		{"{kubernetesWorkerImage: {images: [{schematicID: abc}]}}", "- at '/kubernetesWorkerImage/images/0': missing property 'version'"},
+		{"{kubernetesWorkerImage: {storageClass: 'a..b'}}", fmt.Sprintf("- at '/kubernetesWorkerImage/storageClass': 'a..b' does not match pattern '%s'", className)},
+		{"{registries: {mirrors: {docker.io: {endpoints: []}}}}", "- at '/registries/mirrors/docker.io/endpoints': minItems: got 0, want 1"},
+		{"{registries: {config: {m.internal: {tls: {insecureSkipVerify: 'true'}}}}}", "- at '/registries/config/m.internal/tls/insecureSkipVerify': got string, want boolean"},
+	} {
+		t.Run("platform "+tc.values, func(t *testing.T) {
+			_, err := renderPlatform(t, vals(t, tc.values))
+			require.Error(t, err)
+			require.Equal(t, "values don't meet the specifications of the schema(s) in the following chart(s):\nplatform:\n"+tc.want+"\n", err.Error())
+		})
+	}
+	// The empty default is still accepted.
+	_, err := renderPlatform(t, vals(t, "{tenantWorkers: {talos: {imageFactoryURL: ''}}}"))
+	require.NoError(t, err)
 }

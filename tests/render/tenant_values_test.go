@@ -229,6 +229,8 @@ func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 		{"subject no name", "{cloneSubjects: [{kind: Group}]}", "cloneSubjects[0] has no name", "{cloneSubjects: [{kind: Group, name: g}]}"},
 		{"service account without namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default}]}", "a ServiceAccount subject needs its namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}"},
 		{"group with namespace", "{cloneSubjects: [{kind: Group, name: g, namespace: x}]}", "a ServiceAccount subject needs its namespace, and a Group or User has none", "{cloneSubjects: [{kind: Group, name: g}]}"},
+		{"service account with the RBAC group", "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: x, apiGroup: rbac.authorization.k8s.io}]}", `cloneSubjects[0] (ServiceAccount default): apiGroup "rbac.authorization.k8s.io" does not belong to the kind; a ServiceAccount takes apiGroup "" and a Group or User takes rbac.authorization.k8s.io. Set apiGroup to "", or leave it out`, "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: x, apiGroup: ''}]}"},
+		{"group with another group", "{cloneSubjects: [{kind: Group, name: g, apiGroup: apps}]}", `cloneSubjects[0] (Group g): apiGroup "apps" does not belong to the kind; a ServiceAccount takes apiGroup "" and a Group or User takes rbac.authorization.k8s.io. Set apiGroup to "rbac.authorization.k8s.io"`, "{cloneSubjects: [{kind: Group, name: g, apiGroup: ''}]}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderCatalogAs(t, catalogSchemaOff, vals(t, tc.values), nil)

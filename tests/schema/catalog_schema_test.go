@@ -28,6 +28,14 @@ func TestCatalogSchema(t *testing.T) {
 		"{cloneSubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: 'system:serviceaccounts'}]}",
 		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}",
 		"{cloneSubjects: [{kind: ServiceAccount, apiGroup: '', name: default, namespace: tenant-acme}]}",
+		// The API server fills an empty apiGroup in for the kind.
+		"{cloneSubjects: [{kind: Group, name: x, apiGroup: ''}]}",
+		// Which kind takes a namespace and which apiGroup is the template's
+		// rule, worded there (tests/render): the schema could only say
+		// "'allOf' failed" and "false schema".
+		"{cloneSubjects: [{kind: ServiceAccount, name: default}]}",
+		"{cloneSubjects: [{kind: Group, name: x, namespace: other}]}",
+		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: other, apiGroup: rbac.authorization.k8s.io}]}",
 	}, []string{
 		"{unknown: 1}",
 		"{images: {schematicID: abc, version: v1.13.6}}",
@@ -53,10 +61,6 @@ func TestCatalogSchema(t *testing.T) {
 		"{storageClass: 1}",
 		"{cloneSubjects: [{kind: Group}]}",
 		"{cloneSubjects: [{kind: Role, name: x}]}",
-		"{cloneSubjects: [{kind: ServiceAccount, name: default}]}",
-		"{cloneSubjects: [{kind: Group, name: x, namespace: y}]}",
-		"{cloneSubjects: [{kind: Group, name: x, apiGroup: ''}]}",
-		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: y, apiGroup: rbac.authorization.k8s.io}]}",
 	})
 }
 

@@ -246,6 +246,11 @@ API server or bind something else than meant; each is checked here too.
 {{- if ne (eq $s.kind "ServiceAccount") (not (empty $s.namespace)) -}}
 {{- fail (printf "cloneSubjects[%d] (%s %s): a ServiceAccount subject needs its namespace, and a Group or User has none; set namespace on ServiceAccount subjects only" $i $s.kind $s.name) -}}
 {{- end -}}
+{{- /* The API server fills an empty apiGroup in for the kind, and refuses any other. */ -}}
+{{- $apiGroup := ternary "" "rbac.authorization.k8s.io" (eq $s.kind "ServiceAccount") -}}
+{{- if not (has ($s.apiGroup | default "") (list "" $apiGroup)) -}}
+{{- fail (printf "cloneSubjects[%d] (%s %s): apiGroup %q does not belong to the kind; a ServiceAccount takes apiGroup \"\" and a Group or User takes rbac.authorization.k8s.io. Set apiGroup to %q, or leave it out and the API server fills it in" $i $s.kind $s.name $s.apiGroup $apiGroup) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
