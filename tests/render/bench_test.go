@@ -171,6 +171,22 @@ func BenchmarkRenderPaths(b *testing.B) {
 	}
 }
 
+// BenchmarkPerClassAgainstPlainGolden: a pool on "local" whose plain golden is
+// on "replicated" clones the per-class golden (one more DataVolume GET and its
+// class and size read), against a pool on "replicated" cloning the plain golden
+// in the same cluster.
+func BenchmarkPerClassAgainstPlainGolden(b *testing.B) {
+	c := poolChart(b)
+	cluster := perClassCluster(b, plainOnReplicated, perClassOnLocal)
+	plain := vals(b, builtinPool)
+	perClass := vals(b, localPool)
+	b.Run("plain", func(b *testing.B) { renderLoop(b, c, cluster, plain) })
+	b.Run("per-class", func(b *testing.B) { renderLoop(b, c, cluster, perClass) })
+	b.Run("ratio", func(b *testing.B) {
+		ratio(b, "x-plain", renderOnce(c, cluster, plain), renderOnce(c, cluster, perClass))
+	})
+}
+
 // chartTemplateText is every template file Helm parses for a render of c: the
 // chart's and its dependencies'.
 func chartTemplateText(c *chart.Chart) (files []string, size int) {
