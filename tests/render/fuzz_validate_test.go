@@ -175,14 +175,16 @@ func (h *helperRenderer) render(rel render.Release, values map[string]interface{
 	}
 	sort.Strings(names)
 	out := map[string]string{}
+	// One root context for every file of the chart, as Helm shares it: what a
+	// template memoizes there, the next file reads.
+	top := map[string]interface{}{
+		"Chart":        h.chart.Metadata,
+		"Release":      vals["Release"],
+		"Capabilities": vals["Capabilities"],
+		"Values":       vals["Values"],
+	}
 	for _, name := range names {
-		top := map[string]interface{}{
-			"Chart":        h.chart.Metadata,
-			"Release":      vals["Release"],
-			"Capabilities": vals["Capabilities"],
-			"Values":       vals["Values"],
-			"Template":     map[string]interface{}{"Name": name, "BasePath": path.Join(h.chart.ChartFullPath(), "templates")},
-		}
+		top["Template"] = map[string]interface{}{"Name": name, "BasePath": path.Join(h.chart.ChartFullPath(), "templates")}
 		var buf strings.Builder
 		if err := h.tmpl.ExecuteTemplate(&buf, name, top); err != nil {
 			return nil, helmExecError(err)
