@@ -22,8 +22,18 @@ const (
 	factsKind     = "WorkerImageFacts"
 )
 
-func factsBody(diskSourceHelper string) []byte {
-	return []byte(`kind: ` + factsKind + `
+// factsBody reads the chart's answers through diskSourceHelper. reportOnly
+// asks the chart for a render made only to report: its clone refusals are
+// recorded as the outcomes of their checks instead of failing the render, so
+// a refused pool still shows every check. It is set on the root context,
+// where the chart keeps its render state and values cannot reach.
+func factsBody(diskSourceHelper string, reportOnly bool) []byte {
+	mode := ""
+	if reportOnly {
+		mode = `{{- $_ := set . "_kubernetesNodes" (dict "reportOnly" true) }}
+`
+	}
+	return []byte(mode + `kind: ` + factsKind + `
 pool: {{ include "kubernetes-nodes.poolName" . | quote }}
 diskSource:
   {{- include "` + diskSourceHelper + `" . | nindent 2 }}
@@ -79,6 +89,14 @@ type chartFacts struct {
 			GoldenClassSource scalar `json:"goldenClassSource"`
 			GoldenSize        scalar `json:"goldenSize"`
 			GoldenRetiring    bool   `json:"goldenRetiring"`
+			// GoldenChoice is plain, per-class or none (no golden of the
+			// flavor on the pool's class: only in a refused pool's report).
+			GoldenChoice        scalar       `json:"goldenChoice"`
+			GoldenChoiceReason  scalar       `json:"goldenChoiceReason"`
+			PerClassGolden      scalar       `json:"perClassGolden"`
+			CloneStrategy       scalar       `json:"cloneStrategy"`
+			CloneStrategySource scalar       `json:"cloneStrategySource"`
+			FallbackChecks      []chartCheck `json:"fallbackChecks"`
 		} `json:"report"`
 	} `json:"diskSource"`
 	CreationDefaults struct {
@@ -86,9 +104,20 @@ type chartFacts struct {
 		ImageFactoryURL scalar `json:"imageFactoryURL"`
 		OSImage         scalar `json:"osImage"`
 	} `json:"creationDefaults"`
-	// guarded is false when the facts come from kubernetes-nodes.osImage alone:
-	// the clone guards refused, so golden, classes and URL were not read.
-	guarded bool
+	// guarded is false when the clone guards refused. The facts then come
+	// from a render made only to report (reportOnly), else, when even that
+	// is refused, from kubernetes-nodes.osImage alone: golden, classes and
+	// URL not read.
+	guarded    bool
+	reportOnly bool
+}
+
+// chartCheck is one outcome the chart recorded for the check behind one of
+// its host-assisted-fallback refusals (4 to 9).
+type chartCheck struct {
+	Refusal scalar `json:"refusal"`
+	Outcome scalar `json:"outcome"`
+	Detail  scalar `json:"detail"`
 }
 
 // takeFacts removes the facts document from m and parses it.
@@ -110,7 +139,7 @@ func takeFacts(m *render.Manifest) (*chartFacts, error) {
 
 // renderWithFacts renders the whole chart, as Helm would, plus the facts.
 func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, *chartFacts, error) {
-	m, err := render.Render(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource")), opts)
+	m, err := render.Render(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,13 +148,14 @@ func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, 
 }
 
 // helperFacts renders only the chart's helpers, so none of its objects' guards
-// run (an unknown instancetype, say): the disk source with its clone guards,
-// and when those refuse, the image resolution alone (which golden, from where).
+// run (an unknown instancetype, say): the disk source with its clone guards;
+// when those refuse, the same in a render made only to report; when even that
+// is refused, the image resolution alone (which golden, from where).
 // refusal is the first render's: what kept the guards' facts out. facts is nil
 // when even the image does not resolve; err is a cluster problem.
 func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, refusal string, err error) {
 	helpers := render.HelpersOnly(chrt)
-	m, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource")), opts)
+	m, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err == nil {
 		facts, err = takeFacts(m)
 		return facts, "", err
@@ -134,14 +164,23 @@ func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, ref
 	if err != nil {
 		return nil, "", err
 	}
-	m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.osImage")), opts)
+	reportOnly := true
+	m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", true)), opts)
+	if err != nil {
+		// Going on past a refusal makes lookups the refused render did not.
+		if _, prob := renderFailure(err); prob != nil {
+			return nil, "", prob
+		}
+		reportOnly = false
+		m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.osImage", false)), opts)
+	}
 	if err != nil {
 		return nil, refusal, nil
 	}
 	if facts, err = takeFacts(m); err != nil {
 		return nil, "", err
 	}
-	facts.guarded = false
+	facts.guarded, facts.reportOnly = false, reportOnly
 	return facts, refusal, nil
 }
 

@@ -64,6 +64,18 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"pins", "-cluster", "examples/cluster-state.yaml", "-o", format},
 				code: exitOK,
 			},
+			// A per-class golden, from the CLI's own fixtures: an example of
+			// one in examples/ would change every report made from it.
+			cliGoldenCase{
+				name: "plan-per-class." + format,
+				args: []string{"plan", "-values", "cmd/workerimage/testdata/pools/builtin-fast.yaml", "-cluster", "cmd/workerimage/testdata/state/per-class.yaml", "-o", format},
+				code: exitOK,
+			},
+			cliGoldenCase{
+				name: "pins-per-class." + format,
+				args: []string{"pins", "-cluster", "cmd/workerimage/testdata/pins/per-class.yaml", "-o", format},
+				code: exitOK,
+			},
 		)
 	}
 	return cases

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +32,23 @@ func goldenName(version string) string {
 
 func td(parts ...string) string {
 	return filepath.Join(append([]string{"testdata"}, parts...)...)
+}
+
+// writeTemp writes text to a file of that name in a folder of the test's own.
+func writeTemp(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+	return p
+}
+
+// stateWith is the cluster-state fixture testdata/state/<base>.yaml with
+// more documents after it, so a test writes down only what it adds.
+func stateWith(t *testing.T, base string, docs ...string) string {
+	t.Helper()
+	text, err := os.ReadFile(td("state", base+".yaml"))
+	require.NoError(t, err)
+	return writeTemp(t, base+"-with.yaml", string(text)+"\n"+strings.Join(docs, ""))
 }
 
 // result is one run of the command.

@@ -17,10 +17,38 @@ type pinsReport struct {
 	HostAssisted []diskPin    `json:"hostAssisted"`
 	HTTPPools    []poolPin    `json:"httpPools"`
 	Unresolved   []poolPin    `json:"unresolved"`
+	// Flavors group the goldens by (schematicID, version): the plain golden
+	// and its per-class ones, and the classes whose pools have none.
+	Flavors []flavorPins `json:"flavors"`
+}
+
+type flavorPins struct {
+	// Flavor is the flavor's plain golden name, talos-worker-<schematicID>-<version>.
+	Flavor      string `json:"flavor"`
+	SchematicID string `json:"schematicID,omitempty"`
+	Version     string `json:"version,omitempty"`
+	// Goldens are the names in Goldens of this flavor, plain one first.
+	Goldens []string `json:"goldens"`
+	// ClassesWithoutGolden are classes with pools that find no golden of
+	// this flavor on their class: the chart refuses them.
+	ClassesWithoutGolden []classGap `json:"classesWithoutGolden"`
+}
+
+type classGap struct {
+	Class string `json:"class"`
+	// Golden is the per-class golden the class would get from the catalog
+	// entry's additionalStorageClasses; "" when the class is not known.
+	Golden string `json:"golden,omitempty"`
+	// Pools are their HelmReleases.
+	Pools []string `json:"pools"`
 }
 
 type goldenPins struct {
 	Name string `json:"name"`
+	// Flavor is the plain golden name of its flavor (its own name unless it
+	// is a per-class golden); Class is a per-class golden's class.
+	Flavor string `json:"flavor"`
+	Class  string `json:"class,omitempty"`
 	// FoundAs: DataVolume, PersistentVolumeClaim (its DataVolume was garbage
 	// collected), or absent (named by a pool or a disk, not in cozy-public).
 	FoundAs      string    `json:"foundAs"`
@@ -49,6 +77,12 @@ type poolPin struct {
 	// Refusal: the pool's render is refused (the golden is absent, say); the
 	// golden it declares is still known, from the chart's image resolution.
 	Refusal string `json:"refusal,omitempty"`
+	// Class and GoldenChoice are the pool's StorageClass and which golden
+	// serves it (plain, per-class, or none), as the chart resolved them.
+	Class        string `json:"class,omitempty"`
+	GoldenChoice string `json:"goldenChoice,omitempty"`
+	// perClassGolden is the flavor's golden for Class.
+	perClassGolden string
 }
 
 type diskPin struct {
@@ -142,14 +176,9 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		}
 	}
 
-	names := make([]string, 0, len(goldens))
-	for n := range goldens {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	rep.Goldens = []goldenPins{}
 	rep.Unused = []string{}
-	for _, n := range names {
+	for _, n := range sortedKeys(goldens) {
 		g := goldens[n]
 		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
 		sortDisks(g.Disks)
@@ -169,6 +198,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		}
 		rep.Goldens = append(rep.Goldens, *g)
 	}
+	rep.Flavors = flavorsOf(rep.Goldens)
 	sortDisks(rep.HostAssisted)
 	for _, l := range [][]poolPin{rep.HTTPPools, rep.Unresolved} {
 		sort.Slice(l, func(i, j int) bool { return l[i].HelmRelease < l[j].HelmRelease })
@@ -185,6 +215,56 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	return rep
 }
 
+// flavorsOf groups goldens by flavor. They come sorted by name, and a plain
+// golden's name is a prefix of its per-class ones', so each flavor lists its
+// plain golden first. Pools the chart finds no golden for on their class
+// (golden choice none) are gaps of the flavor of the golden they name.
+func flavorsOf(goldens []goldenPins) []flavorPins {
+	byFlavor := map[string]*flavorPins{}
+	gaps := map[string]map[string]*classGap{}
+	for i := range goldens {
+		g := &goldens[i]
+		plain, schematicID, version, class, _ := goldenFlavor(g.Name)
+		g.Flavor, g.Class = plain, class
+		f, ok := byFlavor[plain]
+		if !ok {
+			f = &flavorPins{Flavor: plain, SchematicID: schematicID, Version: version, Goldens: []string{}}
+			byFlavor[plain], gaps[plain] = f, map[string]*classGap{}
+		}
+		f.Goldens = append(f.Goldens, g.Name)
+		for _, p := range g.Pools {
+			if p.GoldenChoice != "none" {
+				continue
+			}
+			gap, ok := gaps[plain][p.Class]
+			if !ok {
+				gap = &classGap{Class: p.Class, Golden: p.perClassGolden, Pools: []string{}}
+				gaps[plain][p.Class] = gap
+			}
+			gap.Pools = append(gap.Pools, p.HelmRelease)
+		}
+	}
+	out := []flavorPins{}
+	for _, n := range sortedKeys(byFlavor) {
+		f := byFlavor[n]
+		f.ClassesWithoutGolden = []classGap{}
+		for _, c := range sortedKeys(gaps[n]) {
+			f.ClassesWithoutGolden = append(f.ClassesWithoutGolden, *gaps[n][c])
+		}
+		out = append(out, *f)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 func sortDisks(d []diskPin) {
 	sort.Slice(d, func(i, j int) bool {
 		if d[i].Namespace != d[j].Namespace {
@@ -194,49 +274,87 @@ func sortDisks(d []diskPin) {
 	})
 }
 
+// writeGoldenPins writes one golden: its state and verdict, its pools and disks.
+func writeGoldenPins(tb *table, g goldenPins) {
+	state := g.FoundAs
+	if g.Phase != "" {
+		state += ", phase " + g.Phase
+	}
+	if g.FoundAs == "absent" {
+		state = "absent from " + goldenNamespace
+	}
+	if g.Class != "" {
+		state += ", per-class golden for class " + g.Class
+	}
+	if g.Retiring {
+		state += ", retiring"
+	}
+	verdict := fmt.Sprintf("in use: %s, %s", count(len(g.Pools), "pool"), count(len(g.Disks), "disk"))
+	if g.SafeToDelete {
+		verdict = "safe to delete: no pool declares it, no disk names it"
+	}
+	tb.raw(fmt.Sprintf("%s  (%s)  %s", g.Name, state, verdict))
+	for _, p := range g.Pools {
+		note := count(p.Disks, "disk")
+		if p.Disks == 0 {
+			note = "no disk cloned from it yet"
+		}
+		if p.Refusal != "" {
+			note += "; its render is refused, see workerimage plan"
+		}
+		tb.row("  pool", p.HelmRelease, p.Pool, note)
+	}
+	for _, d := range g.Disks {
+		tb.row("  disk", d.Namespace+"/"+d.Name, orNone(d.Pool), d.Clone)
+	}
+	if g.Retiring {
+		if len(g.Blockers) == 0 {
+			tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
+		} else {
+			tb.raw(fmt.Sprintf("  retiring: its entry cannot be dropped yet (the catalog refuses), still used by %s:", count(len(g.Blockers), "object")))
+			for _, b := range g.Blockers {
+				tb.row("  blocks", b)
+			}
+		}
+	}
+}
+
 func writePinsText(out *bytes.Buffer, r *pinsReport) {
 	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\n\n", r.Cluster, helmReleaseAPI, r.Chart)
 	var tb table
 	if len(r.Goldens) == 0 {
 		tb.raw("no golden in " + goldenNamespace)
 	}
+	byName := map[string]goldenPins{}
 	for _, g := range r.Goldens {
-		state := g.FoundAs
-		if g.Phase != "" {
-			state += ", phase " + g.Phase
+		byName[g.Name] = g
+	}
+	for i, f := range r.Flavors {
+		if i > 0 {
+			tb.raw("")
 		}
-		if g.FoundAs == "absent" {
-			state = "absent from " + goldenNamespace
+		if f.SchematicID != "" {
+			tb.raw(fmt.Sprintf("flavor schematicID %s, version %s", f.SchematicID, f.Version))
+		} else {
+			tb.raw("flavor " + f.Flavor + " (not a name the catalog builds)")
 		}
-		if g.Retiring {
-			state += ", retiring"
+		for _, n := range f.Goldens {
+			writeGoldenPins(&tb, byName[n])
 		}
-		verdict := fmt.Sprintf("in use: %s, %s", count(len(g.Pools), "pool"), count(len(g.Disks), "disk"))
-		if g.SafeToDelete {
-			verdict = "safe to delete: no pool declares it, no disk names it"
-		}
-		tb.raw(fmt.Sprintf("%s  (%s)  %s", g.Name, state, verdict))
-		for _, p := range g.Pools {
-			note := count(p.Disks, "disk")
-			if p.Disks == 0 {
-				note = "no disk cloned from it yet"
+		// The fix depends on whether the flavor has a catalog entry at all,
+		// which its plain golden shows.
+		entry := byName[f.Flavor].FoundAs != "absent" && byName[f.Flavor].Name != ""
+		for _, c := range f.ClassesWithoutGolden {
+			switch {
+			case c.Class == "":
+				tb.raw("pools whose class is not known (storageClass \"\" and no cluster default) have no golden of this flavor; their renders are refused:")
+			case entry:
+				tb.raw(fmt.Sprintf("class %s has no golden of this flavor: its pools' renders are refused until the catalog entry lists %q in additionalStorageClasses (golden %s):", c.Class, c.Class, c.Golden))
+			default:
+				tb.raw(fmt.Sprintf("class %s has no golden of this flavor, which has no plain golden either: its pools' renders are refused until the catalog holds an entry for the flavor on %s:", c.Class, c.Class))
 			}
-			if p.Refusal != "" {
-				note += "; its render is refused, see workerimage plan"
-			}
-			tb.row("  pool", p.HelmRelease, p.Pool, note)
-		}
-		for _, d := range g.Disks {
-			tb.row("  disk", d.Namespace+"/"+d.Name, orNone(d.Pool), d.Clone)
-		}
-		if g.Retiring {
-			if len(g.Blockers) == 0 {
-				tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
-			} else {
-				tb.raw(fmt.Sprintf("  retiring: its entry cannot be dropped yet (the catalog refuses), still used by %s:", count(len(g.Blockers), "object")))
-				for _, b := range g.Blockers {
-					tb.row("  blocks", b)
-				}
+			for _, p := range c.Pools {
+				tb.row("  pool", p)
 			}
 		}
 	}

@@ -114,7 +114,8 @@ func TestPinsFindsEveryPoolAndDiskOfAGolden(t *testing.T) {
 	g4 := goldenIn(t, r, goldenName("v1.13.4"))
 	assert.Equal(t, "PersistentVolumeClaim", g4.FoundAs)
 	require.Len(t, g4.Pools, 1)
-	assert.Equal(t, poolPin{HelmRelease: "tenant-beta/beta-batch", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4")}, g4.Pools[0])
+	// Its class is the chart's default, replicated, which the golden's PVC is on.
+	assert.Equal(t, poolPin{HelmRelease: "tenant-beta/beta-batch", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
 	assert.Empty(t, g4.Disks)
 
 	// A pool naming a golden that is not there: its render is refused, and

@@ -235,5 +235,34 @@ func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poo
 	if facts.DiskSource.Clone {
 		p.Golden = string(facts.DiskSource.Golden)
 	}
+	if r := facts.DiskSource.Report; r != nil {
+		p.Class = string(facts.DiskSource.StorageClassName)
+		p.GoldenChoice = string(r.GoldenChoice)
+		p.perClassGolden = string(r.PerClassGolden)
+	}
 	return p, facts.DiskSource.Clone, nil
+}
+
+// goldenFlavor splits a golden's name as the catalog builds it
+// (worker-image-lib.goldenName and perClassGoldenName):
+// talos-worker-<schematicID>-<version>, plus --<class> for a per-class golden.
+// A schematicID holds no "." and every version does, between digits, and no
+// version holds "--": so the version starts at the last "-v" before the
+// first ".", and the class after the first "--" past it. ok is false for a
+// name not built that way.
+func goldenFlavor(name string) (plain, schematicID, version, class string, ok bool) {
+	rest, found := strings.CutPrefix(name, goldenPrefix)
+	dot := strings.Index(rest, ".")
+	if !found || dot < 0 {
+		return name, "", "", "", false
+	}
+	v := strings.LastIndex(rest[:dot], "-v")
+	if v <= 0 {
+		return name, "", "", "", false
+	}
+	schematicID, version = rest[:v], rest[v+1:]
+	if i := strings.Index(rest[dot:], "--"); i >= 0 {
+		version, class = rest[v+1:dot+i], rest[dot+i+2:]
+	}
+	return goldenPrefix + schematicID + "-" + version, schematicID, version, class, true
 }

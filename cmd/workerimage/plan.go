@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	charts "github.com/cozystack/golden-worker-images"
@@ -49,12 +50,58 @@ type diskReport struct {
 	// written and the cluster's default applies when the disk is created.
 	PoolClass   *sourced `json:"poolStorageClass,omitempty"`
 	GoldenClass *sourced `json:"goldenStorageClass,omitempty"`
+	// GoldenChoice: which golden serves the pool's class, and why.
+	GoldenChoice *goldenChoice `json:"goldenChoice,omitempty"`
+	// CloneStrategy is the strategy CDI would clone with; Value "" when the
+	// cluster does not tell (Source says why).
+	CloneStrategy *sourced `json:"cloneStrategy,omitempty"`
+	// FallbackChecks are the checks behind refusals 4 to 9, each a way CDI
+	// would fall back to a host-assisted copy, with what they found.
+	FallbackChecks []fallbackCheck `json:"fallbackChecks,omitempty"`
+	// Note is what no render can check (on the clone path).
+	Note string `json:"note,omitempty"`
 	// Preview: a clone pool rendered with no cluster; no guard ran.
 	Preview bool `json:"preview,omitempty"`
-	// Checked is false when the clone guards refused: the golden and the
-	// classes were not read, only which golden the pool names.
+	// Checked is false when the clone guards refused. The golden, the
+	// classes and the checks are then those of a render made only to report,
+	// where each refusal is a check's outcome; when even that is refused,
+	// they were not read, only which golden the pool names.
 	Checked bool `json:"checked"`
 }
+
+type goldenChoice struct {
+	// Choice is plain (talos-worker-<schematicID>-<version>), per-class
+	// (<plain>--<class>), or none: no golden of the flavor is on the pool's
+	// class, and the pool is refused.
+	Choice string `json:"choice"`
+	Reason string `json:"reason"`
+	// PerClassGolden is the flavor's golden for the pool's class, when the
+	// plain golden does not serve it and the class is known.
+	PerClassGolden string `json:"perClassGolden,omitempty"`
+}
+
+type fallbackCheck struct {
+	Refusal int    `json:"refusal"`
+	Check   string `json:"check"`
+	// Outcome: passed, refused, not needed (the fallback cannot arise), or
+	// skipped (what the check needs is not known, so CDI may still fall back).
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+}
+
+// checkNames label the chart's refusal numbers (DESIGN.md) in reports.
+var checkNames = map[int]string{
+	4: "same class",
+	5: "not smaller",
+	6: "expandable",
+	7: "not copy",
+	8: "snapshot class",
+	9: "volume mode",
+}
+
+// nodeLocalNote: a golden on a node-local class passes every check, yet
+// each clone lands on the golden's node; the render cannot tell such a class.
+const nodeLocalNote = "a node-local StorageClass is a poor home for a golden: every clone lands on the golden's node, and no render can tell such a class apart"
 
 type sourced struct {
 	Value  string `json:"value"`
@@ -179,7 +226,8 @@ func diskFromFacts(f *chartFacts) *diskReport {
 	d.Path = "clone"
 	d.Golden = string(ds.Golden)
 	d.Preview = ds.Preview
-	if !f.guarded {
+	d.Note = nodeLocalNote
+	if !f.guarded && !f.reportOnly {
 		return d
 	}
 	if ds.Preview {
@@ -203,6 +251,21 @@ func diskFromFacts(f *chartFacts) *diskReport {
 		if r.GoldenClassSource != "" {
 			d.GoldenClass = &sourced{string(r.GoldenClass), string(r.GoldenClassSource)}
 		}
+		d.GoldenChoice = &goldenChoice{Choice: string(r.GoldenChoice), Reason: string(r.GoldenChoiceReason)}
+		// On the plain golden's own class no per-class golden can exist (the
+		// catalog refuses one), so naming it would only mislead.
+		if d.GoldenChoice.Choice != "plain" {
+			d.GoldenChoice.PerClassGolden = string(r.PerClassGolden)
+		}
+		d.CloneStrategy = &sourced{string(r.CloneStrategy), string(r.CloneStrategySource)}
+		for _, c := range r.FallbackChecks {
+			n, _ := strconv.Atoi(string(c.Refusal))
+			name := checkNames[n]
+			if name == "" {
+				name = "refusal " + string(c.Refusal)
+			}
+			d.FallbackChecks = append(d.FallbackChecks, fallbackCheck{Refusal: n, Check: name, Outcome: string(c.Outcome), Detail: string(c.Detail)})
+		}
 	}
 	return d
 }
@@ -217,8 +280,10 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 			switch {
 			case d.Preview:
 				tb.row("golden", "not checked (no cluster)")
-			case !d.Checked:
+			case d.GoldenFoundAs == "":
 				tb.row("golden", "not read: the clone guards refused (see result)")
+			case d.GoldenFoundAs == "absent" && !d.Checked:
+				tb.row("golden", "absent from cozy-public")
 			case d.GoldenFoundAs == "absent":
 				tb.row("golden", "absent from cozy-public; the pool already runs from it (template "+d.RunningTemplate+")")
 			default:
@@ -229,7 +294,10 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 				if d.GoldenSize != "" {
 					g += ", size " + d.GoldenSize
 				}
-				if d.GoldenRetiring {
+				switch {
+				case d.GoldenRetiring && !d.Checked:
+					g += ", retiring (its catalog entry sets retire: true)"
+				case d.GoldenRetiring:
 					g += ", retiring (its catalog entry sets retire: true; this pool still renders because it already runs from it; move it to another flavor or to HTTP before the entry is dropped)"
 				}
 				tb.row("golden", g)
@@ -249,8 +317,32 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 		if d.GoldenClass != nil {
 			tb.row("golden class", orNone(d.GoldenClass.Value)+"  ("+d.GoldenClass.Source+")")
 		}
+		if c := d.GoldenChoice; c != nil {
+			tb.row("golden choice", c.Choice+": "+c.Reason)
+		}
+		if s := d.CloneStrategy; s != nil {
+			if s.Value == "" {
+				tb.row("clone strategy", s.Source)
+			} else {
+				tb.row("clone strategy", s.Value+"  ("+s.Source+")")
+			}
+		}
+		for i, c := range d.FallbackChecks {
+			label := ""
+			if i == 0 {
+				label = "fallback checks"
+			}
+			detail := c.Detail
+			if c.Outcome == "refused" && detail == r.Refusal {
+				detail = "the refusal in result"
+			}
+			tb.row(label, fmt.Sprintf("%d %s", c.Refusal, c.Check), c.Outcome, detail)
+		}
 		if d.RunningTemplate != "" {
 			tb.row("running from", "template "+d.RunningTemplate+", which clones this golden ("+d.ReadyWorkers+" ready workers)")
+		}
+		if d.Note != "" {
+			tb.row("note", d.Note)
 		}
 	}
 	if c := r.CreatedWith; c != nil {

@@ -21,14 +21,14 @@ const (
 
 // harnessRender renders a pool with the harness directly, against the test
 // fake rather than the CLI's state-file reader: the independent reference for
-// names the CLI reports.
-func harnessRender(t *testing.T, valuesFile, stateFile string) *render.Manifest {
+// names the CLI reports. apiVersions are served on top of Helm's defaults.
+func harnessRender(t *testing.T, valuesFile, stateFile string, apiVersions ...string) *render.Manifest {
 	t.Helper()
 	c, err := support.LoadChart(render.PoolChart)
 	require.NoError(t, err)
 	vals, err := render.ReadValues(valuesFile)
 	require.NoError(t, err)
-	opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: vals}
+	opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: vals, APIVersions: apiVersions}
 	if stateFile != "" {
 		opts.Cluster, err = support.LoadCluster(stateFile)
 		require.NoError(t, err)
@@ -193,9 +193,12 @@ func TestPlanTextIsAlignedAndNamesTheSources(t *testing.T) {
 	assert.Contains(t, text, "golden class      replicated  (spec.storage.storageClassName of DataVolume cozy-public/"+goldenName(defaultVersion)+")")
 	assert.True(t, strings.HasSuffix(text, "result            renders\n"), text)
 
+	// A refused clone pool is reported as far as the chart's report-only
+	// render reads, checks included: "fallback checks" is its widest label.
 	res = cli(t, planArgs("builtin", "golden-failed")...)
 	assert.Equal(t, exitAttn, res.code)
-	assert.Contains(t, res.stdout, "result        refused: pool "+testPool+": golden "+goldenName(defaultVersion)+" in cozy-public failed to import")
+	assert.Contains(t, res.stdout, "\nresult           refused: pool "+testPool+": golden "+goldenName(defaultVersion)+" in cozy-public failed to import")
+	assert.Contains(t, res.stdout, "\ngolden           found as DataVolume, phase Failed, size 6Gi\n")
 }
 
 func TestPlanNamesTheReleaseFromTheValuesFile(t *testing.T) {

@@ -60,6 +60,9 @@ func TestPlanShowsARetiringGolden(t *testing.T) {
 	r = decode[planReport](t, res)
 	assert.Contains(t, r.Refusal, "in cozy-public is retiring")
 	assert.Contains(t, r.Refusal, "Point osImage.builtin at another flavor")
+	assert.True(t, r.DiskSource.GoldenRetiring)
+	text = cli(t, planArgs("builtin", "golden-retiring")...)
+	assert.Contains(t, text.stdout, "size 6Gi, retiring (its catalog entry sets retire: true)\n", "refused: no claim that the pool still renders")
 
 	// The same pool against the golden before it retired: nothing about retiring.
 	res = cli(t, planArgs("builtin", "golden", "-o", "json")...)

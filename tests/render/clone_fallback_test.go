@@ -2,7 +2,6 @@ package render
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -19,33 +18,12 @@ import (
 
 const snapshotAPI = "snapshot.storage.k8s.io/v1"
 
-// cdiResource is the CDI resource, with spec.cloneStrategyOverride when override is set.
-func cdiResource(name, override string) string {
-	spec := "{}"
-	if override != "" {
-		spec = "{cloneStrategyOverride: " + override + "}"
-	}
-	return fmt.Sprintf("---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata: {name: %s}\nspec: %s\n", name, spec)
-}
-
-// storageProfile is a class's StorageProfile; "" leaves a status field out.
-func storageProfile(class, strategy, volumeMode string) string {
-	status := ""
-	if strategy != "" {
-		status += "\n  cloneStrategy: " + strategy
-	}
-	if volumeMode != "" {
-		status += "\n  claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: " + volumeMode + "}]"
-	}
-	if status == "" {
-		status = " {}"
-	}
-	return fmt.Sprintf("---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: StorageProfile\nmetadata: {name: %s}\nspec: {}\nstatus:%s\n", class, status)
-}
-
-func snapshotClass(name, driver string) string {
-	return fmt.Sprintf("---\napiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata: {name: %s}\ndriver: %s\ndeletionPolicy: Delete\n", name, driver)
-}
+// The CDI objects' fixture builders are shared with the CLI's tests.
+var (
+	cdiResource    = support.CDIResource
+	storageProfile = support.StorageProfile
+	snapshotClass  = support.SnapshotClass
+)
 
 // goldenPVC is the default golden's PVC with a volume mode.
 func goldenPVC(mode string) string {

@@ -91,10 +91,11 @@ func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 
 // The render keeps what it computes on the root context, out of reach of
 // values: a preset under the old state keys changes nothing, and every clone
-// guard still fires.
+// guard still fires (a preset reportOnly, the CLI's report-only mode, too).
 func TestPresetRenderStateChangesNothing(t *testing.T) {
 	preset := `
 _kubernetesNodes:
+  reportOnly: true
   validated: true
   image: {clone: true, schematicID: abc, version: v1.0.0, golden: any-pvc}
   disk: {clone: true, golden: any-pvc, storageClassName: local, url: "https://evil"}

@@ -10,6 +10,9 @@ it reads only the golden; the per-class golden is read (one GET, and its PVC
 only when its DataVolume is gone) only when the plain one is absent or on
 another class; no path lists the pool's namespace (the pool's own state is two
 GETs: its MachineDeployment and the KubevirtMachineTemplate that names).
+The result's report (for workerimage plan, never rendered) also says which
+golden serves P and why, CDI's clone strategy and where it came from, and the
+outcome of each check behind refusals 4 to 9; it costs no lookup.
 Takes a dict: root, image (the resolved image), out (filled with the result).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
@@ -22,7 +25,7 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- $_ := set $result "storageClassName" ($root.Values.storageClass | toString) -}}
 {{- $_ := set $result "preview" $plain.preview -}}
 {{- if not $plain.preview -}}
-{{- $ctx := dict "root" $root "image" .image "pool" (include "kubernetes-nodes.poolName" $root) -}}
+{{- $ctx := dict "root" $root "image" .image "pool" (include "kubernetes-nodes.poolName" $root) "checks" list "noPoolClass" "the pool's class is not known (storageClass \"\" and no cluster default)" -}}
 {{- include "kubernetes-nodes.cloneContext" $ctx -}}
 {{- $running := dict -}}
 {{- if or (not $plain.present) (eq $plain.phase "Failed") $plain.retiring (not $result.storageClassName) -}}
@@ -43,9 +46,11 @@ unknown): today's bytes. A pool running from the plain golden after it was
 deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 */ -}}
 {{- $wantPerClass := false -}}
+{{- $plainClass := "" -}}
 {{- if $plain.present -}}
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $plain "out" $goldenSide) -}}
 {{- $sideRead = true -}}
+{{- $plainClass = $goldenSide.class -}}
 {{- $wantPerClass = and $goldenSide.class (ne $goldenSide.class $poolSide.class) -}}
 {{- else -}}
 {{- $wantPerClass = not (and $running.ready (eq $running.source .image.golden)) -}}
@@ -62,6 +67,27 @@ deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 {{- $sideRead = false -}}
 {{- end -}}
 {{- end -}}
+{{- /* Which golden serves P and why, for the report: "none" only where a refusal follows. */ -}}
+{{- $choice := "plain" -}}
+{{- $why := printf "the plain golden %s is on the pool's class %q" .image.golden $poolSide.class -}}
+{{- if not $plain.present -}}
+{{- $why = printf "the plain golden %s is absent from cozy-public" .image.golden -}}
+{{- else if not $poolSide.class -}}
+{{- $why = printf "%s, so the plain golden %s is compared with no class" $ctx.noPoolClass .image.golden -}}
+{{- else if not $plainClass -}}
+{{- $why = printf "the plain golden %s has no class known (none on it or its PVC, and no cluster default), so no class is compared" .image.golden -}}
+{{- else if $wantPerClass -}}
+{{- $why = printf "the plain golden %s is on %q, not on the pool's class %q" .image.golden $plainClass $poolSide.class -}}
+{{- end -}}
+{{- if ne $golden.name .image.golden -}}
+{{- $choice = "per-class" -}}
+{{- else if and $wantPerClass (or (not $plain.present) $perClassName) -}}
+{{- $choice = "none" -}}
+{{- $why = printf "%s, and %s" $why (ternary (printf "there is no per-class golden %s" $perClassName) "the pool's class is not known, so no per-class golden is looked for" (ne $perClassName "")) -}}
+{{- end -}}
+{{- if and (not $golden.present) (ne $choice "none") -}}
+{{- $why = printf "%s%s, but the pool already runs from it (template %s)" $why (ternary (printf "; the per-class golden %s is absent" $golden.name) "" (eq $choice "per-class")) $running.name -}}
+{{- end -}}
 {{- $_ := set $ctx "golden" $golden -}}
 {{- $_ := set $ctx "name" $golden.name -}}
 {{- $_ := set $ctx "perClassName" $perClassName -}}
@@ -71,12 +97,42 @@ deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 {{- if not $sideRead -}}
 {{- include "kubernetes-nodes.goldenClassAndSize" (dict "root" $root "golden" $golden "out" $goldenSide) -}}
 {{- end -}}
-{{- include "kubernetes-nodes.assertCloneFits" (merge (dict "poolSide" $poolSide "goldenSide" $goldenSide) $ctx) -}}
+{{- $_ := set $ctx "poolSide" $poolSide -}}
+{{- $_ := set $ctx "goldenSide" $goldenSide -}}
+{{- include "kubernetes-nodes.assertCloneFits" $ctx -}}
 {{- include "kubernetes-nodes.assertNoHostAssistedCopy" $ctx -}}
 {{- $_ := set $result "golden" $golden.name -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
-{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring) -}}
+{{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring "goldenChoice" $choice "goldenChoiceReason" $why "perClassGolden" $perClassName "cloneStrategy" $ctx.cloneStrategy "cloneStrategySource" $ctx.cloneStrategySource "fallbackChecks" $ctx.checks) -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+A clone refusal: fail with message. Only in a render made to report, not to
+install (workerimage plan makes one after a refusal, with
+._kubernetesNodes.reportOnly on the root context, which values cannot reach),
+is it recorded instead, as the outcome of fallback check N (4 to 9; 0 records
+nothing), and the resolution goes on, so the report shows every check. Takes a
+list: the clone context, N, message.
+*/}}
+{{- define "kubernetes-nodes.refuse" -}}
+{{- $ctx := index . 0 -}}
+{{- if not $ctx.root._kubernetesNodes.reportOnly -}}
+{{- fail (index . 2) -}}
+{{- end -}}
+{{- if index . 1 -}}
+{{- include "kubernetes-nodes.checked" (list $ctx (index . 1) "refused" (index . 2)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Records in the clone context, for the report, the outcome of the check behind
+refusal N (4 to 9): passed, skipped (what it needs is not known), not needed,
+or refused. Takes a list: the clone context, N, outcome, detail.
+*/}}
+{{- define "kubernetes-nodes.checked" -}}
+{{- $ctx := index . 0 -}}
+{{- $_ := set $ctx "checks" (append $ctx.checks (dict "refusal" (index . 1) "outcome" (index . 2) "detail" (index . 3))) -}}
 {{- end -}}
 
 {{/*
@@ -147,13 +203,13 @@ golden, seen, toHTTP, running.
 {{- $perClassFix = printf " (if the entry exists for another class, add %q to its additionalStorageClasses: the golden %s)" .poolClass .perClassName -}}
 {{- end -}}
 {{- if and (not .golden.present) (not $exempt) -}}
-{{- fail (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images%s and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version $perClassFix .toHTTP) -}}
+{{- include "kubernetes-nodes.refuse" (list . 0 (printf "pool %s: golden %s is absent from cozy-public (no DataVolume and no PersistentVolumeClaim of that name); %s. Add the entry {schematicID: %s, version: %s} to the kubernetes-worker-image catalog's images%s and wait for it to import, or clone a golden that exists, or %s" .pool $name .seen .image.schematicID .image.version $perClassFix .toHTTP)) -}}
 {{- end -}}
 {{- if and .golden.retiring (not $exempt) -}}
-{{- fail (printf "pool %s: golden %s in cozy-public is retiring (annotated kubernetes-worker-image.cozystack.io/retiring: \"true\"): the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} sets retire: true, and once the entry is dropped the golden is deleted; %s. A pool cannot start cloning it. Point osImage.builtin at another flavor (a catalog entry that is not retiring), or %s" .pool $name .image.schematicID .image.version .seen .toHTTP) -}}
+{{- include "kubernetes-nodes.refuse" (list . 0 (printf "pool %s: golden %s in cozy-public is retiring (annotated kubernetes-worker-image.cozystack.io/retiring: \"true\"): the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} sets retire: true, and once the entry is dropped the golden is deleted; %s. A pool cannot start cloning it. Point osImage.builtin at another flavor (a catalog entry that is not retiring), or %s" .pool $name .image.schematicID .image.version .seen .toHTTP)) -}}
 {{- end -}}
 {{- if and (eq .golden.phase "Failed") (not $exempt) -}}
-{{- fail (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" .pool $name .seen $name) -}}
+{{- include "kubernetes-nodes.refuse" (list . 0 (printf "pool %s: golden %s in cozy-public failed to import (status.phase Failed); %s. Fix the import (kubectl -n cozy-public describe datavolume %s), or add a catalog entry for another (schematicID, version) and point osImage.builtin at it; a golden that is still importing is not refused" .pool $name .seen $name)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -220,8 +276,8 @@ size).
 {{/*
 Refusals 4 to 6: the classes differ (CDI cannot CSI-clone across classes), the
 disk is smaller than the golden, or larger on a class that cannot expand (CDI
-would take a host-assisted copy). Takes the clone context with poolSide and
-goldenSide.
+would take a host-assisted copy). Each check's outcome is recorded for the
+report. Takes the clone context with poolSide and goldenSide.
 */}}
 {{- define "kubernetes-nodes.assertCloneFits" -}}
 {{- $poolClass := .poolSide.class -}}
@@ -230,26 +286,44 @@ goldenSide.
 {{- $name := .name -}}
 {{- $diskSize := .root.Values.diskSize -}}
 
-{{- if and $poolClass $goldenClass (ne $poolClass $goldenClass) -}}
+{{- if not (and $poolClass $goldenClass) -}}
+{{- include "kubernetes-nodes.checked" (list . 4 "skipped" (ternary .noPoolClass "the golden's class is not known (none on it or its PVC, and no cluster default)" (not $poolClass))) -}}
+{{- else if ne $poolClass $goldenClass -}}
 {{- $perClassFix := "" -}}
 {{- if and .perClassName (ne .perClassName $name) -}}
 {{- $perClassFix = printf ", or add %q to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} (it then imports golden %s on that class)" $poolClass .image.schematicID .image.version .perClassName -}}
 {{- end -}}
-{{- fail (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q%s, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $perClassFix $poolClass) -}}
+{{- include "kubernetes-nodes.refuse" (list . 4 (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q%s, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $perClassFix $poolClass)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 4 "passed" (printf "the worker disks and the golden are both on %q" $poolClass)) -}}
 {{- end -}}
 {{- if $goldenSize -}}
 {{- $disk := include "worker-image-lib.quantityBytes" $diskSize | float64 -}}
 {{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
 {{- if lt $disk $size -}}
-{{- fail (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize) -}}
+{{- include "kubernetes-nodes.refuse" (list . 5 (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 5 "passed" (printf "diskSize %v is not smaller than the golden's %s" $diskSize $goldenSize)) -}}
 {{- end -}}
-{{- if and (gt $disk $size) $poolClass -}}
+{{- if not (gt $disk $size) -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "not needed" (printf "diskSize %v is not larger than the golden's %s: nothing to expand" $diskSize $goldenSize)) -}}
+{{- else if not $poolClass -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "skipped" .noPoolClass) -}}
+{{- else -}}
 {{- include "kubernetes-nodes.ensureStorageClass" (dict "root" .root "name" $poolClass) -}}
 {{- $class := get .root._kubernetesNodes.storageClassByName $poolClass -}}
-{{- if and $class (ne (toString (get $class "allowVolumeExpansion")) "true") -}}
-{{- fail (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize) -}}
+{{- if not $class -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "the cluster has no StorageClass %q to read allowVolumeExpansion from" $poolClass)) -}}
+{{- else if ne (toString (get $class "allowVolumeExpansion")) "true" -}}
+{{- include "kubernetes-nodes.refuse" (list . 6 (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "passed" (printf "diskSize %v is larger than the golden's %s and StorageClass %q sets allowVolumeExpansion: true" $diskSize $goldenSize $poolClass)) -}}
 {{- end -}}
 {{- end -}}
+{{- else -}}
+{{- $noSize := "the golden's size is not known (no storage request on it or its PVC)" -}}
+{{- include "kubernetes-nodes.checked" (list . 5 "skipped" $noSize) -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "skipped" $noSize) -}}
 {{- end -}}
 {{- end -}}
 
@@ -265,11 +339,14 @@ the snapshot API is this refusal, never a raw lookup error; a class the cluster
 does not list has no known provisioner and is not judged. 9 compares volume
 modes only when both are known. The CDI kinds are not asked about first: the
 clone path already reads DataVolumes, which only a cluster with CDI serves.
-Takes the clone context with poolClass, golden, name.
+The strategy, where it came from and each check's outcome are recorded for
+the report. Takes the clone context with poolClass, golden, name.
 */}}
 {{- define "kubernetes-nodes.assertNoHostAssistedCopy" -}}
 {{- $root := .root -}}
 {{- $class := .poolClass -}}
+{{- $_ := set . "cloneStrategy" "" -}}
+{{- $_ := set . "cloneStrategySource" (printf "not known: %s" .noPoolClass) -}}
 {{- if $class -}}
 {{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
 {{- $profile := lookup "cdi.kubevirt.io/v1beta1" "StorageProfile" "" $class | default dict -}}
@@ -293,31 +370,48 @@ Takes the clone context with poolClass, golden, name.
 {{- $strategy = "snapshot" -}}
 {{- $from = printf "CDI's default: the CDI resource %s sets no spec.cloneStrategyOverride and the StorageProfile %s states no status.cloneStrategy" $cdi.metadata.name $class -}}
 {{- end -}}
+{{- $_ := set . "cloneStrategy" $strategy -}}
+{{- $_ := set . "cloneStrategySource" $from -}}
 {{- if eq $strategy "copy" -}}
-{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"copy\" (%s): a host-assisted copy of the whole image over the pod network for every worker disk; %s. To get a storage-layer clone, %s" .pool .name $class $from .seen $fix) -}}
+{{- include "kubernetes-nodes.refuse" (list . 7 (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"copy\" (%s): a host-assisted copy of the whole image over the pod network for every worker disk; %s. To get a storage-layer clone, %s" .pool .name $class $from .seen $fix)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 7 "passed" (printf "the strategy is %s, not copy" $strategy)) -}}
 {{- end -}}
-{{- if eq $strategy "snapshot" -}}
+{{- if ne $strategy "snapshot" -}}
+{{- include "kubernetes-nodes.checked" (list . 8 "not needed" (printf "the strategy is %s, not snapshot" $strategy)) -}}
+{{- else -}}
 {{- include "kubernetes-nodes.ensureStorageClass" (dict "root" $root "name" $class) -}}
 {{- $sc := get $root._kubernetesNodes.storageClassByName $class -}}
 {{- $provisioner := get $sc "provisioner" | default "" | toString -}}
-{{- if $provisioner -}}
+{{- if not $provisioner -}}
+{{- include "kubernetes-nodes.checked" (list . 8 "skipped" (printf "the cluster shows no StorageClass %q with a provisioner, so the VolumeSnapshotClass driver it needs is not known" $class)) -}}
+{{- else -}}
 {{- $missing := "" -}}
+{{- $found := "" -}}
 {{- if not ($root.Capabilities.APIVersions.Has "snapshot.storage.k8s.io/v1") -}}
 {{- $missing = "the cluster does not serve snapshot.storage.k8s.io/v1, so there is no VolumeSnapshotClass at all" -}}
 {{- else -}}
-{{- $drivers := list -}}
 {{- range (lookup "snapshot.storage.k8s.io/v1" "VolumeSnapshotClass" "" "").items | default list -}}
-{{- $drivers = append $drivers (get . "driver" | default "" | toString) -}}
+{{- if and (not $found) (eq (get . "driver" | default "" | toString) $provisioner) -}}
+{{- $found = .metadata.name -}}
 {{- end -}}
-{{- if not (has $provisioner $drivers) -}}
+{{- end -}}
+{{- if not $found -}}
 {{- $missing = printf "no VolumeSnapshotClass has driver %s" $provisioner -}}
 {{- end -}}
 {{- end -}}
 {{- if $missing -}}
-{{- fail (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them), or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner $class) -}}
+{{- include "kubernetes-nodes.refuse" (list . 8 (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them), or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner $class)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 8 "passed" (printf "VolumeSnapshotClass %s has driver %s, the provisioner of StorageClass %q" $found $provisioner $class)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- else -}}
+{{- $_ := set . "cloneStrategySource" "not known: the cluster has no CDI resource" -}}
+{{- $noCDI := "the cluster has no CDI resource, so CDI's clone strategy is not known" -}}
+{{- include "kubernetes-nodes.checked" (list . 7 "skipped" $noCDI) -}}
+{{- include "kubernetes-nodes.checked" (list . 8 "skipped" $noCDI) -}}
 {{- end -}}
 {{- $sets := dig "status" "claimPropertySets" list $profile -}}
 {{- $want := "" -}}
@@ -331,9 +425,20 @@ Takes the clone context with poolClass, golden, name.
 {{- $_ := set $golden "pvcRead" true -}}
 {{- end -}}
 {{- $have := dig "spec" "volumeMode" "" ($golden.pvc | default dict) | toString -}}
-{{- if and $have (ne $have $want) -}}
-{{- fail (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0].volumeMode of the StorageProfile %s); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want) -}}
+{{- if not $have -}}
+{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "no PersistentVolumeClaim cozy-public/%s with a spec.volumeMode, so the golden's volume mode is not known" $golden.claimName)) -}}
+{{- else if ne $have $want -}}
+{{- include "kubernetes-nodes.refuse" (list . 9 (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0].volumeMode of the StorageProfile %s); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 9 "passed" (printf "the golden and a worker disk on %q are both %s volumes" $class $want)) -}}
 {{- end -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "%s, so a worker disk's volume mode is not known" (ternary (printf "the StorageProfile %s states no status.claimPropertySets[0].volumeMode" $class) (printf "the cluster has no StorageProfile %s" $class) (not (empty $profile))))) -}}
+{{- end -}}
+{{- else -}}
+{{- $ctx := . -}}
+{{- range $n := list 7 8 9 -}}
+{{- include "kubernetes-nodes.checked" (list $ctx $n "skipped" $ctx.noPoolClass) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
