@@ -153,6 +153,25 @@ func (e *env) installCRDs(t *testing.T) []string {
 	return names
 }
 
+// installCRDFile creates the CRDs of one generated file (crdFile) after the
+// tier has started, and waits until they are served.
+func (e *env) installCRDFile(t *testing.T, file string) {
+	t.Helper()
+	raw, err := os.ReadFile(e.crdFile(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.ParseObjects(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	e.create(t, objs...)
+	for _, obj := range objs {
+		e.waitEstablished(t, obj.GetName())
+	}
+	e.resetMapper()
+}
+
 func (e *env) waitEstablished(t *testing.T, name string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -177,6 +196,12 @@ func condition(obj *unstructured.Unstructured, typ string) string {
 		}
 	}
 	return ""
+}
+
+// snapshotClass is a VolumeSnapshotClass document (with its leading separator)
+// that lets CDI snapshot-clone on the classes of a CSI driver.
+func snapshotClass(name, driver string) string {
+	return fmt.Sprintf("---\napiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata: {name: %s}\ndriver: %s\ndeletionPolicy: Delete\n", name, driver)
 }
 
 func parseGroupVersion(apiVersion string) (schema.GroupVersion, error) {
@@ -215,7 +240,7 @@ func testGeneratedCRDs(t *testing.T, e *env) {
 		}
 	}
 
-	const valid = `
+	valid := `
 apiVersion: cdi.kubevirt.io/v1beta1
 kind: CDI
 metadata: {name: cdi}
@@ -230,13 +255,7 @@ status:
   provisioner: linstor.csi.linbit.com
   cloneStrategy: snapshot
   claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: Block}]
----
-apiVersion: snapshot.storage.k8s.io/v1
-kind: VolumeSnapshotClass
-metadata: {name: linstor}
-driver: linstor.csi.linbit.com
-deletionPolicy: Delete
-`
+` + snapshotClass("linstor", "linstor.csi.linbit.com")
 	objs, err := render.ParseObjects([]byte(valid))
 	if err != nil {
 		t.Fatal(err)

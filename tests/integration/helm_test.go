@@ -46,6 +46,16 @@ func (e *env) helm(t *testing.T, namespace string) *helm {
 }
 
 func (h *helm) install(name, chartPath string, values map[string]interface{}) (*release.Release, error) {
+	return h.runInstall(name, chartPath, values, false)
+}
+
+// dryRunInstall is `helm install --dry-run=server`: the render's lookups and
+// .Capabilities are the cluster's, and nothing is created or recorded.
+func (h *helm) dryRunInstall(name, chartPath string, values map[string]interface{}) (*release.Release, error) {
+	return h.runInstall(name, chartPath, values, true)
+}
+
+func (h *helm) runInstall(name, chartPath string, values map[string]interface{}, dryRun bool) (*release.Release, error) {
 	chrt, err := support.LoadChart(chartPath)
 	if err != nil {
 		h.t.Fatal(err)
@@ -54,6 +64,9 @@ func (h *helm) install(name, chartPath string, values map[string]interface{}) (*
 	inst.ReleaseName = name
 	inst.Namespace = h.namespace
 	inst.Timeout = time.Minute
+	if dryRun {
+		inst.DryRunOption = "server"
+	}
 	return inst.Run(chrt, values)
 }
 
@@ -259,26 +272,14 @@ func manifestOf(t *testing.T, rel *release.Release) *render.Manifest {
 func (e *env) dryRunApply(t *testing.T, m *render.Manifest, namespace string) (validated int, problems []string) {
 	t.Helper()
 	e.takeWarnings()
-	force := true
 	for _, d := range m.Docs {
 		obj := &unstructured.Unstructured{Object: d.Object}
 		ns := obj.GetNamespace()
 		if ns == "" {
 			ns = namespace
 		}
-		body, err := obj.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
 		ref := fmt.Sprintf("%s %s/%s", obj.GetKind(), ns, obj.GetName())
-		_, err = e.client(t, obj.GetAPIVersion(), obj.GetKind(), ns).Patch(context.Background(), obj.GetName(),
-			types.ApplyPatchType, body, metav1.PatchOptions{
-				DryRun:          []string{metav1.DryRunAll},
-				FieldManager:    "apiserver-tier",
-				Force:           &force,
-				FieldValidation: metav1.FieldValidationStrict,
-			})
-		if err != nil {
+		if err := e.serverSideApply(t, obj, ns, true); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", ref, err))
 		}
 		for _, w := range e.takeWarnings() {
@@ -287,4 +288,22 @@ func (e *env) dryRunApply(t *testing.T, m *render.Manifest, namespace string) (v
 		validated++
 	}
 	return validated, problems
+}
+
+// serverSideApply applies one object with fieldValidation=Strict, as the
+// tier's field manager (so applying it again without a field removes that
+// field); dryRun stores nothing.
+func (e *env) serverSideApply(t *testing.T, obj *unstructured.Unstructured, namespace string, dryRun bool) error {
+	t.Helper()
+	body, err := obj.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: "apiserver-tier", Force: &force, FieldValidation: metav1.FieldValidationStrict}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	_, err = e.client(t, obj.GetAPIVersion(), obj.GetKind(), namespace).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, opts)
+	return err
 }

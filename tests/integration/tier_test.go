@@ -61,6 +61,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("Catalog", func(t *testing.T) { testCatalog(t, e) })
 	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
 	t.Run("CatalogRetire", func(t *testing.T) { testCatalogRetire(t, e) })
+	t.Run("PerClassAndFallbacks", func(t *testing.T) { testPerClassAndFallbacks(t, e) })
 }
 
 func baselineValues(t *testing.T) map[string]map[string]interface{} {
@@ -371,24 +372,7 @@ func testCatalog(t *testing.T, e *env) {
 		t.Errorf("builtin pool: %s", p)
 	}
 	t.Logf("%d objects of the builtin pool passed strict server-side dry-run apply", n)
-	kmtDoc, err := pm.One(kmtKind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kmt, ok := e.get(t, kmtAPIVersion, kmtKind, cloneNS, kmtDoc.Name())
-	if !ok {
-		t.Fatalf("builtin pool: %s %s was not created", kmtKind, kmtDoc.Name())
-	}
-	disk := "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec."
-	for path, want := range map[string]string{
-		disk + "source.pvc.namespace":     catalogNamespace,
-		disk + "source.pvc.name":          golden,
-		disk + "storage.storageClassName": "replicated",
-	} {
-		if got := fmt.Sprint(render.Get(kmt.Object, path)); got != want {
-			t.Errorf("builtin pool on the server: %s is %q, want %q", path, got, want)
-		}
-	}
+	kmt := checkDisk(t, e, cloneNS, pm, golden, "replicated")
 
 	t.Run("CLIPlanLive", func(t *testing.T) { testCLIPlanLive(t, e, cloneNS, cloneRelease, kmt) })
 	t.Run("ScaledToZeroKeepsItsClass", func(t *testing.T) { testScaledToZeroKeepsItsClass(t, e, builtin) })
@@ -424,7 +408,7 @@ func testCatalog(t *testing.T, e *env) {
 		`pool kubernetes-acme-local: its disks would be on StorageClass "local"`,
 		fmt.Sprintf(`but golden %s is on "replicated"`, golden))
 
-	_, err = cat.upgrade(catalogRelease, render.CatalogChart, map[string]interface{}{"storage": "7Gi", "images": []interface{}{
+	_, err := cat.upgrade(catalogRelease, render.CatalogChart, map[string]interface{}{"storage": "7Gi", "images": []interface{}{
 		map[string]interface{}{"schematicID": schematicID, "version": version},
 	}})
 	if err == nil || !strings.Contains(err.Error(), "was edited after its golden was created") {
