@@ -198,12 +198,6 @@ func condition(obj *unstructured.Unstructured, typ string) string {
 	return ""
 }
 
-// snapshotClass is a VolumeSnapshotClass document (with its leading separator)
-// that lets CDI snapshot-clone on the classes of a CSI driver.
-func snapshotClass(name, driver string) string {
-	return fmt.Sprintf("---\napiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshotClass\nmetadata: {name: %s}\ndriver: %s\ndeletionPolicy: Delete\n", name, driver)
-}
-
 func parseGroupVersion(apiVersion string) (schema.GroupVersion, error) {
 	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
@@ -255,7 +249,7 @@ status:
   provisioner: linstor.csi.linbit.com
   cloneStrategy: snapshot
   claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: Block}]
-` + snapshotClass("linstor", "linstor.csi.linbit.com")
+` + support.SnapshotClass("linstor", "linstor.csi.linbit.com")
 	objs, err := render.ParseObjects([]byte(valid))
 	if err != nil {
 		t.Fatal(err)

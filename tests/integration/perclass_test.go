@@ -53,7 +53,7 @@ status: {storageClass: replicated, provisioner: linstor.csi.linbit.com, claimPro
 `
 
 // rbdSnapshotClass lets CDI snapshot-clone on ceph-rbd.
-var rbdSnapshotClass = snapshotClass(rbdClass, rbdDriver)
+var rbdSnapshotClass = support.SnapshotClass(rbdClass, rbdDriver)
 
 // cdiState is the CDI resource (spec.cloneStrategyOverride when override is
 // set) and ceph-rbd's StorageProfile with the status CDI writes: its
@@ -99,7 +99,7 @@ func testPerClassAndFallbacks(t *testing.T, e *env) {
 	e.createNamespace(t, catalogNamespace)
 	e.createNamespace(t, perClassTenant)
 
-	state := e.applyYAML(t, perClassCluster+snapshotClass("linstor", "linstor.csi.linbit.com")+rbdSnapshotClass+cdiState("", "", "Block"))
+	state := e.applyYAML(t, perClassCluster+support.SnapshotClass("linstor", "linstor.csi.linbit.com")+rbdSnapshotClass+cdiState("", "", "Block"))
 	t.Cleanup(func() { e.remove(t, state...) })
 
 	pool := func(class string) map[string]interface{} {
