@@ -1,6 +1,8 @@
 package render
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
 // Per-class goldens (DESIGN.md "One flavor on several StorageClasses"): the
@@ -183,4 +186,62 @@ func TestPlatformForwardsAdditionalClasses(t *testing.T) {
 	requireRefusal(t, err, "kubernetesWorkerImage.images[0].additionalStorageClasses is a map, not a list")
 	_, err = render.Render(c, render.Options{Release: rel, Values: vals(t, enabled+"kubernetesWorkerImage: "+set)})
 	require.NoError(t, err)
+}
+
+// Per-class goldens are byte-neutral on the catalog side too: for every catalog
+// golden case, listing one more class in every entry adds that class's goldens
+// and their names in the clone Role, and leaves every other document of the
+// committed render byte for byte (existing goldens never change name or spec).
+func TestAdditionalClassesChangeNoCommittedCatalogDocument(t *testing.T) {
+	cases, _, err := support.GoldenCases()
+	require.NoError(t, err)
+	checked := 0
+	for _, c := range cases {
+		if c.Chart != "catalog" {
+			continue
+		}
+		t.Run(c.Name, func(t *testing.T) {
+			before, err := c.Render(render.Render, c.Cluster != nil)
+			require.NoError(t, err)
+			values, err := render.ReadValues(c.ValuesFile)
+			require.NoError(t, err)
+			if _, set := values["images"]; !set {
+				// The chart's default entries, copied so the chart stays as loaded.
+				chrt, err := support.LoadChart(c.ChartDir())
+				require.NoError(t, err)
+				raw, err := yaml.Marshal(chrt.Values["images"])
+				require.NoError(t, err)
+				var defaults []interface{}
+				require.NoError(t, yaml.Unmarshal(raw, &defaults))
+				values["images"] = defaults
+			}
+			entries, _ := values["images"].([]interface{})
+			for _, e := range entries {
+				entry := e.(map[string]interface{})
+				classes, _ := entry["additionalStorageClasses"].([]interface{})
+				entry["additionalStorageClasses"] = append(classes, "extra-tier")
+			}
+			raw, err := yaml.Marshal(values)
+			require.NoError(t, err)
+			with := c
+			with.ValuesFile = filepath.Join(t.TempDir(), "values.yaml")
+			require.NoError(t, os.WriteFile(with.ValuesFile, raw, 0o644))
+			after, err := with.Render(render.Render, c.Cluster != nil)
+			require.NoError(t, err)
+
+			byName := map[string]string{}
+			for _, d := range after.Docs {
+				byName[d.Kind()+"/"+d.Name()] = d.Text
+			}
+			for _, d := range before.Docs {
+				if d.Kind() == "Role" {
+					continue // its resourceNames gain the new goldens
+				}
+				require.Equal(t, d.Text, byName[d.Kind()+"/"+d.Name()], "%s %s", d.Kind(), d.Name())
+			}
+			require.Len(t, after.Docs, len(before.Docs)+len(entries), "one more golden per entry")
+			checked++
+		})
+	}
+	require.GreaterOrEqual(t, checked, 4)
 }

@@ -1,12 +1,18 @@
 package render
 
 import (
+	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // A pool chooses the golden for its class (DESIGN.md "One flavor on several
@@ -166,4 +172,108 @@ func TestRunningFromAPerClassGolden(t *testing.T) {
 	after := mustRenderPool(t, vals(t, localPool), perClassCluster(t, plainRunning, perClassOnLocal))
 	assert.Equal(t, before.Text(), after.Text())
 	assert.Equal(t, defaultGolden, render.Get(diskOf(after), "spec.source.pvc.name"))
+}
+
+// withPerClassGoldens adds, for every golden in cozy-public (a DataVolume, or
+// the PVC left of one) and every StorageClass of the cluster, the per-class
+// golden a catalog entry listing that class in additionalStorageClasses would
+// import: imported, on that class, the same size. It returns how many it added.
+func withPerClassGoldens(cluster *support.Cluster) (int, error) {
+	ctx := context.Background()
+	list := func(apiVersion, kind, namespace string) ([]unstructured.Unstructured, error) {
+		client, _, err := cluster.GetClientFor(apiVersion, kind)
+		if err != nil {
+			return nil, err
+		}
+		var l *unstructured.UnstructuredList
+		if namespace == "" {
+			l, err = client.List(ctx, metav1.ListOptions{})
+		} else {
+			l, err = client.Namespace(namespace).List(ctx, metav1.ListOptions{})
+		}
+		if err != nil {
+			return nil, err
+		}
+		return l.Items, nil
+	}
+	classes, err := list("storage.k8s.io/v1", "StorageClass", "")
+	if err != nil {
+		return 0, err
+	}
+	goldens := map[string]string{} // name -> size
+	exists := map[string]bool{}
+	for _, kind := range []struct{ apiVersion, kind, size string }{
+		{"v1", "PersistentVolumeClaim", "spec.resources.requests.storage"},
+		{"cdi.kubevirt.io/v1beta1", "DataVolume", "spec.storage.resources.requests.storage"},
+	} {
+		items, err := list(kind.apiVersion, kind.kind, "cozy-public")
+		if err != nil {
+			return 0, err
+		}
+		for _, o := range items {
+			exists[o.GetName()] = true
+			if strings.HasPrefix(o.GetName(), "talos-worker-") && !strings.Contains(o.GetName(), "--") {
+				size, _ := render.Get(o.Object, kind.size).(string)
+				goldens[o.GetName()] = size
+			}
+		}
+	}
+	added := 0
+	for name, size := range goldens {
+		for _, class := range classes {
+			if exists[name+"--"+class.GetName()] {
+				continue // the case's own per-class golden
+			}
+			g := golden{name: name + "--" + class.GetName(), class: class.GetName(), size: size, phase: "Succeeded"}
+			objs, err := render.ParseObjects([]byte(g.yaml()))
+			if err != nil {
+				return 0, err
+			}
+			if err := cluster.Add(objs...); err != nil {
+				return 0, err
+			}
+			added++
+		}
+	}
+	return added, nil
+}
+
+// Per-class goldens are byte-neutral: every pool golden case and baseline
+// corner renders its committed bytes when the cluster also holds a per-class
+// golden of every flavor on every class (a catalog change that only adds
+// per-class goldens renames no template and rolls no worker).
+func TestPerClassGoldensChangeNoCommittedPoolRender(t *testing.T) {
+	cases, _, err := support.GoldenCases()
+	require.NoError(t, err)
+	baseline, err := support.BaselineCases()
+	require.NoError(t, err)
+	pools, added := 0, 0
+	for _, c := range append(cases, baseline...) {
+		if c.Chart != "pool" || c.Cluster == nil {
+			continue
+		}
+		pools++
+		t.Run(c.Name, func(t *testing.T) {
+			withGoldens := func(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
+				n, err := withPerClassGoldens(opts.Cluster.(*support.Cluster))
+				if err != nil {
+					return nil, err
+				}
+				added += n
+				return render.Render(chrt, opts)
+			}
+			m, err := c.Render(withGoldens, true)
+			require.NoError(t, err)
+			want, err := os.ReadFile(c.GoldenFile)
+			require.NoError(t, err)
+			got := m.Text()
+			if strings.HasPrefix(c.Name, "baseline/") {
+				got = baselineText(t, m)
+			}
+			require.Equal(t, string(want), got)
+		})
+	}
+	require.GreaterOrEqual(t, pools, 24, "every pool case with a cluster is covered")
+	// The control: the clusters of the clone cases did gain per-class goldens.
+	require.Greater(t, added, 10)
 }
