@@ -219,6 +219,9 @@ func TestCatalogRefusals(t *testing.T) {
 			[]string{`"ftp://f.internal" (from images[0].imageFactoryURL)`, "set images[0].imageFactoryURL to a URL"}},
 		{"whitespace in factory URL", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/a b'}]", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/a-b'}]",
 			[]string{`"https://f.internal/a b" (from images[0].imageFactoryURL)`}},
+		// Found by FuzzValidatingHelpers: CDI could not parse the import URL.
+		{"bare percent in factory URL", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://0/000000%000000%0%00000000'}]", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://0/000000%000000%20%00000000'}]",
+			[]string{`"http://0/000000%000000%0%00000000" (from images[0].imageFactoryURL)`, "is not a plain http(s) URL"}},
 		{"dollar in factory URL", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/$(id)'}]", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/id'}]",
 			[]string{"$(id)", "is not a plain http(s) URL"}},
 		{"quote in factory URL", `images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/"x'}]`, "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/x'}]",

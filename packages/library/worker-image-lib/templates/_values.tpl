@@ -65,8 +65,10 @@ overridePath?, skipFallback?}. Takes a dict: prefix, field, value (absent: none)
 {{- if not (and (kindIs "slice" $endpoints) $endpoints) -}}
 {{- fail (printf "%s%s.endpoints is %s; list at least one mirror URL, such as [https://mirror.example/v2/docker.io]" $.prefix $at (include "worker-image-lib.describe" $endpoints)) -}}
 {{- end -}}
+{{- /* An endpoint is an http(s) URL like the Image Factory's: one pattern for both. */ -}}
+{{- $url := (include "worker-image-lib.patterns" . | fromYaml).imageFactoryURL -}}
 {{- range $i, $endpoint := $endpoints -}}
-{{- if not (and (kindIs "string" $endpoint) (le (len $endpoint) 2048) (regexMatch "^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/[-a-zA-Z0-9._~%/]*)?$" $endpoint)) -}}
+{{- if not (and (kindIs "string" $endpoint) (le (len $endpoint) 2048) (regexMatch $url $endpoint)) -}}
 {{- fail (printf "%s%s.endpoints[%d] %s is not a plain http(s) URL (no whitespace, quotes or YAML metacharacters); set it to the mirror's URL, such as https://mirror.example/v2/docker.io" $.prefix $at $i (include "worker-image-lib.describe" $endpoint)) -}}
 {{- end -}}
 {{- end -}}
