@@ -1,41 +1,127 @@
 {{/*
-A Kubernetes quantity in bytes (as a float), for comparing sizes written in
-different forms: binary (Ki..Ei), decimal (n..E), or an exponent (e/E N). The
-digits are read as one integer and scaled by a single multiplication or
-division, so equal quantities written differently compare equal.
+A Kubernetes quantity read without trusting its size: everything that could
+make a render slow, large or wrong is refused before any arithmetic, and what
+is accepted is a value the API server stores exactly as written. Refused:
+- more than 32 characters, or not a quantity (digits, an optional fraction,
+  then an exponent e/E N or a suffix n u m k M G T P E Ki Mi Gi Ti Pi Ei);
+- an exponent of more than 2 digits (e-99 to e99 is the range it may hold);
+- a value of 2^63 or more (8Ei): the API server caps larger quantities;
+- a value finer than 1n (more than nine decimal places): the API server
+  rounds it up.
+Takes a dict: value (a string, or a number a values file held), out (filled
+with text: the value as a string; bytes: its value as a float64; scalar: the
+YAML scalar to write, which reads back as exactly that value; or error: why it
+is refused, for the caller's message).
 */}}
-{{- define "worker-image-lib.quantityBytes" -}}
-{{- $q := . | toString | trim -}}
-{{- $suffix := regexFind "(Ki|Mi|Gi|Ti|Pi|Ei|[eE][-+]?[0-9]+|[numkMGTPE])$" $q -}}
-{{- $number := trimSuffix $suffix $q -}}
-{{- if not (regexMatch "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)$" $number) -}}
-{{- fail (printf "%q is not a Kubernetes quantity (write sizes such as 20Gi, 21474836480 or 20G)" $q) -}}
+{{- define "worker-image-lib.parseQuantity" -}}
+{{- $out := .out -}}
+{{- $text := "" -}}
+{{- if kindIs "string" .value -}}
+{{- $text = .value -}}
+{{- else if or (kindIs "float64" .value) (kindIs "int64" .value) (kindIs "int" .value) -}}
+{{- $text = toString .value -}}
 {{- end -}}
-{{- $parts := splitList "." $number -}}
+{{- $_ := set $out "text" $text -}}
+{{- $suffix := "" -}}
+{{- if not (or (kindIs "string" .value) (kindIs "float64" .value) (kindIs "int64" .value) (kindIs "int" .value)) -}}
+{{- $_ := set $out "error" "not a string" -}}
+{{- else if gt (len $text) 32 -}}
+{{- $_ := set $out "error" (printf "%d characters long, more than the 32 a quantity may have here" (len $text)) -}}
+{{- else if not (regexMatch "^([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$" $text) -}}
+{{- $_ := set $out "error" "not a Kubernetes quantity" -}}
+{{- else -}}
+{{- $suffix = regexFind "([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])$" $text -}}
+{{- end -}}
+{{- if not (hasKey $out "error") -}}
+{{- $parts := splitList "." (trimSuffix $suffix $text) -}}
+{{- $whole := index $parts 0 -}}
 {{- $fraction := "" -}}
 {{- if gt (len $parts) 1 -}}
 {{- $fraction = index $parts 1 -}}
 {{- end -}}
-{{- $value := float64 (printf "0%s%s" (index $parts 0) $fraction) -}}
-{{- $binary := dict "Ki" 1 "Mi" 2 "Gi" 3 "Ti" 4 "Pi" 5 "Ei" 6 -}}
-{{- $decimal := dict "n" -9 "u" -6 "m" -3 "" 0 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18 -}}
-{{- $exponent := sub 0 (len $fraction) -}}
-{{- if hasKey $binary $suffix -}}
-{{- range until (get $binary $suffix | int) -}}
-{{- $value = mulf $value 1024 -}}
+{{- $binary := get (dict "Ki" 1 "Mi" 2 "Gi" 3 "Ti" 4 "Pi" 5 "Ei" 6) $suffix | default 0 | int -}}
+{{- $exponent := 0 -}}
+{{- if regexMatch "^[eE][-+]?[0-9]" $suffix -}}
+{{- $digits := regexReplaceAll "^[eE][-+]?" $suffix "" -}}
+{{- if gt (len $digits) 2 -}}
+{{- $_ := set $out "error" (printf "written with an exponent of more than 2 digits (%s)" (include "worker-image-lib.truncate" $suffix)) -}}
 {{- end -}}
-{{- else if hasKey $decimal $suffix -}}
-{{- $exponent = add $exponent (get $decimal $suffix) -}}
+{{- /* atoi, not int: int reads a leading 0 as octal. */ -}}
+{{- $exponent = atoi (trimPrefix "+" (substr 1 (len $suffix) $suffix)) -}}
 {{- else -}}
-{{- $exponent = add $exponent (substr 1 (len $suffix) $suffix | trimPrefix "+" | int) -}}
+{{- $exponent = get (dict "n" -9 "u" -6 "m" -3 "k" 3 "M" 6 "G" 9 "T" 12 "P" 15 "E" 18) $suffix | default 0 | int -}}
 {{- end -}}
-{{- $scale := 1.0 -}}
-{{- range until (ternary (sub 0 $exponent) $exponent (lt (int $exponent) 0) | int) -}}
-{{- $scale = mulf $scale 10 -}}
+{{- if not (hasKey $out "error") -}}
+{{- $whole = regexReplaceAll "^0+" $whole "" -}}
+{{- $fraction = regexReplaceAll "0+$" $fraction "" -}}
+{{- /* Decimal places left after the exponent: the API keeps nine (1n). */ -}}
+{{- $places := sub (len $fraction) $exponent -}}
+{{- if not $fraction -}}
+{{- $places = sub (sub 0 $exponent) (sub (len $whole) (len (regexReplaceAll "0+$" $whole ""))) -}}
 {{- end -}}
-{{- if lt (int $exponent) 0 -}}
-{{- divf $value $scale -}}
+{{- /* The power of ten of the leading digit, so no float is formed for a value that is certainly too large. */ -}}
+{{- $lead := add (sub (len $whole) 1) $exponent -}}
+{{- if not $whole -}}
+{{- $lead = sub $exponent (add 1 (sub (len $fraction) (len (regexReplaceAll "^0+" $fraction "")))) -}}
+{{- end -}}
+{{- if not (regexReplaceAll "0" (printf "%s%s" $whole $fraction) "") -}}
+{{- $_ := set $out "bytes" 0.0 -}}
+{{- else if gt (add $lead (mul 3 $binary)) 19 -}}
+{{- $_ := set $out "error" "2^63 (8Ei) or more, more than the API server stores" -}}
+{{- else if gt (int $places) 9 -}}
+{{- $_ := set $out "error" "finer than 1n (more than nine decimal places), which the API server rounds up" -}}
 {{- else -}}
-{{- mulf $value $scale -}}
+{{- $bytes := float64 (printf "%s.%s0e%d" ($whole | default "0") $fraction $exponent) -}}
+{{- range until $binary -}}
+{{- $bytes = mulf $bytes 1024 -}}
 {{- end -}}
+{{- if ge $bytes 9223372036854775807.0 -}}
+{{- $_ := set $out "error" "2^63 (8Ei) or more, more than the API server stores" -}}
+{{- else -}}
+{{- $_ := set $out "bytes" $bytes -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if not (hasKey $out "error") -}}
+{{- /*
+YAML reads a bare number itself: a leading 0 as octal (020 is 16), and more
+than 15 significant digits with a fraction or exponent through a float. Those
+are quoted, so the API reads the string; every other form is written as it is.
+*/ -}}
+{{- $misread := false -}}
+{{- if regexMatch "^[0-9]+$" $text -}}
+{{- $misread = and (gt (len $text) 1) (hasPrefix "0" $text) -}}
+{{- else if regexMatch "^[0-9.]+([eE][-+]?[0-9]+)?$" $text -}}
+{{- $misread = gt (len (regexReplaceAll "^0+|0+$" (regexReplaceAll "[^0-9]" (regexReplaceAll "[eE].*$" $text "") "") "")) 15 -}}
+{{- end -}}
+{{- $_ := set $out "scalar" (ternary ($text | quote) $text $misread) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses a value that worker-image-lib.parseQuantity refuses, with the chart's
+message. Takes a dict: prefix, field, value, example (the fix's value, such as
+"a quantity such as 20Gi"), out (filled as parseQuantity fills it).
+*/}}
+{{- define "worker-image-lib.assertQuantity" -}}
+{{- include "worker-image-lib.parseQuantity" (dict "value" .value "out" .out) -}}
+{{- with .out.error -}}
+{{- fail (printf "%s%s %s is not a plain value: it is %s; it is written into an object as it is, so set %s to %s (at most 32 characters, below 8Ei, no finer than 1n)" $.prefix $.field (include "worker-image-lib.describe" $.value) . $.field $.example) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A quantity in bytes (as a float), for comparing sizes written in different
+forms; a value worker-image-lib.parseQuantity refuses is refused here too (a
+size read from the cluster that no API server would have stored). Takes the
+quantity.
+*/}}
+{{- define "worker-image-lib.quantityBytes" -}}
+{{- $q := dict -}}
+{{- include "worker-image-lib.parseQuantity" (dict "value" . "out" $q) -}}
+{{- with $q.error -}}
+{{- fail (printf "%s is not a Kubernetes quantity the chart can compare (it is %s); write sizes such as 20Gi, 21474836480 or 20G" (include "worker-image-lib.describe" $q.text) .) -}}
+{{- end -}}
+{{- $q.bytes -}}
 {{- end -}}
