@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"os"
@@ -81,6 +82,35 @@ func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 		{"builtin string", "{cluster: acme, osImage: {builtin: 'yes'}}", `osImage.builtin is "yes", not a map`, "{cluster: acme, osImage: {factory: {}}}"},
 		{"builtin version number", "{cluster: acme, osImage: {factory: {version: 1.13}}}", "osImage.factory.version is 1.13 (a number), not a string", "{cluster: acme, osImage: {factory: {version: v1.13.5}}}"},
 		{"platform osImage typo", "{cluster: acme, _cluster: {osImage: {factroy: {}}}}", `_cluster.osImage has no key "factroy"`, "{cluster: acme, _cluster: {osImage: {factory: {}}}}"},
+		// Bounds: each limit refused one past it, its neighbour at the limit.
+		{"33 roles", "{cluster: acme, roles: " + flowList(33, "r%d") + "}", "roles has 33 roles, more than the 32 the chart takes", "{cluster: acme, roles: " + flowList(32, "r%d") + "}"},
+		{"65 mirrors", "{cluster: acme, talos: {registryMirrors: " + flowMirrors(65, 1) + "}}", "talos.registryMirrors has 65 registry hosts, more than the 64 the chart takes", "{cluster: acme, talos: {registryMirrors: " + flowMirrors(64, 1) + "}}"},
+		{"17 endpoints", "{cluster: acme, talos: {registryMirrors: " + flowMirrors(1, 17) + "}}", "talos.registryMirrors[h0.internal].endpoints has 17 endpoints, more than the 16 the chart takes", "{cluster: acme, talos: {registryMirrors: " + flowMirrors(1, 16) + "}}"},
+		{"65 platform mirrors", "{cluster: acme, _cluster: {talos: {registryMirrors: " + flowMirrors(65, 1) + "}}}", "_cluster.talos.registryMirrors has 65 registry hosts", "{cluster: acme, _cluster: {talos: {registryMirrors: " + flowMirrors(64, 1) + "}}}"},
+		{"65 registry config hosts", "{cluster: acme, _cluster: {talos: {registryConfig: " + flowConfig(65) + "}}}", "_cluster.talos.registryConfig has 65 registry hosts, more than the 64 the chart takes", "{cluster: acme, _cluster: {talos: {registryConfig: " + flowConfig(64) + "}}}"},
+		{"diskSize exponent", "{cluster: acme, diskSize: '2e100'}", `diskSize "2e100" is not a plain value: it is written with an exponent of more than 2 digits (e100); it is written into an object as it is, so set diskSize to a quantity such as 20Gi (at most 32 characters, below 8Ei, no finer than 1n)`, "{cluster: acme, diskSize: '2e10'}"},
+		{"diskSize 33 characters", "{cluster: acme, diskSize: '" + strings.Repeat("1", 33) + "'}", `diskSize "` + strings.Repeat("1", 33) + `" is not a plain value: it is 33 characters long, more than the 32 a quantity may have here`, "{cluster: acme, diskSize: '" + strings.Repeat("0", 21) + "21474836480'}"},
+		{"diskSize 8Ei", "{cluster: acme, diskSize: '9223372036854775808'}", `diskSize "9223372036854775808" is not a plain value: it is 2^63 (8Ei) or more, more than the API server stores`, "{cluster: acme, diskSize: '9223372036854774784'}"},
+		{"diskSize finer than 1n", "{cluster: acme, diskSize: '0.0000000001'}", `diskSize "0.0000000001" is not a plain value: it is finer than 1n (more than nine decimal places), which the API server rounds up`, "{cluster: acme, diskSize: '0.000000001'}"},
+		{"diskSize a list", "{cluster: acme, diskSize: [20Gi]}", "diskSize a list is not a plain value: it is not a string", "{cluster: acme, diskSize: 20Gi}"},
+		{"memory exponent", "{cluster: acme, resources: {cpu: 2, memory: '4e999'}}", `resources.memory "4e999" is not a plain value: it is written with an exponent of more than 2 digits`, "{cluster: acme, resources: {cpu: 2, memory: '4e9'}}"},
+		{"cpu past int32", "{cluster: acme, resources: {cpu: 2147483648, memory: 4Gi}}", "resources.cpu 2.147483648e+09 (a number) is not a plain value: it is outside 1 to 2147483647", "{cluster: acme, resources: {cpu: 2147483647, memory: 4Gi}}"},
+		{"cpu fraction", "{cluster: acme, resources: {cpu: 1.5, memory: 4Gi}}", "resources.cpu 1.5 (a number) is not a plain value: it is not a whole number", "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
+		{"cpu string", "{cluster: acme, resources: {cpu: '2', memory: 4Gi}}", `resources.cpu "2" is not a plain value: it is not a number`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
+		{"minReplicas past int32", "{cluster: acme, minReplicas: 2147483648, maxReplicas: 2147483648}", "minReplicas 2.147483648e+09 (a number) is not a whole number of workers from 0 to 2147483647 (it is outside 0 to 2147483647)", "{cluster: acme, minReplicas: 2147483647, maxReplicas: 2147483647}"},
+		{"maxUnhealthy past int32", "{cluster: acme, maxUnhealthy: 2147483648}", "maxUnhealthy 2.147483648e+09 (a number) is neither a count nor a percentage", "{cluster: acme, maxUnhealthy: '2147483647'}"},
+		{"nodeStartupTimeout 33 characters", "{cluster: acme, nodeStartupTimeout: " + strings.Repeat("1", 32) + "s}", "nodeStartupTimeout \"" + strings.Repeat("1", 32) + "s\" is not a duration Cluster API reads (it is 33 characters long", "{cluster: acme, nodeStartupTimeout: " + strings.Repeat("0", 30) + "1s}"},
+		{"nodeStartupTimeout past 2562047h", "{cluster: acme, nodeStartupTimeout: 2562047h1m}", `nodeStartupTimeout "2562047h1m" is not a duration Cluster API reads (it is longer than 2562047h, beyond the durations Go reads)`, "{cluster: acme, nodeStartupTimeout: 2562046h59m}"},
+		{"schematicID 65 characters", "{cluster: acme, talos: {schematicID: " + strings.Repeat("a", 65) + "}}", `schematicID "` + strings.Repeat("a", 65) + `" (from talos.schematicID) is malformed: it must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ and be at most 64 characters`, "{cluster: acme, talos: {schematicID: " + strings.Repeat("a", 64) + "}}"},
+		{"version 65 characters", "{cluster: acme, osImage: {factory: {version: v1.13.6-" + strings.Repeat("a", 57) + "}}}", `version "v1.13.6-` + strings.Repeat("a", 57) + `" (from osImage.factory.version) is malformed: it must match ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$ and be at most 64 characters`, "{cluster: acme, osImage: {factory: {version: v1.13.6-" + strings.Repeat("a", 56) + "}}}"},
+		{"factory URL 2049 characters", "{cluster: acme, talos: {imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2030) + "'}}", `imageFactoryURL "https://f.internal/` + strings.Repeat("a", 61) + `...(2049 characters)" (from talos.imageFactoryURL) is malformed: it must match`, "{cluster: acme, talos: {imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2029) + "'}}"},
+		{"unknown top-level key", "{cluster: acme, osimage: {builtin: {}}}", `the values have the key "osimage", which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, roles, minReplicas, maxReplicas, version, talos, osImage, maxUnhealthy and nodeStartupTimeout (values.yaml documents each). Fix the spelling or remove the key`, "{cluster: acme, osImage: {factory: {}}}"},
+		{"unknown top-level keys", "{cluster: acme, b: 1, a: 2, c: 3}", `the values have the key "a" and 2 more, which the chart does not take`, "{cluster: acme, _namespace: {a: 2}, global: {b: 1}}"},
+		{"osImage null", "{cluster: acme, osImage: null}", "osImage is null, not a map; write it as a map with builtin or factory", "{cluster: acme, osImage: {}}"},
+		{"builtin false", "{cluster: acme, osImage: {builtin: false}}", "osImage.builtin is false (a boolean), not a map; write it as builtin: {} to take talos.*", "{cluster: acme, osImage: {builtin: {}}}"},
+		{"factory empty string", "{cluster: acme, osImage: {factory: ''}}", `osImage.factory is "", not a map`, "{cluster: acme, osImage: {factory: {}}}"},
+		{"platform osImage false", "{cluster: acme, _cluster: {osImage: false}}", "_cluster.osImage is false (a boolean), not a map", "{cluster: acme, _cluster: {osImage: null}}"},
+		{"platform builtin list, pool's own osImage set", "{cluster: acme, osImage: {}, _cluster: {osImage: {builtin: []}}}", "_cluster.osImage.builtin is a list, not a map", "{cluster: acme, osImage: {}, _cluster: {osImage: {builtin: {}}}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderPoolAs(t, schemaOff, vals(t, tc.values), nil)
@@ -92,8 +122,9 @@ func TestPoolValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 }
 
 // The render keeps what it computes on the root context, out of reach of
-// values: a preset under the old state keys changes nothing, and every clone
-// guard still fires (a preset reportOnly, the CLI's report-only mode, too).
+// values. In a pool, a preset under the old state keys is an unknown key and
+// refused as one (a tenant cannot even try); the catalog, whose values are the
+// operator's, renders the same bytes with a preset entry list.
 func TestPresetRenderStateChangesNothing(t *testing.T) {
 	preset := `
 _kubernetesNodes:
@@ -104,21 +135,14 @@ _kubernetesNodes:
   creation: {origin: builtin, imageFactoryURL: "https://evil", osImageText: ""}
 `
 	for _, values := range []string{"cluster: acme", "{cluster: acme, osImage: {builtin: {}}}"} {
-		plain := mustRenderPoolSchemaOff(t, vals(t, values), healthyCluster(t))
 		withPreset := vals(t, values)
 		for k, v := range vals(t, preset) {
 			withPreset[k] = v
 		}
-		got := mustRenderPoolSchemaOff(t, withPreset, healthyCluster(t))
-		assert.Equal(t, plain.Text(), got.Text(), "%s: a preset render state renders the same bytes", values)
+		_, err := renderPoolAs(t, schemaOff, withPreset, healthyCluster(t))
+		requireRefusal(t, err, `pool kubernetes-acme-workers: the values have the key "_kubernetesNodes", which the chart does not take`)
+		mustRenderPoolSchemaOff(t, vals(t, values), healthyCluster(t))
 	}
-	// A cross-class clone stays refused, preset or not.
-	refused := vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}")
-	for k, v := range vals(t, preset) {
-		refused[k] = v
-	}
-	_, err := renderPoolAs(t, schemaOff, refused, healthyCluster(t))
-	requireRefusal(t, err, `its disks would be on StorageClass "local"`)
 
 	// The catalog: a preset entry list cannot put another name into the clone Role.
 	plain := mustRenderCatalogAs(t, catalogSchemaOff, nil)
@@ -184,7 +208,10 @@ func TestCreationRecordReadsBackWhatWasWritten(t *testing.T) {
 	merge := readJSON("merge.json", `{"cluster": "acme", "_cluster": {"osImage": {"<<": {"factory": {}}, "builtin": {}}}}`)
 	cluster := healthyCluster(t)
 	_, err := renderPoolAs(t, schemaOff, merge, cluster)
-	requireRefusal(t, err, "pool kubernetes-acme-workers: _cluster.osImage would not read back from the creation record as it was written")
+	requireRefusal(t, err, `pool kubernetes-acme-workers: _cluster.osImage has no key "<<"`)
+	merge = readJSON("nested.json", `{"cluster": "acme", "_cluster": {"osImage": {"builtin": {"<<": {"version": "v1.13.5"}}}}}`)
+	_, err = renderPoolAs(t, schemaOff, merge, cluster)
+	requireRefusal(t, err, `pool kubernetes-acme-workers: _cluster.osImage.builtin has no key "<<"`)
 	own := readJSON("own.json", `{"cluster": "acme", "osImage": {"<<": {"factory": {}}}}`)
 	_, err = renderPoolAs(t, schemaOff, own, cluster)
 	requireRefusal(t, err, `pool kubernetes-acme-workers: osImage has no key "<<"`)
@@ -233,6 +260,15 @@ func TestCatalogValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 		{"service account without namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default}]}", "a ServiceAccount subject needs its namespace", "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}"},
 		{"group with namespace", "{cloneSubjects: [{kind: Group, name: g, namespace: x}]}", "a ServiceAccount subject needs its namespace, and a Group or User has none", "{cloneSubjects: [{kind: Group, name: g}]}"},
 		{"service account with the RBAC group", "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: x, apiGroup: rbac.authorization.k8s.io}]}", `cloneSubjects[0] (ServiceAccount default): apiGroup "rbac.authorization.k8s.io" does not belong to the kind; a ServiceAccount takes apiGroup "" and a Group or User takes rbac.authorization.k8s.io. Set apiGroup to "", or leave it out`, "{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: x, apiGroup: ''}]}"},
+		{"33 entries", "{images: " + flowEntries(33, 0) + "}", "images has 33 entries, more than the 32 the chart takes", "{images: " + flowEntries(32, 0) + "}"},
+		{"9 additional classes", "{images: " + flowEntries(1, 9) + "}", "images[0].additionalStorageClasses has 9 classes, more than the 8 the chart takes", "{images: " + flowEntries(1, 8) + "}"},
+		{"33 clone subjects", "{cloneSubjects: " + flowSubjects(33) + "}", "cloneSubjects has 33 subjects, more than the 32 the chart takes", "{cloneSubjects: " + flowSubjects(32) + "}"},
+		{"storage exponent", "{storage: '6e999'}", `storage "6e999" (from storage) is not a Kubernetes quantity the API server stores as written (it is written with an exponent of more than 2 digits (e999))`, "{storage: '6e9'}"},
+		{"storage 8Ei", "{images: [" + entry + ", storage: 8Ei}]}", `storage "8Ei" (from images[0].storage) is not a Kubernetes quantity the API server stores as written (it is 2^63 (8Ei) or more`, "{images: [" + entry + ", storage: 7Ei}]}"},
+		{"storage finer than 1n", "{storage: '0.0000000001'}", "it is finer than 1n", "{storage: '0.000000001'}"},
+		{"schematicID 65 characters", "{images: [{schematicID: " + strings.Repeat("a", 65) + ", version: v1.13.6}]}", "and be at most 64 characters", "{images: [{schematicID: " + strings.Repeat("a", 64) + ", version: v1.13.6}]}"},
+		{"version 65 characters", "{images: [{schematicID: abc, version: v1.13.6-" + strings.Repeat("a", 57) + "}]}", "is not a Talos release: it must match", "{images: [{schematicID: abc, version: v1.13.6-" + strings.Repeat("a", 56) + "}]}"},
+		{"factory URL 2049 characters", "{imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2030) + "'}", "and be at most 2048 characters", "{imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2029) + "'}"},
 		{"group with another group", "{cloneSubjects: [{kind: Group, name: g, apiGroup: apps}]}", `cloneSubjects[0] (Group g): apiGroup "apps" does not belong to the kind; a ServiceAccount takes apiGroup "" and a Group or User takes rbac.authorization.k8s.io. Set apiGroup to "rbac.authorization.k8s.io"`, "{cloneSubjects: [{kind: Group, name: g, apiGroup: ''}]}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -273,6 +309,17 @@ func TestPlatformValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 		{"factory URL number", "{tenantWorkers: {talos: {imageFactoryURL: 1}}}", "tenantWorkers.talos.imageFactoryURL is 1 (a number), not a string", "{tenantWorkers: {talos: {imageFactoryURL: ''}}}"},
 		{"osImage typo", "{tenantWorkers: {osImage: {bultin: {}}}}", `tenantWorkers.osImage has no key "bultin"`, "{tenantWorkers: {osImage: {builtin: {}}}}"},
 		{"osImage field", "{tenantWorkers: {osImage: {builtin: {version: [v1]}}}}", "tenantWorkers.osImage.builtin.version is a list, not a string", "{tenantWorkers: {osImage: {builtin: {version: v1.13.6}}}}"},
+		{"osImage builtin false", "{tenantWorkers: {osImage: {builtin: false}}}", "tenantWorkers.osImage.builtin is false (a boolean), not a map", "{tenantWorkers: {osImage: {builtin: {}}}}"},
+		{"osImage a string", "{tenantWorkers: {osImage: builtin}}", `tenantWorkers.osImage is "builtin", not a map`, "{tenantWorkers: {osImage: null}}"},
+		{"129 packages", "{bundles: {enabledPackages: " + flowList(129, "p%d") + "}}", "bundles.enabledPackages has 129 packages, more than the 128 the chart takes", "{bundles: {enabledPackages: " + flowList(128, "p%d") + "}}"},
+		{"129 disabled packages", "{bundles: {disabledPackages: " + flowList(129, "p%d") + "}}", "bundles.disabledPackages has 129 packages", "{bundles: {disabledPackages: " + flowList(128, "p%d") + "}}"},
+		{"33 catalog entries", "{kubernetesWorkerImage: {images: " + flowEntries(33, 0) + "}}", "kubernetesWorkerImage.images has 33 entries, more than the 32 the chart takes", "{kubernetesWorkerImage: {images: " + flowEntries(32, 0) + "}}"},
+		{"9 additional classes", "{kubernetesWorkerImage: {images: " + flowEntries(1, 9) + "}}", "kubernetesWorkerImage.images[0].additionalStorageClasses has 9 classes", "{kubernetesWorkerImage: {images: " + flowEntries(1, 8) + "}}"},
+		{"catalog storage 8Ei", "{kubernetesWorkerImage: {storage: 8Ei}}", `kubernetesWorkerImage.storage "8Ei" is not a plain value: it is 2^63 (8Ei) or more`, "{kubernetesWorkerImage: {storage: 7Ei}}"},
+		{"65 mirrors", "{registries: {mirrors: " + flowMirrors(65, 1) + "}}", "registries.mirrors has 65 registry hosts", "{registries: {mirrors: " + flowMirrors(64, 1) + "}}"},
+		{"17 endpoints", "{registries: {mirrors: " + flowMirrors(1, 17) + "}}", "registries.mirrors[h0.internal].endpoints has 17 endpoints", "{registries: {mirrors: " + flowMirrors(1, 16) + "}}"},
+		{"65 registry config hosts", "{registries: {config: " + flowConfig(65) + "}}", "registries.config has 65 registry hosts", "{registries: {config: " + flowConfig(64) + "}}"},
+		{"tenant factory URL 2049 characters", "{tenantWorkers: {talos: {imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2030) + "'}}}", "and be at most 2048 characters", "{tenantWorkers: {talos: {imageFactoryURL: 'https://f.internal/" + strings.Repeat("a", 2029) + "'}}}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := renderChartAs(t, c, rel, vals(t, tc.values), nil)
@@ -281,4 +328,49 @@ func TestPlatformValueGuardsHoldWithTheSchemaOff(t *testing.T) {
 			require.NoError(t, err, "neighbour %s renders", tc.neighbour)
 		})
 	}
+}
+
+// Flow-style YAML of n generated items, for the bounds' rows.
+func flowList(n int, format string) string {
+	items := make([]string, n)
+	for i := range items {
+		items[i] = fmt.Sprintf(format, i)
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+func flowMirrors(hosts, endpoints int) string {
+	var out []string
+	for i := 0; i < hosts; i++ {
+		out = append(out, fmt.Sprintf("h%d.internal: {endpoints: %s}", i, flowList(endpoints, "https://m%d.internal")))
+	}
+	return "{" + strings.Join(out, ", ") + "}"
+}
+
+func flowConfig(hosts int) string {
+	var out []string
+	for i := 0; i < hosts; i++ {
+		out = append(out, fmt.Sprintf("h%d.internal: {auth: {username: u}}", i))
+	}
+	return "{" + strings.Join(out, ", ") + "}"
+}
+
+func flowEntries(n, classes int) string {
+	var out []string
+	for i := 0; i < n; i++ {
+		entry := fmt.Sprintf("{schematicID: s%d, version: v1.13.6", i)
+		if classes > 0 {
+			entry += ", additionalStorageClasses: " + flowList(classes, "class-%d")
+		}
+		out = append(out, entry+"}")
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+func flowSubjects(n int) string {
+	var out []string
+	for i := 0; i < n; i++ {
+		out = append(out, fmt.Sprintf("{kind: Group, name: g%d}", i))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }

@@ -298,7 +298,7 @@ report. Takes the clone context with poolSide and goldenSide.
 {{- include "kubernetes-nodes.checked" (list . 4 "passed" (printf "the worker disks and the golden are both on %q" $poolClass)) -}}
 {{- end -}}
 {{- if $goldenSize -}}
-{{- $disk := include "worker-image-lib.quantityBytes" $diskSize | float64 -}}
+{{- $disk := (index .root._kubernetesNodes.written "diskSize").bytes -}}
 {{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
 {{- if lt $disk $size -}}
 {{- include "kubernetes-nodes.refuse" (list . 5 (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize)) -}}

@@ -96,20 +96,6 @@ still render; a reachable cluster always answers with "items", even when empty.
 {{- end -}}
 
 {{/*
-maxUnhealthy as Cluster API reads an IntOrString: a bare count renders as an
-integer, a percentage as a quoted string (kubernetes-nodes.validate checked it).
-*/}}
-{{- define "kubernetes-nodes.maxUnhealthy" -}}
-{{- $v := .Values.maxUnhealthy -}}
-{{- $s := $v | toString -}}
-{{- if regexMatch "^[0-9]+$" $s -}}
-{{- $s -}}
-{{- else if and (regexMatch "^[0-9]+%$" $s) (le (trimSuffix "%" $s | atoi) 100) -}}
-{{- $s | quote -}}
-{{- end -}}
-{{- end -}}
-
-{{/*
 <installerRepository>/<schematicID>:<version>, the image Talos installs itself
 from; schematicID and version are the disk's own, so the two never disagree.
 */}}

@@ -42,7 +42,7 @@ template:
               storage:
                 resources:
                   requests:
-                    storage: {{ .Values.diskSize }}
+                    storage: {{ (index ._kubernetesNodes.written "diskSize").scalar }}
                 {{- with $disk.storageClassName }}
                 storageClassName: {{ include "kubernetes-nodes.scalar" . }}
                 {{- end }}
@@ -54,9 +54,9 @@ template:
             domain:
               {{- if include "kubernetes-nodes.explicitResources" . }}
               cpu:
-                cores: {{ .Values.resources.cpu }}
+                cores: {{ index ._kubernetesNodes.written "resources.cpu" }}
               memory:
-                guest: {{ .Values.resources.memory }}
+                guest: {{ (index ._kubernetesNodes.written "resources.memory").scalar }}
               {{- end }}
               devices:
                 disks:

@@ -16,11 +16,12 @@ reaches a name, a URL or the machine config.
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
 {{- $origin := "osImage" -}}
 {{- $os := dict -}}
+{{- /* No default: a value that is not a map (false, "", null) is refused below, never read as {}. */ -}}
 {{- if hasKey .Values "osImage" -}}
-{{- $os = .Values.osImage | default dict -}}
+{{- $os = .Values.osImage -}}
 {{- else if hasKey $creation "osImage" -}}
 {{- $origin = "_cluster.osImage" -}}
-{{- $os = $creation.osImage | default dict -}}
+{{- $os = $creation.osImage -}}
 {{- end -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" (printf "pool %s: " $pool) "field" $origin "value" $os) -}}
 {{- $path := "" -}}
@@ -63,10 +64,12 @@ reaches a name, a URL or the machine config.
 {{- end -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.patterns") -}}
 {{- $patterns := index ._kubernetesNodes.tables "worker-image-lib.patterns" -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.maxLengths") -}}
+{{- $maxLengths := index ._kubernetesNodes.tables "worker-image-lib.maxLengths" -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $value := get $resolved $field -}}
-{{- if not (regexMatch (get $patterns $field) $value) -}}
-{{- fail (printf "pool %s: %s %q (from %s) is malformed: it must match %s, because it is interpolated into the disk source, the golden's name and the Talos installer image; set %s to a plain value such as %s" $pool $field $value (get $resolved (printf "%sSource" $field)) (get $patterns $field) (get $resolved (printf "%sSource" $field)) (get (dict "schematicID" "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" "version" "v1.13.6" "imageFactoryURL" "https://factory.talos.dev") $field)) -}}
+{{- if or (gt (len $value) (int (get $maxLengths $field))) (not (regexMatch (get $patterns $field) $value)) -}}
+{{- fail (printf "pool %s: %s %q (from %s) is malformed: it must match %s and be at most %d characters, because it is interpolated into the disk source, the golden's name and the Talos installer image; set %s to a plain value such as %s" $pool $field (include "worker-image-lib.truncate" $value) (get $resolved (printf "%sSource" $field)) (get $patterns $field) (int (get $maxLengths $field)) (get $resolved (printf "%sSource" $field)) (get (dict "schematicID" "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" "version" "v1.13.6" "imageFactoryURL" "https://factory.talos.dev") $field)) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $resolved "golden" (include "worker-image-lib.goldenName" $resolved) -}}

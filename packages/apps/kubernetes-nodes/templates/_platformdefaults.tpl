@@ -59,12 +59,8 @@ recorded), origin ("platform" or "builtin").
 {{- $_ := set $creation "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $creation "osImage" $platform.osImage -}}
-{{- $text := $platform.osImage | toYaml -}}
-{{- /* The record must read back exactly what is written: a key such as "<<" would come back as a YAML merge. */ -}}
-{{- if and (kindIs "map" $platform.osImage) (ne (toJson (fromYaml $text)) (toJson $platform.osImage)) -}}
-{{- fail (printf "pool %s: _cluster.osImage would not read back from the creation record as it was written (a key such as \"<<\" reads back as a YAML merge); the platform sets it (tenantWorkers.osImage): write it as {builtin: {}} or {factory: {}} with schematicID, version or imageFactoryURL" (include "kubernetes-nodes.poolName" .)) -}}
-{{- end -}}
-{{- $_ := set $creation "osImageText" $text -}}
+{{- /* kubernetes-nodes.validate took only known keys and strings, so the record reads back exactly this (no "<<" merge key can be among them). */ -}}
+{{- $_ := set $creation "osImageText" ($platform.osImage | toYaml) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $state "creation" $creation -}}

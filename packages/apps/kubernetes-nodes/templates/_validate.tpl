@@ -17,6 +17,15 @@ Every template file includes it first.
 {{- fail (printf "pool %s: %s is null, which removes the chart's default; remove the key to keep the default, or set it (values.yaml documents each value)" $pool $key) -}}
 {{- end -}}
 {{- end -}}
+{{- /* Unknown keys: a typo (osimage:) would otherwise be ignored and silently take the HTTP import. Helm adds global and the library's key. */ -}}
+{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "roles" "minReplicas" "maxReplicas" "version" "talos" "osImage" "maxUnhealthy" "nodeStartupTimeout" "_cluster" "_namespace" "global" "worker-image-lib") -}}
+{{- if $unknown -}}
+{{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, roles, minReplicas, maxReplicas, version, talos, osImage, maxUnhealthy and nodeStartupTimeout (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
+{{- end -}}
+{{- /* osImage chooses the disk's path by which key it holds: only a map may choose one. */ -}}
+{{- if hasKey $v "osImage" -}}
+{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" (printf "pool %s: " $pool) "field" "osImage" "value" $v.osImage) -}}
+{{- end -}}
 {{- /* talos: a map of known keys; null would drop every default. */ -}}
 {{- if not (kindIs "map" $v.talos) -}}
 {{- fail (printf "pool %s: talos is %s, not a map; remove the talos key to keep the chart's defaults, or write it as a map such as {version: v1.13.6}" $pool (include "worker-image-lib.describe" $v.talos)) -}}
@@ -42,35 +51,47 @@ Every template file includes it first.
 {{- fail (printf "pool %s: %s %q is not a DNS subdomain name (lowercase letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit); the API server would reject it, so set %s to %s" $pool $field (include "worker-image-lib.truncate" $s) $field (index . 2)) -}}
 {{- end -}}
 {{- end -}}
-{{- /* Quantities and counts written unquoted into the hashed machine template. */ -}}
-{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.patterns") -}}
-{{- $quantity := (index ._kubernetesNodes.tables "worker-image-lib.patterns").quantity -}}
-{{- $checks := list (list "diskSize" $v.diskSize $quantity "a quantity such as 20Gi") -}}
+{{- /*
+Numbers written into objects, as the API reads them exactly: quantities in
+the hashed machine template (a leading zero quoted, never read as octal),
+counts as decimal digits. Kept in ._kubernetesNodes.written for the templates.
+*/ -}}
+{{- $written := dict -}}
+{{- $_ := set ._kubernetesNodes "written" $written -}}
+{{- $quantities := list (list "diskSize" $v.diskSize "a quantity such as 20Gi") -}}
 {{- if include "kubernetes-nodes.explicitResources" . -}}
-{{- $checks = append $checks (list "resources.memory" $v.resources.memory $quantity "a quantity such as 4Gi") -}}
-{{- $checks = append $checks (list "resources.cpu" $v.resources.cpu "^[1-9][0-9]*$" "a whole number of cores such as 2") -}}
+{{- $quantities = append $quantities (list "resources.memory" $v.resources.memory "a quantity such as 4Gi") -}}
+{{- $cores := dict -}}
+{{- include "worker-image-lib.parseCount" (dict "value" $v.resources.cpu "min" 1 "max" 2147483647 "out" $cores) -}}
+{{- with $cores.error -}}
+{{- fail (printf "pool %s: resources.cpu %s is not a plain value: it is %s; it is written into the worker VM template as it is, so set resources.cpu to a whole number of cores from 1 to 2147483647, such as 2" $pool (include "worker-image-lib.describe" $v.resources.cpu) .) -}}
 {{- end -}}
-{{- range $checks -}}
-{{- $value := index . 1 -}}
-{{- if or (kindIs "map" $value) (kindIs "slice" $value) (not (regexMatch (index . 2) (toString $value))) -}}
-{{- fail (printf "pool %s: %s %s is not a plain value; it is written into the worker VM template as it is, so set %s to %s" $pool (index . 0) (include "worker-image-lib.describe" $value) (index . 0) (index . 3)) -}}
+{{- $_ := set $written "resources.cpu" $cores.text -}}
 {{- end -}}
+{{- range $quantities -}}
+{{- $q := dict -}}
+{{- include "worker-image-lib.assertQuantity" (dict "prefix" (printf "pool %s: " $pool) "field" (index . 0) "value" (index . 1) "example" (index . 2) "out" $q) -}}
+{{- $_ := set $written (index . 0) $q -}}
 {{- end -}}
-{{- /* Autoscaler bounds: whole non-negative numbers, min <= max. */ -}}
+{{- /* Autoscaler bounds: whole numbers the API's int32 holds, min <= max. */ -}}
 {{- range $field := list "minReplicas" "maxReplicas" -}}
 {{- $value := get $v $field -}}
-{{- if not (and (or (kindIs "int" $value) (kindIs "int64" $value) (kindIs "float64" $value)) (regexMatch "^[0-9]+$" (toString $value))) -}}
-{{- fail (printf "pool %s: %s %s is not a whole number of workers; set %s to a non-negative integer such as 3" $pool $field (include "worker-image-lib.describe" $value) $field) -}}
+{{- $count := dict -}}
+{{- include "worker-image-lib.parseCount" (dict "value" $value "min" 0 "max" 2147483647 "out" $count) -}}
+{{- with $count.error -}}
+{{- fail (printf "pool %s: %s %s is not a whole number of workers from 0 to 2147483647 (it is %s); set %s to a non-negative integer such as 3" $pool $field (include "worker-image-lib.describe" $value) . $field) -}}
 {{- end -}}
+{{- $_ := set $written $field $count.text -}}
 {{- end -}}
-{{- if gt (int64 $v.minReplicas) (int64 $v.maxReplicas) -}}
-{{- fail (printf "pool %s: minReplicas %v is greater than maxReplicas %v; set minReplicas <= maxReplicas" $pool $v.minReplicas $v.maxReplicas) -}}
+{{- if gt (atoi $written.minReplicas) (atoi $written.maxReplicas) -}}
+{{- fail (printf "pool %s: minReplicas %s is greater than maxReplicas %s; set minReplicas <= maxReplicas" $pool $written.minReplicas $written.maxReplicas) -}}
 {{- end -}}
 {{- /* Roles become label keys node-role.kubernetes.io/<role>: label-name rules. */ -}}
 {{- $roles := $v.roles | default list -}}
 {{- if not (kindIs "slice" $roles) -}}
 {{- fail (printf "pool %s: roles is %s, not a list; write roles as a list of names such as [ingress-nginx], or [] for none" $pool (include "worker-image-lib.describe" $roles)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" (printf "pool %s: " $pool) "field" "roles" "value" $roles "max" 32 "items" "roles" "fix" "label the pool's nodes with at most 32 roles") -}}
 {{- $seenRoles := dict -}}
 {{- range $i, $role := $roles -}}
 {{- if not (and (kindIs "string" $role) (le (len $role) 63) (regexMatch "^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$" $role)) -}}
@@ -82,14 +103,22 @@ Every template file includes it first.
 {{- $_ := set $seenRoles $role true -}}
 {{- end -}}
 {{- /* MachineHealthCheck values. */ -}}
-{{- $timeout := $v.nodeStartupTimeout -}}
-{{- if not (and (kindIs "string" $timeout) (regexMatch "^(0|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$" $timeout)) -}}
-{{- fail (printf "pool %s: nodeStartupTimeout %s is not a duration; write it as a Go duration such as 10m, 90s or 1h30m" $pool (include "worker-image-lib.describe" $timeout)) -}}
+{{- $timeout := dict -}}
+{{- include "worker-image-lib.parseDuration" (dict "value" $v.nodeStartupTimeout "out" $timeout) -}}
+{{- with $timeout.error -}}
+{{- fail (printf "pool %s: nodeStartupTimeout %s is not a duration Cluster API reads (it is %s); write it as a Go duration such as 10m, 90s or 1h30m (at most 32 characters, at most 2562047h)" $pool (include "worker-image-lib.describe" $v.nodeStartupTimeout) .) -}}
 {{- end -}}
-{{- $unhealthy := toString $v.maxUnhealthy -}}
-{{- if not (and (not (kindIs "map" $v.maxUnhealthy)) (not (kindIs "slice" $v.maxUnhealthy)) (or (regexMatch "^[0-9]+$" $unhealthy) (and (regexMatch "^[0-9]+%$" $unhealthy) (le (trimSuffix "%" $unhealthy | atoi) 100)))) -}}
-{{- fail (printf "pool %s: maxUnhealthy %s is neither a count nor a percentage; set it to a non-negative integer (e.g. 2) or a percentage from 0%% to 100%% (e.g. \"40%%\")" $pool (include "worker-image-lib.describe" $v.maxUnhealthy)) -}}
+{{- /* A count (a string of digits too, as it always was) as decimal digits, or a percentage quoted. */ -}}
+{{- $unhealthy := dict -}}
+{{- if and (kindIs "string" $v.maxUnhealthy) (regexMatch "^[0-9]{1,3}%$" $v.maxUnhealthy) (le (trimSuffix "%" $v.maxUnhealthy | atoi) 100) -}}
+{{- $_ := set $unhealthy "text" ($v.maxUnhealthy | quote) -}}
+{{- else -}}
+{{- include "worker-image-lib.parseCount" (dict "value" $v.maxUnhealthy "min" 0 "max" 2147483647 "strings" true "out" $unhealthy) -}}
 {{- end -}}
+{{- if $unhealthy.error -}}
+{{- fail (printf "pool %s: maxUnhealthy %s is neither a count nor a percentage; set it to a whole number from 0 to 2147483647 (e.g. 2) or a percentage from 0%% to 100%% (e.g. \"40%%\")" $pool (include "worker-image-lib.describe" $v.maxUnhealthy)) -}}
+{{- end -}}
+{{- $_ := set $written "maxUnhealthy" $unhealthy.text -}}
 {{- /* Settings that reach the Talos machine config. */ -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" (printf "pool %s: " $pool) "field" "talos.installerRepository" "value" $v.talos.installerRepository) -}}
 {{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" (printf "pool %s: " $pool) "field" "talos.registryMirrors" "value" $v.talos.registryMirrors) -}}
@@ -108,6 +137,10 @@ Every template file includes it first.
 {{- fail (printf "pool %s: _cluster.talos.registryConfig is %s, not a map of registry host to auth/TLS config; it is set by the platform (registries.config in the platform chart)" $pool (include "worker-image-lib.describe" $registryConfig)) -}}
 {{- end -}}
 {{- include "worker-image-lib.assertRegistryConfig" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.talos.registryConfig" "value" $registryConfig) -}}
+{{- /* The platform's default for new pools: a map, or absent (null: not set). */ -}}
+{{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
+{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.osImage" "value" $platform.osImage) -}}
+{{- end -}}
 {{- $_ := set ._kubernetesNodes "validated" true -}}
 {{- end -}}
 {{- end -}}

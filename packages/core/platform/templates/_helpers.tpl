@@ -136,6 +136,7 @@ once per render; every template file includes it first.
 {{- if not (kindIs "slice" $names) -}}
 {{- fail (printf "bundles.%s is %s, not a list; list package names such as cozystack.kubernetes-worker-image" $list (include "worker-image-lib.describe" $names)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" (printf "bundles.%s" $list) "value" $names "max" 128 "items" "packages" "fix" "list each package once") -}}
 {{- range $i, $name := $names -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "bundles.%s[%d]" $list $i) "value" $name) -}}
 {{- end -}}
@@ -152,10 +153,14 @@ once per render; every template file includes it first.
 {{- fail (printf "kubernetesWorkerImage.%s %q is malformed: it must match %s, because the catalog writes it into its goldens; set it as the catalog's values.yaml describes" $field (include "worker-image-lib.truncate" $value) $pattern) -}}
 {{- end -}}
 {{- end -}}
+{{- if and (hasKey $catalog "storage") (not (kindIs "invalid" $catalog.storage)) -}}
+{{- include "worker-image-lib.assertQuantity" (dict "prefix" "" "field" "kubernetesWorkerImage.storage" "value" $catalog.storage "example" "a size such as 6Gi" "out" dict) -}}
+{{- end -}}
 {{- $images := get $catalog "images" | default list -}}
 {{- if not (kindIs "slice" $images) -}}
 {{- fail (printf "kubernetesWorkerImage.images is %s, not a list of {schematicID, version} entries" (include "worker-image-lib.describe" $images)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" "kubernetesWorkerImage.images" "value" $images "max" 32 "items" "entries" "fix" "retire the flavors no pool uses (retire: true, then drop the entry)") -}}
 {{- range $i, $entry := $images -}}
 {{- include "worker-image-lib.assertCatalogEntryShape" (dict "label" (printf "kubernetesWorkerImage.images[%d]" $i) "entry" $entry) -}}
 {{- end -}}
@@ -181,8 +186,9 @@ once per render; every template file includes it first.
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "tenantWorkers.talos" "value" $talos "keys" (list "installerRepository" "imageFactoryURL")) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" "" "field" "tenantWorkers.talos.installerRepository" "value" $talos.installerRepository) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryURL" "value" $talos.imageFactoryURL) -}}
-{{- if and $talos.imageFactoryURL (not (regexMatch $patterns.imageFactoryURL $talos.imageFactoryURL)) -}}
-{{- fail (printf "tenantWorkers.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL) -}}
+{{- $maxURL := (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryURL | int -}}
+{{- if and $talos.imageFactoryURL (or (gt (len $talos.imageFactoryURL) $maxURL) (not (regexMatch $patterns.imageFactoryURL $talos.imageFactoryURL))) -}}
+{{- fail (printf "tenantWorkers.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL $maxURL) -}}
 {{- end -}}
 {{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" "" "field" "tenantWorkers.osImage" "value" $tenant.osImage) -}}

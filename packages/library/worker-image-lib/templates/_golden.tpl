@@ -60,6 +60,7 @@ message), entry.
 {{- if not (or (kindIs "invalid" $value) (kindIs "slice" $value)) -}}
 {{- fail (printf "%s.additionalStorageClasses is %s, not a list; write it as a list of StorageClass names such as [ceph-rbd], or leave it out for no per-class golden" $.label (include "worker-image-lib.describe" $value)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.label "field" ".additionalStorageClasses" "value" $value "max" 8 "items" "classes" "fix" "list the classes pools of this flavor run on, at most 8 (each holds a copy of the image)") -}}
 {{- range $i, $class := $value | default list -}}
 {{- if not (kindIs "string" $class) -}}
 {{- fail (printf "%s.additionalStorageClasses[%d] is %s, not a string; write each entry as a StorageClass name such as ceph-rbd" $.label $i (include "worker-image-lib.describe" $class)) -}}

@@ -8,8 +8,20 @@ repeat them as a first filter (tests pin that they agree).
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
-quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
+quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
+{{- end -}}
+
+{{/*
+The longest each image field may be: a schematic ID is 64 hex digits, a
+release far less, and a URL as long as a mirror endpoint may be. Checked with
+the patterns above, before the value reaches a name, a URL or a message, so
+no value can make a render large.
+*/}}
+{{- define "worker-image-lib.maxLengths" -}}
+schematicID: 64
+version: 64
+imageFactoryURL: 2048
 {{- end -}}
 
 {{/* "true" for a DNS-1123 subdomain name of at most 253 characters (StorageClass, instancetype). */}}

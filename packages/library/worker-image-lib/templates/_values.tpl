@@ -51,10 +51,15 @@ overridePath?, skipFallback?}. Takes a dict: prefix, field, value (absent: none)
 {{- if not (kindIs "map" $mirrors) -}}
 {{- fail (printf "%s%s is %s, not a map of registry host to {endpoints: [URL, ...]}" .prefix .field (include "worker-image-lib.describe" $mirrors)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" .prefix "field" .field "value" $mirrors "max" 64 "items" "registry hosts" "fix" "mirror only the registries the workers pull from") -}}
+{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
+{{- /* An endpoint is an http(s) URL like the Image Factory's: one pattern for both. */ -}}
+{{- $url := (include "worker-image-lib.patterns" . | fromYaml).imageFactoryURL -}}
+{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (without (keys $mirrors) "*")) -}}
 {{- range $host := keys $mirrors | sortAlpha -}}
 {{- $mirror := get $mirrors $host -}}
-{{- $at := printf "%s[%s]" $.field $host -}}
-{{- if not (or (eq $host "*") (and (le (len $host) 253) (regexMatch (printf "%s$" (include "worker-image-lib.registryHostPattern" .)) $host))) -}}
+{{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
+{{- if not (or $hostsValid (eq $host "*") (and (le (len $host) 253) (regexMatch $hostPattern $host))) -}}
 {{- fail (printf "%s%s has the key %q, which is not a registry host[:port] (or \"*\"); key each mirror by the registry it stands in for, such as docker.io" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
 {{- end -}}
 {{- if not (kindIs "map" $mirror) -}}
@@ -65,10 +70,10 @@ overridePath?, skipFallback?}. Takes a dict: prefix, field, value (absent: none)
 {{- if not (and (kindIs "slice" $endpoints) $endpoints) -}}
 {{- fail (printf "%s%s.endpoints is %s; list at least one mirror URL, such as [https://mirror.example/v2/docker.io]" $.prefix $at (include "worker-image-lib.describe" $endpoints)) -}}
 {{- end -}}
-{{- /* An endpoint is an http(s) URL like the Image Factory's: one pattern for both. */ -}}
-{{- $url := (include "worker-image-lib.patterns" . | fromYaml).imageFactoryURL -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" (printf "%s.endpoints" $at) "value" $endpoints "max" 16 "items" "endpoints" "fix" "list the mirrors Talos should try, at most 16") -}}
+{{- $endpointsValid := include "worker-image-lib.allMatch" (dict "pattern" $url "maxLength" 2048 "items" $endpoints) -}}
 {{- range $i, $endpoint := $endpoints -}}
-{{- if not (and (kindIs "string" $endpoint) (le (len $endpoint) 2048) (regexMatch $url $endpoint)) -}}
+{{- if not (or $endpointsValid (and (kindIs "string" $endpoint) (le (len $endpoint) 2048) (regexMatch $url $endpoint))) -}}
 {{- fail (printf "%s%s.endpoints[%d] %s is not a plain http(s) URL (no whitespace, quotes or YAML metacharacters); set it to the mirror's URL, such as https://mirror.example/v2/docker.io" $.prefix $at $i (include "worker-image-lib.describe" $endpoint)) -}}
 {{- end -}}
 {{- end -}}
@@ -113,10 +118,13 @@ password, auth, identityToken}, tls: {insecureSkipVerify, ca, clientIdentity:
 field, value (a map; the caller refuses anything else).
 */}}
 {{- define "worker-image-lib.assertRegistryConfig" -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
+{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
+{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (keys $.value)) -}}
 {{- range $host := keys $.value | sortAlpha -}}
 {{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
 {{- $config := get $.value $host -}}
-{{- if not (and (le (len $host) 253) (regexMatch (printf "%s$" (include "worker-image-lib.registryHostPattern" .)) $host)) -}}
+{{- if not (or $hostsValid (and (le (len $host) 253) (regexMatch $hostPattern $host))) -}}
 {{- fail (printf "%s%s has the key %q, which is not a registry host[:port]; key each entry by the registry host[:port] it is for" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
 {{- end -}}
 {{- if not (kindIs "map" $config) -}}
@@ -149,9 +157,11 @@ field, value (a map; the caller refuses anything else).
 {{- end -}}
 
 {{/*
-An osImage (a pool's own, or the platform default for new pools): at most
-builtin {schematicID, version} or factory {schematicID, version,
-imageFactoryURL}, each a map of strings. Takes a dict: prefix, field, value.
+An osImage (a pool's own, or the platform default for new pools): a map of at
+most builtin {schematicID, version} or factory {schematicID, version,
+imageFactoryURL}, each a map of strings; any other kind, null included, is
+refused, since the path is chosen by which key is present. Takes a dict:
+prefix, field, value.
 */}}
 {{- define "worker-image-lib.assertOSImageShape" -}}
 {{- if not (kindIs "map" $.value) -}}
@@ -160,7 +170,8 @@ imageFactoryURL}, each a map of strings. Takes a dict: prefix, field, value.
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $.prefix "field" $.field "value" $.value "keys" (list "builtin" "factory")) -}}
 {{- range $path, $fields := dict "builtin" (list "schematicID" "version") "factory" (list "schematicID" "version" "imageFactoryURL") -}}
 {{- if hasKey $.value $path -}}
-{{- $chosen := get $.value $path | default dict -}}
+{{- /* No default here: false, "", [] or 0 must not pass as {} and pick the path. */ -}}
+{{- $chosen := get $.value $path -}}
 {{- if not (kindIs "map" $chosen) -}}
 {{- fail (printf "%s%s.%s is %s, not a map; write it as %s: {} to take talos.*, or set its fields (%s)" $.prefix $.field $path (include "worker-image-lib.describe" $chosen) $path (join ", " $fields)) -}}
 {{- end -}}
@@ -172,5 +183,91 @@ imageFactoryURL}, each a map of strings. Takes a dict: prefix, field, value.
 {{- end -}}
 {{- if and (hasKey $.value "builtin") (hasKey $.value "factory") -}}
 {{- fail (printf "%s%s sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both" $.prefix $.field) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+"true" when every item is a string of at most maxLength characters matching
+pattern (anchored ^...$ with no top-level |, and matching no newline), checked
+with one regexp over the items joined by newlines: sprig's regexMatch compiles
+its pattern on every call, which per item of a list is most of what a render
+allocates. A caller that gets "" checks item by item, to name the bad one.
+Takes a dict: pattern, maxLength, items.
+*/}}
+{{- define "worker-image-lib.allMatch" -}}
+{{- $plain := true -}}
+{{- range .items -}}
+{{- if or (not (kindIs "string" .)) (gt (len .) (int $.maxLength)) (contains "\n" .) -}}
+{{- $plain = false -}}
+{{- end -}}
+{{- end -}}
+{{- $inner := .pattern | trimPrefix "^" | trimSuffix "$" -}}
+{{- if and $plain (or (not .items) (regexMatch (printf "^(?:%s)(?:\n(?:%s))*$" $inner $inner) (join "\n" .items))) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses a list or map longer than max before anything iterates it: one
+tenant's values must not cost the process that renders every tenant's pools.
+Anything else passes (the caller checks the kind). Takes a dict: prefix, field,
+value, max, items (what the elements are, plural), fix.
+*/}}
+{{- define "worker-image-lib.assertAtMost" -}}
+{{- if and (or (kindIs "slice" .value) (kindIs "map" .value)) (gt (len .value) (int .max)) -}}
+{{- fail (printf "%s%s has %d %s, more than the %d the chart takes (a bound that keeps every render cheap for the process that renders all tenants); %s" .prefix .field (len .value) .items (int .max) .fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A whole number written into an object as a count, refused unless it is one
+the API holds: an integer (or a number a values file holds as a float) from
+min to max, or, where strings is true, up to ten digits. Takes a dict: value,
+min, max, strings, out (filled with text, the decimal digits to write, or
+error).
+*/}}
+{{- define "worker-image-lib.parseCount" -}}
+{{- $v := .value -}}
+{{- if and .strings (kindIs "string" $v) (regexMatch "^[0-9]{1,10}$" $v) -}}
+{{- /* atoi, not int: int reads a leading 0 as octal. */ -}}
+{{- $v = atoi $v -}}
+{{- end -}}
+{{- if not (or (kindIs "int" $v) (kindIs "int64" $v) (kindIs "float64" $v)) -}}
+{{- $_ := set .out "error" "not a number" -}}
+{{- else -}}
+{{- $f := float64 $v -}}
+{{- if ne (floor $f) $f -}}
+{{- $_ := set .out "error" "not a whole number" -}}
+{{- else if or (lt $f (float64 .min)) (gt $f (float64 .max)) -}}
+{{- $_ := set .out "error" (printf "outside %d to %d" (int64 .min) (int64 .max)) -}}
+{{- else -}}
+{{- $_ := set .out "text" (printf "%d" (int64 $f)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A Go duration as Cluster API reads one (metav1.Duration): refused unless Go's
+time.ParseDuration reads it, within bounds: at most 32 characters, units ns us
+ms s m h, no sign, and at most 2562047h (Go's durations end at
+2562047h47m16.854775807s). Takes a dict: value, out (filled with error when
+refused).
+*/}}
+{{- define "worker-image-lib.parseDuration" -}}
+{{- $s := .value -}}
+{{- if not (kindIs "string" $s) -}}
+{{- $_ := set .out "error" "not a string" -}}
+{{- else if gt (len $s) 32 -}}
+{{- $_ := set .out "error" (printf "%d characters long, more than the 32 a duration may have here" (len $s)) -}}
+{{- else if not (regexMatch "^(0|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$" $s) -}}
+{{- $_ := set .out "error" "not a Go duration" -}}
+{{- else -}}
+{{- $units := dict "ns" 1 "us" 1000 "ms" 1000000 "s" 1000000000 "m" 60000000000 "h" 3600000000000 -}}
+{{- $total := 0.0 -}}
+{{- range $part := regexFindAll "[0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h)" $s -1 -}}
+{{- $unit := regexFind "(ns|us|ms|s|m|h)$" $part -}}
+{{- $total = addf $total (mulf (trimSuffix $unit $part | float64) (get $units $unit)) -}}
+{{- end -}}
+{{- if gt $total 9223369200000000000.0 -}}
+{{- $_ := set .out "error" "longer than 2562047h, beyond the durations Go reads" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}

@@ -36,7 +36,9 @@ entry past the schema into a name, a URL or the clone Role.
 {{- if not (kindIs "slice" $images) -}}
 {{- fail (printf "images is a %s, not a list; write images as a list of {schematicID, version} entries, or [] for no golden" (kindOf $images)) -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" "images" "value" $images "max" 32 "items" "entries" "fix" "retire the flavors no pool uses (retire: true, then drop the entry)") -}}
 {{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
+{{- $maxLengths := include "worker-image-lib.maxLengths" . | fromYaml -}}
 {{- $chartWide := dict "imageFactoryURL" (.Values.imageFactoryURL | default "" | toString) "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
 {{- $entries := list -}}
 {{- $byName := dict -}}
@@ -63,17 +65,19 @@ entry past the schema into a name, a URL or the clone Role.
 {{- $_ := set $r.from $field $field -}}
 {{- end -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.schematicID $r.schematicID) -}}
-{{- fail (printf "%s: schematicID %q is malformed: it must match %s (lowercase letters, digits, inner \"-\"), because it becomes part of the DataVolume name and the image URL; set it to the schematic ID the Image Factory printed, such as ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" $label $r.schematicID $patterns.schematicID) -}}
+{{- if or (gt (len $r.schematicID) (int $maxLengths.schematicID)) (not (regexMatch $patterns.schematicID $r.schematicID)) -}}
+{{- fail (printf "%s: schematicID %q is malformed: it must match %s (lowercase letters, digits, inner \"-\") and be at most %d characters, because it becomes part of the DataVolume name and the image URL; set it to the schematic ID the Image Factory printed, such as ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" $label (include "worker-image-lib.truncate" $r.schematicID) $patterns.schematicID (int $maxLengths.schematicID)) -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.version $r.version) -}}
-{{- fail (printf "%s: version %q is not a Talos release: it must match %s (vMAJOR.MINOR.PATCH, optional -pre.release suffix), because it becomes part of the DataVolume name and the image URL; set it to a release such as v1.13.6" $label $r.version $patterns.version) -}}
+{{- if or (gt (len $r.version) (int $maxLengths.version)) (not (regexMatch $patterns.version $r.version)) -}}
+{{- fail (printf "%s: version %q is not a Talos release: it must match %s (vMAJOR.MINOR.PATCH, optional -pre.release suffix) and be at most %d characters, because it becomes part of the DataVolume name and the image URL; set it to a release such as v1.13.6" $label (include "worker-image-lib.truncate" $r.version) $patterns.version (int $maxLengths.version)) -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.imageFactoryURL $r.imageFactoryURL) -}}
-{{- fail (printf "%s: imageFactoryURL %q (from %s) is not a plain http(s) URL: it must match %s (no whitespace, quotes, backticks, $ or YAML metacharacters), because it is written into the golden's source URL; set %s to a URL such as https://factory.talos.dev" $label $r.imageFactoryURL (get $r.from "imageFactoryURL") $patterns.imageFactoryURL (get $r.from "imageFactoryURL")) -}}
+{{- if or (gt (len $r.imageFactoryURL) (int $maxLengths.imageFactoryURL)) (not (regexMatch $patterns.imageFactoryURL $r.imageFactoryURL)) -}}
+{{- fail (printf "%s: imageFactoryURL %q (from %s) is not a plain http(s) URL: it must match %s (no whitespace, quotes, backticks, $ or YAML metacharacters) and be at most %d characters, because it is written into the golden's source URL; set %s to a URL such as https://factory.talos.dev" $label (include "worker-image-lib.truncate" $r.imageFactoryURL) (get $r.from "imageFactoryURL") $patterns.imageFactoryURL (int $maxLengths.imageFactoryURL) (get $r.from "imageFactoryURL")) -}}
 {{- end -}}
-{{- if not (regexMatch $patterns.quantity $r.storage) -}}
-{{- fail (printf "%s: storage %q (from %s) is not a Kubernetes quantity, so the golden's DataVolume would be rejected; set %s to a size such as 6Gi" $label $r.storage (get $r.from "storage") (get $r.from "storage")) -}}
+{{- $storage := dict -}}
+{{- include "worker-image-lib.parseQuantity" (dict "value" $r.storage "out" $storage) -}}
+{{- if or $storage.error (not (regexMatch $patterns.quantity $r.storage)) -}}
+{{- fail (printf "%s: storage %q (from %s) is not a Kubernetes quantity the API server stores as written (it is %s), so the golden's DataVolume would be rejected or hold another size; set %s to a size such as 6Gi (at most 32 characters, below 8Ei, no finer than 1n)" $label (include "worker-image-lib.truncate" $r.storage) (get $r.from "storage") ($storage.error | default "not in the form digits[.digits] and a suffix such as Gi") (get $r.from "storage")) -}}
 {{- end -}}
 {{- if not (or (eq $r.storageClass "") (include "worker-image-lib.isDNSSubdomain" $r.storageClass)) -}}
 {{- fail (printf "%s: storageClass %q (from %s) is not a StorageClass name; set %s to a class such as replicated, or \"\" for the cluster default" $label $r.storageClass (get $r.from "storageClass") (get $r.from "storageClass")) -}}
@@ -222,6 +226,7 @@ API server or bind something else than meant; each is checked here too.
 {{- if not (kindIs "slice" $subjects) -}}
 {{- fail "cloneSubjects is not a list; write it as a list of RBAC subjects such as [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: system:serviceaccounts}], or [] for no RoleBinding" -}}
 {{- end -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" "cloneSubjects" "value" $subjects "max" 32 "items" "subjects" "fix" "bind a group (such as system:serviceaccounts) rather than many single subjects") -}}
 {{- range $i, $s := $subjects -}}
 {{- if not (kindIs "map" $s) -}}
 {{- fail (printf "cloneSubjects[%d] is not a map; write it as {kind: Group|User|ServiceAccount, name: ..., namespace: ... (ServiceAccount only), apiGroup: ...}" $i) -}}
