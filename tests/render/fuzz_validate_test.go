@@ -43,7 +43,7 @@ func validatingChart(t testing.TB) *chart.Chart {
 	reduced := keep(pool, "_validate.tpl", "_state.tpl", "_helpers.tpl", "_osimage.tpl", "_platformdefaults.tpl")
 	var libs []*chart.Chart
 	for _, dep := range pool.Dependencies() {
-		libs = append(libs, keep(dep, "_values.tpl", "_patterns.tpl", "_golden.tpl"))
+		libs = append(libs, keep(dep, "_values.tpl", "_patterns.tpl", "_golden.tpl", "_quantity.tpl"))
 	}
 	reduced.SetDependencies(libs...)
 	return render.WithTemplate(reduced, "templates/validate.yaml",
@@ -291,7 +291,10 @@ func FuzzValidatingHelpers(f *testing.F) {
 	}
 	h := newHelperRenderer(f, validatingChart(f))
 	f.Fuzz(func(t *testing.T, storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL string) {
-		_, err := h.render(validatingRelease, validatingValues(storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL))
+		var err error
+		requireWithinCostBound(t, "validating helpers", func() {
+			_, err = h.render(validatingRelease, validatingValues(storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL))
+		})
 		if requireChartRefusal(t, err) {
 			return
 		}

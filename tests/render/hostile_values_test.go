@@ -396,7 +396,11 @@ osImage: {factory: {}}
 			},
 			"osImage": map[string]interface{}{"factory": map[string]interface{}{"schematicID": schematicID, "version": version, "imageFactoryURL": factoryURL}},
 		}
-		m, err := render.Render(c, render.Options{Release: rel, Values: values})
+		var m *render.Manifest
+		var err error
+		requireWithinCostBound(t, "tenant values", func() {
+			m, err = render.Render(c, render.Options{Release: rel, Values: values})
+		})
 		if requireChartRefusal(t, err) {
 			return
 		}
