@@ -83,9 +83,13 @@ func (r Release) Revision() int {
 }
 
 // Render renders chrt with Helm v3 and returns its manifest, or Helm's error
-// (a template `fail`, a schema violation, or a lookup's API error). Helm v4
-// renders through package helmv4, which the CLI does not link.
+// (a template `fail`, a schema violation, or a lookup's API error), or
+// ErrValuesTooDeep before Helm copies values nested past MaxValuesDepth. Helm
+// v4 renders through package helmv4, which the CLI does not link.
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	if err := CheckValues(opts.Values); err != nil {
+		return nil, err
+	}
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
 		Name:      opts.Release.Name,
 		Namespace: opts.Release.Namespace,

@@ -13,6 +13,7 @@ import (
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // The cost bound DESIGN.md sets for one render: any values file of up to
@@ -52,6 +53,8 @@ type costCase struct {
 	chart   string // "pool", "catalog" or "platform"
 	values  func() map[string]interface{}
 	renders bool
+	// tooDeep: the render harness refuses it before Helm copies the values.
+	tooDeep bool
 }
 
 // fit returns gen(n) for the largest n (found by scaling) whose values, as a
@@ -148,70 +151,77 @@ func costCases() []costCase {
 		return out
 	}
 	cases := []costCase{
-		{"plain pool", "pool", pool(nil), true},
-		{"builtin pool", "pool", pool(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), true},
+		{"plain pool", "pool", pool(nil), true, false},
+		{"builtin pool", "pool", pool(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), true, false},
 		// Lists and maps: at the limit, and a values file's worth over it.
-		{"roles at the limit (32 of 63 characters)", "pool", pool(map[string]interface{}{"roles": stringList(32, func(i int) string { return fmt.Sprintf("r%02d%s", i, pad(60)) })}), true},
+		{"roles at the limit (32 of 63 characters)", "pool", pool(map[string]interface{}{"roles": stringList(32, func(i int) string { return fmt.Sprintf("r%02d%s", i, pad(60)) })}), true, false},
 		{"roles over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"roles": stringList(n, func(i int) string { return fmt.Sprintf("r%06d", i) })})()
-		}), false},
-		{"mirrors at the limit (64 hosts x 16 endpoints of 1 KiB)", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 950)}}), true},
+		}), false, false},
+		{"mirrors at the limit (64 hosts x 16 endpoints of 1 KiB)", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 950)}}), true, false},
 		{"mirrors over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(n, 1, 1)}})()
-		}), false},
+		}), false, false},
 		{"endpoints over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(1, n, 1)}})()
-		}), false},
-		{"platform mirrors and config at the limit", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 450), "registryConfig": registryConfig(64, 7000)}}}), true},
-		{"platform mirrors over the limit", "pool", fit(func(n int) map[string]interface{} {
+		}), false, false},
+		{"pool: platform mirrors and config at the limit", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 450), "registryConfig": registryConfig(64, 7000)}}}), true, false},
+		{"pool: platform mirrors over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(n, 1, 1)}}})()
-		}), false},
-		{"platform registry config over the limit", "pool", fit(func(n int) map[string]interface{} {
+		}), false, false},
+		{"pool: platform registry config over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryConfig": registryConfig(n, 1)}}})()
-		}), false},
-		{"unknown top-level keys", "pool", fit(func(n int) map[string]interface{} { return pool(junkMap(n))() }), false},
+		}), false, false},
+		{"unknown top-level keys", "pool", fit(func(n int) map[string]interface{} { return pool(junkMap(n))() }), false, false},
 		{"unknown keys under osImage.builtin", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"osImage": map[string]interface{}{"builtin": junkMap(n)}})()
-		}), false},
+		}), false, false},
 		{"a values file of platform keys under _cluster", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"_cluster": junkMap(n)})()
-		}), true},
-		{"deep nesting under _cluster", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": nested(9000)}}), true},
-		{"a 1 MiB string under _namespace", "pool", pool(map[string]interface{}{"_namespace": map[string]interface{}{"x": huge}}), true},
+		}), true, false},
+		{"nesting at the harness's limit under _cluster", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": nested(render.MaxValuesDepth - 2)}}), true, false},
+		{"deep nesting under _cluster", "pool", fit(func(n int) map[string]interface{} {
+			chains := map[string]interface{}{}
+			for i := 0; i < n; i++ {
+				chains[fmt.Sprintf("c%d", i)] = nested(2000)
+			}
+			return pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": chains}})()
+		}), false, true},
+		{"a 1 MiB string under _namespace", "pool", pool(map[string]interface{}{"_namespace": map[string]interface{}{"x": huge}}), true, false},
 		// Strings and numbers: the longest a file holds, and the exponents that cost the most.
-		{"diskSize of 1 MiB of digits", "pool", pool(map[string]interface{}{"diskSize": strings.Repeat("9", mib-96), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), false},
-		{"diskSize with an exponent of a billion", "pool", pool(map[string]interface{}{"diskSize": "1e1000000000", "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), false},
-		{"memory with an exponent of a billion", "pool", pool(map[string]interface{}{"resources": map[string]interface{}{"cpu": 2, "memory": "1e1000000000"}}), false},
-		{"nodeStartupTimeout of 1 MiB", "pool", pool(map[string]interface{}{"nodeStartupTimeout": strings.Repeat("1h", mib/2-64)}), false},
-		{"storageClass of 1 MiB", "pool", pool(map[string]interface{}{"storageClass": huge}), false},
-		{"schematicID of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"schematicID": huge}}), false},
-		{"factory URL of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"imageFactoryURL": "https://" + huge}}), false},
+		{"diskSize of 1 MiB of digits", "pool", pool(map[string]interface{}{"diskSize": strings.Repeat("9", mib-96), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), false, false},
+		{"diskSize with an exponent of a billion", "pool", pool(map[string]interface{}{"diskSize": "1e1000000000", "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}), false, false},
+		{"memory with an exponent of a billion", "pool", pool(map[string]interface{}{"resources": map[string]interface{}{"cpu": 2, "memory": "1e1000000000"}}), false, false},
+		{"nodeStartupTimeout of 1 MiB", "pool", pool(map[string]interface{}{"nodeStartupTimeout": strings.Repeat("1h", mib/2-64)}), false, false},
+		{"storageClass of 1 MiB", "pool", pool(map[string]interface{}{"storageClass": huge}), false, false},
+		{"schematicID of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"schematicID": huge}}), false, false},
+		{"factory URL of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"imageFactoryURL": "https://" + huge}}), false, false},
 		// The catalog and the platform (the operator's values, rendered by the same process).
 		{"catalog at the limit (32 entries x 8 classes)", "catalog", func() map[string]interface{} {
 			return map[string]interface{}{"images": entries(32, 8)}
-		}, true},
-		{"catalog entries over the limit", "catalog", fit(func(n int) map[string]interface{} { return map[string]interface{}{"images": entries(n, 0)} }), false},
-		{"catalog classes over the limit", "catalog", fit(func(n int) map[string]interface{} { return map[string]interface{}{"images": entries(1, n)} }), false},
-		{"catalog clone subjects over the limit", "catalog", fit(func(n int) map[string]interface{} {
+		}, true, false},
+		{"catalog: entries over the limit", "catalog", fit(func(n int) map[string]interface{} { return map[string]interface{}{"images": entries(n, 0)} }), false, false},
+		{"catalog: classes over the limit", "catalog", fit(func(n int) map[string]interface{} { return map[string]interface{}{"images": entries(1, n)} }), false, false},
+		{"catalog: clone subjects over the limit", "catalog", fit(func(n int) map[string]interface{} {
 			return map[string]interface{}{"cloneSubjects": stringListOfMaps(n)}
-		}), false},
-		{"catalog storage with an exponent of a billion", "catalog", func() map[string]interface{} { return map[string]interface{}{"storage": "1e1000000000"} }, false},
-		{"platform at the limit", "platform", func() map[string]interface{} {
+		}), false, false},
+		{"catalog: storage with an exponent of a billion", "catalog", func() map[string]interface{} { return map[string]interface{}{"storage": "1e1000000000"} }, false, false},
+		{"platform chart at the limit", "platform", func() map[string]interface{} {
 			return map[string]interface{}{
 				"bundles":               map[string]interface{}{"enabledPackages": stringList(128, func(i int) string { return fmt.Sprintf("cozystack.p%03d", i) })},
 				"kubernetesWorkerImage": map[string]interface{}{"images": entries(32, 8)},
 				"registries":            map[string]interface{}{"mirrors": hosts(64, 16, 300), "config": registryConfig(64, 4000)},
 			}
-		}, true},
-		{"platform packages over the limit", "platform", fit(func(n int) map[string]interface{} {
+		}, true, false},
+		{"platform chart: packages over the limit", "platform", fit(func(n int) map[string]interface{} {
 			return map[string]interface{}{"bundles": map[string]interface{}{"enabledPackages": stringList(n, func(i int) string { return fmt.Sprintf("p%07d", i) })}}
-		}), false},
-		{"platform mirrors over the limit", "platform", fit(func(n int) map[string]interface{} {
+		}), false, false},
+		{"platform chart: mirrors over the limit", "platform", fit(func(n int) map[string]interface{} {
 			return map[string]interface{}{"registries": map[string]interface{}{"mirrors": hosts(n, 1, 1)}}
-		}), false},
-		{"platform catalog entries over the limit", "platform", fit(func(n int) map[string]interface{} {
+		}), false, false},
+		{"platform chart: catalog entries over the limit", "platform", fit(func(n int) map[string]interface{} {
 			return map[string]interface{}{"kubernetesWorkerImage": map[string]interface{}{"images": entries(n, 0)}}
-		}), false},
+		}), false, false},
 	}
 	return cases
 }
@@ -264,9 +274,12 @@ func TestTenantValuesCostIsBounded(t *testing.T) {
 				})
 				t.Logf("%-90s %5d MB %8.1f ms %s", what, allocated>>20, float64(took.Microseconds())/1000, refusalSummary(err))
 				require.LessOrEqual(t, allocated, uint64(costBoundBytes), "%s: allocated %d MB", what, allocated>>20)
-				if cc.renders {
+				switch {
+				case cc.renders:
 					require.NoError(t, err, what)
-				} else {
+				case cc.tooDeep:
+					require.ErrorIs(t, err, render.ErrValuesTooDeep, what)
+				default:
 					requireOwnRefusal(t, err, what)
 				}
 			}
@@ -380,4 +393,23 @@ func FuzzBoundedTenantValues(f *testing.F) {
 			t.Fatalf("lists past their limits rendered: %d roles, %d mirrors, %d endpoints, %d config hosts", roles, mirrors, endpoints%64+1, configs)
 		}
 	})
+}
+
+// BenchmarkHelmV3CopiesDeepValues measures why the render harness refuses
+// values nested past render.MaxValuesDepth: Helm v3 copies values before any
+// template runs, in time that grows with the square of their depth, so no
+// chart can refuse them in time. Helm v4 copies them in linear time.
+func BenchmarkHelmV3CopiesDeepValues(b *testing.B) {
+	c := poolChart(b)
+	for _, depth := range []int{render.MaxValuesDepth, 500, 2000} {
+		values := pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": nested(depth)}})()
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := chartutil.CoalesceValues(c, values); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -23,6 +23,9 @@ import (
 // so v4's loader reads the chart itself (as Flux on Helm v4 will) rather than
 // a structure Helm v3 already parsed.
 func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
+	if err := render.CheckValues(opts.Values); err != nil {
+		return nil, err
+	}
 	c, err := loaderv4.LoadFiles(chartFiles(chrt, ""))
 	if err != nil {
 		return nil, err
