@@ -74,6 +74,9 @@ var clusterScopedKinds = map[string]bool{
 	"CDI":                               true,
 	"StorageProfile":                    true,
 	"VolumeSnapshotClass":               true,
+	"CDIConfig":                         true,
+	"CSIDriver":                         true,
+	"PersistentVolume":                  true,
 }
 
 // ResourceFor names a kind's resource and says whether it is namespaced, for a

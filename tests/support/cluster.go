@@ -108,6 +108,9 @@ var lookedUpKinds = [][2]string{
 	{"cdi.kubevirt.io/v1beta1", "CDI"},
 	{"cdi.kubevirt.io/v1beta1", "StorageProfile"},
 	{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass"},
+	{"cdi.kubevirt.io/v1beta1", "CDIConfig"},
+	{"storage.k8s.io/v1", "CSIDriver"},
+	{"v1", "PersistentVolume"},
 }
 
 // LoadCluster builds a fake cluster from fixture files.
