@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
 )
 
 // Cluster-state builders for the clone path. Each returns one YAML document,
@@ -17,10 +18,23 @@ const (
 	defaultGolden    = "talos-worker-" + defaultSchematic + "-" + defaultTalos
 )
 
-// golden is a golden DataVolume in cozy-public.
+// golden is a golden as CDI leaves one in cozy-public: its DataVolume, and,
+// once CDI bound it (any phase but "" or Pending), its PersistentVolumeClaim
+// (volume mode mode, Filesystem when unset, as the API server defaults it;
+// status.capacity capacity, else size) and the CSI PersistentVolume under it
+// (of the class's driver, else driver). dvOnly leaves out the PVC and PV: a
+// state CDI does not produce (it creates the PVC with the DataVolume), used
+// only where no check that reads them is under test.
 type golden struct {
 	name, class, size, phase, claimName string
+	mode, capacity, driver              string
+	// claimClass is the class the PVC bound to, when the DataVolume names none.
+	claimClass string
+	dvOnly     bool
 }
+
+// classDrivers are the CSI drivers of the fixture classes (testdata/cluster/storageclasses.yaml).
+var classDrivers = map[string]string{"replicated": "linstor.csi.linbit.com", "local": "linstor.csi.linbit.com", "fast": "rbd.csi.ceph.com", "fixed": "fixed.csi.example"}
 
 func (g golden) yaml() string {
 	if g.name == "" {
@@ -43,7 +57,7 @@ func (g golden) yaml() string {
 			status += "  claimName: " + g.claimName + "\n"
 		}
 	}
-	return fmt.Sprintf(`---
+	dv := fmt.Sprintf(`---
 apiVersion: cdi.kubevirt.io/v1beta1
 kind: DataVolume
 metadata:
@@ -55,6 +69,72 @@ spec:
   storage:
 %s
 %s`, g.name, strings.Join(append(storage, "    accessModes: [ReadWriteMany]"), "\n"), status)
+	if g.dvOnly {
+		return dv
+	}
+	claim := g.claimName
+	if claim == "" {
+		claim = g.name
+	}
+	class := g.class
+	if class == "" {
+		class = g.claimClass
+	}
+	size := g.size
+	if size == "" {
+		size = g.capacity
+	}
+	return dv + goldenClaim{name: claim, class: class, size: size, mode: g.mode, capacity: g.capacity, driver: g.driver, bound: g.phase != "" && g.phase != "Pending"}.yaml()
+}
+
+// goldenClaim is a golden's PersistentVolumeClaim in cozy-public as CDI and
+// the API server leave it (content type kubevirt, volume mode defaulted),
+// with, when bound, its capacity and its CSI PersistentVolume.
+type goldenClaim struct {
+	name, class, size, mode, capacity, driver string
+	bound                                     bool
+}
+
+func (c goldenClaim) yaml() string {
+	if c.mode == "" {
+		c.mode = "Filesystem"
+	}
+	if c.capacity == "" {
+		c.capacity = c.size
+	}
+	if c.driver == "" {
+		c.driver = classDrivers[c.class]
+	}
+	out := fmt.Sprintf("---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: %s\n  namespace: cozy-public\n  annotations: {cdi.kubevirt.io/storage.contentType: kubevirt}\nspec:\n  accessModes: [ReadWriteMany]\n  volumeMode: %s\n", c.name, c.mode)
+	if c.class != "" {
+		out += "  storageClassName: " + c.class + "\n"
+	}
+	if c.size != "" {
+		out += "  resources: {requests: {storage: " + c.size + "}}\n"
+	}
+	if !c.bound {
+		return out + "status: {phase: Pending}\n"
+	}
+	volume := "pv-" + c.name
+	out += "  volumeName: " + volume + "\nstatus:\n  phase: Bound\n"
+	if c.capacity != "" {
+		out += "  capacity: {storage: " + c.capacity + "}\n"
+	}
+	if c.driver == "" {
+		return out
+	}
+	return out + fmt.Sprintf(`---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s}
+spec:
+  accessModes: [ReadWriteMany]
+  capacity: {storage: %s}
+  volumeMode: %s
+  storageClassName: %s
+  claimRef: {namespace: cozy-public, name: %s}
+  csi: {driver: %s, volumeHandle: %s}
+`, volume, c.capacity, c.mode, c.class, c.name, c.driver, volume)
 }
 
 // pvc is a PersistentVolumeClaim; class "" leaves storageClassName out.
@@ -69,7 +149,9 @@ func pvc(namespace, name, class, size string) string {
 	return out
 }
 
-// storageClass builds a class; annotations are "key=value" pairs.
+// storageClass builds a class: a fixture class name (classDrivers) keeps its
+// CSI driver, any other name gets a driver <name>.csi.example of its own and
+// that driver's CSIDriver object; annotations are "key=value" pairs.
 func storageClass(name, created string, expandable bool, annotations ...string) string {
 	out := fmt.Sprintf("---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: %s\n  creationTimestamp: %q\n", name, created)
 	if len(annotations) > 0 {
@@ -79,11 +161,21 @@ func storageClass(name, created string, expandable bool, annotations ...string) 
 			out += fmt.Sprintf("    %s: %q\n", k, v)
 		}
 	}
-	out += "provisioner: csi.example\n"
+	// A fixture class keeps its driver (the test adds that driver's CSIDriver
+	// once); any other class has a CSI driver of its own, and its CSIDriver here.
+	driver, shared := classDrivers[name]
+	if !shared {
+		// A name the test quoted for YAML ("on") makes a plain driver name.
+		driver = strings.Trim(name, `"`) + ".csi.example"
+	}
+	out += "provisioner: " + driver + "\n"
 	if expandable {
 		out += "allowVolumeExpansion: true\n"
 	}
-	return out
+	if shared {
+		return out
+	}
+	return out + support.CSIDriver(driver)
 }
 
 const (

@@ -18,7 +18,12 @@ const builtinPool = "{cluster: acme, osImage: {builtin: {}}}"
 
 // healthyCluster holds the instancetypes, the usual classes and the default golden, imported.
 func healthyCluster(t testing.TB, extra ...string) *support.Cluster {
-	objs := golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml()
+	return healthyClusterWith(t, golden{class: "replicated", size: "6Gi", phase: "Succeeded"}, extra...)
+}
+
+// healthyClusterWith is healthyCluster with the golden g instead.
+func healthyClusterWith(t testing.TB, g golden, extra ...string) *support.Cluster {
+	objs := g.yaml()
 	for _, e := range extra {
 		objs += e
 	}
@@ -86,7 +91,6 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 		golden{name: "talos-worker-other-v1.13.6", class: "local", size: "6Gi", phase: "Failed"}.yaml(),
 		storageClass("virt", "2026-05-01T00:00:00Z", false, virtDefault),
 		runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "local", 2),
-		pvc("cozy-public", defaultGolden, "replicated", "6Gi"),
 	)
 	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 2Gi, storageClass: fixed}"} {
 		rich.ResetCalls()
@@ -159,7 +163,7 @@ func TestCloneRefusals(t *testing.T) {
 			name:             "disk larger than the golden on a class that cannot expand",
 			values:           fixed,
 			cluster:          golden{class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml(),
-			refusal:          []string{`diskSize 20Gi is larger than golden ` + defaultGolden + ` (6Gi) and StorageClass "fixed" (storageClass) does not set allowVolumeExpansion: true`, "Set diskSize to 6Gi"},
+			refusal:          []string{`CDI would request at least 21474836480 bytes (diskSize 20Gi; the volume mode is not known, and either mode needs the same) for each worker disk, more than the capacity 6Gi of golden ` + defaultGolden + ` (status.capacity of its PersistentVolumeClaim cozy-public/` + defaultGolden + `), and StorageClass "fixed" (storageClass) does not set allowVolumeExpansion: true`, "Use a class with allowVolumeExpansion: true, or a diskSize whose request fits the golden's capacity"},
 			neighbourValues:  "{cluster: acme, storageClass: fixed, diskSize: 6Gi, osImage: {builtin: {}}}",
 			neighbourCluster: golden{class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml(),
 		},
@@ -177,13 +181,14 @@ func TestCloneRefusals(t *testing.T) {
 	}
 }
 
-func TestExpandableOrUnknownClassAllowsALargerDisk(t *testing.T) {
-	// replicated is expandable; "unlisted" is not in the cluster, so the check cannot judge it.
+// replicated is expandable: a larger disk grows its clone. A class the
+// cluster does not have is refused (refusal 11): CDI fails a disk of it.
+func TestExpandableClassAllowsALargerDisk(t *testing.T) {
 	_, err := renderPool(t, vals(t, builtinPool), healthyCluster(t))
 	require.NoError(t, err)
 	cluster := clusterFromYAML(t, golden{class: "unlisted", size: "6Gi", phase: "Succeeded"}.yaml(), "cluster/instancetypes.yaml", "cluster/storageclasses.yaml")
 	_, err = renderPool(t, vals(t, "{cluster: acme, storageClass: unlisted, osImage: {builtin: {}}}"), cluster)
-	require.NoError(t, err)
+	requireRefusal(t, err, `StorageClass "unlisted" (storageClass) does not exist in the cluster`)
 }
 
 func TestBothBuiltinAndFactoryAreRefused(t *testing.T) {
@@ -231,20 +236,20 @@ func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {
 
 func TestGoldenFoundOnlyAsItsPVC(t *testing.T) {
 	// CDI garbage-collected the DataVolume and kept the PVC: present and populated.
-	m := mustRenderPool(t, vals(t, builtinPool), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	m := mustRenderPool(t, vals(t, builtinPool), healthyClusterWithoutGolden(t, goldenClaim{name: defaultGolden, class: "replicated", size: "6Gi", bound: true}.yaml()))
 	assert.Equal(t, defaultGolden, render.Get(diskOf(m), "spec.source.pvc.name"))
 
-	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, goldenClaim{name: defaultGolden, class: "replicated", size: "6Gi", bound: true}.yaml()))
 	requireRefusal(t, err, `is on "replicated" (the golden's PersistentVolumeClaim cozy-public/`+defaultGolden+`)`)
 
-	_, err = renderPool(t, vals(t, "{cluster: acme, diskSize: 4Gi, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, pvc("cozy-public", defaultGolden, "replicated", "6Gi")))
+	_, err = renderPool(t, vals(t, "{cluster: acme, diskSize: 4Gi, osImage: {builtin: {}}}"), healthyClusterWithoutGolden(t, goldenClaim{name: defaultGolden, class: "replicated", size: "6Gi", bound: true}.yaml()))
 	requireRefusal(t, err, "diskSize 4Gi is smaller than golden "+defaultGolden+" (6Gi)")
 }
 
 func TestGoldenClassAndSizeFallBackToItsPVC(t *testing.T) {
 	// A golden whose spec names no class and no size: its bound PVC answers (status.claimName).
 	claim := "prime-claim"
-	cluster := healthyClusterWithoutGolden(t, golden{phase: "Succeeded", claimName: claim}.yaml()+pvc("cozy-public", claim, "local", "8Gi"))
+	cluster := healthyClusterWithoutGolden(t, golden{phase: "Succeeded", claimName: claim, claimClass: "local", capacity: "8Gi"}.yaml())
 	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: local, diskSize: 7Gi, osImage: {builtin: {}}}"), cluster)
 	requireRefusal(t, err, `diskSize 7Gi is smaller than golden `+defaultGolden+` (8Gi)`)
 	_, err = renderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {}}}"), cluster)
@@ -294,20 +299,24 @@ func reversed(in []string) []string {
 	return out
 }
 
-// With no default class anywhere the comparison is skipped rather than guessed.
-func TestNoDefaultClassSkipsTheComparison(t *testing.T) {
-	m := mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"),
-		clusterFromYAML(t, golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()+storageClass("local", "2026-01-01T00:00:00Z", true), "cluster/instancetypes.yaml"))
-	storage := render.Get(diskOf(m), "spec.storage").(map[string]interface{})
-	assert.NotContains(t, storage, "storageClassName", "nothing resolved, nothing written")
+// With no class declared and no default class anywhere, the disk would have
+// no class, and CDI fails a clone with none: refused (refusal 11), not guessed.
+// Its neighbour, the same cluster with a default class, clones onto it.
+func TestNoClassAnywhereIsRefused(t *testing.T) {
+	values := vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}")
+	_, err := renderPool(t, values, clusterFromYAML(t, golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()+storageClass("local", "2026-01-01T00:00:00Z", true)+support.CSIDriver("linstor.csi.linbit.com"), "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, `pool kubernetes-acme-workers: its worker disks would have no StorageClass: storageClass is "" and the cluster has no default class`, "Set storageClass to the class golden "+defaultGolden+" is on")
+	m := mustRenderPool(t, values, clusterFromYAML(t, golden{class: "local", size: "6Gi", phase: "Succeeded"}.yaml()+storageClass("local", "2026-01-01T00:00:00Z", true, gaDefault)+support.CSIDriver("linstor.csi.linbit.com"), "cluster/instancetypes.yaml"))
+	assert.Equal(t, "local", render.Get(diskOf(m), "spec.storage.storageClassName"))
 }
 
 // An admin moving the default after a pool cloned must not break or roll it.
 func TestDefaultMovedAfterThePoolClonedChangesNothing(t *testing.T) {
 	values := vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}")
-	goldenOnDefault := golden{size: "6Gi", phase: "Succeeded"}.yaml() + pvc("cozy-public", defaultGolden, "replicated", "6Gi")
-	defaultReplicated := storageClass("replicated", "2026-01-01T00:00:00Z", true, gaDefault) + storageClass("local", "2026-01-01T00:00:00Z", true)
-	defaultLocal := storageClass("replicated", "2026-01-01T00:00:00Z", true) + storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault)
+	goldenOnDefault := golden{size: "6Gi", phase: "Succeeded", claimClass: "replicated"}.yaml()
+	linstor := support.CSIDriver("linstor.csi.linbit.com")
+	defaultReplicated := storageClass("replicated", "2026-01-01T00:00:00Z", true, gaDefault) + storageClass("local", "2026-01-01T00:00:00Z", true) + linstor
+	defaultLocal := storageClass("replicated", "2026-01-01T00:00:00Z", true) + storageClass("local", "2026-07-01T00:00:00Z", true, gaDefault) + linstor
 	fresh := mustRenderPool(t, values, clusterFromYAML(t, goldenOnDefault+defaultReplicated, "cluster/instancetypes.yaml"))
 	template := machineTemplateName(t, fresh)
 	for _, ready := range []int{2, 0} {
@@ -387,25 +396,33 @@ func TestClonePathAPICalls(t *testing.T) {
 	mustRenderPool(t, vals(t, builtinPool), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":         1,
-		"get machinedeployments": 1,
-		"get datavolumes":        1,
-		"get storageclasses":     1,
-		"list cdis":              1,
-		"get storageprofiles":    1,
-	}, cluster.CallsByVerb(), "refusals 7 to 9 add the CDI list and the class's StorageProfile; with no CDI resource no VolumeSnapshotClass is listed")
+		"get configmaps":             1,
+		"get machinedeployments":     1,
+		"get datavolumes":            1,
+		"get storageclasses":         1,
+		"list cdis":                  1,
+		"get storageprofiles":        1,
+		"get cdiconfigs":             1,
+		"get csidrivers":             1,
+		"get persistentvolumeclaims": 1,
+		"get persistentvolumes":      1,
+	}, cluster.CallsByVerb(), "refusals 6 to 15 add the CDI list, the class's StorageProfile and CSIDriver, the CDIConfig, the golden's PVC and PV; with no CDI resource no VolumeSnapshotClass is listed")
 
 	cluster = healthyCluster(t)
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":         1,
-		"get machinedeployments": 1,
-		"get datavolumes":        1,
-		"list storageclasses":    1,
-		"get storageclasses":     1,
-		"list cdis":              1,
-		"get storageprofiles":    1,
+		"get configmaps":             1,
+		"get machinedeployments":     1,
+		"get datavolumes":            1,
+		"list storageclasses":        1,
+		"get storageclasses":         1,
+		"list cdis":                  1,
+		"get storageprofiles":        1,
+		"get cdiconfigs":             1,
+		"get csidrivers":             1,
+		"get persistentvolumeclaims": 1,
+		"get persistentvolumes":      1,
 	}, cluster.CallsByVerb(), "no list of the pool's namespace: a new pool has no MachineDeployment, so no template is read")
 
 	cluster = healthyCluster(t, runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))
@@ -419,5 +436,9 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get storageclasses":           1,
 		"list cdis":                    1,
 		"get storageprofiles":          1,
+		"get cdiconfigs":               1,
+		"get csidrivers":               1,
+		"get persistentvolumeclaims":   1,
+		"get persistentvolumes":        1,
 	}, cluster.CallsByVerb(), "a running pool: its MachineDeployment once (record and clone path share it) and its template, fixed GETs")
 }

@@ -186,7 +186,7 @@ func TestQuantityComparisonAgreesWithParseQuantity(t *testing.T) {
 		case 0:
 			require.NoError(t, err, "%s equals %s", disk, golden)
 		case 1:
-			requireRefusal(t, err, "is larger than golden") // "fixed" cannot expand
+			requireRefusal(t, err, "for each worker disk, more than the capacity") // "fixed" cannot expand
 		}
 	}
 	t.Logf("%d quantity pairs agree with resource.ParseQuantity", len(pairs))

@@ -112,7 +112,7 @@ func TestPerClassGoldenRefusals(t *testing.T) {
 			name:             "a larger disk on a class that cannot expand",
 			values:           "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}",
 			cluster:          []string{plainOnReplicated, golden{name: defaultGolden + "--fixed", class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml()},
-			refusal:          []string{"is larger than golden " + defaultGolden + "--fixed (6Gi)", `StorageClass "fixed"`, "allowVolumeExpansion"},
+			refusal:          []string{"more than the capacity 6Gi of golden " + defaultGolden + "--fixed", `StorageClass "fixed"`, "allowVolumeExpansion"},
 			neighbourValues:  "{cluster: acme, storageClass: fixed, diskSize: 6Gi, osImage: {builtin: {}}}",
 			neighbourCluster: []string{plainOnReplicated, golden{name: defaultGolden + "--fixed", class: "fixed", size: "6Gi", phase: "Succeeded"}.yaml()},
 		},

@@ -99,8 +99,10 @@ deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 {{- end -}}
 {{- $_ := set $ctx "poolSide" $poolSide -}}
 {{- $_ := set $ctx "goldenSide" $goldenSide -}}
+{{- include "kubernetes-nodes.cloneFacts" $ctx -}}
 {{- include "kubernetes-nodes.assertCloneFits" $ctx -}}
 {{- include "kubernetes-nodes.assertNoHostAssistedCopy" $ctx -}}
+{{- include "kubernetes-nodes.assertCDIAccepts" $ctx -}}
 {{- $_ := set $result "golden" $golden.name -}}
 {{- $_ := set $result "storageClassName" $poolSide.class -}}
 {{- $_ := set $result "report" (dict "goldenPhase" $golden.phase "goldenFoundAs" $golden.foundAs "runningTemplate" ($running.name | default "") "readyWorkers" ($running.readyReplicas | default 0) "poolClassSource" $poolSide.from "goldenClass" $goldenSide.class "goldenClassSource" $goldenSide.from "goldenSize" $goldenSide.size "goldenRetiring" $golden.retiring "goldenChoice" $choice "goldenChoiceReason" $why "perClassGolden" $perClassName "cloneStrategy" $ctx.cloneStrategy "cloneStrategySource" $ctx.cloneStrategySource "fallbackChecks" $ctx.checks) -}}
@@ -274,10 +276,86 @@ size).
 {{- end -}}
 
 {{/*
+What CDI reads when it renders and plans a worker disk's clone, read once per
+render into the clone context's facts (DESIGN.md "Every host-assisted fallback
+that can be known at render time is refused" and "What CDI itself does"):
+the pool class P's StorageClass, its StorageProfile and its provisioner's
+CSIDriver; the active CDI resource (as CDI picks it: the only one, else the
+only one not in phase Error); the CDIConfig "config" (the filesystem overhead);
+the chosen golden's PVC and its PV. All cluster-scoped GETs and the CDI list,
+a fixed number whatever the cluster holds. Takes the clone context with
+poolClass and golden.
+*/}}
+{{- define "kubernetes-nodes.cloneFacts" -}}
+{{- $root := .root -}}
+{{- $class := .poolClass -}}
+{{- $golden := .golden -}}
+{{- $facts := dict "storageClass" dict "profile" dict "csiDriver" dict "pv" dict "provisioner" "" "cdi" dict "cdiProblem" "" "cdiCount" 0 -}}
+{{- if $class -}}
+{{- include "kubernetes-nodes.ensureStorageClass" (dict "root" $root "name" $class) -}}
+{{- $sc := get $root._kubernetesNodes.storageClassByName $class | default dict -}}
+{{- $_ := set $facts "storageClass" $sc -}}
+{{- $_ := set $facts "provisioner" (get $sc "provisioner" | default "" | toString) -}}
+{{- $_ := set $facts "profile" (lookup "cdi.kubevirt.io/v1beta1" "StorageProfile" "" $class | default dict) -}}
+{{- if $facts.provisioner -}}
+{{- $_ := set $facts "csiDriver" (lookup "storage.k8s.io/v1" "CSIDriver" "" $facts.provisioner | default dict) -}}
+{{- end -}}
+{{- end -}}
+{{- /* CDI's GetActiveCDI: one resource is the one; of several, the only one not in phase Error. */ -}}
+{{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
+{{- $_ := set $facts "cdiCount" (len $cdis) -}}
+{{- if eq (len $cdis) 1 -}}
+{{- $_ := set $facts "cdi" (first $cdis) -}}
+{{- else if $cdis -}}
+{{- $active := list -}}
+{{- range $cdis -}}
+{{- if ne (dig "status" "phase" "" . | toString) "Error" -}}
+{{- $active = append $active . -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (len $active) 1 -}}
+{{- $_ := set $facts "cdi" (first $active) -}}
+{{- else -}}
+{{- $names := list -}}
+{{- range $active -}}
+{{- $names = append $names .metadata.name -}}
+{{- end -}}
+{{- $_ := set $facts "cdiProblem" (printf "the cluster has %d CDI resources and %d of them not in phase Error (%s), and CDI fails every clone unless exactly one is" (len $cdis) (len $active) (join ", " (sortAlpha $names) | default "none")) -}}
+{{- end -}}
+{{- end -}}
+{{- $config := lookup "cdi.kubevirt.io/v1beta1" "CDIConfig" "" "config" | default dict -}}
+{{- $_ := set $facts "cdiConfig" $config -}}
+{{- if and $golden.present (not $golden.pvcRead) -}}
+{{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
+{{- $_ := set $golden "pvcRead" true -}}
+{{- end -}}
+{{- $volume := dig "spec" "volumeName" "" ($golden.pvc | default dict) | toString -}}
+{{- if $volume -}}
+{{- $_ := set $facts "pv" (lookup "v1" "PersistentVolume" "" $volume | default dict) -}}
+{{- end -}}
+{{- /* The golden has populated: CDI says Succeeded, or only its PVC is left (CDI collected the DataVolume). */ -}}
+{{- $_ := set $facts "populated" (or (eq $golden.phase "Succeeded") (and (not $golden.dv) (not (empty $golden.pvc)))) -}}
+{{- /* A worker disk's volume mode: the StorageProfile's first claim property set (unset means Filesystem); unknown without one. */ -}}
+{{- $sets := dig "status" "claimPropertySets" list $facts.profile -}}
+{{- $_ := set $facts "diskMode" "" -}}
+{{- if and (kindIs "slice" $sets) $sets (kindIs "map" (first $sets)) -}}
+{{- $_ := set $facts "diskMode" (get (first $sets) "volumeMode" | default "Filesystem" | toString) -}}
+{{- $_ := set $facts "accessModes" (get (first $sets) "accessModes" | default list) -}}
+{{- end -}}
+{{- $_ := set . "facts" $facts -}}
+{{- end -}}
+
+{{/*
 Refusals 4 to 6: the classes differ (CDI cannot CSI-clone across classes), the
-disk is smaller than the golden, or larger on a class that cannot expand (CDI
-would take a host-assisted copy). Each check's outcome is recorded for the
-report. Takes the clone context with poolSide and goldenSide.
+disk is smaller than the golden, or CDI's request for it is larger than the
+golden's capacity on a class that cannot expand (CDI would take a host-assisted
+copy). CDI's request is diskSize, for a Filesystem disk (a StorageProfile's
+volume mode, unset meaning Filesystem) aligned up to 1 MiB and grown by the
+filesystem overhead (CDIConfig status.filesystemOverhead, the class's entry
+else global; 0 without a CDIConfig), and at least the StorageProfile's
+cdi.kubevirt.io/minimumSupportedPvcSize; CDI compares it with the golden PVC's
+status.capacity, not its request. Each check's outcome is recorded for the
+report. Takes the clone context with poolSide, goldenSide and facts.
 */}}
 {{- define "kubernetes-nodes.assertCloneFits" -}}
 {{- $poolClass := .poolSide.class -}}
@@ -285,7 +363,7 @@ report. Takes the clone context with poolSide and goldenSide.
 {{- $goldenSize := .goldenSide.size -}}
 {{- $name := .name -}}
 {{- $diskSize := .root.Values.diskSize -}}
-
+{{- $disk := (index .root._kubernetesNodes.written "diskSize").bytes -}}
 {{- if not (and $poolClass $goldenClass) -}}
 {{- include "kubernetes-nodes.checked" (list . 4 "skipped" (ternary .noPoolClass "the golden's class is not known (none on it or its PVC, and no cluster default)" (not $poolClass))) -}}
 {{- else if ne $poolClass $goldenClass -}}
@@ -298,32 +376,77 @@ report. Takes the clone context with poolSide and goldenSide.
 {{- include "kubernetes-nodes.checked" (list . 4 "passed" (printf "the worker disks and the golden are both on %q" $poolClass)) -}}
 {{- end -}}
 {{- if $goldenSize -}}
-{{- $disk := (index .root._kubernetesNodes.written "diskSize").bytes -}}
 {{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
 {{- if lt $disk $size -}}
 {{- include "kubernetes-nodes.refuse" (list . 5 (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize)) -}}
 {{- else -}}
 {{- include "kubernetes-nodes.checked" (list . 5 "passed" (printf "diskSize %v is not smaller than the golden's %s" $diskSize $goldenSize)) -}}
 {{- end -}}
-{{- if not (gt $disk $size) -}}
-{{- include "kubernetes-nodes.checked" (list . 6 "not needed" (printf "diskSize %v is not larger than the golden's %s: nothing to expand" $diskSize $goldenSize)) -}}
-{{- else if not $poolClass -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 5 "skipped" "the golden's size is not known (no storage request on it or its PVC)") -}}
+{{- end -}}
+{{- $facts := .facts -}}
+{{- $capacity := dig "status" "capacity" "storage" "" ($.golden.pvc | default dict) | toString -}}
+{{- if not $poolClass -}}
 {{- include "kubernetes-nodes.checked" (list . 6 "skipped" .noPoolClass) -}}
+{{- else if not $capacity -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "the golden's PersistentVolumeClaim cozy-public/%s states no status.capacity%s, and CDI compares its request with that capacity" $.golden.claimName (ternary "" " yet (the golden is still importing)" $facts.populated))) -}}
 {{- else -}}
-{{- include "kubernetes-nodes.ensureStorageClass" (dict "root" .root "name" $poolClass) -}}
-{{- $class := get .root._kubernetesNodes.storageClassByName $poolClass -}}
-{{- if not $class -}}
+{{- $capacityBytes := include "worker-image-lib.quantityBytes" $capacity | float64 -}}
+{{- /* The overhead CDI inflates a Filesystem disk by: CDIConfig's entry for the class, else its global one; none without a CDIConfig. */ -}}
+{{- $overheads := dig "status" "filesystemOverhead" dict $facts.cdiConfig -}}
+{{- $overhead := get (get $overheads "storageClass" | default dict) $poolClass | default (get $overheads "global") | default "0" | toString -}}
+{{- $overheadFrom := ternary (printf "the filesystem overhead %s of the CDIConfig config" $overhead) "no filesystem overhead (the cluster has no CDIConfig config)" (not (empty $facts.cdiConfig)) -}}
+{{- if not (regexMatch "^(0(\\.[0-9]{1,3})?|1)$" $overhead) -}}
+{{- /* CDI parses the percentage and takes 0 when it does not read. */ -}}
+{{- $overhead = "0" -}}
+{{- end -}}
+{{- $filesystem := mulf (ceil (divf $disk 1048576.0)) 1048576.0 | mulf (addf 1.0 ($overhead | float64)) | ceil -}}
+{{- $block := $disk -}}
+{{- $minimumSize := dig "metadata" "annotations" "cdi.kubevirt.io/minimumSupportedPvcSize" "" $facts.profile | toString -}}
+{{- $minimumText := "" -}}
+{{- if $minimumSize -}}
+{{- $q := dict -}}
+{{- include "worker-image-lib.parseQuantity" (dict "value" $minimumSize "out" $q) -}}
+{{- if not $q.error -}}
+{{- if lt $filesystem $q.bytes -}}
+{{- $filesystem = $q.bytes -}}
+{{- end -}}
+{{- if lt $block $q.bytes -}}
+{{- $block = $q.bytes -}}
+{{- end -}}
+{{- $minimumText = printf ", at least the StorageProfile %s's minimumSupportedPvcSize %s" $poolClass $minimumSize -}}
+{{- end -}}
+{{- end -}}
+{{- $requests := dict "Filesystem" $filesystem "Block" $block -}}
+{{- $expand := dict "Filesystem" (lt $capacityBytes $filesystem) "Block" (lt $capacityBytes $block) -}}
+{{- $mode := $facts.diskMode -}}
+{{- $needs := false -}}
+{{- $known := true -}}
+{{- if $mode -}}
+{{- $needs = get $expand (ternary "Block" "Filesystem" (eq $mode "Block")) -}}
+{{- else if eq $expand.Filesystem $expand.Block -}}
+{{- $needs = $expand.Filesystem -}}
+{{- else -}}
+{{- $known = false -}}
+{{- end -}}
+{{- $request := printf "%.0f bytes (diskSize %v as a Block disk%s)" $block $diskSize $minimumText -}}
+{{- if eq $mode "Filesystem" -}}
+{{- $request = printf "%.0f bytes (diskSize %v aligned up to 1 MiB and grown by %s, as CDI does for a Filesystem disk%s)" $filesystem $diskSize $overheadFrom $minimumText -}}
+{{- else if not $mode -}}
+{{- $request = printf "at least %.0f bytes (diskSize %v; the volume mode is not known, and either mode needs the same)" $block $diskSize -}}
+{{- end -}}
+{{- if not $known -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "a worker disk's volume mode is not known (%s), and only as a Filesystem disk, grown by %s, would CDI's request exceed the golden's capacity %s" (ternary (printf "the StorageProfile %s states no status.claimPropertySets" $poolClass) (printf "the cluster has no StorageProfile %s" $poolClass) (not (empty $facts.profile))) $overheadFrom $capacity)) -}}
+{{- else if not $needs -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "not needed" (printf "CDI's request for a worker disk, %s, is not larger than the golden's capacity %s: nothing to expand" $request $capacity)) -}}
+{{- else if not $facts.storageClass -}}
 {{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "the cluster has no StorageClass %q to read allowVolumeExpansion from" $poolClass)) -}}
-{{- else if ne (toString (get $class "allowVolumeExpansion")) "true" -}}
-{{- include "kubernetes-nodes.refuse" (list . 6 (printf "pool %s: diskSize %v is larger than golden %s (%s) and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Set diskSize to %s, or use a class with allowVolumeExpansion: true" .pool $diskSize $name $goldenSize $poolClass .poolSide.from $goldenSize)) -}}
+{{- else if ne (toString (get $facts.storageClass "allowVolumeExpansion")) "true" -}}
+{{- include "kubernetes-nodes.refuse" (list . 6 (printf "pool %s: CDI would request %s for each worker disk, more than the capacity %s of golden %s (status.capacity of its PersistentVolumeClaim cozy-public/%s), and StorageClass %q (%s) does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy. Use a class with allowVolumeExpansion: true, or a diskSize whose request fits the golden's capacity" .pool $request $capacity $name $.golden.claimName $poolClass .poolSide.from)) -}}
 {{- else -}}
-{{- include "kubernetes-nodes.checked" (list . 6 "passed" (printf "diskSize %v is larger than the golden's %s and StorageClass %q sets allowVolumeExpansion: true" $diskSize $goldenSize $poolClass)) -}}
+{{- include "kubernetes-nodes.checked" (list . 6 "passed" (printf "CDI's request for a worker disk, %s, is larger than the golden's capacity %s and StorageClass %q sets allowVolumeExpansion: true" $request $capacity $poolClass)) -}}
 {{- end -}}
-{{- end -}}
-{{- else -}}
-{{- $noSize := "the golden's size is not known (no storage request on it or its PVC)" -}}
-{{- include "kubernetes-nodes.checked" (list . 5 "skipped" $noSize) -}}
-{{- include "kubernetes-nodes.checked" (list . 6 "skipped" $noSize) -}}
 {{- end -}}
 {{- end -}}
 
@@ -331,33 +454,33 @@ report. Takes the clone context with poolSide and goldenSide.
 Refusals 7 to 9: the fallbacks to a host-assisted copy (a full read and write
 of the image over the pod network per worker disk) that CDI's clone planner
 would take and that the cluster shows at render time. The strategy is CDI's
-own choice: the CDI resource's spec.cloneStrategyOverride, else the pool
+own choice: the active CDI resource's spec.cloneStrategyOverride, else the pool
 class's StorageProfile status.cloneStrategy, else snapshot. A cluster with no
-CDI resource states no strategy: 7 and 8 are skipped rather than guessed. 8
-asks .Capabilities before listing VolumeSnapshotClasses, so a cluster without
-the snapshot API is this refusal, never a raw lookup error; a class the cluster
+CDI resource, or with no single active one (refusal 14), states no strategy: 7
+and 8 are skipped rather than guessed. For snapshot, the VolumeSnapshotClass is
+the StorageProfile's status.snapshotClass when it names one (it must exist and
+be of the class's provisioner), else any of the provisioner's; 8 asks
+.Capabilities before listing VolumeSnapshotClasses, so a cluster without the
+snapshot API is this refusal, never a raw lookup error; a class the cluster
 does not list has no known provisioner and is not judged. 9 compares volume
-modes only when both are known. The CDI kinds are not asked about first: the
-clone path already reads DataVolumes, which only a cluster with CDI serves.
-The strategy, where it came from and each check's outcome are recorded for
-the report. Takes the clone context with poolClass, golden, name.
+modes, an unset one meaning Filesystem, when the StorageProfile and the golden's
+PVC state them. Takes the clone context with poolClass, golden, name, facts.
 */}}
 {{- define "kubernetes-nodes.assertNoHostAssistedCopy" -}}
 {{- $root := .root -}}
 {{- $class := .poolClass -}}
+{{- $facts := .facts -}}
+{{- $profile := $facts.profile -}}
 {{- $_ := set . "cloneStrategy" "" -}}
 {{- $_ := set . "cloneStrategySource" (printf "not known: %s" .noPoolClass) -}}
-{{- if $class -}}
-{{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
-{{- $profile := lookup "cdi.kubevirt.io/v1beta1" "StorageProfile" "" $class | default dict -}}
-{{- if $cdis -}}
-{{- /* There is usually one, named cdi; with several, that one, else the name that sorts first. */ -}}
-{{- $cdi := dict -}}
-{{- range $cdis -}}
-{{- if or (not $cdi) (eq .metadata.name "cdi") (and (ne $cdi.metadata.name "cdi") (lt .metadata.name $cdi.metadata.name)) -}}
-{{- $cdi = . -}}
+{{- if not $class -}}
+{{- $ctx := . -}}
+{{- range $n := list 7 8 9 -}}
+{{- include "kubernetes-nodes.checked" (list $ctx $n "skipped" $ctx.noPoolClass) -}}
 {{- end -}}
-{{- end -}}
+{{- else -}}
+{{- if $facts.cdi -}}
+{{- $cdi := $facts.cdi -}}
 {{- $strategy := dig "spec" "cloneStrategyOverride" "" $cdi | toString -}}
 {{- $from := printf "spec.cloneStrategyOverride of the CDI resource %s" $cdi.metadata.name -}}
 {{- $fix := printf "remove spec.cloneStrategyOverride from the CDI resource %s (or set it to csi-clone or snapshot)" $cdi.metadata.name -}}
@@ -377,19 +500,27 @@ the report. Takes the clone context with poolClass, golden, name.
 {{- else -}}
 {{- include "kubernetes-nodes.checked" (list . 7 "passed" (printf "the strategy is %s, not copy" $strategy)) -}}
 {{- end -}}
+{{- $provisioner := $facts.provisioner -}}
+{{- $named := dig "status" "snapshotClass" "" $profile | toString -}}
 {{- if ne $strategy "snapshot" -}}
 {{- include "kubernetes-nodes.checked" (list . 8 "not needed" (printf "the strategy is %s, not snapshot" $strategy)) -}}
-{{- else -}}
-{{- include "kubernetes-nodes.ensureStorageClass" (dict "root" $root "name" $class) -}}
-{{- $sc := get $root._kubernetesNodes.storageClassByName $class -}}
-{{- $provisioner := get $sc "provisioner" | default "" | toString -}}
-{{- if not $provisioner -}}
+{{- else if not $provisioner -}}
 {{- include "kubernetes-nodes.checked" (list . 8 "skipped" (printf "the cluster shows no StorageClass %q with a provisioner, so the VolumeSnapshotClass driver it needs is not known" $class)) -}}
 {{- else -}}
 {{- $missing := "" -}}
 {{- $found := "" -}}
 {{- if not ($root.Capabilities.APIVersions.Has "snapshot.storage.k8s.io/v1") -}}
 {{- $missing = "the cluster does not serve snapshot.storage.k8s.io/v1, so there is no VolumeSnapshotClass at all" -}}
+{{- else if $named -}}
+{{- /* CDI takes the class the StorageProfile names, and only it: missing, the clone fails; of another driver, it copies. */ -}}
+{{- $vsc := lookup "snapshot.storage.k8s.io/v1" "VolumeSnapshotClass" "" $named | default dict -}}
+{{- if not $vsc -}}
+{{- $missing = printf "the StorageProfile %s names VolumeSnapshotClass %s in status.snapshotClass, which does not exist (CDI then fails the clone)" $class $named -}}
+{{- else if ne (get $vsc "driver" | default "" | toString) $provisioner -}}
+{{- $missing = printf "the StorageProfile %s names VolumeSnapshotClass %s in status.snapshotClass, whose driver is %s" $class $named (get $vsc "driver" | default "" | toString) -}}
+{{- else -}}
+{{- $found = $named -}}
+{{- end -}}
 {{- else -}}
 {{- range (lookup "snapshot.storage.k8s.io/v1" "VolumeSnapshotClass" "" "").items | default list -}}
 {{- if and (not $found) (eq (get . "driver" | default "" | toString) $provisioner) -}}
@@ -401,45 +532,109 @@ the report. Takes the clone context with poolClass, golden, name.
 {{- end -}}
 {{- end -}}
 {{- if $missing -}}
-{{- include "kubernetes-nodes.refuse" (list . 8 (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them), or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner $class)) -}}
+{{- include "kubernetes-nodes.refuse" (list . 8 (printf "pool %s: CDI would clone golden %s onto StorageClass %q with the strategy \"snapshot\" (%s), but %s (the provisioner of StorageClass %q is %s), so CDI would fall back to a host-assisted copy over the pod network; %s. Create a VolumeSnapshotClass with driver: %s (installing the snapshot CRDs and controller if the cluster lacks them)%s, or set spec.cloneStrategy of the StorageProfile %s to csi-clone when its driver can CSI-clone" .pool .name $class $from $missing $class $provisioner .seen $provisioner (ternary (printf " and name it in spec.snapshotClass of the StorageProfile %s" $class) "" (ne $named "")) $class)) -}}
 {{- else -}}
-{{- include "kubernetes-nodes.checked" (list . 8 "passed" (printf "VolumeSnapshotClass %s has driver %s, the provisioner of StorageClass %q" $found $provisioner $class)) -}}
-{{- end -}}
+{{- include "kubernetes-nodes.checked" (list . 8 "passed" (printf "VolumeSnapshotClass %s has driver %s, the provisioner of StorageClass %q%s" $found $provisioner $class (ternary (printf ", and the StorageProfile %s names it" $class) "" (ne $named "")))) -}}
 {{- end -}}
 {{- end -}}
 {{- else -}}
-{{- $_ := set . "cloneStrategySource" "not known: the cluster has no CDI resource" -}}
-{{- $noCDI := "the cluster has no CDI resource, so CDI's clone strategy is not known" -}}
+{{- $noCDI := ternary $facts.cdiProblem "the cluster has no CDI resource, so CDI's clone strategy is not known" (ne $facts.cdiProblem "") -}}
+{{- $_ := set . "cloneStrategySource" (printf "not known: %s" $noCDI) -}}
 {{- include "kubernetes-nodes.checked" (list . 7 "skipped" $noCDI) -}}
 {{- include "kubernetes-nodes.checked" (list . 8 "skipped" $noCDI) -}}
 {{- end -}}
-{{- $sets := dig "status" "claimPropertySets" list $profile -}}
-{{- $want := "" -}}
-{{- if and (kindIs "slice" $sets) $sets (kindIs "map" (first $sets)) -}}
-{{- $want = get (first $sets) "volumeMode" | default "" | toString -}}
-{{- end -}}
-{{- if $want -}}
+{{- $want := $facts.diskMode -}}
 {{- $golden := .golden -}}
-{{- if and $golden.present (not $golden.pvc) (not $golden.pvcRead) -}}
-{{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
-{{- $_ := set $golden "pvcRead" true -}}
+{{- $have := "" -}}
+{{- if $golden.pvc -}}
+{{- $have = dig "spec" "volumeMode" "" $golden.pvc | default "Filesystem" | toString -}}
 {{- end -}}
-{{- $have := dig "spec" "volumeMode" "" ($golden.pvc | default dict) | toString -}}
-{{- if not $have -}}
-{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "no PersistentVolumeClaim cozy-public/%s with a spec.volumeMode, so the golden's volume mode is not known" $golden.claimName)) -}}
+{{- if not $want -}}
+{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "%s, so a worker disk's volume mode is not known" (ternary (printf "the StorageProfile %s states no status.claimPropertySets" $class) (printf "the cluster has no StorageProfile %s" $class) (not (empty $profile))))) -}}
+{{- else if not $have -}}
+{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "there is no PersistentVolumeClaim cozy-public/%s, so the golden's volume mode is not known" $golden.claimName)) -}}
 {{- else if ne $have $want -}}
-{{- include "kubernetes-nodes.refuse" (list . 9 (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0].volumeMode of the StorageProfile %s); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want)) -}}
+{{- include "kubernetes-nodes.refuse" (list . 9 (printf "pool %s: golden %s is a %s volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%s, unset meaning Filesystem) but a worker disk on StorageClass %q gets %s (status.claimPropertySets[0] of the StorageProfile %s, unset meaning Filesystem); CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy over the pod network; %s. Set the StorageProfile %s's spec.claimPropertySets to volumeMode %s, or clone a golden imported as %s on this class" .pool .name $have $golden.claimName $class $want $class .seen $class $have $want)) -}}
 {{- else -}}
 {{- include "kubernetes-nodes.checked" (list . 9 "passed" (printf "the golden and a worker disk on %q are both %s volumes" $class $want)) -}}
 {{- end -}}
-{{- else -}}
-{{- include "kubernetes-nodes.checked" (list . 9 "skipped" (printf "%s, so a worker disk's volume mode is not known" (ternary (printf "the StorageProfile %s states no status.claimPropertySets[0].volumeMode" $class) (printf "the cluster has no StorageProfile %s" $class) (not (empty $profile))))) -}}
 {{- end -}}
-{{- else -}}
-{{- $ctx := . -}}
-{{- range $n := list 7 8 9 -}}
-{{- include "kubernetes-nodes.checked" (list $ctx $n "skipped" $ctx.noPoolClass) -}}
 {{- end -}}
+
+{{/*
+Refusals 10 to 15: what CDI's DataVolume controller and clone planner need
+before any strategy runs, each read from the cluster-scoped objects CDI reads
+(the clone context's facts), each skipped when the render cannot read it:
+10 the StorageProfile gives the disk its access modes (the disk states none);
+11 the pool's class exists (a class is always written on a clone disk);
+12 the class's provisioner has a CSIDriver, without which CDI takes no CSI path;
+13 the golden's PersistentVolume is of that driver;
+14 exactly one CDI resource is active;
+15 the golden's PVC is a source CDI clones: kubevirt content, and, once
+   populated, a status.capacity to compare with.
+Takes the clone context with poolClass, golden, name, facts.
+*/}}
+{{- define "kubernetes-nodes.assertCDIAccepts" -}}
+{{- $class := .poolClass -}}
+{{- $facts := .facts -}}
+{{- $golden := .golden -}}
+{{- if not $class -}}
+{{- include "kubernetes-nodes.checked" (list . 10 "skipped" .noPoolClass) -}}
+{{- else if and $facts.profile $facts.accessModes -}}
+{{- include "kubernetes-nodes.checked" (list . 10 "passed" (printf "the StorageProfile %s gives a worker disk the access modes %s" $class (join ", " $facts.accessModes))) -}}
+{{- else if $facts.profile -}}
+{{- include "kubernetes-nodes.refuse" (list . 10 (printf "pool %s: the StorageProfile %s states no status.claimPropertySets[0].accessModes, and a worker disk states none, so CDI fails each worker disk (\"no accessMode specified in StorageProfile %s\": CDI knows no access modes for this class's provisioner %s); %s. Set spec.claimPropertySets of the StorageProfile %s, e.g. [{accessModes: [ReadWriteMany], volumeMode: Block}], or use a class CDI knows" .pool $class $class ($facts.provisioner | default "(unknown)") .seen $class)) -}}
+{{- else if and $facts.cdi $facts.storageClass -}}
+{{- include "kubernetes-nodes.refuse" (list . 10 (printf "pool %s: the cluster has no StorageProfile %s, from which CDI takes a worker disk's access modes, so CDI fails each worker disk (\"cannot get StorageProfile\"); CDI creates a StorageProfile for every StorageClass: wait for it (kubectl get storageprofile %s), or check that CDI's controller runs" .pool $class $class)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 10 "skipped" (printf "the cluster has no StorageProfile %s%s" $class (ternary "" " and no CDI resource" (not (empty $facts.cdi))))) -}}
+{{- end -}}
+{{- if not $class -}}
+{{- include "kubernetes-nodes.refuse" (list . 11 (printf "pool %s: its worker disks would have no StorageClass: storageClass is \"\" and the cluster has no default class (no StorageClass annotated storageclass.kubevirt.io/is-default-virt-class or storageclass.kubernetes.io/is-default-class \"true\"), and CDI fails a clone with no class; %s. Set storageClass to the class golden %s is on" .pool .seen .name)) -}}
+{{- else if not $facts.storageClass -}}
+{{- include "kubernetes-nodes.refuse" (list . 11 (printf "pool %s: StorageClass %q (%s) does not exist in the cluster, and CDI fails a clone whose class it cannot find (\"target storage class not found\"); %s. Set storageClass to an existing class, the one golden %s is on" .pool $class .poolSide.from .seen .name)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 11 "passed" (printf "StorageClass %q exists (provisioner %s)" $class $facts.provisioner)) -}}
+{{- end -}}
+{{- if not $facts.provisioner -}}
+{{- include "kubernetes-nodes.checked" (list . 12 "skipped" (printf "the cluster shows no StorageClass %q with a provisioner" $class)) -}}
+{{- include "kubernetes-nodes.checked" (list . 13 "skipped" (printf "the cluster shows no StorageClass %q with a provisioner" $class)) -}}
+{{- else -}}
+{{- if not $facts.csiDriver -}}
+{{- include "kubernetes-nodes.refuse" (list . 12 (printf "pool %s: StorageClass %q's provisioner %s has no CSIDriver object (storage.k8s.io/v1 CSIDriver %s), so CDI takes it for in-tree storage and falls back to a host-assisted copy over the pod network (\"In tree storage class does not support snapshot/clone\"); %s. Install the CSI driver %s (its CSIDriver object), or use a class of a CSI driver" .pool $class $facts.provisioner $facts.provisioner .seen $facts.provisioner)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 12 "passed" (printf "the provisioner %s of StorageClass %q has a CSIDriver object" $facts.provisioner $class)) -}}
+{{- end -}}
+{{- $pv := $facts.pv -}}
+{{- $claim := dig "spec" "claimRef" dict $pv -}}
+{{- $driver := dig "spec" "csi" "driver" "" $pv | toString -}}
+{{- if not $pv -}}
+{{- include "kubernetes-nodes.checked" (list . 13 "skipped" (printf "%s, so CDI takes the golden's driver to be its class's provisioner" (ternary (printf "the golden's PersistentVolumeClaim cozy-public/%s is bound to no PersistentVolume the cluster shows" $golden.claimName) (printf "there is no PersistentVolumeClaim cozy-public/%s" $golden.claimName) (not (empty $golden.pvc))))) -}}
+{{- else if not (and (eq (get $claim "namespace" | default "" | toString) "cozy-public") (eq (get $claim "name" | default "" | toString) $golden.claimName)) -}}
+{{- include "kubernetes-nodes.refuse" (list . 13 (printf "pool %s: the PersistentVolume %s of golden %s's PersistentVolumeClaim cozy-public/%s is claimed by %s/%s (spec.claimRef), so CDI fails the clone (\"pvc does not match volume claim ref\"); %s. Repair the golden's binding, or re-import it (a new catalog entry)" .pool $pv.metadata.name .name $golden.claimName (get $claim "namespace" | default "" | toString) (get $claim "name" | default "" | toString) .seen)) -}}
+{{- else if and $driver (ne $driver $facts.provisioner) -}}
+{{- include "kubernetes-nodes.refuse" (list . 13 (printf "pool %s: golden %s is on a PersistentVolume of the CSI driver %s (spec.csi.driver of PersistentVolume %s) but StorageClass %q provisions with %s, so CDI would fall back to a host-assisted copy over the pod network (\"Provisioners are incompatible\"); %s. Clone a golden imported by %s (a catalog entry on a class of that driver), or move the pool to a class of %s" .pool .name $driver $pv.metadata.name $class $facts.provisioner .seen $facts.provisioner $driver)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 13 "passed" (ternary (printf "the golden's PersistentVolume %s is of the CSI driver %s, the provisioner of StorageClass %q" $pv.metadata.name $driver $class) (printf "the golden's PersistentVolume %s is not a CSI volume, so CDI takes its class's provisioner %s" $pv.metadata.name $facts.provisioner) (ne $driver ""))) -}}
+{{- end -}}
+{{- end -}}
+{{- if $facts.cdiProblem -}}
+{{- include "kubernetes-nodes.refuse" (list . 14 (printf "pool %s: %s (\"invalid number of active CDI resources\"); %s. Delete the CDI resources that are not in use, so that exactly one is not in phase Error" .pool $facts.cdiProblem .seen)) -}}
+{{- else if $facts.cdi -}}
+{{- include "kubernetes-nodes.checked" (list . 14 "passed" (printf "CDI reads the CDI resource %s%s" $facts.cdi.metadata.name (ternary "" (printf ", the only one of %d not in phase Error" (int $facts.cdiCount)) (eq (int $facts.cdiCount) 1)))) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 14 "skipped" "the cluster has no CDI resource") -}}
+{{- end -}}
+{{- $pvc := $golden.pvc | default dict -}}
+{{- $content := dig "metadata" "annotations" "cdi.kubevirt.io/storage.contentType" "" $pvc | toString -}}
+{{- if not $pvc -}}
+{{- include "kubernetes-nodes.checked" (list . 15 "skipped" (printf "there is no PersistentVolumeClaim cozy-public/%s yet" $golden.claimName)) -}}
+{{- else if eq $content "archive" -}}
+{{- include "kubernetes-nodes.refuse" (list . 15 (printf "pool %s: golden %s's PersistentVolumeClaim cozy-public/%s holds archive content (annotation cdi.kubevirt.io/storage.contentType: archive), and CDI refuses to clone it into a disk image (\"Source contentType (archive) and target contentType (kubevirt) do not match\"); %s. Re-import the golden as a disk image (a catalog entry renders one)" .pool .name $golden.claimName .seen)) -}}
+{{- else if and $facts.populated (not (dig "status" "capacity" "storage" "" $pvc)) -}}
+{{- include "kubernetes-nodes.refuse" (list . 15 (printf "pool %s: golden %s has populated, but its PersistentVolumeClaim cozy-public/%s states no status.capacity, and CDI fails the clone (\"source/target size info missing\"); %s. Check that the golden's PVC is bound (kubectl -n cozy-public get pvc %s)" .pool .name $golden.claimName .seen $golden.claimName)) -}}
+{{- else -}}
+{{- include "kubernetes-nodes.checked" (list . 15 "passed" (printf "the golden's PersistentVolumeClaim cozy-public/%s holds a disk image%s" $golden.claimName (ternary " and states its capacity" " (still importing)" $facts.populated))) -}}
 {{- end -}}
 {{- end -}}
 
