@@ -64,6 +64,7 @@ func moduleDir(t *testing.T, workDir, path, version, sum string) string {
 // generatedCRDs are the CRDs tools/crds generates with controller-tools'
 // controller-gen from the upstream Go API types in the module cache.
 var generatedCRDs = []string{
+	"cdi.kubevirt.io_cdiconfigs.yaml",
 	"cdi.kubevirt.io_cdis.yaml",
 	"cdi.kubevirt.io_datavolumes.yaml",
 	"cdi.kubevirt.io_storageprofiles.yaml",
@@ -222,6 +223,7 @@ func testGeneratedCRDs(t *testing.T, e *env) {
 		{dataVolumeVersion, "DataVolume", true},
 		{dataVolumeVersion, "CDI", false},
 		{dataVolumeVersion, "StorageProfile", false},
+		{dataVolumeVersion, "CDIConfig", false},
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", false},
 		{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", false},
 	} {
@@ -249,7 +251,7 @@ status:
   provisioner: linstor.csi.linbit.com
   cloneStrategy: snapshot
   claimPropertySets: [{accessModes: [ReadWriteMany], volumeMode: Block}]
-` + support.SnapshotClass("linstor", "linstor.csi.linbit.com")
+` + support.SnapshotClass("linstor", "linstor.csi.linbit.com") + support.CDIConfig("0.06", "replicated=0.1")
 	objs, err := render.ParseObjects([]byte(valid))
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +277,7 @@ status:
 		{1, []string{"spec"}, "notAField", "x", "notAField"},
 		{2, nil, "deletionPolicy", "Sometimes", "deletionPolicy"},
 		{2, nil, "notAField", "x", "notAField"},
+		{3, []string{"status", "filesystemOverhead"}, "global", "6%", "global"},
 	} {
 		obj := runtime.DeepCopyJSON(objs[c.doc].Object)
 		if c.key == "" {
@@ -298,5 +301,5 @@ status:
 			t.Logf("refused as it should be: %s", problems[0])
 		}
 	}
-	t.Logf("%d objects of the generated CDI, StorageProfile and VolumeSnapshotClass CRDs passed strict server-side dry-run apply; 5 bad ones were refused", n)
+	t.Logf("%d objects of the generated CDI, StorageProfile, VolumeSnapshotClass and CDIConfig CRDs passed strict server-side dry-run apply; 6 bad ones were refused", n)
 }

@@ -196,6 +196,17 @@ func (e *env) setPhase(t *testing.T, namespace, dataVolume, phase string) {
 	}
 }
 
+// bindClaim writes the status the PV controller gives a bound PVC (phase
+// Bound, status.capacity), through the status subresource.
+func (e *env) bindClaim(t *testing.T, namespace, name, capacity string) {
+	t.Helper()
+	patch := []byte(fmt.Sprintf(`{"status":{"phase":"Bound","capacity":{"storage":%q}}}`, capacity))
+	if _, err := e.client(t, "v1", "PersistentVolumeClaim", namespace).
+		Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("patch status of PersistentVolumeClaim %s/%s: %v", namespace, name, err)
+	}
+}
+
 // waitGone polls until none of the named objects exist.
 func (e *env) waitGone(t *testing.T, refs []objectRef) {
 	t.Helper()

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 )
 
@@ -44,6 +45,11 @@ kind: StorageClass
 metadata: {name: ceph-rbd}
 provisioner: rbd.csi.ceph.com
 allowVolumeExpansion: true
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: rbd.csi.ceph.com}
+spec: {attachRequired: true}
 ---
 apiVersion: cdi.kubevirt.io/v1beta1
 kind: StorageProfile
@@ -182,7 +188,8 @@ func testPerClassAndFallbacks(t *testing.T, e *env) {
 			t.Errorf("the clone Role's resourceNames %v do not name both goldens %s and %s", names, plain, perClass)
 		}
 		e.setPhase(t, catalogNamespace, perClass, "Succeeded")
-		// CDI has imported both: their PVCs, block volumes as the StorageProfiles say.
+		// CDI has imported both: their PVCs, block volumes as the StorageProfiles
+		// say, bound with the capacity the PV controller writes.
 		for name, class := range map[string]string{plain: "replicated", perClass: rbdClass} {
 			e.applyYAML(t, fmt.Sprintf(`
 apiVersion: v1
@@ -190,6 +197,7 @@ kind: PersistentVolumeClaim
 metadata: {name: %s, namespace: %s}
 spec: {storageClassName: %s, volumeMode: Block, accessModes: [ReadWriteMany], resources: {requests: {storage: 6Gi}}}
 `, name, catalogNamespace, class))
+			e.bindClaim(t, catalogNamespace, name, "6Gi")
 		}
 
 		// The replicated pool keeps the plain golden, byte for byte.
@@ -232,7 +240,7 @@ spec: {storageClassName: %s, volumeMode: Block, accessModes: [ReadWriteMany], re
 			[]string{`with the strategy "snapshot" (CDI's default: the CDI resource cdi sets no spec.cloneStrategyOverride and the StorageProfile ceph-rbd states no status.cloneStrategy)`, "no VolumeSnapshotClass has driver rbd.csi.ceph.com"},
 			rbdSnapshotClass},
 		{"Refusal9VolumeMode", cdiState("", "", "Filesystem"), nil,
-			[]string{fmt.Sprintf(`golden %[1]s is a Block volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%[1]s) but a worker disk on StorageClass "ceph-rbd" gets Filesystem (status.claimPropertySets[0].volumeMode of the StorageProfile ceph-rbd)`, perClass), "Set the StorageProfile ceph-rbd's spec.claimPropertySets to volumeMode Block"},
+			[]string{fmt.Sprintf(`golden %[1]s is a Block volume (spec.volumeMode of its PersistentVolumeClaim cozy-public/%[1]s, unset meaning Filesystem) but a worker disk on StorageClass "ceph-rbd" gets Filesystem (status.claimPropertySets[0] of the StorageProfile ceph-rbd, unset meaning Filesystem)`, perClass), "Set the StorageProfile ceph-rbd's spec.claimPropertySets to volumeMode Block"},
 			cdiState("", "", "Block")},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -245,6 +253,58 @@ spec: {storageClassName: %s, volumeMode: Block, accessModes: [ReadWriteMany], re
 	}
 
 	t.Run("NoSnapshotAPI", func(t *testing.T) { testNoSnapshotAPI(t, e, renderRBD, fallbackRelease, pool(rbdClass)) })
+
+	// What CDI's DataVolume controller does before it plans a clone, on the
+	// real CDIConfig and StorageProfile CRDs: a 6Gi disk on a class that cannot
+	// expand clones the 6Gi golden as a Block disk, but as a Filesystem disk
+	// CDI grows its request by the CDIConfig's overhead past the golden's
+	// capacity (refusal 6); a StorageProfile that gives no access modes fails
+	// every disk (refusal 10).
+	t.Run("CDIRequestAndAccessModes", func(t *testing.T) {
+		sixGi := withValues(pool(rbdClass), "diskSize", "6Gi")
+		dryRun := func(t *testing.T, what string, wants ...string) {
+			t.Helper()
+			rel, err := e.helm(t, perClassTenant).dryRunInstall(fallbackRelease, render.PoolChart, sixGi)
+			switch {
+			case len(wants) == 0 && err != nil:
+				t.Errorf("%s: the pool is refused, want it to render: %v", what, err)
+			case len(wants) == 0:
+				valid(t, what, manifestOf(t, rel), perClassTenant)
+			case err == nil:
+				t.Errorf("%s: the pool renders, want it refused saying %q", what, wants)
+			case containsAll(err.Error(), wants):
+				t.Logf("%s: refused as it should be: %v", what, err)
+			default:
+				t.Errorf("%s: the refusal does not say all of %q:\n%v", what, wants, err)
+			}
+		}
+		expandable := func(allow bool) {
+			patch := []byte(fmt.Sprintf(`{"allowVolumeExpansion":%v}`, allow))
+			if _, err := e.client(t, "storage.k8s.io/v1", "StorageClass", "").Patch(context.Background(), rbdClass, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+				t.Fatalf("patch StorageClass %s: %v", rbdClass, err)
+			}
+		}
+		expandable(false)
+		config := e.applyYAML(t, support.CDIConfig("0.06"))
+		t.Cleanup(func() {
+			expandable(true)
+			e.remove(t, config...)
+			e.applyYAML(t, cdiState("", "", "Block"))
+		})
+
+		e.applyYAML(t, cdiState("", "csi-clone", "Filesystem"))
+		dryRun(t, "a Filesystem disk grown by the overhead",
+			"CDI would request 6828998001 bytes (diskSize 6Gi aligned up to 1 MiB and grown by the filesystem overhead 0.06 of the CDIConfig config, as CDI does for a Filesystem disk) for each worker disk, more than the capacity 6Gi of golden "+perClass,
+			`StorageClass "ceph-rbd" (storageClass) does not set allowVolumeExpansion: true`)
+		e.applyYAML(t, cdiState("", "csi-clone", "Block"))
+		dryRun(t, "a Block disk of the golden's capacity")
+
+		e.applyYAML(t, fmt.Sprintf("apiVersion: cdi.kubevirt.io/v1beta1\nkind: StorageProfile\nmetadata: {name: %s}\nspec: {}\nstatus: {storageClass: %s, provisioner: example.com/unknown, cloneStrategy: csi-clone, claimPropertySets: []}\n", rbdClass, rbdClass))
+		dryRun(t, "a StorageProfile that gives no access modes",
+			"the StorageProfile ceph-rbd states no status.claimPropertySets[0].accessModes, and a worker disk states none, so CDI fails each worker disk", "Set spec.claimPropertySets of the StorageProfile ceph-rbd")
+		e.applyYAML(t, cdiState("", "csi-clone", "Block"))
+		dryRun(t, "its claim property sets restored")
+	})
 }
 
 // testNoSnapshotAPI: a cluster that does not serve snapshot.storage.k8s.io.

@@ -4,7 +4,8 @@
 // upstream Go API types in the module cache, as those projects generate their
 // own CRDs:
 //
-//	CDI       DataVolume, CDI, StorageProfile   kubevirt.io/containerized-data-importer-api v1.62.0
+//	CDI       DataVolume, CDI, StorageProfile,  kubevirt.io/containerized-data-importer-api v1.62.0
+//	          CDIConfig
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
@@ -52,6 +53,7 @@ var want = map[string]string{
 	"datavolumes.cdi.kubevirt.io":                                 "Namespaced",
 	"cdis.cdi.kubevirt.io":                                        "Cluster",
 	"storageprofiles.cdi.kubevirt.io":                             "Cluster",
+	"cdiconfigs.cdi.kubevirt.io":                                  "Cluster",
 	"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": "Cluster",
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
