@@ -12,7 +12,7 @@ import (
 // the class's provisioner serves the snapshot API, and the pool renders; the
 // same file without it is refused as the chart refuses it on such a cluster.
 func TestPlanSeesTheSnapshotAPIOfTheCluster(t *testing.T) {
-	cdi := support.CDIResource("cdi", "")
+	cdi := support.CDIResource("cdi", "") + support.StorageProfile("replicated", "", "Filesystem")
 	snapshots := support.SnapshotClass("linstor", "linstor.csi.linbit.com")
 	args := func(state string) []string {
 		return []string{"plan", "-values", td("pools", "builtin.yaml"), "-release", testRelease, "-namespace", testNamespace, "-cluster", state}

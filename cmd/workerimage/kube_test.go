@@ -34,6 +34,9 @@ var servedKinds = []servedKind{
 	// A cluster with CDI serves its CDI resource and StorageProfiles with DataVolumes.
 	{"cdi.kubevirt.io/v1beta1", "CDI", "cdis", false},
 	{"cdi.kubevirt.io/v1beta1", "StorageProfile", "storageprofiles", false},
+	{"cdi.kubevirt.io/v1beta1", "CDIConfig", "cdiconfigs", false},
+	{"storage.k8s.io/v1", "CSIDriver", "csidrivers", false},
+	{"v1", "PersistentVolume", "persistentvolumes", false},
 	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes", false},
 	{"cluster.x-k8s.io/v1beta1", "MachineDeployment", "machinedeployments", true},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", true},

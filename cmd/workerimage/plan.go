@@ -91,12 +91,18 @@ type fallbackCheck struct {
 
 // checkNames label the chart's refusal numbers (DESIGN.md) in reports.
 var checkNames = map[int]string{
-	4: "same class",
-	5: "not smaller",
-	6: "expandable",
-	7: "not copy",
-	8: "snapshot class",
-	9: "volume mode",
+	4:  "same class",
+	5:  "not smaller",
+	6:  "expandable",
+	7:  "not copy",
+	8:  "snapshot class",
+	9:  "volume mode",
+	10: "access modes",
+	11: "class exists",
+	12: "CSI driver",
+	13: "same driver",
+	14: "one CDI",
+	15: "clone source",
 }
 
 // nodeLocalNote: a golden on a node-local class passes every check, yet

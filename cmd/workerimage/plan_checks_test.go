@@ -118,11 +118,11 @@ func TestPlanSaysTheCloneStrategyAndWhereItCameFrom(t *testing.T) {
 		// check7 and check8 are the outcomes of refusals 7 and 8's checks.
 		check7, check8 string
 	}{
-		{"the CDI resource's override wins", []string{support.CDIResource("cdi", "csi-clone"), support.StorageProfile("replicated", "snapshot", "")}, "csi-clone",
+		{"the CDI resource's override wins", []string{support.CDIResource("cdi", "csi-clone"), support.StorageProfile("replicated", "snapshot", "Filesystem")}, "csi-clone",
 			"spec.cloneStrategyOverride of the CDI resource cdi", "passed", "not needed"},
-		{"else the class's StorageProfile", []string{support.CDIResource("cdi", ""), support.StorageProfile("replicated", "csi-clone", "")}, "csi-clone",
+		{"else the class's StorageProfile", []string{support.CDIResource("cdi", ""), support.StorageProfile("replicated", "csi-clone", "Filesystem")}, "csi-clone",
 			"status.cloneStrategy of the StorageProfile replicated", "passed", "not needed"},
-		{"else CDI's default, snapshot", []string{support.CDIResource("cdi", ""), linstor}, "snapshot",
+		{"else CDI's default, snapshot", []string{support.CDIResource("cdi", ""), support.StorageProfile("replicated", "", "Filesystem"), linstor}, "snapshot",
 			"CDI's default: the CDI resource cdi sets no spec.cloneStrategyOverride and the StorageProfile replicated states no status.cloneStrategy", "passed", "passed"},
 		{"not known without a CDI resource", nil, "",
 			"not known: the cluster has no CDI resource", "skipped", "skipped"},
@@ -136,7 +136,7 @@ func TestPlanSaysTheCloneStrategyAndWhereItCameFrom(t *testing.T) {
 		})
 	}
 
-	d := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), linstor), exitOK).DiskSource
+	d := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), support.StorageProfile("replicated", "", "Filesystem"), linstor), exitOK).DiskSource
 	assert.Equal(t, `VolumeSnapshotClass linstor has driver linstor.csi.linbit.com, the provisioner of StorageClass "replicated"`, checkIn(t, d, 8).Detail)
 	d = planOf(t, td("pools", "builtin.yaml"), td("state", "golden.yaml"), exitOK).DiskSource
 	assert.Contains(t, checkIn(t, d, 7).Detail, "no CDI resource")
@@ -150,23 +150,24 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 			got = append(got, c.Outcome+" "+c.Check)
 			assert.Equal(t, checkNames[c.Refusal], c.Check)
 		}
-		assert.Equal(t, []string{"passed same class", "passed not smaller", "passed expandable", "passed not copy", "passed snapshot class", "passed volume mode"}, got, "refusals 4 to 9, in order")
+		assert.Equal(t, []string{"passed same class", "passed not smaller", "passed expandable", "passed not copy", "passed snapshot class", "passed volume mode",
+			"passed access modes", "passed class exists", "passed CSI driver", "passed same driver", "passed one CDI", "passed clone source"}, got, "refusals 4 to 15, in order")
 		assert.Equal(t, `the golden and a worker disk on "fast" are both Block volumes`, checkIn(t, d, 9).Detail)
 		assert.Equal(t, &sourced{"snapshot", "status.cloneStrategy of the StorageProfile fast"}, d.CloneStrategy)
 	})
 
 	t.Run("the snapshot API not served: refused, the check says why", func(t *testing.T) {
-		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", "")), exitAttn)
+		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), support.StorageProfile("replicated", "", "Filesystem")), exitAttn)
 		c := checkIn(t, r.DiskSource, 8)
 		assert.Equal(t, "refused", c.Outcome)
 		assert.Equal(t, r.Refusal, c.Detail)
 		assert.Contains(t, c.Detail, "the cluster does not serve snapshot.storage.k8s.io/v1")
-		assert.Equal(t, "snapshot", r.DiskSource.CloneStrategy.Value, "CDI's default, with no StorageProfile")
+		assert.Equal(t, "snapshot", r.DiskSource.CloneStrategy.Value, "CDI's default, with a StorageProfile that states none")
 		assert.Equal(t, "passed", checkIn(t, r.DiskSource, 7).Outcome)
 	})
 
 	t.Run("no VolumeSnapshotClass for the provisioner", func(t *testing.T) {
-		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), support.SnapshotClass("ceph", "rbd.csi.ceph.com")), exitAttn)
+		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), support.StorageProfile("replicated", "", "Filesystem"), support.SnapshotClass("ceph", "rbd.csi.ceph.com")), exitAttn)
 		c := checkIn(t, r.DiskSource, 8)
 		assert.Equal(t, "refused", c.Outcome)
 		assert.Contains(t, c.Detail, "no VolumeSnapshotClass has driver linstor.csi.linbit.com")
@@ -179,10 +180,8 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 	})
 
 	t.Run("volume modes: differ, or not known", func(t *testing.T) {
-		pvc := func(mode string) string {
-			return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + goldenName(defaultVersion) + ", namespace: cozy-public}\nspec: {storageClassName: replicated, volumeMode: " + mode + ", resources: {requests: {storage: 6Gi}}}\n"
-		}
-		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.StorageProfile("replicated", "", "Block"), pvc("Filesystem")), exitAttn)
+		// The golden's PVC in golden.yaml is a Filesystem volume.
+		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.StorageProfile("replicated", "", "Block")), exitAttn)
 		c := checkIn(t, r.DiskSource, 9)
 		assert.Equal(t, "refused", c.Outcome)
 		assert.Contains(t, c.Detail, "is a Filesystem volume")

@@ -538,8 +538,8 @@ PVC state them. Takes the clone context with poolClass, golden, name, facts.
 {{- end -}}
 {{- end -}}
 {{- else -}}
+{{- $_ := set . "cloneStrategySource" (printf "not known: %s" ($facts.cdiProblem | default "the cluster has no CDI resource")) -}}
 {{- $noCDI := ternary $facts.cdiProblem "the cluster has no CDI resource, so CDI's clone strategy is not known" (ne $facts.cdiProblem "") -}}
-{{- $_ := set . "cloneStrategySource" (printf "not known: %s" $noCDI) -}}
 {{- include "kubernetes-nodes.checked" (list . 7 "skipped" $noCDI) -}}
 {{- include "kubernetes-nodes.checked" (list . 8 "skipped" $noCDI) -}}
 {{- end -}}
