@@ -43,7 +43,7 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // moduleDir downloads (or finds in the cache) a module, checks its hash and
 // returns its folder. It runs outside the project module so the project's
 // go.mod and go.sum are never touched.
-func moduleDir(t *testing.T, workDir, path, version, sum string) string {
+func moduleDir(t testing.TB, workDir, path, version, sum string) string {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
 	cmd.Dir = workDir
@@ -79,7 +79,7 @@ var generatedCRDs = []string{
 const helmReleaseCRDFile = "helm.toolkit.fluxcd.io_helmreleases.yaml"
 
 // generateCRDs runs tools/crds (controller-gen's CRD generator) into out.
-func generateCRDs(t *testing.T, out string) {
+func generateCRDs(t testing.TB, out string) {
 	t.Helper()
 	start := time.Now()
 	cmd := exec.Command("go", "run", ".", "-out", out)
@@ -102,7 +102,7 @@ func generateCRDs(t *testing.T, out string) {
 func (e *env) crdFile(name string) string { return filepath.Join(e.dir, "crds", name) }
 
 // crdFiles lists every CRD file the tier installs at start.
-func (e *env) crdFiles(t *testing.T) []string {
+func (e *env) crdFiles(t testing.TB) []string {
 	t.Helper()
 	var files []string
 	for _, m := range crdModules {
@@ -123,7 +123,7 @@ func (e *env) crdFiles(t *testing.T) []string {
 }
 
 // installCRDs creates every CRD and waits until each is established.
-func (e *env) installCRDs(t *testing.T) []string {
+func (e *env) installCRDs(t testing.TB) []string {
 	t.Helper()
 	ctx := context.Background()
 	var names []string
@@ -156,7 +156,7 @@ func (e *env) installCRDs(t *testing.T) []string {
 
 // installCRDFile creates the CRDs of one generated file (crdFile) after the
 // tier has started, and waits until they are served.
-func (e *env) installCRDFile(t *testing.T, file string) {
+func (e *env) installCRDFile(t testing.TB, file string) {
 	t.Helper()
 	raw, err := os.ReadFile(e.crdFile(file))
 	if err != nil {
@@ -173,7 +173,7 @@ func (e *env) installCRDFile(t *testing.T, file string) {
 	e.resetMapper()
 }
 
-func (e *env) waitEstablished(t *testing.T, name string) {
+func (e *env) waitEstablished(t testing.TB, name string) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -75,7 +75,7 @@ func binDir() string {
 // fails or panics; a timer stops the processes before `go test -timeout`
 // would kill the binary without running cleanups, and an interrupt does the
 // same before exiting.
-func startEnv(t *testing.T) *env {
+func startEnv(t testing.TB) *env {
 	t.Helper()
 	bin := binDir()
 	for _, name := range []string{"kube-apiserver", "etcd"} {
@@ -191,8 +191,8 @@ current-context: tier
 
 // guard stops the processes and removes the folder before the test binary's
 // own deadline (which panics without running cleanups), and on SIGINT/SIGTERM.
-func (e *env) guard(t *testing.T) {
-	if deadline, ok := t.Deadline(); ok {
+func (e *env) guard(t testing.TB) {
+	if deadline, ok := testDeadline(t); ok {
 		left := time.Until(deadline)
 		timer := time.AfterFunc(left-min(30*time.Second, left/10), func() {
 			fmt.Fprintln(os.Stderr, "integration: test deadline near, stopping kube-apiserver and etcd and removing", e.dir)
@@ -219,7 +219,16 @@ func (e *env) guard(t *testing.T) {
 	})
 }
 
-func (e *env) start(t *testing.T, name, path string, args ...string) {
+// testDeadline is the test's deadline. A benchmark has none (testing.B has no
+// Deadline): the signal handler and Pdeathsig still stop the processes.
+func testDeadline(t testing.TB) (time.Time, bool) {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		return d.Deadline()
+	}
+	return time.Time{}, false
+}
+
+func (e *env) start(t testing.TB, name, path string, args ...string) {
 	t.Helper()
 	logPath := filepath.Join(e.dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -267,7 +276,7 @@ func (e *env) stop() {
 	}
 }
 
-func (e *env) dumpLogs(t *testing.T) {
+func (e *env) dumpLogs(t testing.TB) {
 	for _, p := range e.procs {
 		raw, err := os.ReadFile(p.log)
 		if err != nil {
@@ -282,7 +291,7 @@ func (e *env) dumpLogs(t *testing.T) {
 }
 
 // waitReady polls /readyz, failing early if a process has exited.
-func (e *env) waitReady(t *testing.T, timeout time.Duration) {
+func (e *env) waitReady(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var lastErr error
@@ -354,7 +363,7 @@ func (e *env) takeWarnings() []string {
 	return w
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -364,7 +373,7 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func randomHex(t *testing.T, n int) string {
+func randomHex(t testing.TB, n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
@@ -372,7 +381,7 @@ func randomHex(t *testing.T, n int) string {
 	return hex.EncodeToString(b)
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
@@ -382,7 +391,7 @@ func writeFile(t *testing.T, path, content string) {
 // writeServiceAccountKey writes the key pair kube-apiserver requires to sign
 // and check service account tokens (none are used here, but it will not start
 // without them).
-func writeServiceAccountKey(t *testing.T, dir string) {
+func writeServiceAccountKey(t testing.TB, dir string) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

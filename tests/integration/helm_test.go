@@ -26,12 +26,12 @@ import (
 // helm is Helm's Go SDK bound to one namespace of the test API server, through
 // a real RESTClientGetter (the kubeconfig the env wrote), as the CLI would be.
 type helm struct {
-	t         *testing.T
+	t         testing.TB
 	namespace string
 	cfg       *action.Configuration
 }
 
-func (e *env) helm(t *testing.T, namespace string) *helm {
+func (e *env) helm(t testing.TB, namespace string) *helm {
 	t.Helper()
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &e.kubeconfig
@@ -113,7 +113,7 @@ func (h *helm) mustUninstall(name string) {
 
 // Object access by apiVersion/kind, through the discovery-backed REST mapper.
 
-func (e *env) client(t *testing.T, apiVersion, kind, namespace string) dynamic.ResourceInterface {
+func (e *env) client(t testing.TB, apiVersion, kind, namespace string) dynamic.ResourceInterface {
 	t.Helper()
 	mapping, err := e.resourceFor(apiVersion, kind)
 	if err != nil {
@@ -125,7 +125,7 @@ func (e *env) client(t *testing.T, apiVersion, kind, namespace string) dynamic.R
 	return e.dynamic.Resource(mapping.Resource)
 }
 
-func (e *env) get(t *testing.T, apiVersion, kind, namespace, name string) (*unstructured.Unstructured, bool) {
+func (e *env) get(t testing.TB, apiVersion, kind, namespace, name string) (*unstructured.Unstructured, bool) {
 	t.Helper()
 	obj, err := e.client(t, apiVersion, kind, namespace).Get(context.Background(), name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -152,7 +152,7 @@ func (e *env) uids(t *testing.T, apiVersion, kind, namespace string) map[string]
 	return out
 }
 
-func (e *env) create(t *testing.T, objs ...*unstructured.Unstructured) {
+func (e *env) create(t testing.TB, objs ...*unstructured.Unstructured) {
 	t.Helper()
 	for _, obj := range objs {
 		if _, err := e.client(t, obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace()).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
@@ -161,7 +161,7 @@ func (e *env) create(t *testing.T, objs ...*unstructured.Unstructured) {
 	}
 }
 
-func (e *env) createYAML(t *testing.T, text string) {
+func (e *env) createYAML(t testing.TB, text string) {
 	t.Helper()
 	objs, err := render.ParseObjects([]byte(text))
 	if err != nil {
@@ -171,7 +171,7 @@ func (e *env) createYAML(t *testing.T, text string) {
 }
 
 // createNamespace creates a namespace unless it exists.
-func (e *env) createNamespace(t *testing.T, name string) {
+func (e *env) createNamespace(t testing.TB, name string) {
 	t.Helper()
 	ns := &unstructured.Unstructured{Object: map[string]interface{}{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]interface{}{"name": name},
@@ -183,7 +183,7 @@ func (e *env) createNamespace(t *testing.T, name string) {
 }
 
 // setPhase writes status.phase through the status subresource, as CDI does.
-func (e *env) setPhase(t *testing.T, namespace, dataVolume, phase string) {
+func (e *env) setPhase(t testing.TB, namespace, dataVolume, phase string) {
 	t.Helper()
 	patch := []byte(fmt.Sprintf(`{"status":{"phase":%q}}`, phase))
 	obj, err := e.client(t, "cdi.kubevirt.io/v1beta1", "DataVolume", namespace).

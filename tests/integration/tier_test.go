@@ -40,16 +40,7 @@ func TestAPIServerTier(t *testing.T) {
 	crds := e.installCRDs(t)
 	t.Logf("kube-apiserver %s ready with %d CRDs", kubeVersion, len(crds))
 
-	// The cluster state the charts look up: the instancetypes and StorageClasses
-	// of a typical cluster, the same fixtures the render tests use, created
-	// through the real schemas.
-	for _, f := range []string{"instancetypes.yaml", "storageclasses.yaml"} {
-		raw, err := os.ReadFile(support.Fixture("cluster/" + f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.createYAML(t, string(raw))
-	}
+	e.createClusterFixtures(t)
 
 	t.Run("GeneratedCRDs", func(t *testing.T) { testGeneratedCRDs(t, e) })
 	t.Run("BaselineDryRun", func(t *testing.T) { testBaselineDryRun(t, e) })
@@ -62,6 +53,20 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
 	t.Run("CatalogRetire", func(t *testing.T) { testCatalogRetire(t, e) })
 	t.Run("PerClassAndFallbacks", func(t *testing.T) { testPerClassAndFallbacks(t, e) })
+}
+
+// createClusterFixtures creates the cluster state the charts look up: the
+// instancetypes and StorageClasses of a typical cluster, the same fixtures the
+// render tests use, through the real schemas.
+func (e *env) createClusterFixtures(t testing.TB) {
+	t.Helper()
+	for _, f := range []string{"instancetypes.yaml", "storageclasses.yaml"} {
+		raw, err := os.ReadFile(support.Fixture("cluster/" + f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.createYAML(t, string(raw))
+	}
 }
 
 func baselineValues(t *testing.T) map[string]map[string]interface{} {

@@ -1,9 +1,8 @@
 package render
 
 import (
+	"errors"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"text/template"
 	"time"
@@ -15,34 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// preFeatureCommit is the pool chart before osImage existed: the cost every
-// pool paid before the feature, measured beside today's chart.
-const preFeatureCommit = "9ee3c71"
-
-// preFeatureChart extracts the pool chart at preFeatureCommit from git history
-// into a temporary folder, or skips when the history is not there (a shallow
-// clone, an exported tree).
+// preFeatureChart loads the pool chart as it was before osImage existed
+// (support.PreFeatureCommit), or skips when the history is not there.
 func preFeatureChart(b *testing.B) *chart.Chart {
 	b.Helper()
-	dir := b.TempDir()
-	archive := exec.Command("git", "archive", "--format=tar", preFeatureCommit, render.PoolChart)
-	archive.Dir = support.RepoRoot()
-	untar := exec.Command("tar", "-x", "-C", dir)
-	pipe, err := archive.StdoutPipe()
+	dir, err := support.ExtractPreFeatureChart(b.TempDir())
+	if errors.Is(err, support.ErrNoPreFeatureChart) {
+		b.Skipf("nothing to compare with: %v", err)
+	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	untar.Stdin = pipe
-	if err := untar.Start(); err != nil {
-		b.Skipf("tar: %v", err)
-	}
-	if err := archive.Run(); err != nil {
-		b.Skipf("the pre-feature chart (commit %s) is not in this checkout's history, so there is nothing to compare with: %v", preFeatureCommit, err)
-	}
-	if err := untar.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	c, err := render.LoadChart(filepath.Join(dir, render.PoolChart))
+	c, err := render.LoadChart(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
