@@ -103,6 +103,7 @@ type chartFacts struct {
 		Origin          scalar `json:"origin"`
 		ImageFactoryURL scalar `json:"imageFactoryURL"`
 		OSImage         scalar `json:"osImage"`
+		From            scalar `json:"from"`
 	} `json:"creationDefaults"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,7 @@ func TestCLIReportsAreByteIdentical(t *testing.T) {
 			args := append([]string(nil), c.args...)
 			head := ""
 			if c.rollingHead != nil {
-				head = chartCopy(t, "values.yaml", c.rollingHead)
+				head = chartCopy(t, render.PoolChart+"/values.yaml", c.rollingHead)
 				for i, a := range args {
 					if a == "HEAD" {
 						args[i] = head

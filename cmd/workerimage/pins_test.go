@@ -192,6 +192,6 @@ func TestPinsThroughTheKubeconfigSeam(t *testing.T) {
 
 	// An API error during a pool's render is a problem too, never a pool
 	// silently left out of the count.
-	res = cliWith(t, fakeDial(map[string]error{"ConfigMap": apierrors.NewServiceUnavailable("try later")}), "pins", "-kubeconfig", state)
+	res = cliWith(t, fakeDial(map[string]error{"MachineDeployment": apierrors.NewServiceUnavailable("try later")}), "pins", "-kubeconfig", state)
 	requireProblem(t, res, "the cluster answered a lookup with an error", "try later")
 }
