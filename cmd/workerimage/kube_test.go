@@ -47,6 +47,9 @@ type apiServer struct {
 	*httptest.Server
 	objs    []*unstructured.Unstructured
 	without map[string]bool
+	// fail answers every get and list of a resource ("storageclasses") with
+	// that Status, as an API server refusing or failing a request does.
+	fail map[string]apiFailure
 
 	mu        sync.Mutex
 	discovery map[string]int
@@ -56,7 +59,7 @@ func newAPIServer(t *testing.T, stateFile string, without ...string) *apiServer 
 	t.Helper()
 	objs, err := render.LoadObjects(stateFile)
 	require.NoError(t, err)
-	s := &apiServer{objs: objs, without: map[string]bool{}, discovery: map[string]int{}}
+	s := &apiServer{objs: objs, without: map[string]bool{}, fail: map[string]apiFailure{}, discovery: map[string]int{}}
 	for _, w := range without {
 		s.without[w] = true
 	}
@@ -125,6 +128,10 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
+	if f, ok := s.fail[kind.resource]; ok {
+		writeObject(w, f.code, map[string]interface{}{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": f.reason, "code": f.code, "message": f.message})
+		return
+	}
 	items := []interface{}{}
 	for _, o := range s.objs {
 		if o.GetAPIVersion() == gv && o.GetKind() == kind.kind && (namespace == "" || o.GetNamespace() == namespace) {
@@ -143,6 +150,12 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeObject(w, http.StatusOK, map[string]interface{}{"apiVersion": gv, "kind": kind.kind + "List", "metadata": map[string]interface{}{"resourceVersion": "1"}, "items": items})
+}
+
+// apiFailure is a Status an API server answers a request with.
+type apiFailure struct {
+	code            int
+	reason, message string
 }
 
 func writeObject(w http.ResponseWriter, code int, v interface{}) {

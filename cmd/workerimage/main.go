@@ -132,11 +132,14 @@ func oneOf(flagName, value string, allowed ...string) error {
 }
 
 // oneLine keeps the chart's own words of a Helm error on one line: it strips
-// Helm's "execution error at (file:line:col): " prefix and joins lines.
+// Helm's "execution error at (file:line:col): " prefix and joins lines. Helm
+// starts a refusal's error with that prefix; the same words anywhere else are
+// text the message quotes (a tenant's value), and stay.
 func oneLine(msg string) string {
-	if i := strings.LastIndex(msg, "execution error at ("); i >= 0 {
-		if j := strings.Index(msg[i:], "): "); j >= 0 {
-			msg = msg[i+j+3:]
+	const helmPrefix = "execution error at ("
+	if strings.HasPrefix(msg, helmPrefix) {
+		if j := strings.Index(msg, "): "); j >= 0 {
+			msg = msg[j+3:]
 		}
 	}
 	return strings.Join(strings.Fields(msg), " ")
