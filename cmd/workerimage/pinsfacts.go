@@ -22,6 +22,7 @@ const (
 	annCloneType     = "cdi.kubevirt.io/cloneType"
 	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
 	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
+	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
 )
 
 // pinsFacts is what pins reads from the cluster, before any verdict: the
@@ -36,6 +37,10 @@ type pinsFacts struct {
 	// catalog refuses to let Helm delete a golden while one exists. Read only
 	// while a golden is retiring, as the catalog does.
 	templates map[string][]string
+	// machineDeployments are the cluster's MachineDeployments by
+	// "<namespace>/<name>": a disk belongs to the pool its annotation names
+	// only where that pool's MachineDeployment is.
+	machineDeployments map[string]*unstructured.Unstructured
 }
 
 type storedGolden struct {
@@ -62,7 +67,10 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
 		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
-	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}}
+	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}, machineDeployments: map[string]*unstructured.Unstructured{}}
+	if err := f.gatherMachineDeployments(t); err != nil {
+		return nil, err
+	}
 
 	// One list of every DataVolume: the goldens, and the worker disks below.
 	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
@@ -108,13 +116,13 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		}
 		d := diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim])
 		d.kind = "DataVolume"
-		f.disks = append(f.disks, d)
+		f.addDisk(d)
 	}
 	for key, p := range pvcByKey {
 		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
 			d := diskOf(p.GetNamespace(), p.GetName(), ann, p)
 			d.kind = "PersistentVolumeClaim"
-			f.disks = append(f.disks, d)
+			f.addDisk(d)
 		}
 	}
 
@@ -134,6 +142,32 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		f.pools = append(f.pools, resolvedPool{pin: p, clone: clone})
 	}
 	return f, nil
+}
+
+// gatherMachineDeployments lists every MachineDeployment once. A cluster
+// that does not serve them has none, so no disk there belongs to a pool.
+func (f *pinsFacts) gatherMachineDeployments(t target) error {
+	if _, _, err := t.provider.GetClientFor(machineDeplAPI, "MachineDeployment"); errors.Is(err, render.ErrKindNotServed) {
+		return nil
+	}
+	mds, err := t.list(machineDeplAPI, "MachineDeployment", "")
+	if err != nil {
+		return err
+	}
+	for i := range mds {
+		f.machineDeployments[mds[i].GetNamespace()+"/"+mds[i].GetName()] = &mds[i]
+	}
+	return nil
+}
+
+// addDisk records a worker disk, and whether it belongs to a pool: the pool
+// chart annotates each disk with its pool's MachineDeployment name
+// (kubernetes-<cluster>-<pool>), but anyone who can create a DataVolume can
+// write that annotation, so it counts only where the disk's own namespace
+// holds that MachineDeployment.
+func (f *pinsFacts) addDisk(d diskPin) {
+	d.NoPool = d.Pool == "" || f.machineDeployments[d.Namespace+"/"+d.Pool] == nil
+	f.disks = append(f.disks, d)
 }
 
 // gatherRetiringTemplates finds the KubevirtMachineTemplates, in any
@@ -180,10 +214,13 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 	d.PVC = pvc.GetName()
 	pa := pvc.GetAnnotations()
 	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
+	// The report's line keeps annotation text on one line: whoever can edit
+	// the PVC writes it.
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	switch {
 	case d.FallbackReason != "":
 		d.HostAssisted = true
-		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(d.CloneType), d.FallbackReason)
+		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(flat(d.CloneType)), flat(d.FallbackReason))
 	case d.CloneType == "csi-clone":
 		d.CSIClone = true
 		d.Clone = "csi-clone"
@@ -193,7 +230,7 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 	case d.CloneType == "":
 		d.Clone = "clone type not recorded yet"
 	default:
-		d.Clone = d.CloneType + " (not a CSI clone)"
+		d.Clone = flat(d.CloneType) + " (not a CSI clone)"
 	}
 	return d
 }
