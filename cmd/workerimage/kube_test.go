@@ -37,6 +37,8 @@ var servedKinds = []servedKind{
 	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes", false},
 	{"cluster.x-k8s.io/v1beta1", "MachineDeployment", "machinedeployments", true},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", true},
+	{"infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate", "kubevirtmachinetemplates", true},
+	{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", "volumesnapshotclasses", false},
 }
 
 // apiServer answers what the live provider asks of a kube-apiserver: the
@@ -62,6 +64,18 @@ func newAPIServer(t *testing.T, stateFile string, without ...string) *apiServer 
 	s := &apiServer{objs: objs, without: map[string]bool{}, fail: map[string]apiFailure{}, discovery: map[string]int{}}
 	for _, w := range without {
 		s.without[w] = true
+	}
+	// A state file serves an API the charts ask .Capabilities about only
+	// when it holds an object of it (render.State.APIVersions); so does this
+	// server, so both render alike.
+	for _, gv := range render.CapabilityAPIVersions {
+		held := false
+		for _, o := range objs {
+			held = held || o.GetAPIVersion() == gv
+		}
+		if !held {
+			s.without[gv] = true
+		}
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)

@@ -50,6 +50,11 @@ type storedGolden struct {
 	phase   string
 	// retiring: the catalog marked its DataVolume retiring (retire: true).
 	retiring bool
+	// url, storage and class are what the catalog compares an entry with
+	// (kubernetes-worker-image.assertUnchanged): the DataVolume's source URL,
+	// storage request and class, or, with only the PVC left, its request, its
+	// class and CDI's import endpoint annotation ("" where not recorded).
+	url, storage, class string
 }
 
 type resolvedPool struct {
@@ -57,6 +62,11 @@ type resolvedPool struct {
 	// clone: the pool clones pin.Golden; false for an HTTP import or a pool
 	// whose image does not resolve.
 	clone bool
+	// release and values are what the pool was rendered with; facts is what
+	// the chart answered (nil when the image does not resolve).
+	release render.Release
+	values  map[string]interface{}
+	facts   *chartFacts
 }
 
 // gatherPins reads the goldens, the worker disks and the pools of chrt's
@@ -80,7 +90,12 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	for _, dv := range dvs {
 		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
 			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-			f.stored[dv.GetName()] = storedGolden{foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true"}
+			f.stored[dv.GetName()] = storedGolden{
+				foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true",
+				url:     text(dv.Object, "spec", "source", "http", "url"),
+				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
+				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
+			}
 		}
 	}
 	if err := f.gatherRetiringTemplates(t); err != nil {
@@ -96,7 +111,12 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
 		if p.GetNamespace() == goldenNamespace && strings.HasPrefix(p.GetName(), goldenPrefix) {
 			if _, ok := f.stored[p.GetName()]; !ok {
-				f.stored[p.GetName()] = storedGolden{foundAs: "PersistentVolumeClaim"}
+				f.stored[p.GetName()] = storedGolden{
+					foundAs: "PersistentVolumeClaim",
+					url:     p.GetAnnotations()["cdi.kubevirt.io/storage.import.endpoint"],
+					storage: text(p.Object, "spec", "resources", "requests", "storage"),
+					class:   text(p.Object, "spec", "storageClassName"),
+				}
 			}
 		}
 	}
@@ -135,11 +155,11 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != chrt.Metadata.Name {
 			continue
 		}
-		p, clone, err := resolvePool(chrt, t, hr)
+		rp, err := resolvePool(chrt, t, hr)
 		if err != nil {
 			return nil, err
 		}
-		f.pools = append(f.pools, resolvedPool{pin: p, clone: clone})
+		f.pools = append(f.pools, rp)
 	}
 	return f, nil
 }
@@ -240,7 +260,7 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 // diskSource against the same cluster, with only the chart's helpers, so a
 // pool whose objects would be refused for another reason (an unknown
 // instancetype, a golden gone) still resolves.
-func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poolPin, bool, error) {
+func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (resolvedPool, error) {
 	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	if vals == nil {
 		vals = map[string]interface{}{}
@@ -260,13 +280,14 @@ func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poo
 		namespace = hr.GetNamespace()
 	}
 	p := poolPin{HelmRelease: hr.GetNamespace() + "/" + hr.GetName(), Release: name, Namespace: namespace}
-	facts, refusal, err := helperFacts(chrt, t.options(render.Release{Name: name, Namespace: namespace, Upgrade: true}, vals))
+	rel := render.Release{Name: name, Namespace: namespace, Upgrade: true}
+	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
 	if err != nil {
-		return p, false, err
+		return resolvedPool{}, err
 	}
 	p.Refusal = refusal
 	if facts == nil {
-		return p, false, nil
+		return resolvedPool{pin: p, release: rel, values: vals}, nil
 	}
 	p.Pool = string(facts.Pool)
 	if facts.DiskSource.Clone {
@@ -277,7 +298,28 @@ func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poo
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return p, facts.DiskSource.Clone, nil
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts}, nil
+}
+
+// text reads a scalar field as its text: a quantity may be a YAML number.
+func text(obj map[string]interface{}, fields ...string) string {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+func firstText(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // goldenFlavor splits a golden's name as the catalog builds it
