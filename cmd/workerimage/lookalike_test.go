@@ -181,3 +181,29 @@ func TestRenderFailureReadsNoText(t *testing.T) {
 		assert.NotEmpty(t, refusal)
 	}
 }
+
+// adopt reads pools as pins does: a lookalike refusal is that pool's, and the
+// report is made.
+func TestAdoptReportsEveryPoolBesideARefusalQuotingALookupError(t *testing.T) {
+	want := adoptOf(t, "-cluster", td("adopt", "fleet.yaml"))
+	text, err := os.ReadFile(td("adopt", "fleet.yaml"))
+	require.NoError(t, err)
+	for field, vals := range lookalikePools(lookalikes[0]) {
+		t.Run(field, func(t *testing.T) {
+			state := writeTemp(t, "fleet.yaml", string(text)+"\n"+hostileHelmRelease(t, vals))
+			got := adoptOf(t, "-cluster", state)
+			var evil []poolPin
+			for _, l := range [][]poolPin{got.Unresolved, got.RefusedToday} {
+				for _, p := range l {
+					if p.HelmRelease == "tenant-evil/kubernetes-nodes-evil-x" {
+						evil = append(evil, p)
+					}
+				}
+			}
+			require.Len(t, evil, 1, "the pool is listed, refused")
+			assert.True(t, quotes(evil[0].Refusal, lookalikes[0]), evil[0].Refusal)
+			assert.Equal(t, want.Flavors, got.Flavors, "every other pool as before")
+			assert.Equal(t, want.Catalog, got.Catalog)
+		})
+	}
+}
