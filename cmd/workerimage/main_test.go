@@ -187,11 +187,11 @@ func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
 }
 
 func TestHelpIsUsageOnStdout(t *testing.T) {
-	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}} {
+	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}, {"adopt", "-h"}} {
 		r := cli(t, args...)
 		assert.Equal(t, exitOK, r.code, args)
 		assert.Empty(t, r.stderr)
-		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins "} {
+		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins ", "workerimage adopt "} {
 			assert.Contains(t, r.stdout, cmd, args)
 		}
 	}
