@@ -81,6 +81,19 @@ func TestLookupErrorsAreToldFromRefusalsByStructure(t *testing.T) {
 	}
 }
 
+// Helm's engine drops the error chain when a failed render's text holds its
+// refusal delimiters (cleanupExecError rebuilds the message from the text
+// between them): the provider's record still tells the lookup error apart.
+func TestLookupErrorIsToldEvenWhenHelmDropsTheChain(t *testing.T) {
+	c := support.NewCluster()
+	c.FailWith = map[string]error{"ConfigMap": errors.New(`configmaps "HELM_ERR_STARTxHELM_ERR_END" is forbidden`)}
+	err := renderProbe(c, "")
+	var le *render.LookupError
+	require.True(t, errors.As(err, &le), "%v", err)
+	assert.Same(t, c.FailWith["ConfigMap"], le.Err)
+	assert.Regexp(t, `^execution error at \(probe/templates/probe\.yaml:[0-9:]+\): x$`, err.Error(), "Helm's message reads like a refusal")
+}
+
 // Helm's lookup answers a missing object or kind's list with an empty map, so
 // NotFound is no failure; a kind the cluster does not serve is one.
 func TestLookupNotFoundIsAnAnswerAndAnUnservedKindIsAnError(t *testing.T) {
