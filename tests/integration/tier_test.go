@@ -53,6 +53,8 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
 	t.Run("CatalogRetire", func(t *testing.T) { testCatalogRetire(t, e) })
 	t.Run("PerClassAndFallbacks", func(t *testing.T) { testPerClassAndFallbacks(t, e) })
+	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
+	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the

@@ -80,7 +80,7 @@ in the release made every helm upgrade load core/v1's whole OpenAPI document.
 {{- end -}}
 {{- else -}}
 {{- $platform := .Values._cluster | default dict -}}
-{{- $_ := set $creation "from" "today's platform defaults (_cluster): a new pool, recorded on its MachineDeployment" -}}
+{{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
 {{- $_ := set $recorded "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $recorded "osImage" $platform.osImage -}}
