@@ -3,7 +3,7 @@ HELM ?= go run helm.sh/helm/v3/cmd/helm@v3.21.4
 GO ?= go
 BIN := bin
 
-CHARTS := packages/library/worker-image-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
+CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
 .PHONY: test unit talos integration apiserver render lint golden bench vet
 

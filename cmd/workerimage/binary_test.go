@@ -58,6 +58,9 @@ func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
 	require.Contains(t, []int{exitOK, exitAttn}, code, "rollcheck: %s", outText)
 	code, outText = run("pins", "-cluster", support.Path("cmd", "workerimage", "testdata", "pins", "cluster.yaml"))
 	require.Equal(t, exitOK, code, "pins: %s", outText)
+	code, outText = run("adopt", "-cluster", state)
+	require.Equal(t, exitOK, code, "adopt: %s", outText)
+	require.Contains(t, outText, "\nkubernetesWorkerImage:\n", "adopt renders the pools with the built-in chart")
 }
 
 // The CLI is product code: its dependency graph holds no test package of this

@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
@@ -103,6 +103,7 @@ type chartFacts struct {
 		Origin          scalar `json:"origin"`
 		ImageFactoryURL scalar `json:"imageFactoryURL"`
 		OSImage         scalar `json:"osImage"`
+		From            scalar `json:"from"`
 	} `json:"creationDefaults"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that
@@ -186,12 +187,13 @@ func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, ref
 
 // renderFailure splits a failed render into the chart's refusal (exit 1) and
 // a cluster that answered a lookup with an API error (exit 2): the chart never
-// falls back on an API error, and neither does the report.
+// falls back on an API error, and neither does the report. The two are told
+// apart by the error's structure (render.LookupError: the error the client
+// provider itself returned), never by its text, which quotes tenants' values.
 func renderFailure(err error) (refusal string, prob error) {
-	msg := err.Error()
-	const marker = "error calling lookup: "
-	if i := strings.LastIndex(msg, marker); i >= 0 {
-		return "", problemf("the cluster answered a lookup with an error: %s", msg[i+len(marker):])
+	var lookup *render.LookupError
+	if errors.As(err, &lookup) {
+		return "", problemf("the cluster answered a lookup with an error: %v", lookup.Err)
 	}
-	return oneLine(msg), nil
+	return oneLine(err.Error()), nil
 }

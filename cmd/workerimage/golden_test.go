@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,12 +77,23 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"pins", "-cluster", "cmd/workerimage/testdata/pins/per-class.yaml", "-o", format},
 				code: exitOK,
 			},
+			cliGoldenCase{
+				name: "adopt." + format,
+				args: []string{"adopt", "-cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitOK,
+			},
+			// The mixed fleet: every outcome, and the pools listed apart.
+			cliGoldenCase{
+				name: "adopt-fleet." + format,
+				args: []string{"adopt", "-cluster", "cmd/workerimage/testdata/adopt/fleet.yaml", "-o", format},
+				code: exitOK,
+			},
 		)
 	}
 	return cases
 }
 
-// TestCLIReportsAreByteIdentical pins what plan, rollcheck and pins print on
+// TestCLIReportsAreByteIdentical pins what plan, rollcheck, pins and adopt print on
 // the examples: operators and scripts read these bytes.
 func TestCLIReportsAreByteIdentical(t *testing.T) {
 	t.Chdir(support.RepoRoot())
@@ -90,7 +102,7 @@ func TestCLIReportsAreByteIdentical(t *testing.T) {
 			args := append([]string(nil), c.args...)
 			head := ""
 			if c.rollingHead != nil {
-				head = chartCopy(t, "values.yaml", c.rollingHead)
+				head = chartCopy(t, render.PoolChart+"/values.yaml", c.rollingHead)
 				for i, a := range args {
 					if a == "HEAD" {
 						args[i] = head

@@ -40,6 +40,8 @@ var servedKinds = []servedKind{
 	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", "virtualmachineclusterinstancetypes", false},
 	{"cluster.x-k8s.io/v1beta1", "MachineDeployment", "machinedeployments", true},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", true},
+	{"infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtMachineTemplate", "kubevirtmachinetemplates", true},
+	{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", "volumesnapshotclasses", false},
 }
 
 // apiServer answers what the live provider asks of a kube-apiserver: the
@@ -50,6 +52,9 @@ type apiServer struct {
 	*httptest.Server
 	objs    []*unstructured.Unstructured
 	without map[string]bool
+	// fail answers every get and list of a resource ("storageclasses") with
+	// that Status, as an API server refusing or failing a request does.
+	fail map[string]apiFailure
 
 	mu        sync.Mutex
 	discovery map[string]int
@@ -59,9 +64,21 @@ func newAPIServer(t *testing.T, stateFile string, without ...string) *apiServer 
 	t.Helper()
 	objs, err := render.LoadObjects(stateFile)
 	require.NoError(t, err)
-	s := &apiServer{objs: objs, without: map[string]bool{}, discovery: map[string]int{}}
+	s := &apiServer{objs: objs, without: map[string]bool{}, fail: map[string]apiFailure{}, discovery: map[string]int{}}
 	for _, w := range without {
 		s.without[w] = true
+	}
+	// A state file serves an API the charts ask .Capabilities about only
+	// when it holds an object of it (render.State.APIVersions); so does this
+	// server, so both render alike.
+	for _, gv := range render.CapabilityAPIVersions {
+		held := false
+		for _, o := range objs {
+			held = held || o.GetAPIVersion() == gv
+		}
+		if !held {
+			s.without[gv] = true
+		}
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
@@ -128,6 +145,10 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
+	if f, ok := s.fail[kind.resource]; ok {
+		writeObject(w, f.code, map[string]interface{}{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": f.reason, "code": f.code, "message": f.message})
+		return
+	}
 	items := []interface{}{}
 	for _, o := range s.objs {
 		if o.GetAPIVersion() == gv && o.GetKind() == kind.kind && (namespace == "" || o.GetNamespace() == namespace) {
@@ -146,6 +167,12 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeObject(w, http.StatusOK, map[string]interface{}{"apiVersion": gv, "kind": kind.kind + "List", "metadata": map[string]interface{}{"resourceVersion": "1"}, "items": items})
+}
+
+// apiFailure is a Status an API server answers a request with.
+type apiFailure struct {
+	code            int
+	reason, message string
 }
 
 func writeObject(w http.ResponseWriter, code int, v interface{}) {

@@ -5,6 +5,7 @@
 //	plan       what will this pool do against my cluster?
 //	rollcheck  will this chart upgrade roll any worker?
 //	pins       can I delete this golden?
+//	adopt      which pools still import over HTTP, and what moving them to goldens takes
 //
 // Exit status: 0 fine, 1 the answer is "no" (refused, would roll), 2 bad input.
 package main
@@ -31,7 +32,8 @@ const (
 const usage = `usage:
   workerimage plan -values POOL.yaml [-release NAME] [-namespace NS] [-cluster STATE.yaml | -kubeconfig PATH] [-chart DIR] [-o text|yaml|json]
   workerimage rollcheck -base DIR -head DIR -values GLOB [-cluster STATE.yaml | -kubeconfig PATH] [-release NAME] [-namespace NS] [-o text|json]
-  workerimage pins (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]`
+  workerimage pins (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]
+  workerimage adopt (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]`
 
 func main() {
 	// client-go and Helm log some failures through the standard logger as well
@@ -63,7 +65,7 @@ func problemf(format string, a ...interface{}) error {
 
 func (a app) run(args []string) int {
 	if len(args) == 0 {
-		fmt.Fprintln(a.stderr, "workerimage: missing command: plan, rollcheck or pins (workerimage -help shows their flags)")
+		fmt.Fprintln(a.stderr, "workerimage: missing command: plan, rollcheck, pins or adopt (workerimage -help shows their flags)")
 		return exitProblem
 	}
 	var cmd func([]string, *bytes.Buffer) (int, error)
@@ -74,11 +76,13 @@ func (a app) run(args []string) int {
 		cmd = a.rollcheck
 	case "pins":
 		cmd = a.pins
+	case "adopt":
+		cmd = a.adopt
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(a.stdout, usage)
 		return exitOK
 	default:
-		fmt.Fprintf(a.stderr, "workerimage: unknown command %q (want plan, rollcheck or pins; workerimage -help shows their flags)\n", args[0])
+		fmt.Fprintf(a.stderr, "workerimage: unknown command %q (want plan, rollcheck, pins or adopt; workerimage -help shows their flags)\n", args[0])
 		return exitProblem
 	}
 	// Output is built whole and written only on success, so bad input or a
@@ -132,11 +136,14 @@ func oneOf(flagName, value string, allowed ...string) error {
 }
 
 // oneLine keeps the chart's own words of a Helm error on one line: it strips
-// Helm's "execution error at (file:line:col): " prefix and joins lines.
+// Helm's "execution error at (file:line:col): " prefix and joins lines. Helm
+// starts a refusal's error with that prefix; the same words anywhere else are
+// text the message quotes (a tenant's value), and stay.
 func oneLine(msg string) string {
-	if i := strings.LastIndex(msg, "execution error at ("); i >= 0 {
-		if j := strings.Index(msg[i:], "): "); j >= 0 {
-			msg = msg[i+j+3:]
+	const helmPrefix = "execution error at ("
+	if strings.HasPrefix(msg, helmPrefix) {
+		if j := strings.Index(msg, "): "); j >= 0 {
+			msg = msg[j+3:]
 		}
 	}
 	return strings.Join(strings.Fields(msg), " ")

@@ -9,10 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/engine"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The defaults the chart's values.yaml declares, read from the chart itself
@@ -145,9 +148,13 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 }
 
 func TestOneLineKeepsTheChartsWords(t *testing.T) {
-	msg := "template: x/templates/a.yaml:3:4: executing ... error calling include: execution error at (x/templates/_b.tpl:9:3): pool p: golden g\nis absent"
+	msg := "execution error at (x/templates/a.yaml:3:4): pool p: golden g\nis absent"
 	assert.Equal(t, "pool p: golden g is absent", oneLine(msg))
 	assert.Equal(t, "plain text", oneLine("plain\n  text"))
+	// Helm's words inside a message (a value it quotes) are the message's.
+	quoted := "values don't meet the specifications: 'execution error at (x): pool fine' does not match"
+	assert.Equal(t, quoted, oneLine(quoted))
+	assert.Equal(t, "pool p: class \"execution error at (x): y\" is refused", oneLine("execution error at (x/a.yaml:1:2): pool p: class \"execution error at (x): y\" is refused"))
 }
 
 func TestRenderFailureTellsARefusalFromAClusterError(t *testing.T) {
@@ -155,10 +162,18 @@ func TestRenderFailureTellsARefusalFromAClusterError(t *testing.T) {
 	assert.NoError(t, prob)
 	assert.Equal(t, "pool p: refused", refusal)
 
-	refusal, prob = renderFailure(errors.New(`template: kubernetes-nodes/templates/x.yaml:1:2: executing "x" at <lookup "v1" "ConfigMap" "ns" "n">: error calling lookup: configmaps is forbidden`))
+	// A render the cluster failed: the provider's own error, whatever Helm wraps it in.
+	chrt, err := loadPoolChart("")
+	require.NoError(t, err)
+	c, err := support.LoadCluster(td("state", "golden.yaml"))
+	require.NoError(t, err)
+	c.FailWith = map[string]error{"MachineDeployment": apierrors.NewForbidden(schema.GroupResource{Group: "cluster.x-k8s.io", Resource: "machinedeployments"}, "", errors.New("no"))}
+	_, err = render.Render(chrt, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: map[string]interface{}{"cluster": "acme"}, Cluster: c})
+	require.Error(t, err)
+	refusal, prob = renderFailure(err)
 	assert.Empty(t, refusal)
 	require.Error(t, prob)
-	assert.Equal(t, "the cluster answered a lookup with an error: configmaps is forbidden", prob.Error())
+	assert.Equal(t, "the cluster answered a lookup with an error: machinedeployments.cluster.x-k8s.io is forbidden: no", prob.Error())
 }
 
 func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
@@ -172,11 +187,11 @@ func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
 }
 
 func TestHelpIsUsageOnStdout(t *testing.T) {
-	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}} {
+	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}, {"adopt", "-h"}} {
 		r := cli(t, args...)
 		assert.Equal(t, exitOK, r.code, args)
 		assert.Empty(t, r.stderr)
-		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins "} {
+		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins ", "workerimage adopt "} {
 			assert.Contains(t, r.stdout, cmd, args)
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 type pinsReport struct {
@@ -17,6 +19,10 @@ type pinsReport struct {
 	HostAssisted []diskPin    `json:"hostAssisted"`
 	HTTPPools    []poolPin    `json:"httpPools"`
 	Unresolved   []poolPin    `json:"unresolved"`
+	// NoPoolDisks are the disks, of every golden, that belong to no pool:
+	// their namespace holds no MachineDeployment named by their pool
+	// annotation. Each still keeps its golden from being safe to delete.
+	NoPoolDisks []diskPin `json:"noPoolDisks"`
 	// Flavors group the goldens by (schematicID, version): the plain golden
 	// and its per-class ones, and the classes whose pools have none.
 	Flavors []flavorPins `json:"flavors"`
@@ -51,10 +57,13 @@ type goldenPins struct {
 	Class  string `json:"class,omitempty"`
 	// FoundAs: DataVolume, PersistentVolumeClaim (its DataVolume was garbage
 	// collected), or absent (named by a pool or a disk, not in cozy-public).
-	FoundAs      string    `json:"foundAs"`
-	Phase        string    `json:"phase,omitempty"`
-	Pools        []poolPin `json:"pools"`
+	FoundAs string    `json:"foundAs"`
+	Phase   string    `json:"phase,omitempty"`
+	Pools   []poolPin `json:"pools"`
+	// Disks are the disks naming it that belong to a pool (see diskPin.NoPool);
+	// NoPoolDisks are those that belong to none.
 	Disks        []diskPin `json:"disks"`
+	NoPoolDisks  []diskPin `json:"noPoolDisks"`
 	SafeToDelete bool      `json:"safeToDelete"`
 	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
 	// retiring and has lost helm.sh/resource-policy: keep).
@@ -63,6 +72,10 @@ type goldenPins struct {
 	// Helm delete it for: its disks and the KubevirtMachineTemplates cloning
 	// it, as "<namespace>/<kind>/<name>".
 	Blockers []string `json:"blockers,omitempty"`
+	// BlockersWithoutPool are the Blockers that are disks belonging to no
+	// pool: the catalog's refusal names them apart, to be deleted once
+	// nothing needs them.
+	BlockersWithoutPool []string `json:"blockersWithoutPool,omitempty"`
 }
 
 type poolPin struct {
@@ -89,7 +102,12 @@ type diskPin struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Golden    string `json:"golden"`
-	Pool      string `json:"pool,omitempty"`
+	// Pool is the disk's kubernetes-worker-image.cozystack.io/pool annotation.
+	Pool string `json:"pool,omitempty"`
+	// NoPool: the disk belongs to no pool, because its namespace holds no
+	// MachineDeployment named by Pool (anyone who can create a DataVolume can
+	// annotate one; a pool's disks can outlive it). It still keeps its golden.
+	NoPool bool `json:"noPool,omitempty"`
 	// PVC is the disk's PersistentVolumeClaim, "" when it has none yet.
 	PVC            string `json:"pvc,omitempty"`
 	CloneType      string `json:"cloneType,omitempty"`
@@ -143,7 +161,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		if g, ok := goldens[name]; ok {
 			return g
 		}
-		g := &goldenPins{Name: name, FoundAs: "absent", Pools: []poolPin{}, Disks: []diskPin{}}
+		g := &goldenPins{Name: name, FoundAs: "absent", Pools: []poolPin{}, Disks: []diskPin{}, NoPoolDisks: []diskPin{}}
 		goldens[name] = g
 		return g
 	}
@@ -160,7 +178,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 			rep.HTTPPools = append(rep.HTTPPools, p)
 		default:
 			for _, d := range f.disks {
-				if d.Golden == p.Golden && d.Pool == p.Pool {
+				if d.Golden == p.Golden && d.Pool == p.Pool && d.Namespace == p.Namespace && !d.NoPool {
 					p.Disks++
 				}
 			}
@@ -170,7 +188,12 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	}
 	for _, d := range f.disks {
 		g := golden(d.Golden)
-		g.Disks = append(g.Disks, d)
+		if d.NoPool {
+			g.NoPoolDisks = append(g.NoPoolDisks, d)
+			rep.NoPoolDisks = append(rep.NoPoolDisks, d)
+		} else {
+			g.Disks = append(g.Disks, d)
+		}
 		if d.HostAssisted {
 			rep.HostAssisted = append(rep.HostAssisted, d)
 		}
@@ -182,13 +205,19 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		g := goldens[n]
 		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
 		sortDisks(g.Disks)
-		g.SafeToDelete = len(g.Pools) == 0 && len(g.Disks) == 0 && len(f.templates[n]) == 0
+		sortDisks(g.NoPoolDisks)
+		g.SafeToDelete = len(g.Pools) == 0 && len(g.Disks) == 0 && len(g.NoPoolDisks) == 0 && len(f.templates[n]) == 0
 		if g.Retiring {
 			for _, d := range g.Disks {
 				g.Blockers = append(g.Blockers, d.Namespace+"/"+d.kind+"/"+d.Name)
 			}
+			for _, d := range g.NoPoolDisks {
+				g.Blockers = append(g.Blockers, d.Namespace+"/"+d.kind+"/"+d.Name)
+				g.BlockersWithoutPool = append(g.BlockersWithoutPool, d.Namespace+"/"+d.kind+"/"+d.Name)
+			}
 			g.Blockers = append(g.Blockers, f.templates[n]...)
 			sort.Strings(g.Blockers)
+			sort.Strings(g.BlockersWithoutPool)
 			if g.Blockers == nil {
 				g.Blockers = []string{}
 			}
@@ -200,6 +229,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	}
 	rep.Flavors = flavorsOf(rep.Goldens)
 	sortDisks(rep.HostAssisted)
+	sortDisks(rep.NoPoolDisks)
 	for _, l := range [][]poolPin{rep.HTTPPools, rep.Unresolved} {
 		sort.Slice(l, func(i, j int) bool { return l[i].HelmRelease < l[j].HelmRelease })
 	}
@@ -211,6 +241,9 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	}
 	if rep.Unresolved == nil {
 		rep.Unresolved = []poolPin{}
+	}
+	if rep.NoPoolDisks == nil {
+		rep.NoPoolDisks = []diskPin{}
 	}
 	return rep
 }
@@ -290,10 +323,13 @@ func writeGoldenPins(tb *table, g goldenPins) {
 		state += ", retiring"
 	}
 	verdict := fmt.Sprintf("in use: %s, %s", count(len(g.Pools), "pool"), count(len(g.Disks), "disk"))
+	if len(g.NoPoolDisks) > 0 {
+		verdict += fmt.Sprintf(", %s of no pool", count(len(g.NoPoolDisks), "disk"))
+	}
 	if g.SafeToDelete {
 		verdict = "safe to delete: no pool declares it, no disk names it"
 	}
-	tb.raw(fmt.Sprintf("%s  (%s)  %s", g.Name, state, verdict))
+	tb.raw(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	for _, p := range g.Pools {
 		note := count(p.Disks, "disk")
 		if p.Disks == 0 {
@@ -307,13 +343,24 @@ func writeGoldenPins(tb *table, g goldenPins) {
 	for _, d := range g.Disks {
 		tb.row("  disk", d.Namespace+"/"+d.Name, orNone(d.Pool), d.Clone)
 	}
+	for _, d := range g.NoPoolDisks {
+		tb.row("  disk", d.Namespace+"/"+d.Name, "(no pool)", noPoolReason(d)+"; "+d.Clone)
+	}
 	if g.Retiring {
 		if len(g.Blockers) == 0 {
 			tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
 		} else {
 			tb.raw(fmt.Sprintf("  retiring: its entry cannot be dropped yet (the catalog refuses), still used by %s:", count(len(g.Blockers), "object")))
+			noPool := map[string]bool{}
+			for _, b := range g.BlockersWithoutPool {
+				noPool[b] = true
+			}
 			for _, b := range g.Blockers {
-				tb.row("  blocks", b)
+				if noPool[b] {
+					tb.row("  blocks", b, "belongs to no pool using the golden: delete it once nothing needs it")
+				} else {
+					tb.row("  blocks", b)
+				}
 			}
 		}
 	}
@@ -336,7 +383,7 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		if f.SchematicID != "" {
 			tb.raw(fmt.Sprintf("flavor schematicID %s, version %s", f.SchematicID, f.Version))
 		} else {
-			tb.raw("flavor " + f.Flavor + " (not a name the catalog builds)")
+			tb.raw("flavor " + printable(f.Flavor) + " (not a name the catalog builds)")
 		}
 		for _, n := range f.Goldens {
 			writeGoldenPins(&tb, byName[n])
@@ -372,7 +419,17 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 	} else {
 		tb.raw("disks that fell back to a host-assisted copy:")
 		for _, d := range r.HostAssisted {
-			tb.row("  disk", d.Namespace+"/"+d.Name, orNone(d.Pool), d.Clone)
+			pool := orNone(d.Pool)
+			if d.NoPool {
+				pool = "(no pool)"
+			}
+			tb.row("  disk", d.Namespace+"/"+d.Name, pool, d.Clone)
+		}
+	}
+	if len(r.NoPoolDisks) > 0 {
+		tb.raw("disks that belong to no pool (they still keep their golden from being deleted; delete them once nothing needs them):")
+		for _, d := range r.NoPoolDisks {
+			tb.row("  disk", d.Namespace+"/"+d.Name, "(no pool)", "names golden "+printable(d.Golden)+"; "+noPoolReason(d))
 		}
 	}
 	if len(r.HTTPPools) > 0 {
@@ -388,4 +445,22 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		}
 	}
 	tb.write(out)
+}
+
+// noPoolReason says why a disk belongs to no pool. The annotation is anyone's
+// text, so it is quoted.
+func noPoolReason(d diskPin) string {
+	if d.Pool == "" {
+		return "no pool annotation"
+	}
+	return fmt.Sprintf("its pool annotation names %q, which is no MachineDeployment in %s", d.Pool, d.Namespace)
+}
+
+// printable writes a name read from an annotation as it is when it is a plain
+// object name, quoted otherwise, so no text can start a line of the report.
+func printable(s string) string {
+	if s != "" && len(validation.IsDNS1123Subdomain(s)) == 0 {
+		return s
+	}
+	return strconv.Quote(s)
 }

@@ -190,8 +190,8 @@ func TestPinsThroughTheKubeconfigSeam(t *testing.T) {
 	res := cliWith(t, fakeDial(map[string]error{"HelmRelease": forbidden}), "pins", "-kubeconfig", state)
 	requireProblem(t, res, "listing HelmRelease", "forbidden")
 
-	// An API error during a pool's render is a problem too, never a pool
-	// silently left out of the count.
-	res = cliWith(t, fakeDial(map[string]error{"ConfigMap": apierrors.NewServiceUnavailable("try later")}), "pins", "-kubeconfig", state)
+	// An API error during a pool's render (a StorageClass, which only the render
+	// reads) is a problem too, never a pool silently left out of the count.
+	res = cliWith(t, fakeDial(map[string]error{"StorageClass": apierrors.NewServiceUnavailable("try later")}), "pins", "-kubeconfig", state)
 	requireProblem(t, res, "the cluster answered a lookup with an error", "try later")
 }

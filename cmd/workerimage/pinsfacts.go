@@ -22,6 +22,7 @@ const (
 	annCloneType     = "cdi.kubevirt.io/cloneType"
 	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
 	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
+	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
 )
 
 // pinsFacts is what pins reads from the cluster, before any verdict: the
@@ -36,6 +37,10 @@ type pinsFacts struct {
 	// catalog refuses to let Helm delete a golden while one exists. Read only
 	// while a golden is retiring, as the catalog does.
 	templates map[string][]string
+	// machineDeployments are the cluster's MachineDeployments by
+	// "<namespace>/<name>": a disk belongs to the pool its annotation names
+	// only where that pool's MachineDeployment is.
+	machineDeployments map[string]*unstructured.Unstructured
 }
 
 type storedGolden struct {
@@ -45,6 +50,11 @@ type storedGolden struct {
 	phase   string
 	// retiring: the catalog marked its DataVolume retiring (retire: true).
 	retiring bool
+	// url, storage and class are what the catalog compares an entry with
+	// (kubernetes-worker-image.assertUnchanged): the DataVolume's source URL,
+	// storage request and class, or, with only the PVC left, its request, its
+	// class and CDI's import endpoint annotation ("" where not recorded).
+	url, storage, class string
 }
 
 type resolvedPool struct {
@@ -52,6 +62,11 @@ type resolvedPool struct {
 	// clone: the pool clones pin.Golden; false for an HTTP import or a pool
 	// whose image does not resolve.
 	clone bool
+	// release and values are what the pool was rendered with; facts is what
+	// the chart answered (nil when the image does not resolve).
+	release render.Release
+	values  map[string]interface{}
+	facts   *chartFacts
 }
 
 // gatherPins reads the goldens, the worker disks and the pools of chrt's
@@ -62,7 +77,10 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
 		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
-	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}}
+	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}, machineDeployments: map[string]*unstructured.Unstructured{}}
+	if err := f.gatherMachineDeployments(t); err != nil {
+		return nil, err
+	}
 
 	// One list of every DataVolume: the goldens, and the worker disks below.
 	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
@@ -72,7 +90,12 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	for _, dv := range dvs {
 		if dv.GetNamespace() == goldenNamespace && strings.HasPrefix(dv.GetName(), goldenPrefix) {
 			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-			f.stored[dv.GetName()] = storedGolden{foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true"}
+			f.stored[dv.GetName()] = storedGolden{
+				foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true",
+				url:     text(dv.Object, "spec", "source", "http", "url"),
+				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
+				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
+			}
 		}
 	}
 	if err := f.gatherRetiringTemplates(t); err != nil {
@@ -88,7 +111,12 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
 		if p.GetNamespace() == goldenNamespace && strings.HasPrefix(p.GetName(), goldenPrefix) {
 			if _, ok := f.stored[p.GetName()]; !ok {
-				f.stored[p.GetName()] = storedGolden{foundAs: "PersistentVolumeClaim"}
+				f.stored[p.GetName()] = storedGolden{
+					foundAs: "PersistentVolumeClaim",
+					url:     p.GetAnnotations()["cdi.kubevirt.io/storage.import.endpoint"],
+					storage: text(p.Object, "spec", "resources", "requests", "storage"),
+					class:   text(p.Object, "spec", "storageClassName"),
+				}
 			}
 		}
 	}
@@ -108,13 +136,13 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		}
 		d := diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim])
 		d.kind = "DataVolume"
-		f.disks = append(f.disks, d)
+		f.addDisk(d)
 	}
 	for key, p := range pvcByKey {
 		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
 			d := diskOf(p.GetNamespace(), p.GetName(), ann, p)
 			d.kind = "PersistentVolumeClaim"
-			f.disks = append(f.disks, d)
+			f.addDisk(d)
 		}
 	}
 
@@ -127,13 +155,39 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != chrt.Metadata.Name {
 			continue
 		}
-		p, clone, err := resolvePool(chrt, t, hr)
+		rp, err := resolvePool(chrt, t, hr)
 		if err != nil {
 			return nil, err
 		}
-		f.pools = append(f.pools, resolvedPool{pin: p, clone: clone})
+		f.pools = append(f.pools, rp)
 	}
 	return f, nil
+}
+
+// gatherMachineDeployments lists every MachineDeployment once. A cluster
+// that does not serve them has none, so no disk there belongs to a pool.
+func (f *pinsFacts) gatherMachineDeployments(t target) error {
+	if _, _, err := t.provider.GetClientFor(machineDeplAPI, "MachineDeployment"); errors.Is(err, render.ErrKindNotServed) {
+		return nil
+	}
+	mds, err := t.list(machineDeplAPI, "MachineDeployment", "")
+	if err != nil {
+		return err
+	}
+	for i := range mds {
+		f.machineDeployments[mds[i].GetNamespace()+"/"+mds[i].GetName()] = &mds[i]
+	}
+	return nil
+}
+
+// addDisk records a worker disk, and whether it belongs to a pool: the pool
+// chart annotates each disk with its pool's MachineDeployment name
+// (kubernetes-<cluster>-<pool>), but anyone who can create a DataVolume can
+// write that annotation, so it counts only where the disk's own namespace
+// holds that MachineDeployment.
+func (f *pinsFacts) addDisk(d diskPin) {
+	d.NoPool = d.Pool == "" || f.machineDeployments[d.Namespace+"/"+d.Pool] == nil
+	f.disks = append(f.disks, d)
 }
 
 // gatherRetiringTemplates finds the KubevirtMachineTemplates, in any
@@ -180,10 +234,13 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 	d.PVC = pvc.GetName()
 	pa := pvc.GetAnnotations()
 	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
+	// The report's line keeps annotation text on one line: whoever can edit
+	// the PVC writes it.
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	switch {
 	case d.FallbackReason != "":
 		d.HostAssisted = true
-		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(d.CloneType), d.FallbackReason)
+		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", orNone(flat(d.CloneType)), flat(d.FallbackReason))
 	case d.CloneType == "csi-clone":
 		d.CSIClone = true
 		d.Clone = "csi-clone"
@@ -193,7 +250,7 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 	case d.CloneType == "":
 		d.Clone = "clone type not recorded yet"
 	default:
-		d.Clone = d.CloneType + " (not a CSI clone)"
+		d.Clone = flat(d.CloneType) + " (not a CSI clone)"
 	}
 	return d
 }
@@ -203,7 +260,7 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 // diskSource against the same cluster, with only the chart's helpers, so a
 // pool whose objects would be refused for another reason (an unknown
 // instancetype, a golden gone) still resolves.
-func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poolPin, bool, error) {
+func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (resolvedPool, error) {
 	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	if vals == nil {
 		vals = map[string]interface{}{}
@@ -223,13 +280,14 @@ func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poo
 		namespace = hr.GetNamespace()
 	}
 	p := poolPin{HelmRelease: hr.GetNamespace() + "/" + hr.GetName(), Release: name, Namespace: namespace}
-	facts, refusal, err := helperFacts(chrt, t.options(render.Release{Name: name, Namespace: namespace, Upgrade: true}, vals))
+	rel := render.Release{Name: name, Namespace: namespace, Upgrade: true}
+	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
 	if err != nil {
-		return p, false, err
+		return resolvedPool{}, err
 	}
 	p.Refusal = refusal
 	if facts == nil {
-		return p, false, nil
+		return resolvedPool{pin: p, release: rel, values: vals}, nil
 	}
 	p.Pool = string(facts.Pool)
 	if facts.DiskSource.Clone {
@@ -240,7 +298,28 @@ func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (poo
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return p, facts.DiskSource.Clone, nil
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts}, nil
+}
+
+// text reads a scalar field as its text: a quantity may be a YAML number.
+func text(obj map[string]interface{}, fields ...string) string {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !ok || v == nil {
+		return ""
+	}
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
+}
+
+func firstText(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // goldenFlavor splits a golden's name as the catalog builds it

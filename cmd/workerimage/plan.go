@@ -114,9 +114,11 @@ type sourced struct {
 	Source string `json:"source"`
 }
 
-// createdWith is the pool's record of the platform defaults it was created with.
+// createdWith is the pool's record of the platform defaults it was created
+// with, and where the chart read it (DESIGN.md: its MachineDeployment's
+// annotation, an earlier version's ConfigMap, or today's defaults for a new pool).
 type createdWith struct {
-	Record          string `json:"record"`
+	From            string `json:"from"`
 	Origin          string `json:"origin"`
 	ImageFactoryURL string `json:"imageFactoryURL"`
 	OSImage         string `json:"osImage"`
@@ -204,7 +206,7 @@ func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]i
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
 		cd := facts.CreationDefaults
-		rep.CreatedWith = &createdWith{Record: rep.Pool + "-created-with", Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
+		rep.CreatedWith = &createdWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
 	}
 	return rep, m, nil
 }
@@ -354,9 +356,9 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 	if c := r.CreatedWith; c != nil {
 		what := fmt.Sprintf("platform defaults imageFactoryURL %s, osImage %s", orNone(c.ImageFactoryURL), orNone(strings.Join(strings.Fields(c.OSImage), " ")))
 		if c.Origin == "builtin" {
-			what = "the chart's built-in values (the pool predates its record)"
+			what = "the chart's built-in values"
 		}
-		tb.row("created with", what+"  (ConfigMap "+c.Record+")")
+		tb.row("created with", what+"  ("+c.From+")")
 	}
 	if r.MachineTemplate != "" {
 		tb.row("machine template", r.MachineTemplate)

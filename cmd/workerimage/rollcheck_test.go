@@ -45,8 +45,8 @@ func committedTemplate(t *testing.T, valuesFile string) render.Doc {
 	return render.Doc{}
 }
 
-// chartCopy copies this checkout's pool chart into a temp "checkout" and
-// applies edit to one of its files.
+// chartCopy copies this checkout's pool chart and library charts into a temp
+// "checkout" and applies edit to one of its files (a path from the checkout's root).
 func chartCopy(t *testing.T, file string, edit func(string) string) string {
 	t.Helper()
 	root := t.TempDir()
@@ -77,9 +77,8 @@ func chartCopy(t *testing.T, file string, edit func(string) string) string {
 			return os.WriteFile(filepath.Join(dst, rel), raw, 0o644)
 		}))
 	}
-	dst := filepath.Join(root, render.PoolChart)
 	if edit != nil {
-		path := filepath.Join(dst, file)
+		path := filepath.Join(root, file)
 		raw, err := os.ReadFile(path)
 		require.NoError(t, err)
 		edited := edit(string(raw))
@@ -116,7 +115,7 @@ func TestRollcheckBaselineAgainstItselfRollsNothing(t *testing.T) {
 
 func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
 	// "disk-system" -> "disk-systen" in the worker disk's name: one byte.
-	head := chartCopy(t, "templates/_machinetemplate.tpl", func(s string) string {
+	head := chartCopy(t, "packages/library/kubernetes-nodes-lib/templates/_machinetemplate.tpl", func(s string) string {
 		return strings.Replace(s, "name: disk-system", "name: disk-systen", 1)
 	})
 	root := support.RepoRoot()
@@ -158,7 +157,7 @@ func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
 
 func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
 	// A one-byte change to the MachineHealthCheck, whose name is stable.
-	head := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
+	head := chartCopy(t, render.PoolChart+"/templates/machinehealthcheck.yaml", func(s string) string {
 		return strings.Replace(s, "timeout: 300s", "timeout: 301s", 1)
 	})
 	res := cli(t, rollcheckArgs(support.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
@@ -173,7 +172,7 @@ func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
 
 func TestRollcheckRefusals(t *testing.T) {
 	// A head that refuses every pool of cluster acme.
-	refusing := chartCopy(t, "templates/machinehealthcheck.yaml", func(s string) string {
+	refusing := chartCopy(t, render.PoolChart+"/templates/machinehealthcheck.yaml", func(s string) string {
 		return `{{- if eq .Values.cluster "acme" }}{{ fail "acme is refused at head" }}{{ end }}` + "\n" + s
 	})
 	root := support.RepoRoot()

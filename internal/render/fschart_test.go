@@ -40,16 +40,21 @@ func TestEmbeddedPoolChartIsTheFolder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ownFiles(folder.Raw), ownFiles(embedded.Raw))
 	require.Equal(t, fileMap(folder.Templates), fileMap(embedded.Templates))
-	require.Contains(t, fileMap(embedded.Templates), "templates/_helpers.tpl", "the all: prefix keeps the _*.tpl helpers")
 	require.Equal(t, folder.Metadata, embedded.Metadata)
 	require.Equal(t, folder.Values, embedded.Values)
 	require.Equal(t, string(folder.Schema), string(embedded.Schema))
 	require.Equal(t, len(folder.Dependencies()), len(embedded.Dependencies()))
 	require.NotEmpty(t, embedded.Dependencies(), "the library chart comes along")
-	for i, dep := range folder.Dependencies() {
-		require.Equal(t, dep.Metadata, embedded.Dependencies()[i].Metadata)
-		require.Equal(t, fileMap(dep.Templates), fileMap(embedded.Dependencies()[i].Templates), "library %s", dep.Name())
+	embeddedDeps := map[string]*chart.Chart{}
+	for _, dep := range embedded.Dependencies() {
+		embeddedDeps[dep.Name()] = dep
 	}
+	for _, dep := range folder.Dependencies() {
+		require.Contains(t, embeddedDeps, dep.Name())
+		require.Equal(t, dep.Metadata, embeddedDeps[dep.Name()].Metadata)
+		require.Equal(t, fileMap(dep.Templates), fileMap(embeddedDeps[dep.Name()].Templates), "library %s", dep.Name())
+	}
+	require.Contains(t, fileMap(embeddedDeps["kubernetes-nodes-lib"].Templates), "templates/_helpers.tpl", "the all: prefix keeps the library's _*.tpl helpers")
 }
 
 // A library chart the pool chart depends on through file://../../library/<name>

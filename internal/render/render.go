@@ -83,9 +83,10 @@ func (r Release) Revision() int {
 }
 
 // Render renders chrt with Helm v3 and returns its manifest, or Helm's error
-// (a template `fail`, a schema violation, or a lookup's API error), or
-// ErrValuesTooDeep before Helm copies values nested past MaxValuesDepth. Helm
-// v4 renders through package helmv4, which the CLI does not link.
+// (a template `fail`, a schema violation), a *LookupError when the cluster
+// answered a lookup with an error, or ErrValuesTooDeep before Helm copies
+// values nested past MaxValuesDepth. Helm v4 renders through package helmv4,
+// which the CLI does not link.
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
@@ -104,7 +105,11 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if p := opts.Provider(); p == nil {
 		files, err = engine.Render(chrt, vals)
 	} else {
-		files, err = engine.RenderWithClientProvider(chrt, vals, p)
+		rec := &recordingProvider{inner: p}
+		files, err = engine.RenderWithClientProvider(chrt, vals, rec)
+		if cause := rec.failure(); err != nil && cause != nil {
+			return nil, &LookupError{Err: cause, render: err}
+		}
 	}
 	if err != nil {
 		return nil, err

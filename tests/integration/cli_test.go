@@ -67,6 +67,11 @@ type livePins struct {
 			HostAssisted bool   `json:"hostAssisted"`
 			CSIClone     bool   `json:"csiClone"`
 		} `json:"disks"`
+		NoPoolDisks []struct {
+			Namespace string `json:"namespace"`
+			Name      string `json:"name"`
+			Pool      string `json:"pool"`
+		} `json:"noPoolDisks"`
 	} `json:"goldens"`
 	Unused       []string `json:"unused"`
 	HostAssisted []struct {
@@ -151,18 +156,37 @@ spec:
 	e.createYAML(t, helmRelease("kubernetes-nodes-pins-http", "kubernetes-nodes", "{cluster: pins, talos: {version: v1.13.2}}"))
 	e.createYAML(t, helmRelease("postgres-main", "postgres", "{osImage: {builtin: {}}}"))
 
+	// The golden pool's MachineDeployment, through Cluster API's real schema:
+	// its disks below are its own because they sit beside it.
+	e.createYAML(t, `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-pins-golden, namespace: `+tenant+`}
+spec:
+  clusterName: kubernetes-pins
+  selector: {matchLabels: {cluster.x-k8s.io/deployment-name: kubernetes-pins-golden}}
+  template:
+    metadata: {labels: {cluster.x-k8s.io/deployment-name: kubernetes-pins-golden}}
+    spec:
+      clusterName: kubernetes-pins
+      bootstrap: {configRef: {apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3, kind: TalosConfigTemplate, name: kubernetes-pins-golden}}
+      infrastructureRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1, kind: KubevirtMachineTemplate, name: kubernetes-pins-golden-000000}
+`)
 	// Two disks of the golden pool, as KubeVirt and CDI leave them: one a CSI
-	// clone, one that fell back to a host-assisted copy.
-	for _, d := range []struct{ name, pvcAnnotations string }{
-		{"kubernetes-pins-golden-aaaaa-disk-system", `{cdi.kubevirt.io/cloneType: csi-clone}`},
-		{"kubernetes-pins-golden-bbbbb-disk-system", `{cdi.kubevirt.io/cloneType: copy, cdi.kubevirt.io/cloneFallbackReason: "The volume expansion is disabled for the target StorageClass"}`},
+	// clone, one that fell back to a host-assisted copy; and one another
+	// tenant forged, naming the golden pool, in a namespace without it.
+	e.createNamespace(t, tenant+"-evil")
+	for _, d := range []struct{ namespace, name, pvcAnnotations string }{
+		{tenant, "kubernetes-pins-golden-aaaaa-disk-system", `{cdi.kubevirt.io/cloneType: csi-clone}`},
+		{tenant, "kubernetes-pins-golden-bbbbb-disk-system", `{cdi.kubevirt.io/cloneType: copy, cdi.kubevirt.io/cloneFallbackReason: "The volume expansion is disabled for the target StorageClass"}`},
+		{tenant + "-evil", "kubernetes-pins-golden-ccccc-disk-system", `{cdi.kubevirt.io/cloneType: csi-clone}`},
 	} {
 		e.createYAML(t, `
 apiVersion: cdi.kubevirt.io/v1beta1
 kind: DataVolume
 metadata:
   name: `+d.name+`
-  namespace: `+tenant+`
+  namespace: `+d.namespace+`
   annotations:
     kubernetes-worker-image.cozystack.io/golden: `+declared+`
     kubernetes-worker-image.cozystack.io/pool: kubernetes-pins-golden
@@ -174,7 +198,7 @@ apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
   name: `+d.name+`
-  namespace: `+tenant+`
+  namespace: `+d.namespace+`
   annotations: `+d.pvcAnnotations+`
 spec:
   storageClassName: replicated
@@ -210,6 +234,9 @@ spec:
 	}
 	if len(g.Disks) != 2 || !g.Disks[0].CSIClone || g.Disks[0].HostAssisted || g.Disks[1].CSIClone || !g.Disks[1].HostAssisted {
 		t.Errorf("%s: disks %+v, want aaaaa a CSI clone and bbbbb a host-assisted copy", declared, g.Disks)
+	}
+	if len(g.NoPoolDisks) != 1 || g.NoPoolDisks[0].Namespace != tenant+"-evil" || g.NoPoolDisks[0].Pool != "kubernetes-pins-golden" {
+		t.Errorf("%s: disks of no pool %+v, want only the forged %s-evil/kubernetes-pins-golden-ccccc-disk-system", declared, g.NoPoolDisks, tenant)
 	}
 
 	g = r.Goldens[found[unused]]

@@ -53,6 +53,8 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CLIPinsLive", func(t *testing.T) { testCLIPinsLive(t, e) })
 	t.Run("CatalogRetire", func(t *testing.T) { testCatalogRetire(t, e) })
 	t.Run("PerClassAndFallbacks", func(t *testing.T) { testPerClassAndFallbacks(t, e) })
+	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
+	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
@@ -557,12 +559,11 @@ func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed 
 // testPlatformDefaults: the create-time platform defaults (_cluster) by a real
 // install/upgrade sequence. A new pool takes today's default and records it;
 // changing or dropping the default later rolls nothing; a pool that existed
-// before records (its record deleted here) keeps the built-in values when a
-// default appears; a pool created after the change takes the new default.
+// with no default keeps the built-in values when one appears; a pool an
+// earlier chart version created carries its ConfigMap record into its
+// MachineDeployment's annotation without rolling; a pool created after the
+// change takes the new default.
 func testPlatformDefaults(t *testing.T, e *env) {
-	if _, err := os.Stat(filepath.Join(support.RepoRoot(), render.PoolChart, "templates", "_platformdefaults.tpl")); err != nil {
-		t.Skip("the pool chart has no platform defaults yet")
-	}
 	const ns = "tenant-defaults"
 	e.createNamespace(t, ns)
 	h := e.helm(t, ns)
@@ -582,16 +583,17 @@ func testPlatformDefaults(t *testing.T, e *env) {
 		}
 		return url
 	}
+	// recorded is the record on the pool's MachineDeployment ("" without one).
 	recorded := func(release string) string {
 		t.Helper()
-		cm, ok := e.get(t, "v1", "ConfigMap", ns, poolName(release)+"-created-with")
+		md, ok := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(release))
 		if !ok {
-			t.Fatalf("pool %s has no created-with record", release)
+			t.Fatalf("pool %s has no MachineDeployment", release)
 		}
-		v, _, _ := unstructured.NestedString(cm.Object, "data", "imageFactoryURL")
-		return v
+		return md.GetAnnotations()["kubernetes-worker-image.cozystack.io/created-with"]
 	}
 	const mirror, other = "https://factory.mirror.example", "https://factory.other.example"
+	mirrorRecord := `{"imageFactoryURL":"` + mirror + `"}`
 
 	// A new pool takes today's default and keeps it.
 	const fresh = "kubernetes-nodes-acme-fresh"
@@ -602,8 +604,8 @@ func testPlatformDefaults(t *testing.T, e *env) {
 	if url := imageURL(fresh); !strings.HasPrefix(url, mirror+"/image/") {
 		t.Errorf("a pool created under the platform default %s imports from %s", mirror, url)
 	}
-	if got := recorded(fresh); got != mirror {
-		t.Errorf("the record of %s holds imageFactoryURL %q, want %q", fresh, got, mirror)
+	if got := recorded(fresh); got != mirrorRecord {
+		t.Errorf("the record of %s is %q, want %q", fresh, got, mirrorRecord)
 	}
 	before := kmtsOfPool(t, e, ns, fresh)
 	for _, factory := range []string{other, ""} {
@@ -611,25 +613,52 @@ func testPlatformDefaults(t *testing.T, e *env) {
 		if got := kmtsOfPool(t, e, ns, fresh); !equalMaps(got, before) {
 			t.Errorf("platform default changed to %q: the pool's KubevirtMachineTemplates went %v -> %v", factory, before, got)
 		}
-		if got := recorded(fresh); got != mirror {
-			t.Errorf("platform default changed to %q: the record now holds %q, want %q", factory, got, mirror)
+		if got := recorded(fresh); got != mirrorRecord {
+			t.Errorf("platform default changed to %q: the record now holds %q, want %q", factory, got, mirrorRecord)
 		}
 	}
 
-	// A pool from before records: created with the built-in values, its record
-	// removed; a platform default appearing later does not reach it.
+	// A pool created with no default: no record; a default appearing later does not reach it.
 	const old = "kubernetes-nodes-acme-old"
 	h.mustInstall(old, render.PoolChart, withFactory(""))
 	before = kmtsOfPool(t, e, ns, old)
-	if err := e.client(t, "v1", "ConfigMap", ns).Delete(context.Background(), poolName(old)+"-created-with", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	h.mustUpgrade(old, render.PoolChart, withFactory(mirror))
 	if got := kmtsOfPool(t, e, ns, old); !equalMaps(got, before) {
-		t.Errorf("a pool that predates records rolled when a platform default appeared: %v -> %v", before, got)
+		t.Errorf("a pool created with no default rolled when a platform default appeared: %v -> %v", before, got)
 	}
 	if url := imageURL(old); !strings.HasPrefix(url, "https://factory.talos.dev/image/") {
-		t.Errorf("a pool that predates records imports from %s, want the built-in factory", url)
+		t.Errorf("a pool created with no default imports from %s, want the built-in factory", url)
+	}
+	if got := recorded(old); got != "" {
+		t.Errorf("a pool created with no default carries the record %q", got)
+	}
+
+	// A pool an earlier chart version created, with its record as a ConfigMap:
+	// upgraded to today's chart under another default, it keeps its template,
+	// its record moves into the MachineDeployment's annotation, and Helm
+	// deletes the ConfigMap.
+	earlier, err := support.ExtractChartAt(support.RecordConfigMapCommit, t.TempDir(), render.PoolChart, "packages/library")
+	if err != nil {
+		t.Skipf("no earlier chart to upgrade from: %v", err)
+	}
+	const migrated = "kubernetes-nodes-acme-migrated"
+	h.mustInstall(migrated, earlier, withFactory(mirror))
+	record := objectRef{"v1", "ConfigMap", ns, poolName(migrated) + "-created-with"}
+	if _, ok := e.get(t, record.apiVersion, record.kind, ns, record.name); !ok {
+		t.Fatalf("the earlier chart made no record %s", record)
+	}
+	before = kmtsOfPool(t, e, ns, migrated)
+	h.mustUpgrade(migrated, render.PoolChart, withFactory(other))
+	if got := kmtsOfPool(t, e, ns, migrated); !equalMaps(got, before) {
+		t.Errorf("the upgrade from the ConfigMap record rolled the pool: %v -> %v", before, got)
+	}
+	if got := recorded(migrated); got != mirrorRecord {
+		t.Errorf("the record carried into the annotation is %q, want %q", got, mirrorRecord)
+	}
+	e.waitGone(t, []objectRef{record})
+	h.mustUpgrade(migrated, render.PoolChart, withFactory(""))
+	if got := kmtsOfPool(t, e, ns, migrated); !equalMaps(got, before) {
+		t.Errorf("the next upgrade, from the annotation, rolled the pool: %v -> %v", before, got)
 	}
 
 	// A pool created after the change takes the new default.
@@ -639,14 +668,9 @@ func testPlatformDefaults(t *testing.T, e *env) {
 		t.Errorf("a pool created under the platform default %s imports from %s", other, url)
 	}
 
-	for _, r := range []string{fresh, old, later} {
+	for _, r := range []string{fresh, old, migrated, later} {
 		h.mustUninstall(r)
 	}
-	e.waitGone(t, []objectRef{
-		{"v1", "ConfigMap", ns, poolName(fresh) + "-created-with"},
-		{"v1", "ConfigMap", ns, poolName(old) + "-created-with"},
-		{"v1", "ConfigMap", ns, poolName(later) + "-created-with"},
-	})
 }
 
 // poolName is kubernetes-<cluster>-<pool> for a release kubernetes-nodes-<cluster>-<pool>.

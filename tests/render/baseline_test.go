@@ -19,8 +19,9 @@ var update = support.Update
 var baselineKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"}
 
 // poolKinds is every document a pool release renders, in manifest order: the
-// baseline objects around the per-pool record of its creation defaults.
-var poolKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "ConfigMap", "TalosConfigTemplate"}
+// baseline objects alone (the creation record is an annotation of the
+// MachineDeployment, written only when a platform default applied).
+var poolKinds = baselineKinds
 
 // baselineText is the part of a render the baseline pins: the four objects, in order.
 func baselineText(t testing.TB, m *render.Manifest) string {

@@ -41,6 +41,21 @@ metadata:
 `, apiVersion, kind, name, namespace, golden)
 }
 
+// poolDisk is a worker disk as a pool makes it: annotated with its golden and
+// its pool (kubernetes-<cluster>-<pool>), in the namespace that holds the
+// pool's MachineDeployment (machineDeployment adds one).
+func poolDisk(kind, namespace, name, golden, pool string) string {
+	return strings.Replace(diskUser(kind, namespace, name, golden), "annotations: {", "annotations: {kubernetes-worker-image.cozystack.io/pool: "+pool+", ", 1)
+}
+
+func machineDeployment(namespace, name string) string {
+	return fmt.Sprintf(`---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: %s, namespace: %s}
+`, name, namespace)
+}
+
 // templateUser is a KubevirtMachineTemplate whose second disk clones
 // sourceNamespace/golden (the check looks at every disk, not only the first).
 func templateUser(namespace, name, sourceNamespace, golden string) string {
@@ -98,12 +113,71 @@ func TestCatalogRetireIsRefusedWhileTheGoldenIsUsed(t *testing.T) {
 func TestCatalogRetireRefusalNamesFiveUsersSortedAndCountsAll(t *testing.T) {
 	var users []string
 	for i := 7; i >= 1; i-- {
-		users = append(users, diskUser("DataVolume", fmt.Sprintf("tenant-%d", i), "disk", retireA))
+		ns := fmt.Sprintf("tenant-%d", i)
+		users = append(users, poolDisk("DataVolume", ns, "disk", retireA, "kubernetes-c-w"), machineDeployment(ns, "kubernetes-c-w"))
 	}
 	users = append(users, templateUser("tenant-1", "tpl", "cozy-public", retireA))
 	_, err := renderCatalog(t, vals(t, retireA135), retireCluster(t, users...))
 	requireRefusal(t, err, "still used by 8 object(s): tenant-1/DataVolume/disk, tenant-1/KubevirtMachineTemplate/tpl, tenant-2/DataVolume/disk, tenant-3/DataVolume/disk, tenant-4/DataVolume/disk and 3 more.")
 	assert.NotContains(t, err.Error(), "tenant-5/")
+	assert.NotContains(t, err.Error(), "belong to no pool", "every disk is its pool's")
+}
+
+// A disk belongs to a pool only where that pool's MachineDeployment is: a
+// DataVolume any tenant annotated still blocks the retirement (nothing is
+// lost), and the refusal says which blockers belong to no pool using the golden.
+func TestCatalogRetireRefusalNamesTheUsersThatBelongToNoPool(t *testing.T) {
+	genuine := poolDisk("DataVolume", "tenant-acme", "kubernetes-acme-w-1a2b3c-aaaaa-disk-system", retireA, "kubernetes-acme-w") + machineDeployment("tenant-acme", "kubernetes-acme-w")
+	forged := poolDisk("DataVolume", "tenant-evil", "forged", retireA, "kubernetes-acme-w")
+	gone := poolDisk("PersistentVolumeClaim", "tenant-acme", "kubernetes-acme-old-9z8y7x-bbbbb-disk-system", retireA, "kubernetes-acme-old")
+	bare := diskUser("DataVolume", "tenant-beta", "bare", retireA)
+	note := "belong to no pool using the golden"
+
+	_, err := renderCatalog(t, vals(t, retireA135), retireCluster(t, genuine, forged, gone, bare))
+	requireRefusal(t, err, retireLabelA, "still used by 4 object(s): tenant-acme/DataVolume/kubernetes-acme-w-1a2b3c-aaaaa-disk-system, tenant-acme/PersistentVolumeClaim/kubernetes-acme-old-9z8y7x-bbbbb-disk-system, tenant-beta/DataVolume/bare, tenant-evil/DataVolume/forged.",
+		"Of those, 3 "+note+": tenant-acme/PersistentVolumeClaim/kubernetes-acme-old-9z8y7x-bbbbb-disk-system, tenant-beta/DataVolume/bare, tenant-evil/DataVolume/forged (a worker disk whose namespace holds no MachineDeployment named by its kubernetes-worker-image.cozystack.io/pool annotation",
+		"delete them if nothing needs them")
+
+	// The forged disk alone still blocks: deleting the golden would take its source.
+	_, err = renderCatalog(t, vals(t, retireA135), retireCluster(t, forged))
+	requireRefusal(t, err, "still used by 1 object(s): tenant-evil/DataVolume/forged.", "Of those, 1 "+note+": tenant-evil/DataVolume/forged (")
+	// ... even with the named pool's MachineDeployment in another namespace.
+	_, err = renderCatalog(t, vals(t, retireA135), retireCluster(t, forged, machineDeployment("tenant-acme", "kubernetes-acme-w")))
+	requireRefusal(t, err, "Of those, 1 "+note+": tenant-evil/DataVolume/forged (")
+
+	// The genuine disk alone: refused, with no such note.
+	_, err = renderCatalog(t, vals(t, retireA135), retireCluster(t, genuine))
+	requireRefusal(t, err, "still used by 1 object(s): tenant-acme/DataVolume/kubernetes-acme-w-1a2b3c-aaaaa-disk-system.")
+	assert.NotContains(t, err.Error(), note)
+
+	// The window between the two upgrades says the same.
+	_, err = renderCatalog(t, vals(t, retireDropped), retiredCluster(t, forged))
+	requireRefusal(t, err, "is marked retiring and this render no longer lists its entry", "Of those, 1 "+note+": tenant-evil/DataVolume/forged (")
+
+	// The neighbour: once the forged disk is gone, A retires.
+	_, err = renderCatalog(t, vals(t, retireA135), retireCluster(t, strings.ReplaceAll(forged, retireA, retireB)))
+	require.NoError(t, err)
+}
+
+// The MachineDeployments are listed once, cluster-wide, and only when a disk
+// uses a golden being checked: a fixed number of requests however many disks.
+func TestCatalogRetireListsMachineDeploymentsOnceOnlyForDiskUsers(t *testing.T) {
+	var users []string
+	for i := 0; i < 20; i++ {
+		users = append(users, diskUser("DataVolume", fmt.Sprintf("tenant-%d", i), "disk", retireA))
+	}
+	cluster := retireCluster(t, users...)
+	cluster.ResetCalls()
+	_, err := renderCatalog(t, vals(t, retireA135), cluster)
+	require.Error(t, err)
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "machinedeployments": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists())
+
+	tpl := retireCluster(t, templateUser("tenant-acme", "tpl", "cozy-public", retireA))
+	tpl.ResetCalls()
+	_, err = renderCatalog(t, vals(t, retireA135), tpl)
+	requireRefusal(t, err, "still used by 1 object(s): tenant-acme/KubevirtMachineTemplate/tpl.")
+	assert.NotContains(t, err.Error(), "belong to no pool", "a template is not a disk")
+	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, tpl.ClusterWideLists(), "no disk user: no MachineDeployment list")
 }
 
 func TestCatalogRetiredGoldenLosesKeepAndItsCloneGrant(t *testing.T) {
@@ -231,8 +305,8 @@ func TestCatalogRetiringGoldensListErrorFailsTheRender(t *testing.T) {
 
 func TestCatalogRetireLookupErrorsFailTheRender(t *testing.T) {
 	apiErr := errors.New("etcdserver: request timed out")
-	for _, kind := range []string{"KubevirtMachineTemplate", "PersistentVolumeClaim"} {
-		cluster := retireCluster(t)
+	for _, kind := range []string{"KubevirtMachineTemplate", "PersistentVolumeClaim", "MachineDeployment"} {
+		cluster := retireCluster(t, diskUser("DataVolume", "tenant-acme", "disk", retireA))
 		cluster.FailWith = map[string]error{kind: apiErr}
 		_, err := renderCatalog(t, vals(t, retireA135), cluster)
 		requireRefusal(t, err, apiErr.Error())

@@ -97,9 +97,8 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 		withRich := mustRenderPool(t, vals(t, values), rich).Text()
 		assert.Equal(t, map[string]int{
 			"list virtualmachineclusterinstancetypes": 1,
-			"get configmaps":         1,
-			"get machinedeployments": 1,
-		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own record", values)
+			"get machinedeployments":                  1,
+		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own MachineDeployment (which holds its record)", values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), nil).Text(), values)
 	}
@@ -396,33 +395,31 @@ func TestClonePathAPICalls(t *testing.T) {
 	mustRenderPool(t, vals(t, builtinPool), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":             1,
-		"get machinedeployments":     1,
-		"get datavolumes":            1,
-		"get storageclasses":         1,
-		"list cdis":                  1,
-		"get storageprofiles":        1,
-		"get cdiconfigs":             1,
-		"get csidrivers":             1,
-		"get persistentvolumeclaims": 1,
-		"get persistentvolumes":      1,
+		"get machinedeployments":                  1,
+		"get datavolumes":                         1,
+		"get storageclasses":                      1,
+		"list cdis":                               1,
+		"get storageprofiles":                     1,
+		"get cdiconfigs":                          1,
+		"get csidrivers":                          1,
+		"get persistentvolumeclaims":              1,
+		"get persistentvolumes":                   1,
 	}, cluster.CallsByVerb(), "refusals 6 to 15 add the CDI list, the class's StorageProfile and CSIDriver, the CDIConfig, the golden's PVC and PV; with no CDI resource no VolumeSnapshotClass is listed")
 
 	cluster = healthyCluster(t)
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":             1,
-		"get machinedeployments":     1,
-		"get datavolumes":            1,
-		"list storageclasses":        1,
-		"get storageclasses":         1,
-		"list cdis":                  1,
-		"get storageprofiles":        1,
-		"get cdiconfigs":             1,
-		"get csidrivers":             1,
-		"get persistentvolumeclaims": 1,
-		"get persistentvolumes":      1,
+		"get machinedeployments":                  1,
+		"get datavolumes":                         1,
+		"list storageclasses":                     1,
+		"get storageclasses":                      1,
+		"list cdis":                               1,
+		"get storageprofiles":                     1,
+		"get cdiconfigs":                          1,
+		"get csidrivers":                          1,
+		"get persistentvolumeclaims":              1,
+		"get persistentvolumes":                   1,
 	}, cluster.CallsByVerb(), "no list of the pool's namespace: a new pool has no MachineDeployment, so no template is read")
 
 	cluster = healthyCluster(t, runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))

@@ -40,10 +40,11 @@ func validatingChart(t testing.TB) *chart.Chart {
 		return &cp
 	}
 	pool := poolChart(t)
-	reduced := keep(pool, "_validate.tpl", "_state.tpl", "_helpers.tpl", "_osimage.tpl", "_platformdefaults.tpl")
+	reduced := keep(pool)
 	var libs []*chart.Chart
 	for _, dep := range pool.Dependencies() {
-		libs = append(libs, keep(dep, "_values.tpl", "_patterns.tpl", "_golden.tpl", "_quantity.tpl"))
+		libs = append(libs, keep(dep, "_values.tpl", "_patterns.tpl", "_golden.tpl", "_quantity.tpl",
+			"_validate.tpl", "_state.tpl", "_helpers.tpl", "_osimage.tpl", "_platformdefaults.tpl"))
 	}
 	reduced.SetDependencies(libs...)
 	return render.WithTemplate(reduced, "templates/validate.yaml",

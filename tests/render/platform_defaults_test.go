@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -169,35 +170,93 @@ func TestImageFactoryURLAndOSImagePrecedenceOnANewPool(t *testing.T) {
 	}
 }
 
+// createdWith is the pool's MachineDeployment, as an earlier release left it,
+// carrying the creation record annotation value (left out when "").
+func createdWith(value string) string {
+	annotations := ""
+	if value != "" {
+		annotations = fmt.Sprintf("\n  annotations: {kubernetes-worker-image.cozystack.io/created-with: %q}", value)
+	}
+	return fmt.Sprintf("---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata:\n  name: %s\n  namespace: %s%s\nspec: {clusterName: kubernetes-acme}\n", testPoolName, testNamespace, annotations)
+}
+
+// legacyRecord is the ConfigMap an earlier chart version recorded the
+// creation defaults in, with the pool's MachineDeployment (no annotation).
+func legacyRecord(data string) string {
+	return createdWith("") + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}\ndata: " + data + "\n"
+}
+
 func TestRecordedPlatformOSImageIsNamedInRefusals(t *testing.T) {
 	_, err := renderPool(t, withChannel(t, "cluster: acme", clusterChannel(t, "tenantWorkers: {osImage: {builtin: {}}}")), clusterFromYAML(t, "", "cluster/instancetypes.yaml"))
 	requireRefusal(t, err, "is absent from cozy-public", "_cluster.osImage.builtin resolved to", "the platform default recorded when the pool was created", "set the pool's own osImage: {} to import over HTTP")
-	record := `---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}
-data: {origin: platform, imageFactoryURL: "", osImage: "builtin: {version: 'v1.13.6 #'}"}
-`
-	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
-	requireRefusal(t, err, `version "v1.13.6 #" (from the platform default _cluster.osImage.builtin.version recorded when the pool was created (ConfigMap tenant-acme/kubernetes-acme-workers-created-with)) is malformed`)
-	_, err = renderPool(t, vals(t, "{cluster: acme, osImage: {}}"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
+
+	annotated := createdWith(`{"osImage":{"builtin":{"version":"v1.13.6 #"}}}`)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, annotated, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, `version "v1.13.6 #" (from the platform default _cluster.osImage.builtin.version recorded when the pool was created (annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers)) is malformed`)
+	_, err = renderPool(t, vals(t, "{cluster: acme, osImage: {}}"), clusterFromYAML(t, annotated, "cluster/instancetypes.yaml"))
 	require.NoError(t, err, "the pool's own osImage overrides a bad record")
+
+	legacy := legacyRecord(`{origin: platform, imageFactoryURL: "", osImage: "builtin: {version: 'v1.13.6 #'}"}`)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, legacy, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, `(ConfigMap tenant-acme/kubernetes-acme-workers-created-with, the record of an earlier chart version)) is malformed`)
 }
 
 func TestRecordCapturesTheCreationDefaults(t *testing.T) {
-	record := func(m *render.Manifest) map[string]interface{} {
-		d, ok := m.Find("ConfigMap", testPoolName+"-created-with")
-		require.True(t, ok)
-		assert.Equal(t, testNamespace, d.Namespace())
-		return d.Object["data"].(map[string]interface{})
+	annotation := func(m *render.Manifest) interface{} {
+		return render.Get(doc(t, m, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]")
 	}
-	assert.Equal(t, map[string]interface{}{"origin": "platform", "imageFactoryURL": "", "osImage": ""}, record(mustRenderPool(t, vals(t, "cluster: acme"), nil)))
+	plain := mustRenderPool(t, vals(t, "cluster: acme"), nil)
+	assert.Nil(t, annotation(plain), "no default applied: no annotation, and the MachineDeployment keeps its bytes")
+	assert.Empty(t, plain.OfKind("ConfigMap"), "no record object in the release")
 	m := mustRenderPool(t, withChannel(t, "cluster: acme", clusterChannel(t, mirrorPlatform+"  osImage: {factory: {}}\n")), nil)
-	data := record(m)
-	assert.Equal(t, internalFactory, data["imageFactoryURL"])
-	osImage := map[string]interface{}{}
-	require.NoError(t, yaml.Unmarshal([]byte(data["osImage"].(string)), &osImage))
-	assert.Equal(t, map[string]interface{}{"factory": map[string]interface{}{}}, osImage)
+	assert.Equal(t, `{"imageFactoryURL":"`+internalFactory+`","osImage":{"factory":{}}}`, annotation(m))
+	assert.Contains(t, doc(t, m, "MachineDeployment").Text, `kubernetes-worker-image.cozystack.io/created-with: "{\"imageFactoryURL\":\"`+internalFactory+`\",\"osImage\":{\"factory\":{}}}"`+"\n")
+}
+
+// The record on the MachineDeployment holds only what this chart writes.
+func TestUnreadableCreationAnnotationIsRefused(t *testing.T) {
+	for _, tc := range []struct{ value, refusal string }{
+		{`builtin: {}`, `the annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers is not a JSON object as this chart writes it ("builtin: {}")`},
+		{`{"osImage": {"builtin": {}`, "is not a JSON object as this chart writes it"},
+		{`{"osimage": {"builtin": {}}}`, `the annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers has no key "osimage"; the keys it takes are imageFactoryURL, osImage`},
+		{`{"imageFactoryURL": 42}`, `imageFactoryURL in the annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers is 42 (a number), not a string`},
+		{`{"osImage": {"builtin": false}}`, `_cluster.osImage.builtin is false (a boolean), not a map`},
+	} {
+		_, err := renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, createdWith(tc.value), "cluster/instancetypes.yaml"))
+		requireRefusal(t, err, tc.refusal)
+	}
+	m, err := renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, createdWith(`{"imageFactoryURL":"https://factory.mirror.internal"}`), "cluster/instancetypes.yaml"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(urlOfPool(t, m), internalFactory+"/image/"), "the recorded factory applies")
+}
+
+// A pool an earlier chart version created has its record as a ConfigMap: the
+// first upgrade reads it, carries it into the MachineDeployment's annotation
+// and leaves the ConfigMap out of the release (Helm deletes it), with the
+// same machine template.
+func TestAnEarlierRecordIsCarriedIntoTheAnnotation(t *testing.T) {
+	legacy := legacyRecord(`{origin: platform, imageFactoryURL: "https://factory.mirror.internal", osImage: "factory: {}"}`)
+	m, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, withChannel(t, "cluster: acme", clusterChannel(t, "tenantWorkers: {osImage: {builtin: {}}}")), clusterFromYAML(t, legacy, "cluster/instancetypes.yaml"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(urlOfPool(t, m), internalFactory+"/image/"), "the recorded defaults apply, not today's")
+	assert.Equal(t, `{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"factory":{}}}`, render.Get(doc(t, m, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]"))
+	assert.Empty(t, m.OfKind("ConfigMap"))
+
+	// Then the annotation alone answers, with the same bytes.
+	next, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, vals(t, "cluster: acme"), clusterFromYAML(t, createdWith(`{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"factory":{}}}`), "cluster/instancetypes.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, m.Text(), next.Text())
+
+	// A broken recorded osImage: refused for a pool that reads it, dropped by one with its own.
+	broken := legacyRecord(`{origin: platform, imageFactoryURL: "", osImage: "builtin: [unclosed"}`)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, broken, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "pool kubernetes-acme-workers: the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with does not parse", "set the pool's own osImage")
+	own, err := renderPool(t, vals(t, "{cluster: acme, osImage: {}}"), clusterFromYAML(t, broken, "cluster/instancetypes.yaml"))
+	require.NoError(t, err, "a pool with its own osImage does not read the record's")
+	assert.Nil(t, render.Get(doc(t, own, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]"), "nothing valid to carry")
+	merge := legacyRecord(`{origin: platform, imageFactoryURL: "", osImage: "builtin: {}\n'<<': {factory: {}}"}`)
+	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, merge, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with holds a YAML merge key, anchor, alias or tag")
 }
 
 // fleet is a cluster holding what earlier installs left behind, upgraded as Helm would.
@@ -224,11 +283,6 @@ func (f *fleet) release(pool, values string, channel map[string]interface{}, upg
 	return m
 }
 
-func (f *fleet) deleteRecord(pool string) {
-	f.t.Helper()
-	require.NoError(f.t, f.cluster.Delete("v1", "ConfigMap", testNamespace, "kubernetes-acme-"+pool+"-created-with"))
-}
-
 func urlOfPool(t testing.TB, m *render.Manifest) string {
 	u, _ := render.Get(diskOf(m), "spec.source.http.url").(string)
 	return u
@@ -241,9 +295,8 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 	first := clusterChannel(t, mirrorPlatform+"  osImage: {builtin: {}}\n")
 	second := clusterChannel(t, "tenantWorkers: {talos: {imageFactoryURL: 'https://factory.second.internal'}}")
 
-	// A pool from before records existed, one created with no defaults.
+	// Two pools created with no defaults.
 	legacy := f.release("legacy", "cluster: acme", none, false)
-	f.deleteRecord("legacy")
 	plain := f.release("plain", "cluster: acme", none, false)
 
 	// The operator sets platform defaults; the existing pools upgrade.
@@ -257,7 +310,7 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 		assert.NotEqual(t, doc(t, pair[0], "TalosConfigTemplate").Text, doc(t, pair[1], "TalosConfigTemplate").Text, name)
 		assert.Equal(t, "registry.mirror.internal/siderolabs/installer/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, pair[1]), "machine.install.image"), name)
 	}
-	assert.Equal(t, "builtin", doc(t, legacyAfter, "ConfigMap").Object["data"].(map[string]interface{})["origin"], "a pool without record counts as created with the built-in values")
+	assert.Nil(t, render.Get(doc(t, legacyAfter, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]"), "a pool without record counts as created with the built-in values, and stays without one")
 
 	// A new pool takes today's defaults: a clone of the golden.
 	fresh := f.release("fresh", "cluster: acme", first, false)
@@ -316,8 +369,10 @@ func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 }
 
 func TestCreationRecordLookupErrorsFailTheRender(t *testing.T) {
+	// A new pool reads its MachineDeployment; an existing one without the
+	// annotation also reads an earlier version's record.
 	for _, kind := range []string{"ConfigMap", "MachineDeployment"} {
-		cluster := healthyCluster(t)
+		cluster := healthyCluster(t, createdWith(""))
 		cluster.FailWith = map[string]error{kind: errFakeOutage}
 		_, err := renderPool(t, withChannel(t, "cluster: acme", clusterChannel(t, mirrorPlatform)), cluster)
 		requireRefusal(t, err, errFakeOutage.Error())
@@ -329,24 +384,6 @@ func mustObjects(t testing.TB, text string) []*unstructured.Unstructured {
 	objs, err := render.ParseObjects([]byte(text))
 	require.NoError(t, err)
 	return objs
-}
-
-func TestUnreadableRecordedOSImageIsRefused(t *testing.T) {
-	record := `---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}
-data: {origin: platform, imageFactoryURL: "", osImage: "builtin: [unclosed"}
-`
-	_, err := renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
-	requireRefusal(t, err, "pool kubernetes-acme-workers: the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with does not parse", "set the pool's own osImage")
-	m, err := renderPool(t, vals(t, "{cluster: acme, osImage: {}}"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
-	require.NoError(t, err, "a pool with its own osImage does not read the record's")
-	assert.Equal(t, "builtin: [unclosed", doc(t, m, "ConfigMap").Object["data"].(map[string]interface{})["osImage"], "the record itself is kept as it is")
-
-	record = strings.Replace(record, `osImage: "builtin: [unclosed"`, `osImage: "just-a-string"`, 1)
-	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, record, "cluster/instancetypes.yaml"))
-	requireRefusal(t, err, "does not parse")
 }
 
 func TestOSImageThatIsNotAMapIsRefused(t *testing.T) {

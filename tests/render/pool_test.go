@@ -16,7 +16,6 @@ func TestPoolObjectsAreNamedFromTheCluster(t *testing.T) {
 		kinds = append(kinds, d.Kind())
 	}
 	require.Equal(t, poolKinds, kinds)
-	assert.Equal(t, testPoolName+"-created-with", doc(t, m, "ConfigMap").Name())
 	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
 		d := doc(t, m, kind)
 		assert.Equal(t, testPoolName, d.Name(), kind)

@@ -226,13 +226,8 @@ func TestCreationRecordReadsBackWhatWasWritten(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, install.Text(), upgraded.Text(), "an upgrade reads the record back exactly")
 
-	// A record that holds a merge key (as no version of this chart writes) is refused, not merged.
-	forged := `---
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: kubernetes-acme-workers-created-with, namespace: tenant-acme}
-data: {origin: platform, imageFactoryURL: "", osImage: "builtin: {}\n'<<': {factory: {}}"}
-`
+	// An earlier version's record that holds a merge key (as no version of this chart writes) is refused, not merged.
+	forged := legacyRecord(`{origin: platform, imageFactoryURL: "", osImage: "builtin: {}\n'<<': {factory: {}}"}`)
 	_, err = renderPool(t, vals(t, "cluster: acme"), clusterFromYAML(t, forged, "cluster/instancetypes.yaml"))
 	requireRefusal(t, err, "pool kubernetes-acme-workers: the osImage recorded in ConfigMap tenant-acme/kubernetes-acme-workers-created-with holds a YAML merge key, anchor, alias or tag")
 	neighbour := strings.Replace(forged, `builtin: {}\n'<<': {factory: {}}`, `factory: {}`, 1)

@@ -15,7 +15,7 @@ func TestImagePatternsAgreeAcrossCharts(t *testing.T) {
 		require.NotEmpty(t, lib[field], field)
 	}
 	// The charts' templates hold no copy of their own: they include the library's.
-	for _, file := range []string{poolChart + "/templates/_osimage.tpl", poolChart + "/templates/_validate.tpl", catalogChart + "/templates/_helpers.tpl"} {
+	for _, file := range []string{"packages/library/kubernetes-nodes-lib/templates/_osimage.tpl", "packages/library/kubernetes-nodes-lib/templates/_validate.tpl", catalogChart + "/templates/_helpers.tpl"} {
 		raw := chartFile(t, file)
 		require.NotContains(t, raw, lib["version"], "%s copies the version pattern instead of including worker-image-lib.patterns", file)
 		require.NotContains(t, raw, lib["schematicID"], "%s copies the schematicID pattern", file)

@@ -301,36 +301,72 @@ without retire takes the golden back (keep returns): nothing to check.
 {{- end -}}
 {{- if $check -}}
 {{- $users := dict -}}
-{{- include "kubernetes-worker-image.goldenUsers" (dict "root" . "names" $check "out" $users) -}}
+{{- $noPool := dict -}}
+{{- include "kubernetes-worker-image.goldenUsers" (dict "root" . "names" $check "out" $users "noPool" $noPool) -}}
 {{- range $name := keys $check | sortAlpha -}}
 {{- $found := get $users $name | default list | uniq | sortAlpha -}}
 {{- if $found -}}
-{{- $shown := join ", " (slice $found 0 (min 5 (len $found))) -}}
-{{- if gt (len $found) 5 -}}
-{{- $shown = printf "%s and %d more" $shown (sub (len $found) 5) -}}
-{{- end -}}
 {{- $c := get $check $name -}}
-{{- fail (printf "%s is still used by %d object(s): %s. A golden in use cannot be deleted: a worker disk cloning it or a pool scaling up from it would lose its source. Move those pools to another golden (osImage.builtin with another flavor) or to HTTP (remove osImage.builtin), wait until their old KubevirtMachineTemplates and worker disks are gone (workerimage pins lists what is left), then render again; %s" $c.subject (len $found) $shown $c.fix) -}}
+{{- $strays := get $noPool $name | default list | uniq | sortAlpha -}}
+{{- $strayNote := "" -}}
+{{- if $strays -}}
+{{- $strayNote = printf " Of those, %d belong to no pool using the golden: %s (a worker disk whose namespace holds no MachineDeployment named by its kubernetes-worker-image.cozystack.io/pool annotation, so no pool there made it or its pool is gone; anyone who can create a DataVolume or PVC can annotate one). They still keep the golden, so nothing is lost: delete them if nothing needs them." (len $strays) (include "kubernetes-worker-image.firstFive" $strays) -}}
+{{- end -}}
+{{- fail (printf "%s is still used by %d object(s): %s.%s A golden in use cannot be deleted: a worker disk cloning it or a pool scaling up from it would lose its source. Move those pools to another golden (osImage.builtin with another flavor) or to HTTP (remove osImage.builtin), wait until their old KubevirtMachineTemplates and worker disks are gone (workerimage pins lists what is left), then render again; %s" $c.subject (len $found) (include "kubernetes-worker-image.firstFive" $found) $strayNote $c.fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
 
 {{/*
+A sorted list as "a, b, c, d, e and N more": a refusal names at most five.
+*/}}
+{{- define "kubernetes-worker-image.firstFive" -}}
+{{- $shown := join ", " (slice . 0 (min 5 (len .))) -}}
+{{- if gt (len .) 5 -}}
+{{- $shown = printf "%s and %d more" $shown (sub (len .) 5) -}}
+{{- end -}}
+{{- $shown -}}
+{{- end -}}
+
+{{/*
 Who uses the goldens named by the keys of names: out[<golden>] gets
 "<namespace>/<kind>/<name>" for each DataVolume or PVC annotated with it and
-each KubevirtMachineTemplate whose disk clones it from cozy-public. Takes a
-dict: root, names, out.
+each KubevirtMachineTemplate whose disk clones it from cozy-public. A disk
+belongs to a pool only where it is believable: its namespace holds the
+MachineDeployment its kubernetes-worker-image.cozystack.io/pool annotation
+names (the pool chart writes kubernetes-<cluster>-<pool> there). Any tenant
+can annotate a DataVolume of its own, so noPool[<golden>] gets the disks that
+belong to no pool; they still count as users (deleting the golden would still
+take their source). The MachineDeployments are one more cluster-wide list,
+made only when some disk uses a golden being checked. Takes a dict: root,
+names, out, noPool.
 */}}
 {{- define "kubernetes-worker-image.goldenUsers" -}}
 {{- $ns := include "kubernetes-worker-image.namespace" .root -}}
 {{- $names := .names -}}
 {{- $out := .out -}}
+{{- $disks := list -}}
 {{- range $kind := list (list "cdi.kubevirt.io/v1beta1" "DataVolume") (list "v1" "PersistentVolumeClaim") -}}
 {{- range $o := (lookup (index $kind 0) (index $kind 1) "" "").items | default list -}}
 {{- $golden := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/golden" "" $o | toString -}}
 {{- if hasKey $names $golden -}}
-{{- $_ := set $out $golden (append (get $out $golden | default list) (printf "%s/%s/%s" $o.metadata.namespace (index $kind 1) $o.metadata.name)) -}}
+{{- $user := printf "%s/%s/%s" $o.metadata.namespace (index $kind 1) $o.metadata.name -}}
+{{- $_ := set $out $golden (append (get $out $golden | default list) $user) -}}
+{{- $disks = append $disks (dict "golden" $golden "user" $user "namespace" $o.metadata.namespace "pool" (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/pool" "" $o | toString)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $disks -}}
+{{- $pools := dict -}}
+{{- range $md := (lookup "cluster.x-k8s.io/v1beta1" "MachineDeployment" "" "").items | default list -}}
+{{- $_ := set $pools (printf "%s/%s" $md.metadata.namespace $md.metadata.name) true -}}
+{{- end -}}
+{{- $noPool := .noPool -}}
+{{- range $disks -}}
+{{- /* No namespace or name holds a "/": only the disk's own namespace can match. */ -}}
+{{- if not (and .pool (hasKey $pools (printf "%s/%s" .namespace .pool))) -}}
+{{- $_ := set $noPool .golden (append (get $noPool .golden | default list) .user) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

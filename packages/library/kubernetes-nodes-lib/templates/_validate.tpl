@@ -17,8 +17,8 @@ Every template file includes it first.
 {{- fail (printf "pool %s: %s is null, which removes the chart's default; remove the key to keep the default, or set it (values.yaml documents each value)" $pool $key) -}}
 {{- end -}}
 {{- end -}}
-{{- /* Unknown keys: a typo (osimage:) would otherwise be ignored and silently take the HTTP import. Helm adds global and the library's key. */ -}}
-{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "roles" "minReplicas" "maxReplicas" "version" "talos" "osImage" "maxUnhealthy" "nodeStartupTimeout" "_cluster" "_namespace" "global" "worker-image-lib") -}}
+{{- /* Unknown keys: a typo (osimage:) would otherwise be ignored and silently take the HTTP import. Helm adds global and the libraries' keys. */ -}}
+{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "roles" "minReplicas" "maxReplicas" "version" "talos" "osImage" "maxUnhealthy" "nodeStartupTimeout" "_cluster" "_namespace" "global" "worker-image-lib" "kubernetes-nodes-lib") -}}
 {{- if $unknown -}}
 {{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, roles, minReplicas, maxReplicas, version, talos, osImage, maxUnhealthy and nodeStartupTimeout (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
 {{- end -}}

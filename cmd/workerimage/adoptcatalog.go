@@ -1,0 +1,306 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The catalog values adopt prints. The platform forwards
+// kubernetesWorkerImage.images to the catalog as its whole images list, so the
+// list must hold every entry the catalog has today, or the upgrade would drop
+// their goldens from the clone Role. Those entries are read back from the
+// goldens in cozy-public, with the very fields the catalog compares an entry
+// with (kubernetes-worker-image.assertUnchanged), so it reads none as edited.
+
+type adoptCatalog struct {
+	// Changed: some pool waits for a new entry or an added class.
+	Changed bool `json:"changed"`
+	// Images is the catalog's images list with the changes, existing entries
+	// first (by golden name), then the new ones.
+	Images []catalogEntry `json:"images"`
+	// Values is the same list as YAML, with comments, to paste into the
+	// platform's values; "" when nothing changes.
+	Values string `json:"values"`
+}
+
+type catalogEntry struct {
+	// Entry is the images[] entry, as the catalog takes it.
+	Entry catalogImage `json:"entry"`
+	// Change is kept (as its golden shows it), classes-added, or new.
+	Change string `json:"change"`
+	// AddedClasses are the classes added to additionalStorageClasses.
+	AddedClasses []string `json:"addedClasses,omitempty"`
+	// Pools are the HelmReleases of the pools that wait for the change.
+	Pools []string `json:"pools,omitempty"`
+	// Notes say what could not be read back from the cluster.
+	Notes []string `json:"notes,omitempty"`
+
+	plain string
+}
+
+type catalogImage struct {
+	SchematicID     string `json:"schematicID"`
+	Version         string `json:"version"`
+	ImageFactoryURL string `json:"imageFactoryURL,omitempty"`
+	Storage         string `json:"storage,omitempty"`
+	// StorageClass is set when known; "" (the cluster default) is a value.
+	StorageClass             *string  `json:"storageClass,omitempty"`
+	AdditionalStorageClasses []string `json:"additionalStorageClasses,omitempty"`
+	Retire                   bool     `json:"retire,omitempty"`
+}
+
+const (
+	changeKept         = "kept"
+	changeClassesAdded = "classes-added"
+	changeNew          = "new"
+)
+
+// catalogFor is the images list with what the pools wait for: a per-class
+// golden adds the pool's class to its flavor's entry; a missing flavor gets
+// an entry on the class most of its pools are on, the others as additional
+// classes, and the factory URL most of them boot from when it is not the
+// public Image Factory (the catalog's own default, or its platform-wide URL,
+// applies otherwise).
+func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog {
+	entries := existingEntries(stored)
+	byPlain := map[string]*catalogEntry{}
+	for i := range entries {
+		byPlain[entries[i].plain] = &entries[i]
+	}
+	type wanted struct {
+		schematicID, version string
+		classes, urls        map[string]int
+		pools                []string
+	}
+	missing := map[string]*wanted{}
+	sorted := append([]adoptPool(nil), pools...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].HelmRelease < sorted[j].HelmRelease })
+	for _, p := range sorted {
+		if p.Outcome != outcomeNeedsEntry && p.Outcome != outcomeNeedsPerClass {
+			continue
+		}
+		plain := goldenPrefix + p.schematicID + "-" + p.version
+		if e := byPlain[plain]; e != nil {
+			e.addClass(p.class())
+			e.Pools = append(e.Pools, p.HelmRelease)
+			continue
+		}
+		w := missing[plain]
+		if w == nil {
+			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}, urls: map[string]int{}}
+			missing[plain] = w
+		}
+		w.classes[p.class()]++
+		w.urls[p.imageFactoryURL]++
+		w.pools = append(w.pools, p.HelmRelease)
+	}
+	for _, plain := range sortedKeys(missing) {
+		w := missing[plain]
+		e := catalogEntry{plain: plain, Change: changeNew, Pools: w.pools, Entry: catalogImage{SchematicID: w.schematicID, Version: w.version}}
+		classes := byCount(w.classes)
+		for _, c := range classes {
+			switch {
+			case c == "":
+				// Pools without a class compare none: any class serves them.
+			case e.Entry.StorageClass == nil:
+				c := c
+				e.Entry.StorageClass = &c
+			default:
+				e.Entry.AdditionalStorageClasses = append(e.Entry.AdditionalStorageClasses, c)
+			}
+		}
+		if e.Entry.StorageClass == nil {
+			e.Notes = append(e.Notes, "its pools' class is not known: the golden goes on the catalog's storageClass")
+		}
+		urls := byCount(w.urls)
+		if urls[0] != publicImageFactoryURL && urls[0] != "" {
+			e.Entry.ImageFactoryURL = urls[0]
+		}
+		if len(urls) > 1 {
+			e.Notes = append(e.Notes, "its pools boot it from "+strings.Join(urls, ", ")+": one golden serves them all")
+		}
+		entries = append(entries, e)
+	}
+	c := adoptCatalog{Images: entries}
+	for _, e := range entries {
+		c.Changed = c.Changed || e.Change != changeKept
+	}
+	if c.Images == nil {
+		c.Images = []catalogEntry{}
+	}
+	if c.Changed {
+		c.Values = catalogValuesYAML(entries)
+	}
+	return c
+}
+
+// addClass lists class in the entry's additionalStorageClasses, unless the
+// entry's golden is on it already.
+func (e *catalogEntry) addClass(class string) {
+	if class == "" || (e.Entry.StorageClass != nil && *e.Entry.StorageClass == class) {
+		return
+	}
+	for _, c := range e.Entry.AdditionalStorageClasses {
+		if c == class {
+			return
+		}
+	}
+	e.Entry.AdditionalStorageClasses = append(e.Entry.AdditionalStorageClasses, class)
+	sort.Strings(e.Entry.AdditionalStorageClasses)
+	e.AddedClasses = append(e.AddedClasses, class)
+	sort.Strings(e.AddedClasses)
+	e.Change = changeClassesAdded
+}
+
+// existingEntries reads each flavor's entry back from its goldens: the plain
+// golden's source URL (less the path the catalog appends), storage and class,
+// its per-class goldens' classes, and retire when it is marked retiring.
+func existingEntries(stored map[string]storedGolden) []catalogEntry {
+	type flavor struct {
+		schematicID, version string
+		plain                *storedGolden
+		perClass             map[string]storedGolden
+	}
+	flavors := map[string]*flavor{}
+	for _, name := range sortedKeys(stored) {
+		plain, schematicID, version, class, ok := goldenFlavor(name)
+		if !ok {
+			continue
+		}
+		f := flavors[plain]
+		if f == nil {
+			f = &flavor{schematicID: schematicID, version: version, perClass: map[string]storedGolden{}}
+			flavors[plain] = f
+		}
+		g := stored[name]
+		if class == "" {
+			f.plain = &g
+		} else {
+			f.perClass[class] = g
+		}
+	}
+	var out []catalogEntry
+	for _, plain := range sortedKeys(flavors) {
+		f := flavors[plain]
+		e := catalogEntry{plain: plain, Change: changeKept, Entry: catalogImage{SchematicID: f.schematicID, Version: f.version}}
+		src := f.plain
+		if src == nil {
+			first := f.perClass[sortedKeys(f.perClass)[0]]
+			src = &first
+			e.Notes = append(e.Notes, "its own golden "+plain+" is not in cozy-public: storageClass is not known, set it as in your values")
+		} else {
+			class := src.class
+			e.Entry.StorageClass = &class
+			e.Entry.Retire = src.retiring
+		}
+		suffix := "/image/" + f.schematicID + "/" + f.version + "/openstack-amd64.raw.xz"
+		switch {
+		case strings.HasSuffix(src.url, suffix):
+			e.Entry.ImageFactoryURL = strings.TrimSuffix(src.url, suffix)
+		case src.url == "":
+			e.Notes = append(e.Notes, "its source URL is not recorded on its golden (only its PVC is left): imageFactoryURL as in your values")
+		default:
+			e.Notes = append(e.Notes, fmt.Sprintf("its source URL %q is not one the catalog builds: imageFactoryURL as in your values", src.url))
+		}
+		e.Entry.Storage = src.storage
+		if src.storage == "" {
+			e.Notes = append(e.Notes, "its storage is not recorded on its golden: storage as in your values")
+		}
+		e.Entry.AdditionalStorageClasses = sortedKeys(f.perClass)
+		out = append(out, e)
+	}
+	return out
+}
+
+// byCount lists the keys by how many counted them, most first, then by name.
+func byCount(m map[string]int) []string {
+	keys := sortedKeys(m)
+	sort.SliceStable(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	return keys
+}
+
+// catalogValuesYAML writes the list for the platform's values, each entry
+// under a comment saying why it is there.
+func catalogValuesYAML(entries []catalogEntry) string {
+	var b strings.Builder
+	b.WriteString("kubernetesWorkerImage:\n  images:\n")
+	for _, e := range entries {
+		switch e.Change {
+		case changeKept:
+			fmt.Fprintf(&b, "    # kept as its golden %s shows it\n", e.plain)
+		case changeClassesAdded:
+			fmt.Fprintf(&b, "    # kept, with additionalStorageClasses %s added for %s\n", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
+		case changeNew:
+			fmt.Fprintf(&b, "    # new, golden %s, for %s\n", e.plain, poolsText(e.Pools))
+		}
+		for _, n := range e.Notes {
+			fmt.Fprintf(&b, "    # note: %s\n", n)
+		}
+		img := e.Entry
+		fmt.Fprintf(&b, "    - schematicID: %s\n      version: %s\n", yamlScalar(img.SchematicID), yamlScalar(img.Version))
+		if img.ImageFactoryURL != "" {
+			fmt.Fprintf(&b, "      imageFactoryURL: %s\n", yamlScalar(img.ImageFactoryURL))
+		}
+		if img.Storage != "" {
+			fmt.Fprintf(&b, "      storage: %s\n", yamlScalar(img.Storage))
+		}
+		if img.StorageClass != nil {
+			fmt.Fprintf(&b, "      storageClass: %s\n", yamlScalar(*img.StorageClass))
+		}
+		if len(img.AdditionalStorageClasses) > 0 {
+			quoted := make([]string, len(img.AdditionalStorageClasses))
+			for i, c := range img.AdditionalStorageClasses {
+				quoted[i] = yamlScalar(c)
+			}
+			fmt.Fprintf(&b, "      additionalStorageClasses: [%s]\n", strings.Join(quoted, ", "))
+		}
+		if img.Retire {
+			b.WriteString("      retire: true\n")
+		}
+	}
+	return b.String()
+}
+
+func poolsText(pools []string) string {
+	shown := pools
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	s := count(len(pools), "pool") + ": " + strings.Join(shown, ", ")
+	if len(pools) > 3 {
+		s += fmt.Sprintf(" and %d more", len(pools)-3)
+	}
+	return s
+}
+
+// plainScalar is text YAML reads back as the same string when written bare.
+var plainScalar = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9._/~%]*(:[-A-Za-z0-9._/~%]+)*$`)
+
+// yamlScalar writes s so YAML reads back exactly s: bare when it is plainly a
+// string, else double-quoted (JSON's escapes are YAML's).
+func yamlScalar(s string) string {
+	_, numErr := strconv.ParseFloat(s, 64)
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~":
+		return strconv.Quote(s)
+	}
+	if numErr == nil || !plainScalar.MatchString(s) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+func writeCatalogText(tb *table, c adoptCatalog) {
+	if !c.Changed {
+		tb.raw("catalog: no change needed (no pool that imports over HTTP waits for a golden)")
+		return
+	}
+	tb.raw("catalog: paste into the platform's values, then wait for the new goldens to import. kubernetesWorkerImage.images replaces")
+	tb.raw("the catalog's whole list, so every entry it has today is in it too, each as its golden shows it:")
+	for _, l := range strings.Split(strings.TrimSuffix(c.Values, "\n"), "\n") {
+		tb.raw(l)
+	}
+}

@@ -1,0 +1,161 @@
+{{/*
+The chart's built-in Talos sources, the last fallback after the pool's own value
+and the platform default. values.yaml leaves these keys empty because Helm cannot
+tell "unset" from "set to the default": a pool that writes the built-in value
+itself must still win over a platform default.
+*/}}
+{{- define "kubernetes-nodes.builtinTalos" -}}
+imageFactoryURL: https://factory.talos.dev
+installerRepository: factory.talos.dev/installer
+{{- end -}}
+
+{{/*
+The platform defaults that reach the disk source (imageFactoryURL and osImage)
+apply when a pool is created and never afterwards: they sit inside the hashed
+machine template, so a render-time default would roll every pool the day an
+operator set it. They are recorded on the pool's own MachineDeployment, in the
+annotation kubernetes-worker-image.cozystack.io/created-with (JSON, written
+only when a default applied, so a pool created without any keeps its four
+objects byte for byte). Resolved once per render into ._kubernetesNodes.creation:
+- the MachineDeployment exists and carries the annotation: the defaults it holds;
+- it exists without one: the ConfigMap <pool>-created-with an earlier chart
+  version recorded them in, when it is still there (this render carries them
+  into the annotation, and Helm deletes the ConfigMap, which left the chart);
+  else the pool was created with the built-in values;
+- no MachineDeployment: a new pool, which takes today's platform defaults (_cluster).
+Fields: imageFactoryURL, osImage (a map, absent when none), osImageText (as
+YAML, for tools), origin ("platform" or "builtin"), from (where it was read).
+The record is on an object the render reads anyway: a separate core/v1 object
+in the release made every helm upgrade load core/v1's whole OpenAPI document.
+*/}}
+{{- define "kubernetes-nodes.ensureCreationDefaults" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "creation") -}}
+{{- $namespace := .Release.Namespace -}}
+{{- $pool := include "kubernetes-nodes.poolName" . -}}
+{{- $creation := dict "imageFactoryURL" "" "osImageText" "" "origin" "platform" -}}
+{{- $recorded := dict -}}
+{{- if include "kubernetes-nodes.ensureMachineDeployment" . -}}
+{{- $text := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/created-with" "" $state.machineDeployment | toString -}}
+{{- if $text -}}
+{{- $_ := set $creation "from" (printf "annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment %s/%s" $namespace $pool) -}}
+{{- $parsed := $text | fromJson -}}
+{{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
+{{- fail (printf "pool %s: the %s is not a JSON object as this chart writes it (%s); set the pool's own talos.imageFactoryURL and osImage, or delete the annotation to take the built-in values (which re-images the pool if they differ)" $pool $creation.from (include "worker-image-lib.describe" $text)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage")) -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "imageFactoryURL in the %s" $creation.from) "value" (get $parsed "imageFactoryURL")) -}}
+{{- $recorded = $parsed -}}
+{{- else -}}
+{{- /* An earlier chart version's record; a lookup error fails the render rather than guessing. */ -}}
+{{- $recordName := printf "%s-created-with" $pool -}}
+{{- $record := lookup "v1" "ConfigMap" $namespace $recordName -}}
+{{- $_ := set $creation "from" (printf "ConfigMap %s/%s, the record of an earlier chart version" $namespace $recordName) -}}
+{{- if $record -}}
+{{- $data := $record.data | default dict -}}
+{{- $_ := set $creation "origin" (get $data "origin" | default "platform" | toString) -}}
+{{- $_ := set $recorded "imageFactoryURL" (get $data "imageFactoryURL" | default "" | toString) -}}
+{{- $text := get $data "osImage" | default "" | toString -}}
+{{- if $text -}}
+{{- $parsed := fromYaml $text -}}
+{{- /* No valid osImage field holds these characters, so a record that does is not what the chart wrote: a "<<" key would read back as a YAML merge, "&" and "*" as an anchor and alias, "!" as a tag. */ -}}
+{{- $problem := "" -}}
+{{- if regexMatch "[<&*!]" $text -}}
+{{- $problem = "holds a YAML merge key, anchor, alias or tag (one of < & * !), so it would not read back as it was written and no valid osImage holds one" -}}
+{{- else if hasKey $parsed "Error" -}}
+{{- $problem = printf "does not parse (%s)" $parsed.Error -}}
+{{- end -}}
+{{- if not $problem -}}
+{{- $_ := set $recorded "osImage" $parsed -}}
+{{- else if not (hasKey .Values "osImage") -}}
+{{- /* Only a pool without its own osImage reads the recorded one; the others drop a broken one. */ -}}
+{{- fail (printf "pool %s: the osImage recorded in ConfigMap %s/%s %s; set the pool's own osImage, or delete that ConfigMap to take the built-in values (which re-images the pool if they differ)" $pool $namespace $recordName $problem) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $creation "origin" "builtin" -}}
+{{- $_ := set $creation "from" (printf "MachineDeployment %s/%s, created with no platform default" $namespace $pool) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- $platform := .Values._cluster | default dict -}}
+{{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
+{{- $_ := set $recorded "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
+{{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
+{{- $_ := set $recorded "osImage" $platform.osImage -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $creation "imageFactoryURL" (get $recorded "imageFactoryURL" | default "" | toString) -}}
+{{- if hasKey $recorded "osImage" -}}
+{{- $_ := set $creation "osImage" $recorded.osImage -}}
+{{- $_ := set $creation "osImageText" ($recorded.osImage | toYaml) -}}
+{{- end -}}
+{{- $_ := set $state "creation" $creation -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The annotation value that records the creation defaults on the
+MachineDeployment: JSON of those that applied, "" when none did (the
+annotation is then left out, and the MachineDeployment keeps its bytes).
+*/}}
+{{- define "kubernetes-nodes.creationAnnotation" -}}
+{{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
+{{- $creation := ._kubernetesNodes.creation -}}
+{{- $record := dict -}}
+{{- with $creation.imageFactoryURL -}}
+{{- $_ := set $record "imageFactoryURL" . -}}
+{{- end -}}
+{{- if hasKey $creation "osImage" -}}
+{{- $_ := set $record "osImage" $creation.osImage -}}
+{{- end -}}
+{{- if $record -}}
+{{- $record | toJson -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The creation defaults as YAML, for tools that read what the chart resolved. */}}
+{{- define "kubernetes-nodes.creationDefaults" -}}
+{{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
+{{- $creation := ._kubernetesNodes.creation -}}
+{{- dict "imageFactoryURL" $creation.imageFactoryURL "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from | toYaml -}}
+{{- end -}}
+
+{{/* How a recorded default is named in messages. */}}
+{{- define "kubernetes-nodes.recordedSource" -}}
+{{- printf "the platform default %s recorded when the pool was created (%s)" .field .root._kubernetesNodes.creation.from -}}
+{{- end -}}
+
+{{/*
+Settings that reach workers only through the TalosConfigTemplate (stable name,
+nothing rolls): applied at render time to every pool, new and existing.
+*/}}
+{{- define "kubernetes-nodes.installerRepository" -}}
+{{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
+{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
+{{- end -}}
+
+{{/*
+Talos machine.registries: the platform's mirrors with the pool's merged in per
+registry host (the platform's hosts stay, the pool's entry for a host replaces
+the platform's whole entry), and the platform's registry config. Takes a dict:
+root, out (filled with mirrors and config when there are any).
+*/}}
+{{- define "kubernetes-nodes.registries" -}}
+{{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
+{{- $mirrors := dict -}}
+{{- range $host, $mirror := (get $platformTalos "registryMirrors" | default dict) -}}
+{{- $_ := set $mirrors $host $mirror -}}
+{{- end -}}
+{{- range $host, $mirror := (.root.Values.talos.registryMirrors | default dict) -}}
+{{- $_ := set $mirrors $host $mirror -}}
+{{- end -}}
+{{- if $mirrors -}}
+{{- $_ := set .out "mirrors" $mirrors -}}
+{{- end -}}
+{{- with get $platformTalos "registryConfig" -}}
+{{- $_ := set $.out "config" . -}}
+{{- end -}}
+{{- end -}}
