@@ -100,6 +100,12 @@ kind: StorageClass
 metadata: {name: `+class+`}
 provisioner: adopt.csi.example
 allowVolumeExpansion: true
+---
+# Its CSI driver: without one CDI takes the class for in-tree storage (refusal 12).
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: adopt.csi.example}
+spec: {attachRequired: true}
 `)
 	t.Cleanup(func() { e.remove(t, state...) })
 
