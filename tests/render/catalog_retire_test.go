@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
@@ -310,5 +311,44 @@ func TestCatalogRetireLookupErrorsFailTheRender(t *testing.T) {
 		cluster.FailWith = map[string]error{kind: apiErr}
 		_, err := renderCatalog(t, vals(t, retireA135), cluster)
 		requireRefusal(t, err, apiErr.Error())
+	}
+}
+
+// BenchmarkCatalogRetireCheck: the refused retirement of a golden that n worker
+// disks use (half of them in a namespace holding their pool's MachineDeployment,
+// half belonging to no pool), at 250 and 4,000 disks. x-per-disk is the time per
+// disk at 4,000 over the time per disk at 250: near 1 when the check grows
+// linearly with the disks it reads.
+func BenchmarkCatalogRetireCheck(b *testing.B) {
+	perDisk := map[int]float64{}
+	for _, n := range []int{250, 4000} {
+		var objects []string
+		for i := 0; i < n; i++ {
+			ns := fmt.Sprintf("tenant-%d", i)
+			objects = append(objects, poolDisk("DataVolume", ns, "kubernetes-c-w-1a2b3c-aaaaa-disk-system", retireA, "kubernetes-c-w"))
+			if i%2 == 0 {
+				objects = append(objects, machineDeployment(ns, "kubernetes-c-w"))
+			}
+		}
+		cluster := retireCluster(b, objects...)
+		values := vals(b, retireA135)
+		b.Run(fmt.Sprintf("disks=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			start := time.Now()
+			for i := 0; i < b.N; i++ {
+				if _, err := renderCatalog(b, values, cluster); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("still used by %d object(s)", n)) {
+					b.Fatalf("want the refusal naming %d users, got %v", n, err)
+				}
+			}
+			perDisk[n] = float64(time.Since(start).Nanoseconds()) / float64(b.N) / float64(n)
+			b.ReportMetric(perDisk[n], "ns/disk")
+		})
+	}
+	if perDisk[250] > 0 && perDisk[4000] > 0 {
+		b.Run("ratio", func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+			}
+			b.ReportMetric(perDisk[4000]/perDisk[250], "x-per-disk")
+		})
 	}
 }
