@@ -304,10 +304,10 @@ without retire takes the golden back (keep returns): nothing to check.
 {{- $noPool := dict -}}
 {{- include "kubernetes-worker-image.goldenUsers" (dict "root" . "names" $check "out" $users "noPool" $noPool) -}}
 {{- range $name := keys $check | sortAlpha -}}
-{{- $found := get $users $name | default list | uniq | sortAlpha -}}
+{{- $found := keys (get $users $name) | sortAlpha -}}
 {{- if $found -}}
 {{- $c := get $check $name -}}
-{{- $strays := get $noPool $name | default list | uniq | sortAlpha -}}
+{{- $strays := keys (get $noPool $name | default dict) | sortAlpha -}}
 {{- $strayNote := "" -}}
 {{- if $strays -}}
 {{- $strayNote = printf " Of those, %d belong to no pool using the golden: %s (a worker disk whose namespace holds no MachineDeployment named by its kubernetes-worker-image.cozystack.io/pool annotation, so no pool there made it or its pool is gone; anyone who can create a DataVolume or PVC can annotate one). They still keep the golden, so nothing is lost: delete them if nothing needs them." (len $strays) (include "kubernetes-worker-image.firstFive" $strays) -}}
@@ -330,15 +330,16 @@ A sorted list as "a, b, c, d, e and N more": a refusal names at most five.
 {{- end -}}
 
 {{/*
-Who uses the goldens named by the keys of names: out[<golden>] gets
-"<namespace>/<kind>/<name>" for each DataVolume or PVC annotated with it and
-each KubevirtMachineTemplate whose disk clones it from cozy-public. A disk
+Who uses the goldens named by the keys of names: out[<golden>] is a set (a dict
+whose keys are "<namespace>/<kind>/<name>") of each DataVolume or PVC annotated
+with it and each KubevirtMachineTemplate whose disk clones it from cozy-public;
+sets, because sprig's append and uniq copy and scan the whole list on every call. A disk
 belongs to a pool only where it is believable: its namespace holds the
 MachineDeployment its kubernetes-worker-image.cozystack.io/pool annotation
 names (the pool chart writes kubernetes-<cluster>-<pool> there). Any tenant
 can annotate a DataVolume of its own, so noPool[<golden>] gets the disks that
-belong to no pool; they still count as users (deleting the golden would still
-take their source). The MachineDeployments are one more cluster-wide list,
+belong to no pool (a set too); they still count as users (deleting the golden
+would still take their source). The MachineDeployments are one more cluster-wide list,
 made only when some disk uses a golden being checked. Takes a dict: root,
 names, out, noPool.
 */}}
@@ -346,14 +347,17 @@ names, out, noPool.
 {{- $ns := include "kubernetes-worker-image.namespace" .root -}}
 {{- $names := .names -}}
 {{- $out := .out -}}
-{{- $disks := list -}}
+{{- range $golden := keys $names -}}
+{{- $_ := set $out $golden dict -}}
+{{- end -}}
+{{- $disks := dict -}}
 {{- range $kind := list (list "cdi.kubevirt.io/v1beta1" "DataVolume") (list "v1" "PersistentVolumeClaim") -}}
 {{- range $o := (lookup (index $kind 0) (index $kind 1) "" "").items | default list -}}
 {{- $golden := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/golden" "" $o | toString -}}
 {{- if hasKey $names $golden -}}
 {{- $user := printf "%s/%s/%s" $o.metadata.namespace (index $kind 1) $o.metadata.name -}}
-{{- $_ := set $out $golden (append (get $out $golden | default list) $user) -}}
-{{- $disks = append $disks (dict "golden" $golden "user" $user "namespace" $o.metadata.namespace "pool" (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/pool" "" $o | toString)) -}}
+{{- $_ := set (get $out $golden) $user true -}}
+{{- $_ := set $disks $user (dict "golden" $golden "namespace" $o.metadata.namespace "pool" (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/pool" "" $o | toString)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -363,10 +367,13 @@ names, out, noPool.
 {{- $_ := set $pools (printf "%s/%s" $md.metadata.namespace $md.metadata.name) true -}}
 {{- end -}}
 {{- $noPool := .noPool -}}
-{{- range $disks -}}
+{{- range $user, $d := $disks -}}
 {{- /* No namespace or name holds a "/": only the disk's own namespace can match. */ -}}
-{{- if not (and .pool (hasKey $pools (printf "%s/%s" .namespace .pool))) -}}
-{{- $_ := set $noPool .golden (append (get $noPool .golden | default list) .user) -}}
+{{- if not (and $d.pool (hasKey $pools (printf "%s/%s" $d.namespace $d.pool))) -}}
+{{- if not (hasKey $noPool $d.golden) -}}
+{{- $_ := set $noPool $d.golden dict -}}
+{{- end -}}
+{{- $_ := set (get $noPool $d.golden) $user true -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -375,7 +382,7 @@ names, out, noPool.
 {{- $src := dig "spec" "source" "pvc" dict $d -}}
 {{- $golden := dig "name" "" $src | toString -}}
 {{- if and (eq (dig "namespace" "" $src | toString) $ns) (hasKey $names $golden) -}}
-{{- $_ := set $out $golden (append (get $out $golden | default list) (printf "%s/KubevirtMachineTemplate/%s" $t.metadata.namespace $t.metadata.name)) -}}
+{{- $_ := set (get $out $golden) (printf "%s/KubevirtMachineTemplate/%s" $t.metadata.namespace $t.metadata.name) true -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
