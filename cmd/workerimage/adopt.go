@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -136,34 +135,15 @@ type adoptSavings struct {
 }
 
 func (a app) adopt(args []string, out *bytes.Buffer) (int, error) {
-	fs := newFlags("adopt")
-	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder the pools are rendered with (default: the "+render.PoolChart+" built into this binary)")
-	output := fs.String("o", "text", "output: text or json")
-	if err := parseFlags(fs, args); err != nil {
-		return 0, err
-	}
-	if err := oneOf("o", *output, "text", "json"); err != nil {
-		return 0, err
-	}
-	chrt, err := loadPoolChart(*chartDir)
+	in, err := a.readFleet("adopt", "rendered", args)
 	if err != nil {
 		return 0, err
 	}
-	t, err := a.connect(*state, *kubeconfig, true)
+	rep, err := adoptFromFacts(in.chart, in.target, in.facts)
 	if err != nil {
 		return 0, err
 	}
-	facts, err := gatherPins(chrt, t)
-	if err != nil {
-		return 0, err
-	}
-	rep, err := adoptFromFacts(chrt, t, facts)
-	if err != nil {
-		return 0, err
-	}
-	if *output == "json" {
+	if in.output == "json" {
 		writeJSON(out, rep)
 	} else {
 		writeAdoptText(out, rep)

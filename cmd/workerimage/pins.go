@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -120,36 +121,55 @@ type diskPin struct {
 }
 
 func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
-	fs := newFlags("pins")
-	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
-	chartDir := fs.String("chart", "", "pool chart folder the pools are resolved with (default: the "+render.PoolChart+" built into this binary)")
-	output := fs.String("o", "text", "output: text or json")
-	if err := parseFlags(fs, args); err != nil {
-		return 0, err
-	}
-	if err := oneOf("o", *output, "text", "json"); err != nil {
-		return 0, err
-	}
-	chrt, err := loadPoolChart(*chartDir)
+	in, err := a.readFleet("pins", "resolved", args)
 	if err != nil {
 		return 0, err
 	}
-	t, err := a.connect(*state, *kubeconfig, true)
-	if err != nil {
-		return 0, err
-	}
-	facts, err := gatherPins(chrt, t)
-	if err != nil {
-		return 0, err
-	}
-	rep := pinsFromFacts(facts, t.desc, chrt.Metadata.Name)
-	if *output == "json" {
+	rep := pinsFromFacts(in.facts, in.target.desc, in.chart.Metadata.Name)
+	if in.output == "json" {
 		writeJSON(out, rep)
 	} else {
 		writePinsText(out, &rep)
 	}
 	return exitOK, nil
+}
+
+// fleet is what pins and adopt read: the pool chart, the cluster and what it
+// holds, and the output format asked for.
+type fleet struct {
+	chart  *chart.Chart
+	target target
+	facts  *pinsFacts
+	output string
+}
+
+// readFleet parses the flags pins and adopt share and reads the cluster;
+// poolsAre says what the chart does with the pools, for -chart's help.
+func (a app) readFleet(verb, poolsAre string, args []string) (*fleet, error) {
+	fs := newFlags(verb)
+	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
+	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
+	chartDir := fs.String("chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
+	output := fs.String("o", "text", "output: text or json")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if err := oneOf("o", *output, "text", "json"); err != nil {
+		return nil, err
+	}
+	chrt, err := loadPoolChart(*chartDir)
+	if err != nil {
+		return nil, err
+	}
+	t, err := a.connect(*state, *kubeconfig, true)
+	if err != nil {
+		return nil, err
+	}
+	facts, err := gatherPins(chrt, t)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet{chart: chrt, target: t, facts: facts, output: *output}, nil
 }
 
 // pinsFromFacts decides, from what the cluster holds, which golden each pool
