@@ -1,19 +1,6 @@
 {{/*
-The clone path, in the order its parts run: the plain golden's state in
-cozy-public, the pool's class P, which golden serves P (the plain one when it is
-on P, else the entry's per-class golden talos-worker-<schematicID>-<version>--P
-when it exists, else the plain one, refused), the refusals that need only that
-golden's state (absent, failed, retiring), its class and size, and the refusals
-that compare them (DESIGN.md refusals 2 to 6). Lookups are made only when an
-answer depends on them, so a pool with a declared class and a healthy golden on
-it reads only the golden; the per-class golden is read (one GET, and its PVC
-only when its DataVolume is gone) only when the plain one is absent or on
-another class; no path lists the pool's namespace (the pool's own state is two
-GETs: its MachineDeployment and the KubevirtMachineTemplate that names).
-The result's report (for workerimage plan, never rendered) also says which
-golden serves P and why, CDI's clone strategy and where it came from, and the
-outcome of each check behind refusals 4 to 9; it costs no lookup.
-Takes a dict: root, image (the resolved image), out (filled with the result).
+The clone path, in the order the library README gives: which golden serves the pool's class, then
+refusals 2 to 15. Takes a dict: root, image (resolved), out (filled with the disk source and report).
 */}}
 {{- define "kubernetes-nodes.cloneSource" -}}
 {{- $root := .root -}}
@@ -40,11 +27,7 @@ Takes a dict: root, image (the resolved image), out (filled with the result).
 {{- if $poolSide.class -}}
 {{- $perClassName = include "worker-image-lib.perClassGoldenName" (dict "schematicID" .image.schematicID "version" .image.version "class" $poolSide.class) -}}
 {{- end -}}
-{{- /*
-The plain golden serves the pool when it is on P (or either class is
-unknown): today's bytes. A pool running from the plain golden after it was
-deleted keeps it (exempt below): adding a per-class golden must not re-image it.
-*/ -}}
+{{- /* The plain golden serves P when on it or a class is unknown; a pool running from a deleted plain golden keeps it. */ -}}
 {{- $wantPerClass := false -}}
 {{- $plainClass := "" -}}
 {{- if $plain.present -}}
@@ -110,12 +93,8 @@ deleted keeps it (exempt below): adding a per-class golden must not re-image it.
 {{- end -}}
 
 {{/*
-A clone refusal: fail with message. Only in a render made to report, not to
-install (workerimage plan makes one after a refusal, with
-._kubernetesNodes.reportOnly on the root context, which values cannot reach),
-is it recorded instead, as the outcome of fallback check N (4 to 9; 0 records
-nothing), and the resolution goes on, so the report shows every check. Takes a
-list: the clone context, N, message.
+A clone refusal: fails, or in the CLI's report-only render records it as check N's outcome and goes on.
+Takes a list: the clone context, N (0 records nothing), message.
 */}}
 {{- define "kubernetes-nodes.refuse" -}}
 {{- $ctx := index . 0 -}}
@@ -128,9 +107,8 @@ list: the clone context, N, message.
 {{- end -}}
 
 {{/*
-Records in the clone context, for the report, the outcome of the check behind
-refusal N (4 to 9): passed, skipped (what it needs is not known), not needed,
-or refused. Takes a list: the clone context, N, outcome, detail.
+Records for the report the outcome of the check behind refusal N: passed, skipped (its input is not
+known), not needed, or refused. Takes a list: the clone context, N, outcome, detail.
 */}}
 {{- define "kubernetes-nodes.checked" -}}
 {{- $ctx := index . 0 -}}
@@ -138,13 +116,8 @@ or refused. Takes a list: the clone context, N, outcome, detail.
 {{- end -}}
 
 {{/*
-The golden's state in cozy-public: its DataVolume, else its PVC of the same name
-(CDI garbage-collects completed DataVolumes and keeps their PVCs: a PVC alone is
-a populated golden). With neither, whether there is a cluster at all is asked of
-the StorageClass list (small, cluster-scoped, and read anyway for the default
-class): helm template answers {} where a reachable cluster answers "items".
-Takes a dict: root, name, out (filled with dv, pvc, pvcRead, claimName, phase,
-retiring, present, foundAs, preview).
+A golden's state in cozy-public: its DataVolume, else its PVC; with neither, the StorageClass list
+tells a preview. Takes a dict: root, name, out (dv, pvc, pvcRead, claimName, phase, retiring, present, foundAs, preview).
 */}}
 {{- define "kubernetes-nodes.goldenState" -}}
 {{- $out := .out -}}
@@ -174,9 +147,8 @@ retiring, present, foundAs, preview).
 {{- end -}}
 
 {{/*
-What every clone refusal says about where the golden's name came from, and how
-to go back to HTTP. Takes the clone context (root, image, ...) and adds seen and
-toHTTP to it.
+What every clone refusal says about where the golden's name came from (seen) and how to go back to
+HTTP (toHTTP). Takes the clone context (root, image, ...) and adds both to it.
 */}}
 {{- define "kubernetes-nodes.cloneContext" -}}
 {{- $image := .image -}}
@@ -189,12 +161,8 @@ toHTTP to it.
 {{- end -}}
 
 {{/*
-Refusals 2 and 3: the golden is absent, or failed to import; and a golden the
-catalog retires (it will be deleted, so a pool must not start depending on it).
-A pool already running from it is past needing the source: its current template
-clones this golden and at least one of its workers is ready
-(kubernetes-nodes.runningTemplate). Takes the clone context: pool, image,
-golden, seen, toHTTP, running.
+Refusals 2 and 3 (absent, failed) and a retiring golden, each waived for a pool already running from
+it. Takes the clone context: pool, image, golden, name, perClassName, poolClass, seen, toHTTP, running.
 */}}
 {{- define "kubernetes-nodes.assertGoldenUsable" -}}
 {{- $name := .name -}}
@@ -216,11 +184,8 @@ golden, seen, toHTTP, running.
 {{- end -}}
 
 {{/*
-The pool's side of refusal 4: the declared storageClass; else the class written
-on the disk of the pool's current template, when that template clones this
-golden (so a pool keeps its class when the cluster default moves, even at zero
-workers); else today's cluster default. Takes a dict: root, running (from
-kubernetes-nodes.runningTemplate), out (filled with class and from).
+The pool's class: declared, else frozen on its running template's disk, else today's default.
+Takes a dict: root, running (kubernetes-nodes.runningTemplate), out (filled with class and from).
 */}}
 {{- define "kubernetes-nodes.poolClass" -}}
 {{- $class := .root.Values.storageClass | toString -}}
@@ -238,11 +203,8 @@ kubernetes-nodes.runningTemplate), out (filled with class and from).
 {{- end -}}
 
 {{/*
-The golden's side of refusals 4 and 5: its class from its spec, else the class
-its PVC bound to, else today's cluster default; its size from its spec, else its
-PVC's request, else unknown. The PVC is read once, and only when the spec lacks
-an answer. Takes a dict: root, golden (its state), out (filled with class, from,
-size).
+The golden's class and size: from its spec, else its PVC (read only then), else the default class.
+Takes a dict: root, golden (its state), out (filled with class, from, size).
 */}}
 {{- define "kubernetes-nodes.goldenClassAndSize" -}}
 {{- $golden := .golden -}}
@@ -276,15 +238,8 @@ size).
 {{- end -}}
 
 {{/*
-What CDI reads when it renders and plans a worker disk's clone, read once per
-render into the clone context's facts (DESIGN.md "Every host-assisted fallback
-that can be known at render time is refused" and "What CDI itself does"):
-the pool class P's StorageClass, its StorageProfile and its provisioner's
-CSIDriver; the active CDI resource (as CDI picks it: the only one, else the
-only one not in phase Error); the CDIConfig "config" (the filesystem overhead);
-the chosen golden's PVC and its PV. All cluster-scoped GETs and the CDI list,
-a fixed number whatever the cluster holds. Takes the clone context with
-poolClass and golden.
+What CDI reads to plan a worker disk's clone, a fixed number of lookups (library README), read once
+into the clone context's facts. Takes the clone context with poolClass and golden.
 */}}
 {{- define "kubernetes-nodes.cloneFacts" -}}
 {{- $root := .root -}}
@@ -346,16 +301,8 @@ poolClass and golden.
 {{- end -}}
 
 {{/*
-Refusals 4 to 6: the classes differ (CDI cannot CSI-clone across classes), the
-disk is smaller than the golden, or CDI's request for it is larger than the
-golden's capacity on a class that cannot expand (CDI would take a host-assisted
-copy). CDI's request is diskSize, for a Filesystem disk (a StorageProfile's
-volume mode, unset meaning Filesystem) aligned up to 1 MiB and grown by the
-filesystem overhead (CDIConfig status.filesystemOverhead, the class's entry
-else global; 0 without a CDIConfig), and at least the StorageProfile's
-cdi.kubevirt.io/minimumSupportedPvcSize; CDI compares it with the golden PVC's
-status.capacity, not its request. Each check's outcome is recorded for the
-report. Takes the clone context with poolSide, goldenSide and facts.
+Refusals 4 to 6: other class, smaller disk, CDI's request above the golden's capacity on a class that
+cannot expand (pool README). Takes the clone context with poolSide, goldenSide and facts.
 */}}
 {{- define "kubernetes-nodes.assertCloneFits" -}}
 {{- $poolClass := .poolSide.class -}}
@@ -451,20 +398,8 @@ report. Takes the clone context with poolSide, goldenSide and facts.
 {{- end -}}
 
 {{/*
-Refusals 7 to 9: the fallbacks to a host-assisted copy (a full read and write
-of the image over the pod network per worker disk) that CDI's clone planner
-would take and that the cluster shows at render time. The strategy is CDI's
-own choice: the active CDI resource's spec.cloneStrategyOverride, else the pool
-class's StorageProfile status.cloneStrategy, else snapshot. A cluster with no
-CDI resource, or with no single active one (refusal 14), states no strategy: 7
-and 8 are skipped rather than guessed. For snapshot, the VolumeSnapshotClass is
-the StorageProfile's status.snapshotClass when it names one (it must exist and
-be of the class's provisioner), else any of the provisioner's; 8 asks
-.Capabilities before listing VolumeSnapshotClasses, so a cluster without the
-snapshot API is this refusal, never a raw lookup error; a class the cluster
-does not list has no known provisioner and is not judged. 9 compares volume
-modes, an unset one meaning Filesystem, when the StorageProfile and the golden's
-PVC state them. Takes the clone context with poolClass, golden, name, facts.
+Refusals 7 to 9: the host-assisted copies CDI's clone planner would fall back to (pool README), each
+skipped when the cluster does not show its input. Takes the clone context with poolClass, golden, name, facts.
 */}}
 {{- define "kubernetes-nodes.assertNoHostAssistedCopy" -}}
 {{- $root := .root -}}
@@ -562,17 +497,8 @@ PVC state them. Takes the clone context with poolClass, golden, name, facts.
 {{- end -}}
 
 {{/*
-Refusals 10 to 15: what CDI's DataVolume controller and clone planner need
-before any strategy runs, each read from the cluster-scoped objects CDI reads
-(the clone context's facts), each skipped when the render cannot read it:
-10 the StorageProfile gives the disk its access modes (the disk states none);
-11 the pool's class exists (a class is always written on a clone disk);
-12 the class's provisioner has a CSIDriver, without which CDI takes no CSI path;
-13 the golden's PersistentVolume is of that driver;
-14 exactly one CDI resource is active;
-15 the golden's PVC is a source CDI clones: kubevirt content, and, once
-   populated, a status.capacity to compare with.
-Takes the clone context with poolClass, golden, name, facts.
+Refusals 10 to 15: what CDI needs before any clone strategy runs (pool README), each skipped when
+the render cannot read it. Takes the clone context with poolClass, golden, name, facts.
 */}}
 {{- define "kubernetes-nodes.assertCDIAccepts" -}}
 {{- $class := .poolClass -}}
@@ -639,9 +565,8 @@ Takes the clone context with poolClass, golden, name, facts.
 {{- end -}}
 
 {{/*
-A StorageClass by name, read at most once per render (refusals 6 and 8 both
-ask) into ._kubernetesNodes.storageClassByName ({} when the cluster has none of
-that name); callers read it from there, as a map. Takes a dict: root, name.
+A StorageClass by name, read at most once into ._kubernetesNodes.storageClassByName ({} when
+absent), where callers read it. Takes a dict: root, name.
 */}}
 {{- define "kubernetes-nodes.ensureStorageClass" -}}
 {{- $state := .root._kubernetesNodes -}}
@@ -654,16 +579,8 @@ that name); callers read it from there, as a map. Takes a dict: root, name.
 {{- end -}}
 
 {{/*
-The template the pool runs from, when it clones this golden: the
-KubevirtMachineTemplate in the pool's namespace that its MachineDeployment's
-spec.template.spec.infrastructureRef names, whose disk
-(dataVolumeTemplates[0].spec.source.pvc) is this golden, or one of its
-per-class goldens (<golden>--<class>), in cozy-public. Two
-fixed GETs, whatever the namespace holds; another pool's objects never count,
-and a template cloning another golden (the pool is moving) does not either.
-Takes a dict: root, golden (the plain name), out (filled with read, name,
-source (the golden it clones), class (written on its disk, or ""), readyReplicas (the MachineDeployment's status.readyReplicas), ready
-(at least one)).
+The template the pool's MachineDeployment names, when its disk clones this golden or a per-class one.
+Takes a dict: root, golden (plain name), out (read, name, source, class, readyReplicas, ready).
 */}}
 {{- define "kubernetes-nodes.runningTemplate" -}}
 {{- $root := .root -}}
@@ -691,9 +608,8 @@ source (the golden it clones), class (written on its disk, or ""), readyReplicas
 {{- end -}}
 
 {{/*
-The cluster's StorageClasses, listed at most once per render into
-._kubernetesNodes.storageClasses (the lookup's answer: {} with no cluster).
-Takes the root context.
+The cluster's StorageClasses, listed at most once into ._kubernetesNodes.storageClasses (the
+lookup's answer: {} with no cluster). Takes the root context.
 */}}
 {{- define "kubernetes-nodes.ensureStorageClasses" -}}
 {{- if not (hasKey ._kubernetesNodes "storageClasses") -}}

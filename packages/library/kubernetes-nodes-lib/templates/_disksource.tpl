@@ -1,10 +1,6 @@
 {{/*
-The worker disk's source, resolved once per render into
-._kubernetesNodes.disk: clone, golden, url (HTTP path), storageClassName
-(what the disk is written with), the resolved image fields, and on the clone
-path a "report" of what the guards saw (for `workerimage plan`; it is never
-rendered into an object). The clone path's guards ask the cluster, so they must
-run exactly once however often the body is rendered.
+The worker disk's source, resolved once into ._kubernetesNodes.disk (the clone guards ask the cluster):
+clone, golden, url, storageClassName, the image fields, and on the clone path the CLI's report.
 */}}
 {{- define "kubernetes-nodes.ensureDiskSource" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}

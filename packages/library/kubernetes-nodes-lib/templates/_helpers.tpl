@@ -36,9 +36,8 @@ machine template. Checked and built once per render: every message names it.
 {{- end -}}
 
 {{/*
-The machine template is named by the first 6 hex of the sha256 of its body. The
-body is rendered once per render into ._kubernetesNodes.machineTemplate (body,
-name), and both the object and the MachineDeployment's reference use it.
+Renders the machine template body once into ._kubernetesNodes.machineTemplate: body, and name (the
+first 6 hex of its sha256), which the object and the MachineDeployment's reference both use.
 */}}
 {{- define "kubernetes-nodes.ensureMachineTemplate" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -74,9 +73,8 @@ true
 {{- end -}}
 
 {{/*
-The instancetype must exist in the cluster. With no cluster (helm template) the
-list lookup returns no "items" key at all, and the check is skipped so previews
-still render; a reachable cluster always answers with "items", even when empty.
+Refuses an instanceType the cluster lacks; skipped when the list has no "items" (no cluster: a
+preview), since a reachable cluster always answers with "items", even when empty.
 */}}
 {{- define "kubernetes-nodes.assertInstanceType" -}}
 {{- $name := .Values.instanceType | toString -}}

@@ -1,11 +1,6 @@
 {{/*
-Resolves the pool's OS image, once per render, into ._kubernetesNodes.image:
-which path (clone or HTTP), and the schematicID, version and factory URL, each
-with where it came from. osImage is the pool's own when the key is set (even to
-{}), else the one recorded at creation; talos.imageFactoryURL is the pool's own,
-else the recorded platform default, else the built-in. No golden is looked at.
-Every resolved string is validated here, on both paths, so nothing malformed
-reaches a name, a URL or the machine config.
+Resolves the OS image once into ._kubernetesNodes.image (library README): path, schematicID, version
+and factory URL, each with its source and checked on both paths. Reads no golden.
 */}}
 {{- define "kubernetes-nodes.ensureImage" -}}
 {{- include "kubernetes-nodes.validate" . -}}

@@ -1,8 +1,6 @@
 {{/*
-The chart's built-in Talos sources, the last fallback after the pool's own value
-and the platform default. values.yaml leaves these keys empty because Helm cannot
-tell "unset" from "set to the default": a pool that writes the built-in value
-itself must still win over a platform default.
+The built-in Talos sources, the last fallback. values.yaml leaves these keys "" (Helm cannot tell
+unset from default), so a pool that writes the built-in value still wins over a platform default.
 */}}
 {{- define "kubernetes-nodes.builtinTalos" -}}
 imageFactoryURL: https://factory.talos.dev
@@ -10,23 +8,8 @@ installerRepository: factory.talos.dev/installer
 {{- end -}}
 
 {{/*
-The platform defaults that reach the disk source (imageFactoryURL and osImage)
-apply when a pool is created and never afterwards: they sit inside the hashed
-machine template, so a render-time default would roll every pool the day an
-operator set it. They are recorded on the pool's own MachineDeployment, in the
-annotation kubernetes-worker-image.cozystack.io/created-with (JSON, written
-only when a default applied, so a pool created without any keeps its four
-objects byte for byte). Resolved once per render into ._kubernetesNodes.creation:
-- the MachineDeployment exists and carries the annotation: the defaults it holds;
-- it exists without one: the ConfigMap <pool>-created-with an earlier chart
-  version recorded them in, when it is still there (this render carries them
-  into the annotation, and Helm deletes the ConfigMap, which left the chart);
-  else the pool was created with the built-in values;
-- no MachineDeployment: a new pool, which takes today's platform defaults (_cluster).
-Fields: imageFactoryURL, osImage (a map, absent when none), osImageText (as
-YAML, for tools), origin ("platform" or "builtin"), from (where it was read).
-The record is on an object the render reads anyway: a separate core/v1 object
-in the release made every helm upgrade load core/v1's whole OpenAPI document.
+The creation record (library README), read once into ._kubernetesNodes.creation: imageFactoryURL,
+osImage (absent when none), osImageText, origin (platform or builtin), from (where it was read).
 */}}
 {{- define "kubernetes-nodes.ensureCreationDefaults" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -59,7 +42,7 @@ in the release made every helm upgrade load core/v1's whole OpenAPI document.
 {{- $text := get $data "osImage" | default "" | toString -}}
 {{- if $text -}}
 {{- $parsed := fromYaml $text -}}
-{{- /* No valid osImage field holds these characters, so a record that does is not what the chart wrote: a "<<" key would read back as a YAML merge, "&" and "*" as an anchor and alias, "!" as a tag. */ -}}
+{{- /* No valid osImage holds these: a record with a YAML merge key, anchor, alias or tag is not what the chart wrote. */ -}}
 {{- $problem := "" -}}
 {{- if regexMatch "[<&*!]" $text -}}
 {{- $problem = "holds a YAML merge key, anchor, alias or tag (one of < & * !), so it would not read back as it was written and no valid osImage holds one" -}}
@@ -96,9 +79,8 @@ in the release made every helm upgrade load core/v1's whole OpenAPI document.
 {{- end -}}
 
 {{/*
-The annotation value that records the creation defaults on the
-MachineDeployment: JSON of those that applied, "" when none did (the
-annotation is then left out, and the MachineDeployment keeps its bytes).
+The created-with annotation's value: JSON of the creation defaults that applied, "" when none did
+(the annotation is then left out, and the MachineDeployment keeps its bytes).
 */}}
 {{- define "kubernetes-nodes.creationAnnotation" -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
@@ -138,10 +120,8 @@ nothing rolls): applied at render time to every pool, new and existing.
 {{- end -}}
 
 {{/*
-Talos machine.registries: the platform's mirrors with the pool's merged in per
-registry host (the platform's hosts stay, the pool's entry for a host replaces
-the platform's whole entry), and the platform's registry config. Takes a dict:
-root, out (filled with mirrors and config when there are any).
+Talos machine.registries: the platform's mirrors, a pool's entry replacing the platform's for its host,
+and the platform's registry config. Takes a dict: root, out (filled with mirrors and config, if any).
 */}}
 {{- define "kubernetes-nodes.registries" -}}
 {{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}

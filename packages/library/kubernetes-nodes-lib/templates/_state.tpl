@@ -1,10 +1,6 @@
 {{/*
-Per-render memory: the machine template body is rendered several times (its
-name is its hash) and the resolution asks the cluster, so each stage runs once
-and later callers read its result as a map, never through a YAML round trip
-that a hostile string could break. It lives on the render's root context, which
-Helm shares between the chart's template files and which values cannot reach
-(they sit under .Values): no value can pre-fill a resolved disk source.
+Per-render state, ._kubernetesNodes on the root context, which values cannot reach: each stage runs
+once and later callers read its result as a map (library README).
 */}}
 {{- define "kubernetes-nodes.ensureState" -}}
 {{- if not (hasKey . "_kubernetesNodes") -}}
@@ -13,10 +9,8 @@ Helm shares between the chart's template files and which values cannot reach
 {{- end -}}
 
 {{/*
-The pool's own MachineDeployment (kubernetes-<cluster>-<pool>, in the release
-namespace), read at most once per render into ._kubernetesNodes.machineDeployment
-({} when there is none): the creation record and the clone path both ask. It
-outputs "true" when the MachineDeployment exists. Takes the root context.
+The pool's MachineDeployment, read at most once into ._kubernetesNodes.machineDeployment ({} when none)
+for the creation record and the clone path; outputs "true" when it exists. Takes the root context.
 */}}
 {{- define "kubernetes-nodes.ensureMachineDeployment" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -28,10 +22,8 @@ outputs "true" when the MachineDeployment exists. Takes the root context.
 {{- end -}}
 
 {{/*
-A table the chart keeps as YAML in a named template (the value patterns, the
-built-in Talos sources, the Kubernetes releases, the support matrix), parsed at
-most once per render into ._kubernetesNodes.tables. Takes a dict: root, name
-(the named template); the caller reads (index root._kubernetesNodes.tables name).
+A YAML table kept in a named template, parsed at most once into ._kubernetesNodes.tables. Takes a
+dict: root, name (the template); the caller reads (index root._kubernetesNodes.tables name).
 */}}
 {{- define "kubernetes-nodes.ensureTable" -}}
 {{- include "kubernetes-nodes.ensureState" .root -}}

@@ -1,10 +1,6 @@
 {{/*
-Every value a template interpolates, checked once per render before anything
-reads it. Tenants write these values and a platform may render with schema
-validation off (helm --skip-schema-validation, Flux disableSchemaValidation), so
-the schema is a first filter and this is the guard: each refusal names the pool,
-the value seen and the fix, whichever path (HTTP or clone) the pool takes.
-Every template file includes it first.
+Checks every value a template interpolates, once, before anything reads it: the schema may be off
+(repository README, "Tenant values are data"). Every template file includes it first.
 */}}
 {{- define "kubernetes-nodes.validate" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -51,11 +47,7 @@ Every template file includes it first.
 {{- fail (printf "pool %s: %s %q is not a DNS subdomain name (lowercase letters, digits, '-' and '.', at most 253 characters, starting and ending with a letter or digit); the API server would reject it, so set %s to %s" $pool $field (include "worker-image-lib.truncate" $s) $field (index . 2)) -}}
 {{- end -}}
 {{- end -}}
-{{- /*
-Numbers written into objects, as the API reads them exactly: quantities in
-the hashed machine template (a leading zero quoted, never read as octal),
-counts as decimal digits. Kept in ._kubernetesNodes.written for the templates.
-*/ -}}
+{{- /* Numbers as the API reads them exactly (a quantity's leading zero quoted), kept in ._kubernetesNodes.written. */ -}}
 {{- $written := dict -}}
 {{- $_ := set ._kubernetesNodes "written" $written -}}
 {{- $quantities := list (list "diskSize" $v.diskSize "a quantity such as 20Gi") -}}
@@ -146,11 +138,8 @@ counts as decimal digits. Kept in ._kubernetesNodes.written for the templates.
 {{- end -}}
 
 {{/*
-A name written into YAML as a plain scalar, quoted only when YAML would read it
-as something else (null, yes, on, 0123): plain names keep today's bytes, and a
-class named "null" still reaches the API as the string "null". Names are DNS
-names here, so only the YAML 1.1 words and what starts with a digit can be
-misread; the latter is asked of the same parser Helm reads the manifest with.
+A name as a plain scalar, quoted only where YAML would read another type (null, yes, on, 0123), so
+plain names keep their bytes (library README).
 */}}
 {{- define "kubernetes-nodes.scalar" -}}
 {{- $s := toString . -}}

@@ -1,7 +1,6 @@
 {{/*
-The Kubernetes patch release the chart ships for each supported minor. Bumping
-a patch here changes the MachineDeployment's version and rolls the pools on that
-minor: do it in a chart release that says so.
+The Kubernetes patch release shipped per minor. A bump rolls every pool on that minor (it is the
+MachineDeployment's version): ship it in a chart release that says so.
 */}}
 {{- define "kubernetes-nodes.kubernetesReleases" -}}
 v1.31: v1.31.14
@@ -24,9 +23,8 @@ v1.36: v1.36.0
 {{- end -}}
 
 {{/*
-Kubernetes minors each Talos minor supports (Talos support matrix). A Talos minor
-not listed here passes: the chart cannot know a newer release's range, and
-refusing it would block adopting one.
+Kubernetes minors each Talos minor supports. An unlisted Talos minor passes: its range is not
+known, and refusing it would block adopting a new release.
 */}}
 {{- define "kubernetes-nodes.talosSupportMatrix" -}}
 v1.11: {min: 29, max: 34}
@@ -35,9 +33,8 @@ v1.13: {min: 31, max: 36}
 {{- end -}}
 
 {{/*
-Refuses a Talos release that does not support the pool's Kubernetes minor.
-Takes a dict: root (the chart context), talosVersion (the resolved Talos release),
-source (where that release came from, for the message).
+Refuses a Talos release that does not support the pool's Kubernetes minor. Takes a dict: root,
+talosVersion (the resolved release), source (where it came from, for the message).
 */}}
 {{- define "kubernetes-nodes.assertTalosSupportsKubernetes" -}}
 {{- $root := .root -}}
