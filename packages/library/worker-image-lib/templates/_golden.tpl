@@ -1,26 +1,22 @@
 {{/*
-The golden DataVolume of a (schematicID, version): talos-worker-<schematicID>-<version>
-in cozy-public. The catalog creates it under this name and pools clone it by
-this name: the one copy of the rule. Takes a dict with schematicID and version.
+talos-worker-<schematicID>-<version> in cozy-public: the one rule by which the catalog names a golden
+and pools clone it. Takes a dict with schematicID and version.
 */}}
 {{- define "worker-image-lib.goldenName" -}}
 {{- printf "talos-worker-%s-%s" .schematicID .version -}}
 {{- end -}}
 
 {{/*
-The golden of a flavor on one more StorageClass (an entry's
-additionalStorageClasses): <goldenName>--<class>. Two hyphens, because no
-version holds them, so a per-class name never equals another flavor's golden.
-Takes a dict with schematicID, version and class.
+A flavor's golden on an additional class: <goldenName>--<class> ("--" is in no version, so it never
+names another flavor's golden). Takes a dict with schematicID, version and class.
 */}}
 {{- define "worker-image-lib.perClassGoldenName" -}}
 {{- printf "%s--%s" (include "worker-image-lib.goldenName" .) .class -}}
 {{- end -}}
 
 {{/*
-<factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, with no double
-slash when the factory URL ends in "/". Takes a dict with imageFactoryURL,
-schematicID and version.
+<factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz, no double slash after a trailing "/".
+Takes a dict with imageFactoryURL, schematicID and version.
 */}}
 {{- define "worker-image-lib.imageURL" -}}
 {{- printf "%s/image/%s/%s/openstack-amd64.raw.xz" (trimSuffix "/" .imageFactoryURL) .schematicID .version -}}
@@ -35,12 +31,8 @@ additionalStorageClasses a list of strings, every other one a string.
 {{- end -}}
 
 {{/*
-Refuses a catalog entry with a key it does not take, a retire that is not a
-boolean or another value that is not a string, so a typo never silently
-changes a golden and no structure hides in a value (a retire: "false" that
-meant false must not read as true). The catalog checks its images[] with it,
-and the platform the images it forwards to the catalog. Takes a dict: label (how the entry is named in the
-message), entry.
+Refuses an unknown key, a non-boolean retire or another non-string value in a catalog entry (README),
+so a typo never changes a golden. Takes a dict: label (how messages name the entry), entry.
 */}}
 {{- define "worker-image-lib.assertCatalogEntryShape" -}}
 {{- $fields := include "worker-image-lib.catalogEntryFields" . | fromJsonArray -}}

@@ -1,8 +1,6 @@
 {{/*
-Patterns a value must match before it is interpolated into a DataVolume name, a
-URL or the Talos machine config. The pool and the catalog build the same golden
-name from the same fields, so they check the same patterns; the charts' schemas
-repeat them as a first filter (tests pin that they agree).
+Patterns a value must match before it reaches a DataVolume name, a URL or the Talos machine config:
+the charts check the same ones, and their schemas repeat them (README).
 */}}
 {{- define "worker-image-lib.patterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
@@ -13,10 +11,8 @@ storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 {{- end -}}
 
 {{/*
-The longest each image field may be: a schematic ID is 64 hex digits, a
-release far less, and a URL as long as a mirror endpoint may be. Checked with
-the patterns above, before the value reaches a name, a URL or a message, so
-no value can make a render large.
+The longest each image field may be, checked with the patterns before a value reaches a name, a URL
+or a message, so no value can make a render large.
 */}}
 {{- define "worker-image-lib.maxLengths" -}}
 schematicID: 64

@@ -1,17 +1,6 @@
 {{/*
-A Kubernetes quantity read without trusting its size: everything that could
-make a render slow, large or wrong is refused before any arithmetic, and what
-is accepted is a value the API server stores exactly as written. Refused:
-- more than 32 characters, or not a quantity (digits, an optional fraction,
-  then an exponent e/E N or a suffix n u m k M G T P E Ki Mi Gi Ti Pi Ei);
-- an exponent of more than 2 digits (e-99 to e99 is the range it may hold);
-- a value of 2^63 or more (8Ei): the API server caps larger quantities;
-- a value finer than 1n (more than nine decimal places): the API server
-  rounds it up.
-Takes a dict: value (a string, or a number a values file held), out (filled
-with text: the value as a string; bytes: its value as a float64; scalar: the
-YAML scalar to write, which reads back as exactly that value; or error: why it
-is refused, for the caller's message).
+A quantity, refused before any arithmetic unless the API stores it exactly as written (README). Takes
+a dict: value (string or number), out (filled with text, bytes (float64), scalar (the YAML to write), or error).
 */}}
 {{- define "worker-image-lib.parseQuantity" -}}
 {{- $out := .out -}}
@@ -84,11 +73,7 @@ is refused, for the caller's message).
 {{- end -}}
 {{- end -}}
 {{- if not (hasKey $out "error") -}}
-{{- /*
-YAML reads a bare number itself: a leading 0 as octal (020 is 16), and more
-than 15 significant digits with a fraction or exponent through a float. Those
-are quoted, so the API reads the string; every other form is written as it is.
-*/ -}}
+{{- /* Quoted where YAML would misread a bare number: a leading 0 (octal), over 15 significant digits (float). */ -}}
 {{- $misread := false -}}
 {{- if regexMatch "^[0-9]+$" $text -}}
 {{- $misread = and (gt (len $text) 1) (hasPrefix "0" $text) -}}
@@ -100,9 +85,8 @@ are quoted, so the API reads the string; every other form is written as it is.
 {{- end -}}
 
 {{/*
-Refuses a value that worker-image-lib.parseQuantity refuses, with the chart's
-message. Takes a dict: prefix, field, value, example (the fix's value, such as
-"a quantity such as 20Gi"), out (filled as parseQuantity fills it).
+Refuses what worker-image-lib.parseQuantity refuses, with the chart's message. Takes a dict: prefix,
+field, value, example (the fix, e.g. "a quantity such as 20Gi"), out (filled as parseQuantity fills it).
 */}}
 {{- define "worker-image-lib.assertQuantity" -}}
 {{- include "worker-image-lib.parseQuantity" (dict "value" .value "out" .out) -}}
@@ -112,10 +96,8 @@ message. Takes a dict: prefix, field, value, example (the fix's value, such as
 {{- end -}}
 
 {{/*
-A quantity in bytes (as a float), for comparing sizes written in different
-forms; a value worker-image-lib.parseQuantity refuses is refused here too (a
-size read from the cluster that no API server would have stored). Takes the
-quantity.
+A quantity in bytes (a float), to compare sizes written differently; refuses what parseQuantity
+refuses (a size from the cluster no API server would have stored). Takes the quantity.
 */}}
 {{- define "worker-image-lib.quantityBytes" -}}
 {{- $q := dict -}}

@@ -1,10 +1,6 @@
 {{/*
-The cluster's default class for a VM disk, as CDI resolves it: the newest class
-annotated storageclass.kubevirt.io/is-default-virt-class "true"; else the newest
-with storageclass.kubernetes.io/is-default-class "true"; else the newest with
-only the beta annotation. "" when there is none. The pool and the catalog both
-resolve "no class" this way, so they agree on where a golden is. Takes the
-list of StorageClass objects (a lookup's items).
+The default class for a VM disk, as CDI resolves it (README), "" when none: the pool and the catalog
+agree on where a golden is. Takes the list of StorageClass objects (a lookup's items).
 */}}
 {{- define "worker-image-lib.defaultStorageClass" -}}
 {{- $classes := . | default list -}}
@@ -24,9 +20,8 @@ list of StorageClass objects (a lookup's items).
 {{- end -}}
 
 {{/*
-The name of the most recently created object of a list, as Kubernetes picks
-among several defaults: a tie in creation time goes to the name that sorts
-first, so the answer never depends on list order. "" for an empty list.
+The name of the newest object of a list, a tie in creation time going to the name that sorts first
+(never to list order); "" for an empty list.
 */}}
 {{- define "worker-image-lib.newest" -}}
 {{- $best := dict -}}

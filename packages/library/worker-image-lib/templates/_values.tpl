@@ -1,13 +1,11 @@
 {{/*
-Value checks the charts share. Each takes a dict whose prefix starts its
-messages (for a pool "pool kubernetes-<cluster>-<pool>: ", for the platform the
-key path), so every chart refuses with its own subject and the same rule.
+Value checks the charts share. Each takes a prefix that starts its messages ("pool
+kubernetes-<cluster>-<pool>: ", or the platform's key path): one rule, each chart's own subject.
 */}}
 
 {{/*
-Refuses keys a map may not hold, so a typo never silently changes what renders.
-Takes a dict: prefix (how messages start, e.g. "pool kubernetes-acme-workers: "),
-field (its path in values), value (the map), keys (allowed).
+Refuses keys a map may not hold, so a typo never changes what renders. Takes a dict: prefix, field
+(its path in values), value (the map), keys (allowed).
 */}}
 {{- define "worker-image-lib.assertKnownKeys" -}}
 {{- range $key := keys .value | sortAlpha -}}
@@ -30,9 +28,8 @@ field (its path in values), value (the map), keys (allowed).
 {{- end -}}
 
 {{/*
-Talos installer repository, <registry host[:port]>/<path>: it becomes
-<repository>/<schematicID>:<version> in the machine config, where Talos pulls
-it. Takes a dict: prefix, field, value ("" or absent: not set).
+A Talos installer repository, <registry host[:port]>/<path>, pulled as <repository>/<schematicID>:<version>.
+Takes a dict: prefix, field, value ("" or absent: not set).
 */}}
 {{- define "worker-image-lib.assertInstallerRepository" -}}
 {{- include "worker-image-lib.assertString" . -}}
@@ -112,10 +109,8 @@ a list
 {{- end -}}
 
 {{/*
-Talos machine.registries.config: registry host[:port] -> {auth: {username,
-password, auth, identityToken}, tls: {insecureSkipVerify, ca, clientIdentity:
-{crt, key}}}, copied into every worker's machine config. Takes a dict: prefix,
-field, value (a map; the caller refuses anything else).
+Talos machine.registries.config: host[:port] -> {auth: {username, password, auth, identityToken},
+tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix, field, value (a map).
 */}}
 {{- define "worker-image-lib.assertRegistryConfig" -}}
 {{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
@@ -157,11 +152,8 @@ field, value (a map; the caller refuses anything else).
 {{- end -}}
 
 {{/*
-An osImage (a pool's own, or the platform default for new pools): a map of at
-most builtin {schematicID, version} or factory {schematicID, version,
-imageFactoryURL}, each a map of strings; any other kind, null included, is
-refused, since the path is chosen by which key is present. Takes a dict:
-prefix, field, value.
+An osImage: a map of at most builtin or factory, each a map of its string fields; any other kind is
+refused, since the key present picks the path. Takes a dict: prefix, field, value.
 */}}
 {{- define "worker-image-lib.assertOSImageShape" -}}
 {{- if not (kindIs "map" $.value) -}}
@@ -187,12 +179,8 @@ prefix, field, value.
 {{- end -}}
 
 {{/*
-"true" when every item is a string of at most maxLength characters matching
-pattern (anchored ^...$ with no top-level |, and matching no newline), checked
-with one regexp over the items joined by newlines: sprig's regexMatch compiles
-its pattern on every call, which per item of a list is most of what a render
-allocates. A caller that gets "" checks item by item, to name the bad one.
-Takes a dict: pattern, maxLength, items.
+"true" when every item is a string of at most maxLength matching pattern, as one regexp over the items
+joined by newlines (sprig compiles per call; README). Takes a dict: pattern, maxLength, items.
 */}}
 {{- define "worker-image-lib.allMatch" -}}
 {{- $plain := true -}}
@@ -206,10 +194,8 @@ Takes a dict: pattern, maxLength, items.
 {{- end -}}
 
 {{/*
-Refuses a list or map longer than max before anything iterates it: one
-tenant's values must not cost the process that renders every tenant's pools.
-Anything else passes (the caller checks the kind). Takes a dict: prefix, field,
-value, max, items (what the elements are, plural), fix.
+Refuses a list or map longer than max before anything iterates it (anything else passes). Takes a
+dict: prefix, field, value, max, items (what the elements are, plural), fix.
 */}}
 {{- define "worker-image-lib.assertAtMost" -}}
 {{- if and (or (kindIs "slice" .value) (kindIs "map" .value)) (gt (len .value) (int .max)) -}}
@@ -218,11 +204,8 @@ value, max, items (what the elements are, plural), fix.
 {{- end -}}
 
 {{/*
-A whole number written into an object as a count, refused unless it is one
-the API holds: an integer (or a number a values file holds as a float) from
-min to max, or, where strings is true, up to ten digits. Takes a dict: value,
-min, max, strings, out (filled with text, the decimal digits to write, or
-error).
+A count from min to max, as a number, or where strings is true up to ten digits. Takes a dict:
+value, min, max, strings, out (filled with text, the decimal digits to write, or error).
 */}}
 {{- define "worker-image-lib.parseCount" -}}
 {{- $v := .value -}}
@@ -245,11 +228,8 @@ error).
 {{- end -}}
 
 {{/*
-A Go duration as Cluster API reads one (metav1.Duration): refused unless Go's
-time.ParseDuration reads it, within bounds: at most 32 characters, units ns us
-ms s m h, no sign, and at most 2562047h (Go's durations end at
-2562047h47m16.854775807s). Takes a dict: value, out (filled with error when
-refused).
+A Go duration as Cluster API reads it, within bounds (README). Takes a dict: value, out (filled with
+error when refused).
 */}}
 {{- define "worker-image-lib.parseDuration" -}}
 {{- $s := .value -}}
