@@ -7,9 +7,8 @@ cozy-public
 {{- end -}}
 
 {{/*
-"true" when the map (index . 0) sets the key (index . 1) to something other than
-null: a per-entry override counts only when it is there, and an explicit "" is
-an override (storageClass "" asks for the cluster default).
+"true" when the map (index . 0) sets the key (index . 1) to anything but null: an explicit "" is an
+override (storageClass "" asks for the cluster default).
 */}}
 {{- define "kubernetes-worker-image.sets" -}}
 {{- $m := index . 0 -}}
@@ -18,17 +17,8 @@ an override (storageClass "" asks for the cluster default).
 {{- end -}}
 
 {{/*
-Every images[] entry resolved against the chart-wide values and validated:
-._kubernetesWorkerImageEntries: [{index, label, schematicID, version,
-imageFactoryURL, storage, storageClass, retire (a bool), name, url, from:
-{field: where the value came from}, perClass: [the entry's per-class goldens,
-each shaped like an entry, with perClassOf: the entry's own golden]}]. Kept as a list rather than returned as YAML, so no string can
-break a round trip and silently drop the entries, and on the render's root
-context, which Helm shares between the chart's files and values cannot reach
-(they sit under .Values): no value can pre-fill a resolved entry and put
-another name into the clone Role. Checked here, in the one place every template
-reads the entries from, so `--skip-schema-validation` cannot slip a malformed
-entry past the schema into a name, a URL or the clone Role.
+Every images[] entry resolved and checked once, on the root context (README, "Inside the templates"):
+._kubernetesWorkerImageEntries (a list of maps) and ._kubernetesWorkerImageGoldens.
 */}}
 {{- define "kubernetes-worker-image.entries" -}}
 {{- if not (hasKey . "_kubernetesWorkerImageEntries") -}}
@@ -90,11 +80,7 @@ entry past the schema into a name, a URL or the clone Role.
 {{- $_ := set $byName $name $i -}}
 {{- $_ := set $r "name" $name -}}
 {{- $_ := set $r "url" (include "worker-image-lib.imageURL" $r) -}}
-{{- /*
-Per-class goldens: the same image on each additional class, as entries of
-their own (same url, storage and retire) so every check and template that
-handles a golden handles them too.
-*/ -}}
+{{- /* Per-class goldens are entries of their own (same url, storage, retire), so every check handles them too. */ -}}
 {{- $perClass := list -}}
 {{- $seen := dict -}}
 {{- range $j, $class := get $e "additionalStorageClasses" | default list -}}
@@ -130,13 +116,8 @@ handles a golden handles them too.
 {{- end -}}
 
 {{/*
-Refuses an entry whose golden already exists with another spec. A DataVolume's
-spec cannot be patched in place (the API server would reject the upgrade, or a
-re-created DataVolume would silently adopt the old PVC), so an edited entry is
-stopped here with the move that works. The golden is its DataVolume, or, when
-that is gone, its PVC of the same name. With no cluster (helm template) lookup
-answers empty and there is nothing to compare; an API error fails the render.
-Takes one resolved entry.
+Refuses an entry whose golden (its DataVolume, else its PVC) exists with another spec, which cannot be
+patched in place (README). Takes one resolved entry.
 */}}
 {{- define "kubernetes-worker-image.assertUnchanged" -}}
 {{- $ns := include "kubernetes-worker-image.namespace" . -}}
@@ -177,13 +158,8 @@ Takes one resolved entry.
 {{- end -}}
 
 {{/*
-Refuses an additional class that is the class the entry's own golden is on,
-for an entry that declares no class (a declared one is checked with the
-entry): the class its existing golden is on (its DataVolume's spec, else its
-PVC), else today's cluster default, resolved as the pool chart resolves it.
-Read only for an entry with no class and some additionalStorageClasses, so
-other catalogs make no extra request. With no cluster nothing is known and
-nothing is refused. Takes a dict: root, entry.
+For an entry without a class, refuses an additional class its golden is on (its DataVolume, else its
+PVC, else the default class); a declared class is checked with the entry. Takes a dict: root, entry.
 */}}
 {{- define "kubernetes-worker-image.assertPerClassDiffers" -}}
 {{- $e := .entry -}}
@@ -217,9 +193,8 @@ nothing is refused. Takes a dict: root, entry.
 {{- end -}}
 
 {{/*
-cloneSubjects: RBAC subjects of the clone RoleBinding. Written out with toYaml,
-so a value cannot leave its string, but an odd subject would be rejected by the
-API server or bind something else than meant; each is checked here too.
+The clone RoleBinding's cloneSubjects: toYaml keeps each in its string, but an odd subject would be
+rejected by the API server or bind something else than meant, so each is checked.
 */}}
 {{- define "kubernetes-worker-image.assertCloneSubjects" -}}
 {{- $subjects := .Values.cloneSubjects | default list -}}
@@ -261,18 +236,8 @@ API server or bind something else than meant; each is checked here too.
 
 
 {{/*
-Refuses to retire a golden that something still uses: Helm deletes a retiring
-golden once its entry is dropped, and a worker disk still cloning it, or a pool
-that scales up from it, would lose its source. Checked for every entry with
-retire: true and every live golden marked retiring whose entry is gone. A user is a DataVolume or PVC in any namespace annotated
-kubernetes-worker-image.cozystack.io/golden: <name> (a worker disk), or a
-KubevirtMachineTemplate in any namespace whose disk clones the golden (a pool
-that may still create one). Those are cluster-wide lists, so they are read only
-while something retires: a catalog with nothing retiring reads nothing outside
-cozy-public. With no cluster (helm template) the lists answer empty and nothing
-is refused; an API error, or a cluster that does not serve
-KubevirtMachineTemplates, fails the render rather than letting a golden go
-unchecked.
+Refuses to retire a golden something still uses (README, "Retiring an entry"): each retire: true
+entry's, and each live golden marked retiring whose entry is gone. Takes the root context.
 */}}
 {{- define "kubernetes-worker-image.assertRetirable" -}}
 {{- include "kubernetes-worker-image.entries" . -}}
@@ -286,13 +251,7 @@ unchecked.
 {{- $_ := set $kept .name true -}}
 {{- end -}}
 {{- end -}}
-{{- /*
-A golden a previous render marked retiring has lost keep: a render without its
-entry deletes it, so the window between the two upgrades is checked too. Which
-goldens are retiring is read from cozy-public (the catalog's own namespace), so
-the cluster-wide lists still happen only while one is. An entry listed again
-without retire takes the golden back (keep returns): nothing to check.
-*/ -}}
+{{- /* Goldens marked retiring whose entry is gone: this render deletes them (no keep), so they are checked too. */ -}}
 {{- range $dv := (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns "").items | default list -}}
 {{- $name := $dv.metadata.name -}}
 {{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
@@ -330,18 +289,8 @@ A sorted list as "a, b, c, d, e and N more": a refusal names at most five.
 {{- end -}}
 
 {{/*
-Who uses the goldens named by the keys of names: out[<golden>] is a set (a dict
-whose keys are "<namespace>/<kind>/<name>") of each DataVolume or PVC annotated
-with it and each KubevirtMachineTemplate whose disk clones it from cozy-public;
-sets, because sprig's append and uniq copy and scan the whole list on every call. A disk
-belongs to a pool only where it is believable: its namespace holds the
-MachineDeployment its kubernetes-worker-image.cozystack.io/pool annotation
-names (the pool chart writes kubernetes-<cluster>-<pool> there). Any tenant
-can annotate a DataVolume of its own, so noPool[<golden>] gets the disks that
-belong to no pool (a set too); they still count as users (deleting the golden
-would still take their source). The MachineDeployments are one more cluster-wide list,
-made only when some disk uses a golden being checked. Takes a dict: root,
-names, out, noPool.
+Who uses the goldens named by the keys of names (README): out[<golden>] and noPool[<golden>] (its disks
+of no pool) are sets of "<namespace>/<kind>/<name>". Takes a dict: root, names, out, noPool.
 */}}
 {{- define "kubernetes-worker-image.goldenUsers" -}}
 {{- $ns := include "kubernetes-worker-image.namespace" .root -}}
