@@ -8,11 +8,8 @@ sourceRef:
 {{- end -}}
 
 {{/*
-A Package: the operator installs the named package's variant, with per-component
-values. Takes a dict: root (the top context), name, variant, and components
-(component name -> values; a component with empty values is left out, and with
-none left there is no `components` at all). bundles.disabledPackages wins over
-everything: a disabled package renders nothing.
+A Package of the named variant, unless bundles.disabledPackages lists it. Takes a dict: root, name,
+variant, components (name -> values; empty ones left out, and no `components` when none is left).
 */}}
 {{- define "platform.package" -}}
 {{- $disabled := .root.Values.bundles.disabledPackages | default list -}}
@@ -38,10 +35,8 @@ spec:
 {{- end -}}
 
 {{/*
-An optional package: the same arguments as platform.package, rendered only when
-bundles.enabledPackages lists its name (and disabledPackages does not). Every
-optional package is registered through this helper, so "not enabled" always
-means "no Package", and nothing else changes.
+An optional package: as platform.package, only when bundles.enabledPackages lists it. Every optional
+package goes through it, so "not enabled" is "no Package" and nothing else changes.
 */}}
 {{- define "platform.optionalPackage" -}}
 {{- $enabled := .root.Values.bundles.enabledPackages | default list -}}
@@ -51,10 +46,8 @@ means "no Package", and nothing else changes.
 {{- end -}}
 
 {{/*
-The catalog's component values: exactly the kubernetesWorkerImage keys the
-operator set, so every other key keeps the catalog chart's default. Takes a
-dict: root, out (filled with those keys). Values are handed over as maps, never
-through a YAML round trip that an odd string could break.
+The catalog's component values: only the kubernetesWorkerImage keys set, as maps (no YAML round trip
+an odd string could break). Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.kubernetesWorkerImage.values" -}}
 {{- $set := .root.Values.kubernetesWorkerImage | default dict -}}
@@ -66,10 +59,8 @@ through a YAML round trip that an odd string could break.
 {{- end -}}
 
 {{/*
-The _cluster keys for tenant workers, only those set: talos.registryMirrors,
-talos.registryConfig (keyed by host[:port], as Talos wants it),
-talos.installerRepository, talos.imageFactoryURL, and osImage. Takes a dict:
-root, out (filled with those keys).
+The _cluster keys for tenant workers that are set (README, "Platform defaults for tenant workers").
+Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.clusterValues" -}}
 {{- $talos := dict -}}
@@ -98,10 +89,8 @@ root, out (filled with those keys).
 {{- end -}}
 
 {{/*
-registries.config in Talos's shape: Talos keys machine.registries.config by
-registry host[:port], so an endpoint URL key loses its scheme and path. Two keys
-that name one host would silently shadow each other, so they are refused.
-Takes a dict: root, out (filled host -> config).
+registries.config keyed by host[:port], as Talos keys it; two keys naming one host would shadow each
+other, so they are refused. Takes a dict: root, out (filled host -> config).
 */}}
 {{- define "platform.registryConfig" -}}
 {{- $out := .out -}}
@@ -120,12 +109,8 @@ Takes a dict: root, out (filled host -> config).
 {{- end -}}
 
 {{/*
-The platform's values, checked by the templates as well as by the schema (a
-platform may render with schema validation off): everything forwarded to the
-catalog or to the pools through _cluster is checked with the same rules those
-charts apply (worker-image-lib), so a value that would be refused there, or that
-would turn into structure, is refused here, naming the key and the fix. Runs
-once per render; every template file includes it first.
+Checks what the platform forwards with the receiving charts' rules, once per render: the schema may
+be off (README, "What the platform checks"). Every template file includes it first.
 */}}
 {{- define "platform.validate" -}}
 {{- if not (hasKey . "_platformValidated") -}}
