@@ -123,13 +123,13 @@ func testPerClassAndFallbacks(t *testing.T, e *env) {
 			t.Errorf("%s: %s", what, p)
 		}
 	}
-	// renderRBD is `helm install --dry-run=server` of a new pool on ceph-rbd,
-	// with a new Helm configuration, so .Capabilities is discovery's of now.
-	// A pool that renders must also pass strict server-side dry-run apply; a
-	// refused one must say every want.
-	renderRBD := func(t *testing.T, what string, wants ...string) *release.Release {
+	// dryRunRBD is `helm install --dry-run=server` of a new pool on ceph-rbd
+	// with the given values, with a new Helm configuration, so .Capabilities is
+	// discovery's of now. A pool that renders must also pass strict server-side
+	// dry-run apply; a refused one must say every want.
+	dryRunRBD := func(t *testing.T, values map[string]interface{}, what string, wants ...string) *release.Release {
 		t.Helper()
-		rel, err := e.helm(t, perClassTenant).dryRunInstall(fallbackRelease, render.PoolChart, pool(rbdClass))
+		rel, err := e.helm(t, perClassTenant).dryRunInstall(fallbackRelease, render.PoolChart, values)
 		switch {
 		case len(wants) == 0 && err != nil:
 			t.Errorf("%s: the pool is refused, want it to render: %v", what, err)
@@ -143,6 +143,10 @@ func testPerClassAndFallbacks(t *testing.T, e *env) {
 			t.Errorf("%s: the refusal does not say all of %q:\n%v", what, wants, err)
 		}
 		return rel
+	}
+	renderRBD := func(t *testing.T, what string, wants ...string) *release.Release {
+		t.Helper()
+		return dryRunRBD(t, pool(rbdClass), what, wants...)
 	}
 
 	if !t.Run("PerClassGolden", func(t *testing.T) {
@@ -264,19 +268,7 @@ spec: {storageClassName: %s, volumeMode: Block, accessModes: [ReadWriteMany], re
 		sixGi := withValues(pool(rbdClass), "diskSize", "6Gi")
 		dryRun := func(t *testing.T, what string, wants ...string) {
 			t.Helper()
-			rel, err := e.helm(t, perClassTenant).dryRunInstall(fallbackRelease, render.PoolChart, sixGi)
-			switch {
-			case len(wants) == 0 && err != nil:
-				t.Errorf("%s: the pool is refused, want it to render: %v", what, err)
-			case len(wants) == 0:
-				valid(t, what, manifestOf(t, rel), perClassTenant)
-			case err == nil:
-				t.Errorf("%s: the pool renders, want it refused saying %q", what, wants)
-			case containsAll(err.Error(), wants):
-				t.Logf("%s: refused as it should be: %v", what, err)
-			default:
-				t.Errorf("%s: the refusal does not say all of %q:\n%v", what, wants, err)
-			}
+			dryRunRBD(t, sixGi, what, wants...)
 		}
 		expandable := func(allow bool) {
 			patch := []byte(fmt.Sprintf(`{"allowVolumeExpansion":%v}`, allow))
