@@ -306,6 +306,42 @@ func TestCloneSizeFollowsCDIsRequest(t *testing.T) {
 	}
 }
 
+// A golden's size or capacity the chart cannot compare (an operator's edit:
+// the catalog writes plain sizes, the API server plain capacities) is refused
+// naming the golden and the field, beside the same golden with a plain size.
+func TestGoldenSizesTheChartCannotCompareAreRefused(t *testing.T) {
+	values := "{cluster: acme, storageClass: fixed, diskSize: '6Gi', osImage: {builtin: {}}}"
+	onFixed := func(size, capacity string) golden {
+		return golden{class: "fixed", size: size, capacity: capacity, phase: "Succeeded", mode: "Block"}
+	}
+	objs := cdiResource("cdi", "") + support.Profile{Class: "fixed", CloneStrategy: "csi-clone", VolumeMode: "Block"}.YAML()
+	for _, tc := range []struct {
+		name             string
+		broken, neighbor golden
+		refusal          []string
+	}{
+		{
+			name:     "the golden DataVolume's storage request",
+			broken:   onFixed("6e999", "6Gi"),
+			neighbor: onFixed("6e9", "6Gi"),
+			refusal:  []string{"pool kubernetes-acme-workers: golden " + defaultGolden + "'s size, the storage request of DataVolume cozy-public/" + defaultGolden + `, "6e999" is not a Kubernetes quantity the chart can compare (it is written with an exponent of more than 2 digits (e999))`, "set that golden's storage request"},
+		},
+		{
+			name:     "the golden PVC's capacity",
+			broken:   onFixed("6Gi", "8Ei"),
+			neighbor: onFixed("6Gi", "7Ei"),
+			refusal:  []string{"pool kubernetes-acme-workers: golden " + defaultGolden + "'s capacity, status.capacity.storage of PersistentVolumeClaim cozy-public/" + defaultGolden + `, "8Ei" is not a Kubernetes quantity the chart can compare (it is 2^63 (8Ei) or more`, "check that driver"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := renderPoolServing(t, values, healthyClusterWith(t, tc.broken, objs))
+			requireRefusal(t, err, tc.refusal...)
+			_, err = renderPoolServing(t, values, healthyClusterWith(t, tc.neighbor, objs))
+			require.NoError(t, err)
+		})
+	}
+}
+
 // Refusals 10 to 15: what CDI needs before any clone strategy runs, each from
 // the cluster-scoped objects CDI reads, each beside the neighbour that renders.
 func TestCDIRefusesWhatItCannotClone(t *testing.T) {

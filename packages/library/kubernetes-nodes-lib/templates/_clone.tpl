@@ -212,10 +212,12 @@ Takes a dict: root, golden (its state), out (filled with class, from, size).
 {{- $class := "" -}}
 {{- $from := "" -}}
 {{- $size := "" -}}
+{{- $sizeFrom := "" -}}
 {{- if $dv -}}
 {{- $class = dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $dv) $dv -}}
 {{- $from = printf "spec.storage.storageClassName of DataVolume cozy-public/%s" $dv.metadata.name -}}
 {{- $size = dig "spec" "storage" "resources" "requests" "storage" (dig "spec" "pvc" "resources" "requests" "storage" "" $dv) $dv -}}
+{{- $sizeFrom = printf "the storage request of DataVolume cozy-public/%s" $dv.metadata.name -}}
 {{- end -}}
 {{- if and $golden.present (or (not $class) (not $size)) (not $golden.pvcRead) -}}
 {{- $_ := set $golden "pvc" (lookup "v1" "PersistentVolumeClaim" "cozy-public" $golden.claimName) -}}
@@ -227,6 +229,7 @@ Takes a dict: root, golden (its state), out (filled with class, from, size).
 {{- end -}}
 {{- if and (not $size) $golden.pvc -}}
 {{- $size = dig "spec" "resources" "requests" "storage" "" $golden.pvc -}}
+{{- $sizeFrom = printf "the storage request of PersistentVolumeClaim cozy-public/%s" $golden.claimName -}}
 {{- end -}}
 {{- if and $golden.present (not $class) -}}
 {{- $class = include "kubernetes-nodes.defaultStorageClass" .root -}}
@@ -235,6 +238,7 @@ Takes a dict: root, golden (its state), out (filled with class, from, size).
 {{- $_ := set .out "class" $class -}}
 {{- $_ := set .out "from" $from -}}
 {{- $_ := set .out "size" $size -}}
+{{- $_ := set .out "sizeFrom" $sizeFrom -}}
 {{- end -}}
 
 {{/*
@@ -323,7 +327,7 @@ cannot expand (pool README). Takes the clone context with poolSide, goldenSide a
 {{- include "kubernetes-nodes.checked" (list . 4 "passed" (printf "the worker disks and the golden are both on %q" $poolClass)) -}}
 {{- end -}}
 {{- if $goldenSize -}}
-{{- $size := include "worker-image-lib.quantityBytes" $goldenSize | float64 -}}
+{{- $size := include "worker-image-lib.quantityBytes" (dict "value" $goldenSize "what" (printf "pool %s: golden %s's size, %s," .pool $name .goldenSide.sizeFrom) "fix" "the catalog writes sizes such as 6Gi: set that golden's storage request to the image's size, or clone another golden (osImage.builtin)") | float64 -}}
 {{- if lt $disk $size -}}
 {{- include "kubernetes-nodes.refuse" (list . 5 (printf "pool %s: diskSize %v is smaller than golden %s (%s); a clone cannot be smaller than its source. Set diskSize to %s or more" .pool $diskSize $name $goldenSize $goldenSize)) -}}
 {{- else -}}
@@ -339,7 +343,7 @@ cannot expand (pool README). Takes the clone context with poolSide, goldenSide a
 {{- else if not $capacity -}}
 {{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "the golden's PersistentVolumeClaim cozy-public/%s states no status.capacity%s, and CDI compares its request with that capacity" $.golden.claimName (ternary "" " yet (the golden is still importing)" $facts.populated))) -}}
 {{- else -}}
-{{- $capacityBytes := include "worker-image-lib.quantityBytes" $capacity | float64 -}}
+{{- $capacityBytes := include "worker-image-lib.quantityBytes" (dict "value" $capacity "what" (printf "pool %s: golden %s's capacity, status.capacity.storage of PersistentVolumeClaim cozy-public/%s," .pool $name $.golden.claimName) "fix" "it is what the storage driver reported when the volume bound: check that driver, or clone another golden (osImage.builtin)") | float64 -}}
 {{- /* The overhead CDI inflates a Filesystem disk by: CDIConfig's entry for the class, else its global one; none without a CDIConfig. */ -}}
 {{- $overheads := dig "status" "filesystemOverhead" dict $facts.cdiConfig -}}
 {{- $overhead := get (get $overheads "storageClass" | default dict) $poolClass | default (get $overheads "global") | default "0" | toString -}}

@@ -97,13 +97,13 @@ field, value, example (the fix, e.g. "a quantity such as 20Gi"), out (filled as 
 
 {{/*
 A quantity in bytes (a float), to compare sizes written differently; refuses what parseQuantity
-refuses (a size from the cluster no API server would have stored). Takes the quantity.
+refuses. Takes a dict: value, what (the object and field it was read from), fix.
 */}}
 {{- define "worker-image-lib.quantityBytes" -}}
 {{- $q := dict -}}
-{{- include "worker-image-lib.parseQuantity" (dict "value" . "out" $q) -}}
+{{- include "worker-image-lib.parseQuantity" (dict "value" .value "out" $q) -}}
 {{- with $q.error -}}
-{{- fail (printf "%s is not a Kubernetes quantity the chart can compare (it is %s); write sizes such as 20Gi, 21474836480 or 20G" (include "worker-image-lib.describe" $q.text) .) -}}
+{{- fail (printf "%s %s is not a Kubernetes quantity the chart can compare (it is %s); %s" $.what (include "worker-image-lib.describe" $q.text) . $.fix) -}}
 {{- end -}}
 {{- $q.bytes -}}
 {{- end -}}
