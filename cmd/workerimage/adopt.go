@@ -393,7 +393,12 @@ func valuesText(change map[string]interface{}) string {
 }
 
 func writeAdoptText(out *bytes.Buffer, r *adoptReport) {
-	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\nswitch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;\n         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate\n", r.Cluster, helmReleaseAPI, r.Chart)
+	var head table
+	head.raw("cluster  " + r.Cluster)
+	head.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
+	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
+	head.write(out)
 	// Each section is a table of its own, so its columns align only with its own rows.
 	var flavors table
 	if len(r.Flavors) == 0 {

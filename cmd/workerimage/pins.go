@@ -387,8 +387,10 @@ func writeGoldenPins(tb *table, g goldenPins) {
 }
 
 func writePinsText(out *bytes.Buffer, r *pinsReport) {
-	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\n\n", r.Cluster, helmReleaseAPI, r.Chart)
 	var tb table
+	tb.raw("cluster  " + r.Cluster)
+	tb.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	tb.raw("")
 	if len(r.Goldens) == 0 {
 		tb.raw("no golden in " + goldenNamespace)
 	}

@@ -162,7 +162,8 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	switch *output {
 	case "yaml":
 		if rep.Result != "renders" {
-			fmt.Fprintf(out, "# %s: refused\n# %s\n", rep.Release, rep.Refusal)
+			// Comments, not data: escaped like text, so no refusal starts a line.
+			fmt.Fprintf(out, "# %s: refused\n# %s\n", termSafe(rep.Release), termSafe(rep.Refusal))
 		} else {
 			out.WriteString(manifest.Text())
 		}
