@@ -382,14 +382,15 @@ func outcomeText(p adoptPool) string {
 	return "refused: the chart refuses the switched pool"
 }
 
-// valuesText writes a values change on one line, as YAML.
+// valuesText writes a values change on one line, as YAML from the YAML
+// library, every string reading back as itself (yamlString).
 func valuesText(change map[string]interface{}) string {
 	builtin := change["osImage"].(map[string]interface{})["builtin"].(map[string]interface{})
-	var fields []string
+	fields := yamlMap(true)
 	for _, k := range sortedKeys(builtin) {
-		fields = append(fields, fmt.Sprintf("%s: %s", k, builtin[k]))
+		fields.Content = append(fields.Content, yamlString(k), yamlString(fmt.Sprint(builtin[k])))
 	}
-	return "osImage: {builtin: {" + strings.Join(fields, ", ") + "}}"
+	return strings.TrimSuffix(yamlText(yamlMap(false, "osImage", yamlMap(true, "builtin", fields))), "\n")
 }
 
 func writeAdoptText(out *bytes.Buffer, r *adoptReport) {

@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // The catalog values adopt prints. The platform forwards
@@ -223,44 +224,126 @@ func byCount(m map[string]int) []string {
 }
 
 // catalogValuesYAML writes the list for the platform's values, each entry
-// under a comment saying why it is there.
+// under a comment saying why it is there, with a YAML library (yamlText).
 func catalogValuesYAML(entries []catalogEntry) string {
-	var b strings.Builder
-	b.WriteString("kubernetesWorkerImage:\n  images:\n")
+	items := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, e := range entries {
+		var why string
 		switch e.Change {
 		case changeKept:
-			fmt.Fprintf(&b, "    # kept as its golden %s shows it\n", e.plain)
+			why = fmt.Sprintf("kept as its golden %s shows it", e.plain)
 		case changeClassesAdded:
-			fmt.Fprintf(&b, "    # kept, with additionalStorageClasses %s added for %s\n", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
+			why = fmt.Sprintf("kept, with additionalStorageClasses %s added for %s", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
 		case changeNew:
-			fmt.Fprintf(&b, "    # new, golden %s, for %s\n", e.plain, poolsText(e.Pools))
+			why = fmt.Sprintf("new, golden %s, for %s", e.plain, poolsText(e.Pools))
 		}
+		comments := []string{why}
 		for _, n := range e.Notes {
-			fmt.Fprintf(&b, "    # note: %s\n", n)
+			comments = append(comments, "note: "+n)
 		}
 		img := e.Entry
-		fmt.Fprintf(&b, "    - schematicID: %s\n      version: %s\n", yamlScalar(img.SchematicID), yamlScalar(img.Version))
+		item := yamlMap(false, "schematicID", yamlString(img.SchematicID), "version", yamlString(img.Version))
 		if img.ImageFactoryURL != "" {
-			fmt.Fprintf(&b, "      imageFactoryURL: %s\n", yamlScalar(img.ImageFactoryURL))
+			item.Content = append(item.Content, yamlString("imageFactoryURL"), yamlString(img.ImageFactoryURL))
 		}
 		if img.Storage != "" {
-			fmt.Fprintf(&b, "      storage: %s\n", yamlScalar(img.Storage))
+			item.Content = append(item.Content, yamlString("storage"), yamlString(img.Storage))
 		}
 		if img.StorageClass != nil {
-			fmt.Fprintf(&b, "      storageClass: %s\n", yamlScalar(*img.StorageClass))
+			item.Content = append(item.Content, yamlString("storageClass"), yamlString(*img.StorageClass))
 		}
 		if len(img.AdditionalStorageClasses) > 0 {
-			quoted := make([]string, len(img.AdditionalStorageClasses))
-			for i, c := range img.AdditionalStorageClasses {
-				quoted[i] = yamlScalar(c)
+			classes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, c := range img.AdditionalStorageClasses {
+				classes.Content = append(classes.Content, yamlString(c))
 			}
-			fmt.Fprintf(&b, "      additionalStorageClasses: [%s]\n", strings.Join(quoted, ", "))
+			item.Content = append(item.Content, yamlString("additionalStorageClasses"), classes)
 		}
 		if img.Retire {
-			b.WriteString("      retire: true\n")
+			item.Content = append(item.Content, yamlString("retire"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
+		item.HeadComment = yamlComment(comments)
+		items.Content = append(items.Content, item)
+	}
+	return yamlText(yamlMap(false, "kubernetesWorkerImage", yamlMap(false, "images", items)))
+}
+
+// yamlMap is a mapping of alternating keys and nodes (a string key each).
+func yamlMap(flow bool, kv ...interface{}) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	if flow {
+		m.Style = yaml.FlowStyle
+	}
+	for i := 0; i < len(kv); i += 2 {
+		m.Content = append(m.Content, yamlString(kv[i].(string)), kv[i+1].(*yaml.Node))
+	}
+	return m
+}
+
+// yamlString is s as a string scalar that reads back as s under YAML 1.1
+// (Helm reads values with sigs.k8s.io/yaml, a YAML 1.1 reader: yes, on, 0b101,
+// 1_000 are not strings there) and YAML 1.2 readers: plain where both read the
+// plain form back as s, in a block and in a flow collection, double-quoted
+// otherwise.
+func yamlString(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if !plainReadsBack(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+func plainReadsBack(n *yaml.Node) bool {
+	for _, doc := range []*yaml.Node{
+		yamlMapNoCheck("k", n),
+		yamlMapNoCheck("k", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Content: []*yaml.Node{n}}),
+	} {
+		text, err := yaml.Marshal(doc)
+		if err != nil {
+			return false
+		}
+		var v11 map[string]interface{}
+		if err := sigsyaml.Unmarshal(text, &v11); err != nil || !readsAs(v11["k"], n.Value) {
+			return false
+		}
+		var v12 map[string]interface{}
+		if err := yaml.Unmarshal(text, &v12); err != nil || !readsAs(v12["k"], n.Value) {
+			return false
 		}
 	}
+	return true
+}
+
+func yamlMapNoCheck(key string, value *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, value}}
+}
+
+// readsAs: v is s, or a one-item list holding s.
+func readsAs(v interface{}, s string) bool {
+	if l, ok := v.([]interface{}); ok && len(l) == 1 {
+		v = l[0]
+	}
+	got, ok := v.(string)
+	return ok && got == s
+}
+
+// yamlComment is comment lines as YAML takes them: each escaped as the text
+// reports are (termSafe), so no string ends the comment and starts data.
+func yamlComment(lines []string) string {
+	safe := make([]string, len(lines))
+	for i, l := range lines {
+		safe[i] = termSafe(l)
+	}
+	return strings.Join(safe, "\n")
+}
+
+// yamlText writes a document with 2-space indentation.
+func yamlText(doc *yaml.Node) string {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	_ = enc.Encode(doc)
+	_ = enc.Close()
 	return b.String()
 }
 
@@ -272,23 +355,6 @@ func poolsText(pools []string) string {
 	s := count(len(pools), "pool") + ": " + strings.Join(shown, ", ")
 	if len(pools) > 3 {
 		s += fmt.Sprintf(" and %d more", len(pools)-3)
-	}
-	return s
-}
-
-// plainScalar is text YAML reads back as the same string when written bare.
-var plainScalar = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9._/~%]*(:[-A-Za-z0-9._/~%]+)*$`)
-
-// yamlScalar writes s so YAML reads back exactly s: bare when it is plainly a
-// string, else double-quoted (JSON's escapes are YAML's).
-func yamlScalar(s string) string {
-	_, numErr := strconv.ParseFloat(s, 64)
-	switch strings.ToLower(s) {
-	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~":
-		return strconv.Quote(s)
-	}
-	if numErr == nil || !plainScalar.MatchString(s) {
-		return strconv.Quote(s)
 	}
 	return s
 }
