@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/inf.v0"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -339,7 +340,9 @@ func groupAdoptPools(pools []adoptPool) []adoptFlavor {
 
 func savingsOf(pools []adoptPool) adoptSavings {
 	s := adoptSavings{HTTPPools: len(pools)}
-	var bytes int64
+	// Exact decimals: workers (up to 2^31 each) times a golden's size (up to
+	// 8Ei) does not fit an int64.
+	bytes := inf.NewDec(0, 0)
 	for _, p := range pools {
 		if p.Outcome != outcomeReady {
 			continue
@@ -351,16 +354,16 @@ func savingsOf(pools []adoptPool) adoptSavings {
 			s.ImportsOfUnknownSize += p.Workers
 			continue
 		}
-		bytes += p.Workers * size.Value()
+		bytes.Add(bytes, new(inf.Dec).Mul(size.AsDec(), inf.NewDec(p.Workers, 0)))
 	}
-	s.BytesAvoidedNow = resource.NewQuantity(bytes, resource.BinarySI).String()
+	s.BytesAvoidedNow = resource.NewDecimalQuantity(*bytes, resource.BinarySI).String()
 	return s
 }
 
 // wholeNumber reads a count the API wrote ("3", or 3 read back as 3.0); 0 when absent.
 func wholeNumber(s string) int64 {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > math.MaxInt32 {
+	if err != nil || !(f >= 0 && f <= math.MaxInt32) { // NaN fails both
 		return 0
 	}
 	return int64(f)

@@ -406,6 +406,9 @@ func loadPoolChart(dir string) (*chart.Chart, error) {
 		}
 		return c, nil
 	}
+	if err := checkChartLinks(dir); err != nil {
+		return nil, problemf("chart %s: %v", dir, err)
+	}
 	c, err := render.LoadChart(dir)
 	if err != nil {
 		return nil, problemf("chart %s: %v", dir, err)
