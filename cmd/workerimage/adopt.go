@@ -11,6 +11,7 @@ import (
 	"gopkg.in/inf.v0"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // adopt answers: which pools still import over HTTP, and what would moving
@@ -30,6 +31,10 @@ const (
 	annAutoscalerMax      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 	unknownBytes          = "unknown"
 	publicImageFactoryURL = "https://factory.talos.dev"
+	// The platform renders the catalog's values into this Package, with
+	// kubernetesWorkerImage.imageFactoryURL as the catalog's imageFactoryURL.
+	packageAPI     = "cozystack.io/v1alpha1"
+	catalogPackage = "cozystack.kubernetes-worker-image"
 )
 
 type adoptReport struct {
@@ -86,6 +91,12 @@ type adoptPool struct {
 	Outcome string `json:"outcome"`
 	// Golden is the golden the switched pool would clone, per the chart.
 	Golden string `json:"golden,omitempty"`
+	// GoldenImageFactoryURL is the factory URL that golden is (or, for a new
+	// catalog entry, would be) imported from; OtherImageFactoryURL: the pool
+	// boots its flavor from another URL today (imageSources says which), so
+	// the switch changes where its image comes from.
+	GoldenImageFactoryURL string `json:"goldenImageFactoryURL,omitempty"`
+	OtherImageFactoryURL  bool   `json:"otherImageFactoryURL"`
 	// Refusal is the chart's refusal of the switched pool, word for word.
 	Refusal string `json:"refusal,omitempty"`
 	// ValuesChange is what to set in the pool's values; it replaces the
@@ -183,10 +194,61 @@ func adoptFromFacts(chrt *chart.Chart, t target, f *pinsFacts) (*adoptReport, er
 		}
 		pools = append(pools, ap)
 	}
+	catalogURL, err := platformCatalogURL(t)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pools {
+		p := &pools[i]
+		p.GoldenImageFactoryURL = goldenFactoryURL(f.stored, *p, catalogURL.Value)
+		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
+	}
 	rep.Flavors = groupAdoptPools(pools)
-	rep.Catalog = catalogFor(f.stored, pools)
+	rep.Catalog = catalogFor(f.stored, pools, catalogURL)
 	rep.Savings = savingsOf(pools)
 	return rep, nil
+}
+
+// platformCatalogURL is the factory URL the catalog imports a new entry
+// from: the platform's kubernetesWorkerImage.imageFactoryURL, as the
+// platform forwards it into the catalog's Package, else the catalog's
+// built-in one.
+func platformCatalogURL(t target) (sourced, error) {
+	const field = "spec.components.kubernetes-worker-image.values.imageFactoryURL"
+	pkg, err := t.get(packageAPI, "Package", "", catalogPackage)
+	if err != nil {
+		return sourced{}, err
+	}
+	if pkg == nil {
+		return sourced{publicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, nil
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, strings.Split(field, ".")...)
+	if !found || v == nil || v == "" {
+		return sourced{publicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, nil
+	}
+	url, ok := v.(string)
+	if !ok {
+		return sourced{}, problemf("Package %s: %s is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
+	}
+	return sourced{url, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + " of Package " + catalogPackage + ")"}, nil
+}
+
+// goldenFactoryURL is the factory URL the golden a switched pool clones is
+// imported from: the golden's own source URL less the path the catalog
+// appends, else its flavor's plain golden's (a per-class golden is imported
+// as its entry's); for a flavor with no golden yet, the catalog's URL.
+func goldenFactoryURL(stored map[string]storedGolden, p adoptPool, catalogURL string) string {
+	suffix := "/image/" + p.schematicID + "/" + p.version + "/openstack-amd64.raw.xz"
+	if p.Switched != nil && p.Switched.GoldenSourceURL != "" {
+		return strings.TrimSuffix(p.Switched.GoldenSourceURL, suffix)
+	}
+	if g, ok := stored[goldenPrefix+p.schematicID+"-"+p.version]; ok && g.url != "" {
+		return strings.TrimSuffix(g.url, suffix)
+	}
+	if p.Outcome == outcomeNeedsEntry {
+		return catalogURL
+	}
+	return ""
 }
 
 // adoptPoolOf renders one HTTP pool as it is (refusal: the chart refuses it
@@ -402,6 +464,7 @@ func writeAdoptText(out *bytes.Buffer, r *adoptReport) {
 	head.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
 	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
 	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
+	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")
 	head.write(out)
 	// Each section is a table of its own, so its columns align only with its own rows.
 	var flavors table
@@ -510,6 +573,9 @@ func writeAdoptPool(tb *table, p adoptPool) {
 	change := valuesText(p.ValuesChange)
 	if p.Replaces != "" {
 		change += "  (replaces its " + p.Replaces + ")"
+	}
+	if p.OtherImageFactoryURL {
+		tb.row("    source", fmt.Sprintf("its golden imports from %s; the pool boots from %s today (%s): the switch changes where its image comes from, decide before switching", p.GoldenImageFactoryURL, p.imageFactoryURL, p.ImageSources.ImageFactoryURL))
 	}
 	tb.row("    values", change)
 	next := p.MachineTemplate.New

@@ -17,6 +17,10 @@ import (
 // with (kubernetes-worker-image.assertUnchanged), so it reads none as edited.
 
 type adoptCatalog struct {
+	// URL is the factory a new entry imports from: the platform's
+	// kubernetesWorkerImage.imageFactoryURL, else the catalog's built-in one.
+	// A new entry never takes a URL a tenant's pool chose.
+	URL sourced `json:"url"`
 	// Changed: some pool waits for a new entry or an added class.
 	Changed bool `json:"changed"`
 	// Images is the catalog's images list with the changes, existing entries
@@ -36,10 +40,22 @@ type catalogEntry struct {
 	AddedClasses []string `json:"addedClasses,omitempty"`
 	// Pools are the HelmReleases of the pools that wait for the change.
 	Pools []string `json:"pools,omitempty"`
+	// ImportsFrom is the factory URL the entry's goldens import from (the
+	// catalog's URL for a new entry; "" when it cannot be read back).
+	ImportsFrom string `json:"importsFrom,omitempty"`
+	// OtherURLPools are the pools waiting for the entry that boot its flavor
+	// from another factory URL today: switching changes where their image
+	// comes from, for the operator to decide.
+	OtherURLPools []urlPool `json:"otherURLPools,omitempty"`
 	// Notes say what could not be read back from the cluster.
 	Notes []string `json:"notes,omitempty"`
 
 	plain string
+}
+
+type urlPool struct {
+	HelmRelease     string `json:"helmRelease"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
 }
 
 type catalogImage struct {
@@ -62,10 +78,10 @@ const (
 // catalogFor is the images list with what the pools wait for: a per-class
 // golden adds the pool's class to its flavor's entry; a missing flavor gets
 // an entry on the class most of its pools are on, the others as additional
-// classes, and the factory URL most of them boot from when it is not the
-// public Image Factory (the catalog's own default, or its platform-wide URL,
-// applies otherwise).
-func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog {
+// classes, and no imageFactoryURL of its own: it imports from the catalog's
+// URL (catalogURL), whatever URL its pools boot from. A pool booting from
+// another URL than its entry imports from is listed with both.
+func catalogFor(stored map[string]storedGolden, pools []adoptPool, catalogURL sourced) adoptCatalog {
 	entries := existingEntries(stored)
 	byPlain := map[string]*catalogEntry{}
 	for i := range entries {
@@ -73,8 +89,8 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 	}
 	type wanted struct {
 		schematicID, version string
-		classes, urls        map[string]int
-		pools                []string
+		classes              map[string]int
+		pools                []adoptPool
 	}
 	missing := map[string]*wanted{}
 	sorted := append([]adoptPool(nil), pools...)
@@ -87,20 +103,24 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		if e := byPlain[plain]; e != nil {
 			e.addClass(p.class())
 			e.Pools = append(e.Pools, p.HelmRelease)
+			e.addURLPool(p)
 			continue
 		}
 		w := missing[plain]
 		if w == nil {
-			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}, urls: map[string]int{}}
+			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}}
 			missing[plain] = w
 		}
 		w.classes[p.class()]++
-		w.urls[p.imageFactoryURL]++
-		w.pools = append(w.pools, p.HelmRelease)
+		w.pools = append(w.pools, p)
 	}
 	for _, plain := range sortedKeys(missing) {
 		w := missing[plain]
-		e := catalogEntry{plain: plain, Change: changeNew, Pools: w.pools, Entry: catalogImage{SchematicID: w.schematicID, Version: w.version}}
+		e := catalogEntry{plain: plain, Change: changeNew, ImportsFrom: catalogURL.Value, Entry: catalogImage{SchematicID: w.schematicID, Version: w.version}}
+		for _, p := range w.pools {
+			e.Pools = append(e.Pools, p.HelmRelease)
+			e.addURLPool(p)
+		}
 		classes := byCount(w.classes)
 		for _, c := range classes {
 			switch {
@@ -116,18 +136,15 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		if e.Entry.StorageClass == nil {
 			e.Notes = append(e.Notes, "its pools' class is not known: the golden goes on the catalog's storageClass")
 		}
-		urls := byCount(w.urls)
-		if urls[0] != publicImageFactoryURL && urls[0] != "" {
-			e.Entry.ImageFactoryURL = urls[0]
-		}
-		if len(urls) > 1 {
-			e.Notes = append(e.Notes, "its pools boot it from "+strings.Join(urls, ", ")+": one golden serves them all")
-		}
 		entries = append(entries, e)
 	}
-	c := adoptCatalog{Images: entries}
-	for _, e := range entries {
+	c := adoptCatalog{URL: catalogURL, Images: entries}
+	for i := range entries {
+		e := &entries[i]
 		c.Changed = c.Changed || e.Change != changeKept
+		if len(e.OtherURLPools) > 0 {
+			e.Notes = append(e.Notes, urlNote(*e))
+		}
 	}
 	if c.Images == nil {
 		c.Images = []catalogEntry{}
@@ -136,6 +153,31 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		c.Values = catalogValuesYAML(entries)
 	}
 	return c
+}
+
+// addURLPool lists p when it boots the flavor from another factory URL than
+// the entry's goldens import from.
+func (e *catalogEntry) addURLPool(p adoptPool) {
+	if e.ImportsFrom != "" && p.imageFactoryURL != e.ImportsFrom {
+		e.OtherURLPools = append(e.OtherURLPools, urlPool{HelmRelease: p.HelmRelease, ImageFactoryURL: p.imageFactoryURL})
+	}
+}
+
+func urlNote(e catalogEntry) string {
+	shown := e.OtherURLPools
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	var parts []string
+	for _, p := range shown {
+		parts = append(parts, fmt.Sprintf("%s from %s", p.HelmRelease, p.ImageFactoryURL))
+	}
+	more := ""
+	if len(e.OtherURLPools) > 3 {
+		more = fmt.Sprintf(" and %d more", len(e.OtherURLPools)-3)
+	}
+	return fmt.Sprintf("its goldens import from %s; pools that boot this flavor from another URL today: %s%s. Switching them changes where their image comes from: decide before pasting (a pool left on HTTP keeps its own source)",
+		e.ImportsFrom, strings.Join(parts, ", "), more)
 }
 
 // addClass lists class in the entry's additionalStorageClasses, unless the
@@ -201,6 +243,7 @@ func existingEntries(stored map[string]storedGolden) []catalogEntry {
 		switch {
 		case strings.HasSuffix(src.url, suffix):
 			e.Entry.ImageFactoryURL = strings.TrimSuffix(src.url, suffix)
+			e.ImportsFrom = e.Entry.ImageFactoryURL
 		case src.url == "":
 			e.Notes = append(e.Notes, "its source URL is not recorded on its golden (only its PVC is left): imageFactoryURL as in your values")
 		default:
