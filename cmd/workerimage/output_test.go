@@ -174,3 +174,15 @@ metadata:
 	requireTerminalSafe(t, "rollcheck", roll.stdout)
 	assert.Contains(t, roll.stdout, `evil\x1b]52;c;cm0gLXJm\a\u202e.yaml`)
 }
+
+// plan -o yaml writes a refusal as YAML comments: escaped, so no refusal
+// quoting a hostile name ends a comment and starts data.
+func TestPlanYAMLRefusalCommentsAreEscaped(t *testing.T) {
+	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-release", "evil\x1b[2J\r\nkind: Secret\u202e", "-o", "yaml")
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	requireTerminalSafe(t, "plan -o yaml", res.stdout)
+	for _, line := range strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n") {
+		assert.True(t, strings.HasPrefix(line, "# "), "only comments: %q", line)
+	}
+	assert.Contains(t, res.stdout, `evil\x1b[2J\r\nkind: Secret\u202e`)
+}
