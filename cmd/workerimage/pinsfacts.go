@@ -23,6 +23,8 @@ const (
 	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
 	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
 	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
+	// annImportEndpoint: where CDI imported a PVC from.
+	annImportEndpoint = "cdi.kubevirt.io/storage.import.endpoint"
 )
 
 // pinsFacts is what pins reads from the cluster, before any verdict: the
@@ -113,7 +115,7 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 			if _, ok := f.stored[p.GetName()]; !ok {
 				f.stored[p.GetName()] = storedGolden{
 					foundAs: "PersistentVolumeClaim",
-					url:     p.GetAnnotations()["cdi.kubevirt.io/storage.import.endpoint"],
+					url:     p.GetAnnotations()[annImportEndpoint],
 					storage: text(p.Object, "spec", "resources", "requests", "storage"),
 					class:   text(p.Object, "spec", "storageClassName"),
 				}
