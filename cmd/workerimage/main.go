@@ -47,11 +47,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // app carries the outputs and the one seam to a live cluster: dial turns a
-// kubeconfig into Helm's client provider. Tests swap in a fake provider, so the
+// kubeconfig and context into Helm's client provider. Tests swap in a fake provider, so the
 // -kubeconfig paths run the same code as -cluster.
 type app struct {
 	stdout, stderr io.Writer
-	dial           func(kubeconfig string) (engine.ClientProvider, error)
+	dial           func(k kubeAccess) (p engine.ClientProvider, desc string, err error)
 }
 
 // problem is bad input or an unusable cluster: one line, exit 2, no output.

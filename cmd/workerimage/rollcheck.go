@@ -59,8 +59,7 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 	base := fs.String("base", "", "checkout of the chart's current version (its "+render.PoolChart+" is rendered)")
 	head := fs.String("head", "", "checkout of the chart's next version")
 	glob := fs.String("values", "", "pool values files (a glob, quoted)")
-	state := fs.String("cluster", "", "cluster state file (optional; default: no cluster, as helm template)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster (optional)")
+	state, kube := clusterFlags(fs, "kubeconfig of a live cluster (optional)")
 	release := fs.String("release", "", "release name for every pool (default kubernetes-nodes-<cluster>-<values file name>)")
 	namespace := fs.String("namespace", "", "release namespace for every pool (default tenant-<cluster>)")
 	output := fs.String("o", "text", "output: text or json")
@@ -95,7 +94,7 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 			return 0, err
 		}
 	}
-	t, err := a.connect(*state, *kubeconfig, false)
+	t, err := a.connect(*state, *kube, false)
 	if err != nil {
 		return 0, err
 	}

@@ -66,7 +66,7 @@ type Fleet struct {
 	// HelmReleasesServed: the cluster serves Flux's HelmRelease.
 	HelmReleasesServed bool
 	// PoolObjects are the cluster's KubevirtMachineTemplates and the
-	// MachineDeployments whose infrastructure is one, as
+	// MachineDeployments whose infrastructure is one (or is not stated), as
 	// "<namespace>/<kind>/<name>": a cluster holding them runs pools, so a
 	// report that found none must not conclude that nothing uses a golden.
 	PoolObjects []string
@@ -294,7 +294,9 @@ func poolObjects(ctx context.Context, p engine.ClientProvider) ([]string, error)
 		return nil, err
 	}
 	for _, md := range mds {
-		if k, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "kind"); k == "KubevirtMachineTemplate" {
+		// Counted unless it names another provider's infrastructure: a
+		// MachineDeployment read without its spec must not pass for none.
+		if k, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "kind"); k == "" || k == "KubevirtMachineTemplate" {
 			out = append(out, md.GetNamespace()+"/MachineDeployment/"+md.GetName())
 		}
 	}

@@ -291,3 +291,51 @@ metadata: {name: metal, namespace: tenant-a}
 spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: m}}}}`)
 	assert.Equal(t, []string{"tenant-a/KubevirtMachineTemplate/kubernetes-a-w-abc123", "tenant-a/MachineDeployment/kubernetes-a-w"}, f.PoolObjects)
 }
+
+// Who uses a golden is answered by the catalog chart: its annotated disks in
+// any namespace (apart those of no pool), and every KubevirtMachineTemplate
+// cloning it, an idle pool's too; a golden nothing uses has none.
+func TestGoldenUsersAskTheCatalog(t *testing.T) {
+	catalog, err := fleet.CatalogChart()
+	require.NoError(t, err)
+	st := state(t, `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: disk-1
+  namespace: tenant-a
+  annotations: {kubernetes-worker-image.cozystack.io/golden: talos-worker-aaa-v1.9.0, kubernetes-worker-image.cozystack.io/pool: kubernetes-a-w}`,
+		`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: stray
+  namespace: tenant-b
+  annotations: {kubernetes-worker-image.cozystack.io/golden: talos-worker-aaa-v1.9.0, kubernetes-worker-image.cozystack.io/pool: kubernetes-b-gone}`,
+		`apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-a-w, namespace: tenant-a}`,
+		`apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-c-idle-abc123, namespace: tenant-c}
+spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: cozy-public, name: talos-worker-bbb-v1.9.0}}}}]}}}}}`,
+		`apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: elsewhere, namespace: tenant-c}
+spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: other, name: talos-worker-ccc-v1.9.0}}}}]}}}}}`,
+	)
+	u, err := fleet.GoldenUsers(catalog, st, []string{"talos-worker-aaa-v1.9.0", "talos-worker-bbb-v1.9.0", "talos-worker-ccc-v1.9.0"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{
+		"talos-worker-aaa-v1.9.0": {"tenant-a/DataVolume/disk-1", "tenant-b/PersistentVolumeClaim/stray"},
+		"talos-worker-bbb-v1.9.0": {"tenant-c/KubevirtMachineTemplate/kubernetes-c-idle-abc123"},
+		"talos-worker-ccc-v1.9.0": {},
+	}, u.Users)
+	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {"tenant-b/PersistentVolumeClaim/stray"}}, u.NoPool)
+
+	// An empty cluster, and no names at all.
+	u, err = fleet.GoldenUsers(catalog, state(t), []string{"talos-worker-aaa-v1.9.0"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {}}, u.Users)
+	u, err = fleet.GoldenUsers(catalog, state(t), nil)
+	require.NoError(t, err)
+	assert.Empty(t, u.Users)
+}

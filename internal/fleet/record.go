@@ -134,3 +134,5 @@ func EncodeRecord(name, namespace, chartName string, version int, status string,
 		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(inner))},
 	}, nil
 }
+
+func decodeBase64(s string) ([]byte, error) { return base64.StdEncoding.DecodeString(s) }
