@@ -16,16 +16,16 @@ import (
 type pinsReport struct {
 	Cluster string `json:"cluster"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
-	Chart        string       `json:"chart"`
-	Goldens      []goldenPins `json:"goldens"`
+	Chart   string       `json:"chart"`
+	Goldens []goldenPins `json:"goldens"`
 	// Unused are the goldens safe to delete: no pool's values resolve to one
 	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
 	Unused []string `json:"unused"`
 	// PoolsRead counts the pools found (resolved or not).
-	PoolsRead    int          `json:"poolsRead"`
-	HostAssisted []diskPin    `json:"hostAssisted"`
-	HTTPPools    []poolPin    `json:"httpPools"`
-	Unresolved   []poolPin    `json:"unresolved"`
+	PoolsRead    int       `json:"poolsRead"`
+	HostAssisted []diskPin `json:"hostAssisted"`
+	HTTPPools    []poolPin `json:"httpPools"`
+	Unresolved   []poolPin `json:"unresolved"`
 	// NoPoolDisks are the disks, of every golden, that belong to no pool:
 	// their namespace holds no MachineDeployment named by their pool
 	// annotation. Each still keeps its golden from being safe to delete.
@@ -75,7 +75,7 @@ type goldenPins struct {
 	// "<namespace>/KubevirtMachineTemplate/<name>": a pool at zero workers
 	// holds its golden through its template alone.
 	Templates    []string `json:"templates"`
-	SafeToDelete bool      `json:"safeToDelete"`
+	SafeToDelete bool     `json:"safeToDelete"`
 	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
 	// retiring and has lost helm.sh/resource-policy: keep).
 	Retiring bool `json:"retiring,omitempty"`
@@ -99,10 +99,10 @@ type poolPin struct {
 	// Unresolved: its values could not be computed as Flux computes them (a
 	// required valuesFrom reference is missing), so it is not rendered.
 	Unresolved string `json:"unresolved,omitempty"`
-	Release     string `json:"release"`
-	Namespace   string `json:"namespace"`
-	Pool        string `json:"pool,omitempty"`
-	Golden      string `json:"golden,omitempty"`
+	Release    string `json:"release"`
+	Namespace  string `json:"namespace"`
+	Pool       string `json:"pool,omitempty"`
+	Golden     string `json:"golden,omitempty"`
 	// Disks counts the pool's disks cloned from this golden: 0 for a pool at
 	// zero workers, or one that has not rolled onto this golden yet.
 	Disks int `json:"disks"`
