@@ -393,7 +393,7 @@ func valuesText(change map[string]interface{}) string {
 }
 
 func writeAdoptText(out *bytes.Buffer, r *adoptReport) {
-	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\nswitch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;\n         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate\n", r.Cluster, helmReleaseAPI, r.Chart)
+	fmt.Fprintf(out, "cluster  %s\npools    of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one\nswitch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;\n         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate\n", r.Cluster, r.Chart, helmReleaseAPI)
 	// Each section is a table of its own, so its columns align only with its own rows.
 	var flavors table
 	if len(r.Flavors) == 0 {
