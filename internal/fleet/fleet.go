@@ -184,9 +184,12 @@ func (o Options) byReference(hr *unstructured.Unstructured) (foundBy string, dec
 	return "", false
 }
 
-// releaseOf is where helm-controller installs hr: the release spec.releaseName,
-// else [<targetNamespace>-]<name>; in spec.targetNamespace, else hr's
-// namespace; its record kept in spec.storageNamespace, else hr's namespace.
+// releaseOf is where helm-controller installs hr: what its status says it
+// installed last (status.history[0], status.storageNamespace: a name longer
+// than Helm allows is shortened by the controller, and only the status shows
+// it), else as the spec asks: the release spec.releaseName, else
+// [<targetNamespace>-]<name>; in spec.targetNamespace, else hr's namespace;
+// its record kept in spec.storageNamespace, else hr's namespace.
 func releaseOf(hr *unstructured.Unstructured) (release, namespace, storage string) {
 	namespace, _, _ = unstructured.NestedString(hr.Object, "spec", "targetNamespace")
 	release, _, _ = unstructured.NestedString(hr.Object, "spec", "releaseName")
@@ -202,6 +205,18 @@ func releaseOf(hr *unstructured.Unstructured) (release, namespace, storage strin
 	storage, _, _ = unstructured.NestedString(hr.Object, "spec", "storageNamespace")
 	if storage == "" {
 		storage = hr.GetNamespace()
+	}
+	if history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history"); len(history) > 0 {
+		if last, ok := history[0].(map[string]interface{}); ok {
+			name, _, _ := unstructured.NestedString(last, "name")
+			ns, _, _ := unstructured.NestedString(last, "namespace")
+			if name != "" && ns != "" {
+				release, namespace = name, ns
+			}
+		}
+	}
+	if s, _, _ := unstructured.NestedString(hr.Object, "status", "storageNamespace"); s != "" {
+		storage = s
 	}
 	return release, namespace, storage
 }

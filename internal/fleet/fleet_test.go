@@ -141,6 +141,19 @@ func TestReleaseNameAndNamespaceAsFlux(t *testing.T) {
 	assert.Equal(t, "own-name", byID["tenant-a/kubernetes-nodes-a-r"].Release)
 	assert.Equal(t, "tenant-a", byID["tenant-a/kubernetes-nodes-a-r"].Namespace)
 	assert.Equal(t, "rel", byID["tenant-a/plain-ref"].Release, "found by its record in the storage namespace")
+
+	// What the controller installed, as its status records it, wins: it
+	// shortens a name longer than Helm allows.
+	long := "kubernetes-nodes-a-pool-with-a-name-longer-than-helm-allows"
+	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: nodes}
+  targetNamespace: tenant-b
+status:
+  storageNamespace: tenant-a
+  history: [{name: tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab, namespace: tenant-b, chartName: kubernetes-nodes}]`),
+		record(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+	require.Len(t, f.Pools, 1, "found by the record of the shortened release")
+	assert.Equal(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", f.Pools[0].Release)
+	assert.Equal(t, "tenant-b", f.Pools[0].Namespace)
 }
 
 // A release of the pool chart that no HelmRelease manages (helm install) is a
