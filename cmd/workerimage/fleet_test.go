@@ -225,3 +225,53 @@ contexts: [{name: live, context: {cluster: live, user: u}}]
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, decode[planReport](t, res).Cluster, "none (helm template preview")
 }
+
+// rollcheck without -values checks every pool of the cluster, found and
+// valued as pins finds them; a pool whose values do not resolve is listed
+// as not checked (exit 1), never counted as "no roll".
+func TestRollcheckReadsTheClustersPools(t *testing.T) {
+	root := filepath.Join("..", "..")
+	state := filepath.Join(root, "examples", "cluster-state.yaml")
+	res := cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", state, "-o", "json")
+	require.Equal(t, exitAttn, res.code, "gamma-big is refused at both: %s", res.stderr)
+	r := decode[rollReport](t, res)
+	var sources []string
+	for _, p := range r.Pools {
+		sources = append(sources, p.Values)
+	}
+	assert.Equal(t, []string{
+		"helmrelease tenant-acme/kubernetes-nodes-acme-golden",
+		"helmrelease tenant-acme/kubernetes-nodes-acme-workers",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-batch",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-spot",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-web",
+		"helmrelease tenant-gamma/kubernetes-nodes-gamma-big",
+		"helmrelease tenant-gamma/kubernetes-nodes-gamma-edge",
+	}, sources)
+	assert.Equal(t, 6, r.Summary.NoRoll)
+	assert.Equal(t, 1, r.Summary.RefusedAtHead)
+	// beta-spot renders its clone of the golden it takes from _cluster.
+	assert.Equal(t, "kubernetes-nodes-beta-spot", r.Pools[3].Release)
+	assert.NotEmpty(t, r.Pools[3].Head.MachineTemplate)
+
+	// A pool whose cozystack-values is missing is not checked.
+	unresolved := writeTemp(t, "unresolved-pool.yaml", goldensOnly+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}"))
+	res = cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", unresolved)
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "    not checked: could not resolve Secret chart values reference 'tenant-zeta/cozystack-values'")
+	assert.Contains(t, res.stdout, "1 pool: 0 roll, 0 refused at head, 0 refused at base only, 0 no roll, 1 not resolved (not checked)\n")
+	// Its Secret there: checked (this bare cluster has no instancetype, so
+	// the chart refuses it at both sides, as it would any pool there).
+	res = cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", writeTemp(t, "resolved-pool.yaml", goldensOnly+zetaValues+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")), "-o", "json")
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	checked := decode[rollReport](t, res)
+	assert.Equal(t, 0, checked.Summary.Unresolved)
+	require.Len(t, checked.Pools, 1)
+	assert.Equal(t, "refused at both", checked.Pools[0].Status)
+	assert.Contains(t, checked.Pools[0].Head.Refusal, "pool kubernetes-zeta-w")
+
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root), "-values or a cluster")
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", state, "-release", "x"), "-release and -namespace apply to -values files")
+	md := "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata: {name: kubernetes-zeta-w, namespace: tenant-zeta}\n"
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", writeTemp(t, "md-only.yaml", goldensOnly+md)), "could not read the pools", "tenant-zeta/MachineDeployment/kubernetes-zeta-w")
+}
