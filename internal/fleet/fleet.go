@@ -264,7 +264,10 @@ func latestRecords(ctx context.Context, p engine.ClientProvider) (recordSet, err
 	if err != nil {
 		return rs, fmt.Errorf("listing Helm release records: %w", err)
 	}
-	l, err := c.List(ctx, metav1.ListOptions{LabelSelector: "owner=helm"})
+	// A superseded record is never a release's newest, and most records of a
+	// long-lived cluster are superseded ones (Helm keeps ten per release):
+	// the API server leaves them out, so their payloads are never sent.
+	l, err := c.List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,status!=superseded"})
 	if err != nil {
 		return rs, fmt.Errorf("listing Helm release records (Secrets labelled owner=helm): %w", err)
 	}

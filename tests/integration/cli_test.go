@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // workerimage runs the operator CLI, built once per env from this checkout,
@@ -378,6 +380,37 @@ spec:
 	}
 	if !spot || !strings.Contains(adoptOut, tenant+"/kubernetes-nodes-pins-http") {
 		t.Errorf("adopt: want %s/kubernetes-nodes-pins-spot cloning %s (from _cluster) and the HTTP pool listed:\n%s", tenant, declared, adoptOut)
+	}
+
+	// A pool installed with plain helm install: only its Helm release
+	// records. The newest (deployed) imports over HTTP; the superseded one
+	// before it cloned the unused golden, and the API server leaves it out of
+	// the list pins asks for, so the golden stays unused.
+	for _, rec := range []struct {
+		version int
+		status  string
+		values  map[string]interface{}
+	}{
+		{1, "superseded", map[string]interface{}{"cluster": "pins", "talos": map[string]interface{}{"version": "v1.13.1"}, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}},
+		{2, "deployed", map[string]interface{}{"cluster": "pins", "talos": map[string]interface{}{"version": "v1.13.1"}}},
+	} {
+		obj, err := fleet.EncodeRecord("kubernetes-nodes-pins-plain", tenant, "kubernetes-nodes", rec.version, rec.status, rec.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, &unstructured.Unstructured{Object: obj})
+	}
+	out, _, code = e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	var plain livePins
+	if code != 0 || json.Unmarshal([]byte(out), &plain) != nil {
+		t.Fatalf("pins with a plain helm install: exit %d:\n%s", code, out)
+	}
+	plainFound := false
+	for _, p := range plain.HTTPPools {
+		plainFound = plainFound || (p.HelmRelease == tenant+"/kubernetes-nodes-pins-plain" && strings.HasSuffix(p.FoundBy, "sh.helm.release.v1.kubernetes-nodes-pins-plain.v2 (no HelmRelease)"))
+	}
+	if !plainFound || !slices.Contains(plain.Unused, unused) {
+		t.Errorf("pins: want %s/kubernetes-nodes-pins-plain read from its v2 record as an HTTP pool, and %s still unused:\n%s", tenant, unused, out)
 	}
 
 	// The Secret gone: the Cozystack pools are not resolved, with Flux's reason.
