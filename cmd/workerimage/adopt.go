@@ -101,8 +101,8 @@ type adoptPool struct {
 	Refusal string `json:"refusal,omitempty"`
 	// ValuesChange is what to set in the pool's values; it replaces the
 	// pool's own osImage (Replaces says which) when it has one.
-	ValuesChange map[string]interface{} `json:"valuesChange"`
-	Replaces     string                 `json:"replaces,omitempty"`
+	ValuesChange map[string]any `json:"valuesChange"`
+	Replaces     string         `json:"replaces,omitempty"`
 	// MachineTemplate: a switch re-images the pool, so its template is
 	// renamed and the pool rolls once; New is "" until the switched pool renders.
 	MachineTemplate adoptTemplates `json:"machineTemplate"`
@@ -179,7 +179,7 @@ func adoptFromFacts(chrt *chart.Chart, t target, f *pinsFacts) (*adoptReport, er
 	var pools []adoptPool
 	for _, p := range pins.HTTPPools {
 		rp := byRelease[p.HelmRelease]
-		var md map[string]interface{}
+		var md map[string]any
 		if u := f.machineDeployments[rp.pin.Namespace+"/"+rp.pin.Pool]; u != nil {
 			md = u.Object
 		}
@@ -253,7 +253,7 @@ func goldenFactoryURL(stored map[string]storedGolden, p adoptPool, catalogURL st
 
 // adoptPoolOf renders one HTTP pool as it is (refusal: the chart refuses it
 // today) and switched to osImage.builtin with the flavor it boots.
-func adoptPoolOf(chrt *chart.Chart, t target, rp resolvedPool, md map[string]interface{}) (adoptPool, string, error) {
+func adoptPoolOf(chrt *chart.Chart, t target, rp resolvedPool, md map[string]any) (adoptPool, string, error) {
 	ap := adoptPool{HelmRelease: rp.pin.HelmRelease, Release: rp.release.Name, Namespace: rp.release.Namespace, Pool: rp.pin.Pool, BytesPerImport: unknownBytes}
 	now, manifest, err := planPool(chrt, t, rp.release, rp.values)
 	if err != nil {
@@ -307,28 +307,28 @@ func adoptPoolOf(chrt *chart.Chart, t target, rp resolvedPool, md map[string]int
 // only a field the chart took from elsewhere (osImage.factory, a platform
 // default recorded at creation) is written. It replaces the pool's own
 // osImage, since both paths at once are refused.
-func switchToBuiltin(values map[string]interface{}, d *diskReport) (switched, change map[string]interface{}, replaces string) {
-	builtin := map[string]interface{}{}
+func switchToBuiltin(values map[string]any, d *diskReport) (switched, change map[string]any, replaces string) {
+	builtin := map[string]any{}
 	if d.SchematicID.Source != "talos.schematicID" {
 		builtin["schematicID"] = d.SchematicID.Value
 	}
 	if d.Version.Source != "talos.version" {
 		builtin["version"] = d.Version.Value
 	}
-	switched = make(map[string]interface{}, len(values)+1)
+	switched = make(map[string]any, len(values)+1)
 	for k, v := range values {
 		switched[k] = v
 	}
 	if old, ok := values["osImage"]; ok {
 		replaces = "osImage"
-		if m, ok := old.(map[string]interface{}); ok {
+		if m, ok := old.(map[string]any); ok {
 			for _, k := range sortedKeys(m) {
 				replaces = "osImage." + k
 			}
 		}
 	}
-	switched["osImage"] = map[string]interface{}{"builtin": builtin}
-	return switched, map[string]interface{}{"osImage": map[string]interface{}{"builtin": builtin}}, replaces
+	switched["osImage"] = map[string]any{"builtin": builtin}
+	return switched, map[string]any{"osImage": map[string]any{"builtin": builtin}}, replaces
 }
 
 // switchOutcome reads the chart's answer for a switched pool: whether it
@@ -449,8 +449,8 @@ func outcomeText(p adoptPool) string {
 
 // valuesText writes a values change on one line, as YAML from the YAML
 // library, every string reading back as itself (yamlString).
-func valuesText(change map[string]interface{}) string {
-	builtin := change["osImage"].(map[string]interface{})["builtin"].(map[string]interface{})
+func valuesText(change map[string]any) string {
+	builtin := change["osImage"].(map[string]any)["builtin"].(map[string]any)
 	fields := yamlMap(true)
 	for _, k := range sortedKeys(builtin) {
 		fields.Content = append(fields.Content, yamlString(k), yamlString(fmt.Sprint(builtin[k])))

@@ -312,7 +312,7 @@ func catalogValuesYAML(entries []catalogEntry) string {
 }
 
 // yamlMap is a mapping of alternating keys and nodes (a string key each).
-func yamlMap(flow bool, kv ...interface{}) *yaml.Node {
+func yamlMap(flow bool, kv ...any) *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode}
 	if flow {
 		m.Style = yaml.FlowStyle
@@ -345,11 +345,11 @@ func plainReadsBack(n *yaml.Node) bool {
 		if err != nil {
 			return false
 		}
-		var v11 map[string]interface{}
+		var v11 map[string]any
 		if err := sigsyaml.Unmarshal(text, &v11); err != nil || !readsAs(v11["k"], n.Value) {
 			return false
 		}
-		var v12 map[string]interface{}
+		var v12 map[string]any
 		if err := yaml.Unmarshal(text, &v12); err != nil || !readsAs(v12["k"], n.Value) {
 			return false
 		}
@@ -362,8 +362,8 @@ func yamlMapNoCheck(key string, value *yaml.Node) *yaml.Node {
 }
 
 // readsAs: v is s, or a one-item list holding s.
-func readsAs(v interface{}, s string) bool {
-	if l, ok := v.([]interface{}); ok && len(l) == 1 {
+func readsAs(v any, s string) bool {
+	if l, ok := v.([]any); ok && len(l) == 1 {
 		v = l[0]
 	}
 	got, ok := v.(string)

@@ -85,7 +85,7 @@ func (a app) connect(stateFile string, k kubeAccess, required bool) (target, err
 	return target{desc: "none (helm template preview: every lookup answers empty)"}, nil
 }
 
-func (t target) options(rel render.Release, values map[string]interface{}) render.Options {
+func (t target) options(rel render.Release, values map[string]any) render.Options {
 	return render.Options{Release: rel, Values: values, Cluster: t.provider, APIVersions: t.apiVersions}
 }
 

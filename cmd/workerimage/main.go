@@ -62,7 +62,7 @@ type problem struct{ msg string }
 
 func (p problem) Error() string { return p.msg }
 
-func problemf(format string, a ...interface{}) error {
+func problemf(format string, a ...any) error {
 	return problem{fmt.Sprintf(format, a...)}
 }
 

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-func writeJSON(out *bytes.Buffer, v interface{}) {
+func writeJSON(out *bytes.Buffer, v any) {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)

@@ -72,7 +72,7 @@ type resolvedPool struct {
 	// release and values are what the pool was rendered with; facts is what
 	// the chart answered (nil when the image does not resolve).
 	release render.Release
-	values  map[string]interface{}
+	values  map[string]any
 	facts   *chartFacts
 }
 
@@ -288,7 +288,7 @@ func resolvePool(chrt *chart.Chart, t target, pool fleet.Pool) (resolvedPool, er
 }
 
 // text reads a scalar field as its text: a quantity may be a YAML number.
-func text(obj map[string]interface{}, fields ...string) string {
+func text(obj map[string]any, fields ...string) string {
 	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
 	if !ok || v == nil {
 		return ""

@@ -183,7 +183,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 
 // planPool renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
-func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]interface{}) (*planReport, *render.Manifest, error) {
+func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]any) (*planReport, *render.Manifest, error) {
 	rep := &planReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.desc}
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
 	if err != nil {
@@ -384,7 +384,7 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 // releaseFor names the release as the chart requires, from the flags or from
 // the values: kubernetes-nodes-<cluster>-<pool>, where <pool> is the values
 // file's name without its extension, in namespace tenant-<cluster>.
-func releaseFor(valuesPath string, vals map[string]interface{}, name, namespace string) render.Release {
+func releaseFor(valuesPath string, vals map[string]any, name, namespace string) render.Release {
 	cluster, _ := vals["cluster"].(string)
 	if name == "" {
 		base := filepath.Base(valuesPath)
@@ -397,7 +397,7 @@ func releaseFor(valuesPath string, vals map[string]interface{}, name, namespace 
 	return render.Release{Name: name, Namespace: namespace}
 }
 
-func readValues(path string) (map[string]interface{}, error) {
+func readValues(path string) (map[string]any, error) {
 	vals, err := render.ReadValues(path)
 	if err != nil {
 		return nil, problemf("values %s: %v", path, unwrapPath(err))

@@ -158,7 +158,7 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 // and its release.
 type rollInput struct {
 	source     string
-	values     map[string]interface{}
+	values     map[string]any
 	release    render.Release
 	unresolved string
 }
@@ -218,7 +218,7 @@ func chartAt(dir string) (*chart.Chart, error) {
 	return loadPoolChart(abs)
 }
 
-func renderSide(chrt *chart.Chart, t target, rel render.Release, vals map[string]interface{}) (rollSide, error) {
+func renderSide(chrt *chart.Chart, t target, rel render.Release, vals map[string]any) (rollSide, error) {
 	m, err := render.Render(chrt, t.options(rel, vals))
 	if err != nil {
 		refusal, prob := renderFailure(err)

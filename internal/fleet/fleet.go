@@ -46,7 +46,7 @@ type Pool struct {
 	// release record.
 	FoundBy string
 	// Values are what Flux renders it with; nil when Unresolved.
-	Values map[string]interface{}
+	Values map[string]any
 	// Unresolved is why its values cannot be computed (a required
 	// valuesFrom reference is missing, as Flux would fail it).
 	Unresolved string
@@ -138,7 +138,7 @@ func Read(ctx context.Context, p engine.ClientProvider, o Options) (*Fleet, erro
 		}
 		vals := rec.Config
 		if vals == nil {
-			vals = map[string]interface{}{}
+			vals = map[string]any{}
 		}
 		ns := rec.Namespace
 		if ns == "" {
@@ -207,7 +207,7 @@ func releaseOf(hr *unstructured.Unstructured) (release, namespace, storage strin
 		storage = hr.GetNamespace()
 	}
 	if history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history"); len(history) > 0 {
-		if last, ok := history[0].(map[string]interface{}); ok {
+		if last, ok := history[0].(map[string]any); ok {
 			name, _, _ := unstructured.NestedString(last, "name")
 			ns, _, _ := unstructured.NestedString(last, "namespace")
 			if name != "" && ns != "" {

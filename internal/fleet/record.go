@@ -41,7 +41,7 @@ type record struct {
 	} `json:"chart"`
 	// Config holds the values the release was installed with (helm install
 	// -f, or what helm-controller computed).
-	Config map[string]interface{} `json:"config"`
+	Config map[string]any `json:"config"`
 	// secret is "<storage namespace>/<Secret name>".
 	secret string
 }
@@ -100,11 +100,11 @@ func decodeRecord(s *unstructured.Unstructured) (*record, error) {
 
 // EncodeRecord writes a release the way Helm's Secret driver does; tests and
 // fixtures use it to build records.
-func EncodeRecord(name, namespace, chartName string, version int, status string, config map[string]interface{}) (map[string]interface{}, error) {
-	rel := map[string]interface{}{
+func EncodeRecord(name, namespace, chartName string, version int, status string, config map[string]any) (map[string]any, error) {
+	rel := map[string]any{
 		"name": name, "namespace": namespace, "version": version,
-		"info":   map[string]interface{}{"status": status},
-		"chart":  map[string]interface{}{"metadata": map[string]interface{}{"name": chartName}},
+		"info":   map[string]any{"status": status},
+		"chart":  map[string]any{"metadata": map[string]any{"name": chartName}},
 		"config": config,
 	}
 	b, err := json.Marshal(rel)
@@ -120,18 +120,18 @@ func EncodeRecord(name, namespace, chartName string, version int, status string,
 		return nil, err
 	}
 	inner := base64.StdEncoding.EncodeToString(zipped.Bytes())
-	return map[string]interface{}{
+	return map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
 		"type":       recordType,
-		"metadata": map[string]interface{}{
+		"metadata": map[string]any{
 			"name":      fmt.Sprintf("%s%s.v%d", recordPrefix, name, version),
 			"namespace": namespace,
-			"labels": map[string]interface{}{
+			"labels": map[string]any{
 				"owner": "helm", "name": name, "status": status, "version": strconv.Itoa(version),
 			},
 		},
-		"data": map[string]interface{}{"release": base64.StdEncoding.EncodeToString([]byte(inner))},
+		"data": map[string]any{"release": base64.StdEncoding.EncodeToString([]byte(inner))},
 	}, nil
 }
 

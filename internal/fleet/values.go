@@ -27,7 +27,7 @@ import (
 //
 // Flux's own function is not called here: it takes a controller-runtime
 // client, whose package links client-go's test doubles into the binary.
-func Values(ctx context.Context, p engine.ClientProvider, hr *unstructured.Unstructured) (values map[string]interface{}, unresolved string, err error) {
+func Values(ctx context.Context, p engine.ClientProvider, hr *unstructured.Unstructured) (values map[string]any, unresolved string, err error) {
 	own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	var refs []fluxmeta.ValuesReference
 	if raw, ok, _ := unstructured.NestedFieldNoCopy(hr.Object, "spec", "valuesFrom"); ok && raw != nil {
@@ -40,7 +40,7 @@ func Values(ctx context.Context, p engine.ClientProvider, hr *unstructured.Unstr
 		}
 	}
 	ns := hr.GetNamespace()
-	result := map[string]interface{}{}
+	result := map[string]any{}
 	// Each object is read once, as Flux reads it, however often it is named.
 	read := map[string]*unstructured.Unstructured{}
 	for _, ref := range refs {
@@ -92,7 +92,7 @@ func Values(ctx context.Context, p engine.ClientProvider, hr *unstructured.Unstr
 			}
 			continue
 		}
-		vals := map[string]interface{}{}
+		vals := map[string]any{}
 		if err := yaml.Unmarshal([]byte(data), &vals); err != nil {
 			return nil, refErr(err.Error()), nil
 		}
@@ -138,7 +138,7 @@ func dataOf(o *unstructured.Unstructured, kind, key string) (string, bool) {
 // a value in single or double quotes is set as a string without them; a
 // literal one as written, as --set-literal does, with the path's "\." escapes
 // still read.
-func setPath(values map[string]interface{}, path, value string, literal bool) error {
+func setPath(values map[string]any, path, value string, literal bool) error {
 	if literal {
 		escaped := strings.NewReplacer(`\`, `\\`, `,`, `\,`, `[`, `\[`, `]`, `\]`, `{`, `\{`, `}`, `\}`).Replace(value)
 		return strvals.ParseIntoString(path+"="+escaped, values)
@@ -152,14 +152,14 @@ func setPath(values map[string]interface{}, path, value string, literal bool) er
 
 // mergeMaps returns a with b merged over it: maps merge key by key, any
 // other value of b replaces a's.
-func mergeMaps(a, b map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(a))
+func mergeMaps(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a))
 	for k, v := range a {
 		out[k] = v
 	}
 	for k, v := range b {
-		if bm, ok := v.(map[string]interface{}); ok {
-			if am, ok := out[k].(map[string]interface{}); ok {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
 				out[k] = mergeMaps(am, bm)
 				continue
 			}

@@ -34,7 +34,7 @@ func ParseObjects(raw []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
 	for {
-		obj := map[string]interface{}{}
+		obj := map[string]any{}
 		if err := dec.Decode(&obj); err != nil {
 			if err == io.EOF {
 				return objs, nil

@@ -45,7 +45,7 @@ type Release struct {
 // `helm template` does: every lookup answers an empty map.
 type Options struct {
 	Release Release
-	Values  map[string]interface{}
+	Values  map[string]any
 	Cluster engine.ClientProvider
 	// APIVersions are served on top of Helm's defaults, as a cluster's
 	// discovery would add them to .Capabilities.APIVersions ("group/version"
@@ -127,7 +127,7 @@ type Manifest struct {
 type Doc struct {
 	Source string
 	Text   string
-	Object map[string]interface{}
+	Object map[string]any
 }
 
 // Kind, Name and Namespace read the document's identity.
@@ -135,7 +135,7 @@ func (d Doc) Kind() string      { return str(d.Object["kind"]) }
 func (d Doc) Name() string      { return str(Get(d.Object, "metadata.name")) }
 func (d Doc) Namespace() string { return str(Get(d.Object, "metadata.namespace")) }
 
-func str(v interface{}) string {
+func str(v any) string {
 	s, _ := v.(string)
 	return s
 }
@@ -152,7 +152,7 @@ func NewManifest(files map[string]string) (*Manifest, error) {
 	m := &Manifest{}
 	for _, name := range names {
 		for _, text := range SplitDocuments(files[name]) {
-			obj := map[string]interface{}{}
+			obj := map[string]any{}
 			if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
 				return nil, fmt.Errorf("%s: rendered YAML does not parse: %w\n%s", name, err, text)
 			}
@@ -230,13 +230,13 @@ func (m *Manifest) One(kind string) (Doc, error) {
 // Get reads a dotted path such as "spec.template.spec.dataVolumeTemplates.0.metadata.name";
 // a numeric segment indexes a list. A key that itself holds dots is written in
 // brackets: "metadata.annotations[helm.sh/resource-policy]". A missing step gives nil.
-func Get(obj interface{}, path string) interface{} {
+func Get(obj any, path string) any {
 	cur := obj
 	for _, seg := range splitPath(path) {
 		switch node := cur.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			cur = node[seg]
-		case []interface{}:
+		case []any:
 			var i int
 			if _, err := fmt.Sscanf(seg, "%d", &i); err != nil || i < 0 || i >= len(node) {
 				return nil
@@ -274,12 +274,12 @@ func splitPath(path string) []string {
 }
 
 // ReadValues reads a values file (YAML) into the map Helm would merge.
-func ReadValues(path string) (map[string]interface{}, error) {
+func ReadValues(path string) (map[string]any, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	vals := map[string]interface{}{}
+	vals := map[string]any{}
 	if err := yaml.Unmarshal(raw, &vals); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

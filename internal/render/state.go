@@ -62,13 +62,13 @@ func storeStringData(o *unstructured.Unstructured) {
 	if o.GetAPIVersion() != "v1" || o.GetKind() != "Secret" {
 		return
 	}
-	str, ok := o.Object["stringData"].(map[string]interface{})
+	str, ok := o.Object["stringData"].(map[string]any)
 	if !ok {
 		return
 	}
-	data, _ := o.Object["data"].(map[string]interface{})
+	data, _ := o.Object["data"].(map[string]any)
 	if data == nil {
-		data = map[string]interface{}{}
+		data = map[string]any{}
 	}
 	for k, v := range str {
 		if t, ok := v.(string); ok {
@@ -130,10 +130,10 @@ func (r stateResource) Get(_ context.Context, name string, _ metav1.GetOptions, 
 }
 
 func (r stateResource) List(context.Context, metav1.ListOptions) (*unstructured.UnstructuredList, error) {
-	list := &unstructured.UnstructuredList{Object: map[string]interface{}{
+	list := &unstructured.UnstructuredList{Object: map[string]any{
 		"apiVersion": r.apiVersion,
 		"kind":       r.kind + "List",
-		"metadata":   map[string]interface{}{"resourceVersion": ""},
+		"metadata":   map[string]any{"resourceVersion": ""},
 	}}
 	for _, o := range r.state.byResource[r.gvr] {
 		if r.namespace == "" || o.GetNamespace() == r.namespace {

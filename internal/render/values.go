@@ -19,23 +19,23 @@ var ErrValuesTooDeep = errors.New("values nest too deeply")
 // CheckValues refuses values with a map or list nested deeper than
 // MaxValuesDepth, walking them once (holding only the containers still to
 // visit), before Helm copies them. The error names where the nesting goes.
-func CheckValues(values map[string]interface{}) error {
+func CheckValues(values map[string]any) error {
 	type node struct {
-		value interface{}
+		value any
 		depth int
 	}
 	stack := []node{{values, 0}}
 	// visit pushes a child that holds more values; only containers can nest.
-	visit := func(child interface{}, depth int) bool {
+	visit := func(child any, depth int) bool {
 		switch c := child.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			if depth > MaxValuesDepth {
 				return false
 			}
 			if len(c) > 0 {
 				stack = append(stack, node{c, depth})
 			}
-		case []interface{}:
+		case []any:
 			if depth > MaxValuesDepth {
 				return false
 			}
@@ -50,11 +50,11 @@ func CheckValues(values map[string]interface{}) error {
 		stack = stack[:len(stack)-1]
 		ok := true
 		switch v := n.value.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			for _, child := range v {
 				ok = ok && visit(child, n.depth+1)
 			}
-		case []interface{}:
+		case []any:
 			for _, child := range v {
 				ok = ok && visit(child, n.depth+1)
 			}
@@ -68,14 +68,14 @@ func CheckValues(values map[string]interface{}) error {
 
 // deepPath is the path (keys in sorted order, so the message is stable) to
 // the first value nested past max levels, cut short for the message.
-func deepPath(v interface{}, max int) string {
-	var walk func(v interface{}, left int) (string, bool)
-	walk = func(v interface{}, left int) (string, bool) {
+func deepPath(v any, max int) string {
+	var walk func(v any, left int) (string, bool)
+	walk = func(v any, left int) (string, bool) {
 		if left < 0 {
 			return "", true
 		}
 		switch v := v.(type) {
-		case map[string]interface{}:
+		case map[string]any:
 			keys := make([]string, 0, len(v))
 			for k := range v {
 				keys = append(keys, k)
@@ -86,7 +86,7 @@ func deepPath(v interface{}, max int) string {
 					return "." + k + rest, true
 				}
 			}
-		case []interface{}:
+		case []any:
 			for i, child := range v {
 				if rest, ok := walk(child, left-1); ok {
 					return fmt.Sprintf("[%d]", i) + rest, true

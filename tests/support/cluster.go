@@ -270,7 +270,7 @@ func (c *Cluster) Apply(m *render.Manifest, namespace string) error {
 	return nil
 }
 
-func deepCopyMap(in map[string]interface{}) map[string]interface{} {
+func deepCopyMap(in map[string]any) map[string]any {
 	return runtime.DeepCopyJSON(in)
 }
 
