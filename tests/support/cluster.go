@@ -1,7 +1,7 @@
 // Package support is what the tests share and the product never imports: a
 // fake cluster that counts API calls and fails them on demand, fixture and
 // chart paths in this checkout, the pool chart's defaults, the contract's
-// golden-name rule written independently of the charts, and the golden
+// golden-name rule (internal/golden's), and the golden
 // render case table.
 package support
 

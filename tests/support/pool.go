@@ -3,6 +3,7 @@ package support
 import (
 	"fmt"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 )
 
@@ -30,8 +31,9 @@ func PoolDefaults() (Defaults, error) {
 	return Defaults{SchematicID: str("talos.schematicID"), Version: str("talos.version"), StorageClass: str("storageClass")}, nil
 }
 
-// GoldenName is the contract's name of a golden DataVolume (DESIGN.md),
-// written here independently of the charts so tests check them against it.
+// GoldenName is the contract's name of a golden DataVolume: internal/golden's,
+// the one Go copy of the rule, whose own test renders the catalog's
+// worker-image-lib.goldenName and compares.
 func GoldenName(schematicID, version string) string {
-	return "talos-worker-" + schematicID + "-" + version
+	return golden.Name(schematicID, version)
 }
