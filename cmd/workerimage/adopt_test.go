@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,23 +16,23 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func adoptOf(t *testing.T, args ...string) adoptReport {
+func adoptOf(t *testing.T, args ...string) report.AdoptReport {
 	t.Helper()
 	res := cli(t, append(append([]string{"adopt"}, args...), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
 	assert.Empty(t, res.stderr)
-	return decode[adoptReport](t, res)
+	return decode[report.AdoptReport](t, res)
 }
 
 // adoptPools indexes every HTTP pool of the report by HelmRelease, with its
 // flavor's version and factory URL and its class group.
 type placedPool struct {
-	adoptPool
-	flavor adoptFlavor
+	report.AdoptPool
+	flavor report.AdoptFlavor
 	class  string
 }
 
-func adoptPools(r adoptReport) map[string]placedPool {
+func adoptPools(r report.AdoptReport) map[string]placedPool {
 	out := map[string]placedPool{}
 	for _, f := range r.Flavors {
 		for _, c := range f.Classes {
@@ -44,7 +46,7 @@ func adoptPools(r adoptReport) map[string]placedPool {
 
 // kmtName renders a pool with the harness against the fake cluster, as the
 // independent reference for the names adopt reports.
-func kmtName(t *testing.T, state string, rel render.Release, values map[string]interface{}) string {
+func kmtName(t *testing.T, state string, rel render.Release, values map[string]any) string {
 	t.Helper()
 	c, err := support.LoadChart(render.PoolChart)
 	require.NoError(t, err)
@@ -57,13 +59,13 @@ func kmtName(t *testing.T, state string, rel render.Release, values map[string]i
 	return kmt.Name()
 }
 
-func fleetValues(t *testing.T, namespace, name string) map[string]interface{} {
+func fleetValues(t *testing.T, namespace, name string) map[string]any {
 	t.Helper()
 	objs, err := render.LoadObjects(td("adopt", "fleet.yaml"))
 	require.NoError(t, err)
 	for _, o := range objs {
 		if o.GetKind() == "HelmRelease" && o.GetNamespace() == namespace && o.GetName() == name {
-			v, _ := o.Object["spec"].(map[string]interface{})["values"].(map[string]interface{})
+			v, _ := o.Object["spec"].(map[string]any)["values"].(map[string]any)
 			return v
 		}
 	}
@@ -71,8 +73,8 @@ func fleetValues(t *testing.T, namespace, name string) map[string]interface{} {
 	return nil
 }
 
-func withOSImage(values map[string]interface{}, osImage map[string]interface{}) map[string]interface{} {
-	out := map[string]interface{}{}
+func withOSImage(values map[string]any, osImage map[string]any) map[string]any {
+	out := map[string]any{}
 	for k, v := range values {
 		out[k] = v
 	}
@@ -86,30 +88,30 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 	r := adoptOf(t, "-cluster", fleet)
 	pools := adoptPools(r)
 	g6 := goldenName("v1.13.6")
-	builtin := map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
+	builtin := map[string]any{"osImage": map[string]any{"builtin": map[string]any{}}}
 
 	cases := []struct {
 		helmRelease, outcome, class, version, factory string
 		workers                                       int64
-		valuesChange                                  map[string]interface{}
+		valuesChange                                  map[string]any
 		refusal                                       []string
 	}{
-		{"tenant-acme/kubernetes-nodes-acme-workers", outcomeReady, "replicated", "v1.13.6", "https://factory.talos.dev", 3, builtin, nil},
-		{"tenant-gamma/kubernetes-nodes-gamma-idle", outcomeReady, "replicated", "v1.13.6", "https://factory.talos.dev", 0, builtin, nil},
-		{"tenant-acme/kubernetes-nodes-acme-fast", outcomeNeedsPerClass, "fast", "v1.13.6", "https://factory.talos.dev", 2, builtin,
+		{"tenant-acme/kubernetes-nodes-acme-workers", report.OutcomeReady, "replicated", "v1.13.6", "https://factory.talos.dev", 3, builtin, nil},
+		{"tenant-gamma/kubernetes-nodes-gamma-idle", report.OutcomeReady, "replicated", "v1.13.6", "https://factory.talos.dev", 0, builtin, nil},
+		{"tenant-acme/kubernetes-nodes-acme-fast", report.OutcomeNeedsPerClass, "fast", "v1.13.6", "https://factory.talos.dev", 2, builtin,
 			[]string{`its disks would be on StorageClass "fast"`, `add "fast" to the additionalStorageClasses`}},
-		{"tenant-beta/kubernetes-nodes-beta-fixed", outcomeRefused, "fixed", "v1.13.6", "https://factory.talos.dev", 1, builtin,
+		{"tenant-beta/kubernetes-nodes-beta-fixed", report.OutcomeRefused, "fixed", "v1.13.6", "https://factory.talos.dev", 1, builtin,
 			[]string{`StorageClass "fixed" (storageClass) does not set allowVolumeExpansion: true`}},
-		{"tenant-beta/kubernetes-nodes-beta-slow", outcomeRefused, "slow", "v1.13.6", "https://factory.talos.dev", 1, builtin,
+		{"tenant-beta/kubernetes-nodes-beta-slow", report.OutcomeRefused, "slow", "v1.13.6", "https://factory.talos.dev", 1, builtin,
 			[]string{`with the strategy "copy" (status.cloneStrategy of the StorageProfile slow)`}},
-		{"tenant-gamma/kubernetes-nodes-gamma-mirror", outcomeNeedsEntry, "replicated", "v1.13.5", "https://factory.mirror.internal", 2,
-			map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"version": "v1.13.5"}}},
+		{"tenant-gamma/kubernetes-nodes-gamma-mirror", report.OutcomeNeedsEntry, "replicated", "v1.13.5", "https://factory.mirror.internal", 2,
+			map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.5"}}},
 			[]string{"golden " + goldenName("v1.13.5") + " is absent from cozy-public"}},
-		{"tenant-delta/kubernetes-nodes-delta-old", outcomeNeedsEntry, "replicated", "v1.13.5", "https://factory.talos.dev", 2, builtin,
+		{"tenant-delta/kubernetes-nodes-delta-old", report.OutcomeNeedsEntry, "replicated", "v1.13.5", "https://factory.talos.dev", 2, builtin,
 			[]string{"is absent from cozy-public"}},
-		{"tenant-delta/kubernetes-nodes-delta-oldfast", outcomeNeedsEntry, "fast", "v1.13.5", "https://factory.talos.dev", 1, builtin,
+		{"tenant-delta/kubernetes-nodes-delta-oldfast", report.OutcomeNeedsEntry, "fast", "v1.13.5", "https://factory.talos.dev", 1, builtin,
 			[]string{"is absent from cozy-public"}},
-		{"tenant-delta/kubernetes-nodes-delta-new", outcomeImporting, "replicated", "v1.13.4", "https://factory.talos.dev", 1, builtin, nil},
+		{"tenant-delta/kubernetes-nodes-delta-new", report.OutcomeImporting, "replicated", "v1.13.4", "https://factory.talos.dev", 1, builtin, nil},
 	}
 	require.Len(t, pools, len(cases), "every HTTP pool that renders today, and no other")
 	for _, c := range cases {
@@ -139,8 +141,8 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 			rel := render.Release{Name: name, Namespace: ns, Upgrade: true}
 			values := fleetValues(t, ns, name)
 			assert.Equal(t, kmtName(t, fleet, rel, values), p.MachineTemplate.Current)
-			if c.outcome == outcomeReady || c.outcome == outcomeImporting {
-				switched := withOSImage(values, c.valuesChange["osImage"].(map[string]interface{}))
+			if c.outcome == report.OutcomeReady || c.outcome == report.OutcomeImporting {
+				switched := withOSImage(values, c.valuesChange["osImage"].(map[string]any))
 				assert.Equal(t, kmtName(t, fleet, rel, switched), p.MachineTemplate.New)
 				assert.NotEqual(t, p.MachineTemplate.Current, p.MachineTemplate.New, "a switch re-images the pool")
 			} else {
@@ -157,7 +159,7 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 	assert.Equal(t, "6Gi", acme.BytesPerImport)
 	assert.Equal(t, "", acme.Replaces)
 	assert.Equal(t, "osImage.factory", pools["tenant-delta/kubernetes-nodes-delta-old"].Replaces)
-	assert.Equal(t, imageSources{
+	assert.Equal(t, report.ImageSources{
 		SchematicID:     "talos.schematicID",
 		Version:         "the platform default _cluster.osImage.factory.version recorded when the pool was created (annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-gamma/kubernetes-gamma-mirror)",
 		ImageFactoryURL: "the platform default _cluster.talos.imageFactoryURL recorded when the pool was created (annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-gamma/kubernetes-gamma-mirror)",
@@ -191,7 +193,7 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 	assert.Contains(t, r.Unresolved[0].Refusal, `"Not_Valid"`)
 	assert.NotContains(t, adoptText(t, fleet), "postgres-main", "another chart's release is not a pool")
 
-	assert.Equal(t, adoptSavings{HTTPPools: 9, ReadyPools: 2, ImportsAvoidedNow: 3, BytesAvoidedNow: "18Gi"}, r.Savings)
+	assert.Equal(t, report.AdoptSavings{HTTPPools: 9, ReadyPools: 2, ImportsAvoidedNow: 3, BytesAvoidedNow: "18Gi"}, r.Savings)
 }
 
 func adoptText(t *testing.T, state string) string {
@@ -224,7 +226,7 @@ func TestAdoptGroupsByFlavorAndClass(t *testing.T) {
 	}, got)
 }
 
-func helmReleasesOf(pools []adoptPool) []string {
+func helmReleasesOf(pools []report.AdoptPool) []string {
 	out := []string{}
 	for _, p := range pools {
 		out = append(out, p.HelmRelease)
@@ -242,22 +244,22 @@ func TestAdoptCatalogValuesArePasteable(t *testing.T) {
 
 	var pasted struct {
 		KubernetesWorkerImage struct {
-			Images []interface{} `json:"images"`
+			Images []any `json:"images"`
 		} `json:"kubernetesWorkerImage"`
 	}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(r.Catalog.Values), &pasted), r.Catalog.Values)
 	images := pasted.KubernetesWorkerImage.Images
 	require.Len(t, images, 3)
-	var entries []interface{}
+	var entries []any
 	for _, e := range r.Catalog.Images {
 		raw, err := yaml.Marshal(e.Entry)
 		require.NoError(t, err)
-		var m map[string]interface{}
+		var m map[string]any
 		require.NoError(t, yaml.Unmarshal(raw, &m))
 		entries = append(entries, m)
 	}
 	assert.Equal(t, entries, images, "the YAML and the JSON entries agree")
-	assert.Equal(t, []string{changeKept, changeClassesAdded, changeNew}, []string{r.Catalog.Images[0].Change, r.Catalog.Images[1].Change, r.Catalog.Images[2].Change})
+	assert.Equal(t, []string{report.ChangeKept, report.ChangeClassesAdded, report.ChangeNew}, []string{r.Catalog.Images[0].Change, r.Catalog.Images[1].Change, r.Catalog.Images[2].Change})
 	assert.Equal(t, []string{"fast"}, r.Catalog.Images[1].AddedClasses)
 	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-fast"}, r.Catalog.Images[1].Pools)
 	newEntry := r.Catalog.Images[2].Entry
@@ -272,12 +274,12 @@ func TestAdoptCatalogValuesArePasteable(t *testing.T) {
 	require.NoError(t, err)
 	catalog, err := support.LoadChart(render.CatalogChart)
 	require.NoError(t, err)
-	m, err := render.Render(catalog, render.Options{Release: render.Release{Name: "kubernetes-worker-image", Namespace: goldenNamespace, Upgrade: true}, Values: map[string]interface{}{"images": images}, Cluster: cluster})
+	m, err := render.Render(catalog, render.Options{Release: render.Release{Name: "kubernetes-worker-image", Namespace: golden.Namespace, Upgrade: true}, Values: map[string]any{"images": images}, Cluster: cluster})
 	require.NoError(t, err)
 	var goldens []string
 	for _, d := range m.OfKind("DataVolume") {
 		goldens = append(goldens, d.Name())
-		if live, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", goldenNamespace, d.Name()); err == nil {
+		if live, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", golden.Namespace, d.Name()); err == nil {
 			assert.Equal(t, live.Object["spec"], d.Object["spec"], "an existing golden %s keeps its spec", d.Name())
 		}
 	}
@@ -288,22 +290,22 @@ func TestAdoptCatalogValuesArePasteable(t *testing.T) {
 	// their status; the existing ones keep theirs): every pool that waited
 	// for one is ready.
 	for _, d := range m.OfKind("DataVolume") {
-		d.Object["status"] = map[string]interface{}{"phase": "Succeeded"}
-		if live, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", goldenNamespace, d.Name()); err == nil {
+		d.Object["status"] = map[string]any{"phase": "Succeeded"}
+		if live, err := cluster.Get("cdi.kubevirt.io/v1beta1", "DataVolume", golden.Namespace, d.Name()); err == nil {
 			d.Object["status"] = live.Object["status"]
 		}
 	}
-	require.NoError(t, cluster.Apply(m, goldenNamespace))
+	require.NoError(t, cluster.Apply(m, golden.Namespace))
 	live := servingAPIs{cluster, []string{"snapshot.storage.k8s.io/v1"}}
-	after := decode[adoptReport](t, cliWith(t, func(kubeAccess) (engine.ClientProvider, string, error) { return live, "kubeconfig fleet", nil }, "adopt", "-kubeconfig", "fleet", "-o", "json"))
+	after := decode[report.AdoptReport](t, cliWith(t, func(kubeAccess) (engine.ClientProvider, string, error) { return live, "kubeconfig fleet", nil }, "adopt", "-kubeconfig", "fleet", "-o", "json"))
 	for hr, p := range adoptPools(after) {
 		switch hr {
 		case "tenant-beta/kubernetes-nodes-beta-fixed", "tenant-beta/kubernetes-nodes-beta-slow":
-			assert.Equal(t, outcomeRefused, p.Outcome, hr)
+			assert.Equal(t, report.OutcomeRefused, p.Outcome, hr)
 		case "tenant-delta/kubernetes-nodes-delta-new":
-			assert.Equal(t, outcomeImporting, p.Outcome, hr)
+			assert.Equal(t, report.OutcomeImporting, p.Outcome, hr)
 		default:
-			assert.Equal(t, outcomeReady, p.Outcome, hr)
+			assert.Equal(t, report.OutcomeReady, p.Outcome, hr)
 		}
 	}
 	assert.False(t, after.Catalog.Changed, "nothing more to add")
@@ -322,7 +324,7 @@ func TestAdoptReportsEveryCheckTheChartMakes(t *testing.T) {
 	chartDir := root + "/" + render.PoolChart
 	r := adoptOf(t, "-cluster", td("adopt", "fleet.yaml"), "-chart", chartDir)
 	p := adoptPools(r)["tenant-acme/kubernetes-nodes-acme-workers"]
-	assert.Equal(t, outcomeRefused, p.Outcome)
+	assert.Equal(t, report.OutcomeRefused, p.Outcome)
 	assert.Equal(t, "pool kubernetes-acme-workers: a check the chart added later refuses it", p.Refusal)
 	var checks []string
 	for _, c := range p.Switched.FallbackChecks {
@@ -369,7 +371,7 @@ func TestAdoptWithNothingToAdopt(t *testing.T) {
 	r := adoptOf(t, "-cluster", td("pins", "empty.yaml"))
 	assert.Empty(t, r.Flavors)
 	assert.False(t, r.Catalog.Changed)
-	assert.Equal(t, adoptSavings{BytesAvoidedNow: "0"}, r.Savings)
+	assert.Equal(t, report.AdoptSavings{BytesAvoidedNow: "0"}, r.Savings)
 	text := adoptText(t, td("pins", "empty.yaml"))
 	assert.Contains(t, text, "\nno pool imports over HTTP\n")
 	assert.Contains(t, text, "\ncatalog: no change needed (no pool that imports over HTTP waits for a golden)\n")

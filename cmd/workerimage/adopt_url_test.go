@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -58,8 +59,8 @@ func TestAdoptProposesOnlyThePlatformsCatalogURL(t *testing.T) {
 	for _, tc := range []struct {
 		name, pkg, want, source string
 	}{
-		{"no Package", "", publicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package cozystack.kubernetes-worker-image)"},
-		{"a Package without a URL", catalogPackageWith(""), publicImageFactoryURL, "sets no kubernetesWorkerImage.imageFactoryURL"},
+		{"no Package", "", report.PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package cozystack.kubernetes-worker-image)"},
+		{"a Package without a URL", catalogPackageWith(""), report.PublicImageFactoryURL, "sets no kubernetesWorkerImage.imageFactoryURL"},
 		{"the platform's mirror", catalogPackageWith("https://factory.mirror.internal"), "https://factory.mirror.internal", "the platform's kubernetesWorkerImage.imageFactoryURL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,19 +68,19 @@ func TestAdoptProposesOnlyThePlatformsCatalogURL(t *testing.T) {
 			r := adoptOf(t, "-cluster", state)
 			assert.Equal(t, tc.want, r.Catalog.URL.Value)
 			assert.Contains(t, r.Catalog.URL.Source, tc.source)
-			var entry *catalogEntry
+			var entry *report.CatalogEntry
 			for i := range r.Catalog.Images {
 				if r.Catalog.Images[i].Entry.Version == "v1.13.2" {
 					entry = &r.Catalog.Images[i]
 				}
 			}
 			require.NotNil(t, entry, "a new entry for v1.13.2")
-			assert.Equal(t, changeNew, entry.Change)
+			assert.Equal(t, report.ChangeNew, entry.Change)
 			assert.Empty(t, entry.Entry.ImageFactoryURL, "the entry imports from the catalog's own URL, whatever its pools boot from")
 			assert.Equal(t, tc.want, entry.ImportsFrom)
-			assert.Equal(t, []urlPool{{"tenant-evil1/kubernetes-nodes-evil1-w", evil}, {"tenant-evil2/kubernetes-nodes-evil2-w", evil}}, entry.OtherURLPools,
+			assert.Equal(t, []report.URLPool{{HelmRelease: "tenant-evil1/kubernetes-nodes-evil1-w", ImageFactoryURL: evil}, {HelmRelease: "tenant-evil2/kubernetes-nodes-evil2-w", ImageFactoryURL: evil}}, entry.OtherURLPools,
 				"the pools on another URL are listed with theirs; the one on the catalog's URL is not")
-			var pasted map[string]interface{}
+			var pasted map[string]any
 			require.NoError(t, yaml.Unmarshal([]byte(r.Catalog.Values), &pasted))
 			data, err := json.Marshal(pasted)
 			require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestAdoptProposesOnlyThePlatformsCatalogURL(t *testing.T) {
 				if !strings.HasPrefix(hr, "tenant-evil") {
 					continue
 				}
-				assert.Equal(t, outcomeNeedsEntry, p.Outcome, hr)
+				assert.Equal(t, report.OutcomeNeedsEntry, p.Outcome, hr)
 				assert.Equal(t, tc.want, p.GoldenImageFactoryURL, hr)
 				assert.True(t, p.OtherImageFactoryURL, hr)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -83,7 +84,7 @@ func TestPinsArtifactFlag(t *testing.T) {
 	for _, flag := range []string{"tenant-workers", "cozy-system/tenant-workers", "other,cozy-system/tenant-workers"} {
 		res := pinsAllowingProblem(t, state, "-artifact", flag)
 		require.Equal(t, exitOK, res.code, res.stderr)
-		g := goldenIn(t, decode[pinsReport](t, res), g5)
+		g := goldenIn(t, decode[report.PinsReport](t, res), g5)
 		assert.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools), flag)
 	}
 }
@@ -93,7 +94,7 @@ func TestPinsArtifactFlag(t *testing.T) {
 func TestPinsPlainHelmInstall(t *testing.T) {
 	g5 := goldenName("v1.13.5")
 	rec, err := fleet.EncodeRecord("kubernetes-nodes-zeta-w", "tenant-zeta", "kubernetes-nodes", 2, "deployed",
-		map[string]interface{}{"cluster": "zeta", "talos": map[string]interface{}{"version": "v1.13.5"}, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}})
+		map[string]any{"cluster": "zeta", "talos": map[string]any{"version": "v1.13.5"}, "osImage": map[string]any{"builtin": map[string]any{}}})
 	require.NoError(t, err)
 	b, err := (&unstructured.Unstructured{Object: rec}).MarshalJSON()
 	require.NoError(t, err)
@@ -177,7 +178,7 @@ spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: 
 	// The Secret there: the pool reads, and the report concludes.
 	res := cli(t, "pins", "-cluster", writeTemp(t, "resolved.yaml", goldensOnly+md+zetaValues+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")), "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Equal(t, 1, decode[pinsReport](t, res).PoolsRead)
+	assert.Equal(t, 1, decode[report.PinsReport](t, res).PoolsRead)
 }
 
 // Cluster access as kubectl's: -context picks a context of the kubeconfig,
@@ -201,7 +202,7 @@ current-context: dead
 	requireProblem(t, cli(t, "pins", "-kubeconfig", two), "cannot reach the cluster at http://127.0.0.1:1")
 	res := cli(t, "pins", "-kubeconfig", two, "-context", "live", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Equal(t, "kubeconfig "+two+" context live", decode[pinsReport](t, res).Cluster)
+	assert.Equal(t, "kubeconfig "+two+" context live", decode[report.PinsReport](t, res).Cluster)
 	requireProblem(t, cli(t, "pins", "-kubeconfig", two, "-context", "nope"), `context "nope" does not exist`)
 	requireProblem(t, cli(t, "pins", "-cluster", td("pins", "cluster.yaml"), "-context", "live"), "-cluster and -kubeconfig/-context are exclusive")
 
@@ -219,11 +220,11 @@ contexts: [{name: live, context: {cluster: live, user: u}}]
 	t.Setenv("KUBECONFIG", first+string(os.PathListSeparator)+second)
 	res = cli(t, "pins", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[pinsReport](t, res).Cluster)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.PinsReport](t, res).Cluster)
 	// plan without -kubeconfig or -context stays a preview, KUBECONFIG or not.
 	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Contains(t, decode[planReport](t, res).Cluster, "none (helm template preview")
+	assert.Contains(t, decode[report.PlanReport](t, res).Cluster, "none (helm template preview")
 }
 
 // rollcheck without -values checks every pool of the cluster, found and
@@ -234,7 +235,7 @@ func TestRollcheckReadsTheClustersPools(t *testing.T) {
 	state := filepath.Join(root, "examples", "cluster-state.yaml")
 	res := cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", state, "-o", "json")
 	require.Equal(t, exitAttn, res.code, "gamma-big is refused at both: %s", res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	var sources []string
 	for _, p := range r.Pools {
 		sources = append(sources, p.Values)
@@ -264,7 +265,7 @@ func TestRollcheckReadsTheClustersPools(t *testing.T) {
 	// the chart refuses it at both sides, as it would any pool there).
 	res = cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", writeTemp(t, "resolved-pool.yaml", goldensOnly+zetaValues+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")), "-o", "json")
 	require.Equal(t, exitAttn, res.code, res.stderr)
-	checked := decode[rollReport](t, res)
+	checked := decode[report.RollReport](t, res)
 	assert.Equal(t, 0, checked.Summary.Unresolved)
 	require.Len(t, checked.Pools, 1)
 	assert.Equal(t, "refused at both", checked.Pools[0].Status)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func TestPlanAndPinsShowEachGoldensSourceURL(t *testing.T) {
 		{td("pins", "cluster.yaml"), ""},
 		{writeTemp(t, "cluster.yaml", withEndpoint), endpoint},
 	} {
-		r := decode[pinsReport](t, cli(t, "pins", "-cluster", tc.state, "-o", "json"))
+		r := decode[report.PinsReport](t, cli(t, "pins", "-cluster", tc.state, "-o", "json"))
 		assert.Equal(t, "https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6/openstack-amd64.raw.xz", goldenIn(t, r, g6).SourceURL)
 		assert.Equal(t, tc.want4, goldenIn(t, r, g4).SourceURL, "a golden kept as its PVC: CDI's import endpoint")
 		for _, g := range r.Goldens {
@@ -46,14 +47,14 @@ func TestPlanAndPinsShowEachGoldensSourceURL(t *testing.T) {
 		}
 	}
 
-	plan := decode[planReport](t, cli(t, "plan", "-values", example("pools/golden.yaml"), "-cluster", example("cluster-state.yaml"), "-o", "json"))
+	plan := decode[report.PlanReport](t, cli(t, "plan", "-values", example("pools/golden.yaml"), "-cluster", example("cluster-state.yaml"), "-o", "json"))
 	require.NotNil(t, plan.DiskSource)
 	assert.Equal(t, "DataVolume", plan.DiskSource.GoldenFoundAs)
 	assert.True(t, strings.HasSuffix(plan.DiskSource.GoldenSourceURL, "/image/"+plan.DiskSource.SchematicID.Value+"/"+plan.DiskSource.Version.Value+"/openstack-amd64.raw.xz"), plan.DiskSource.GoldenSourceURL)
 	text := cli(t, "plan", "-values", example("pools/golden.yaml"), "-cluster", example("cluster-state.yaml")).stdout
 	assert.Contains(t, text, "golden source     "+plan.DiskSource.GoldenSourceURL+"\n")
 
-	http := decode[planReport](t, cli(t, "plan", "-values", td("pools", "http.yaml"), "-cluster", td("state", "cluster.yaml"), "-o", "json"))
+	http := decode[report.PlanReport](t, cli(t, "plan", "-values", td("pools", "http.yaml"), "-cluster", td("state", "cluster.yaml"), "-o", "json"))
 	assert.Empty(t, http.DiskSource.GoldenSourceURL, "an HTTP pool clones no golden")
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -88,7 +89,7 @@ func newAPIServer(t *testing.T, stateFile string, without ...string) *apiServer 
 func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.Trim(r.URL.Path, "/")
 	if path == "version" {
-		writeObject(w, http.StatusOK, map[string]interface{}{"major": "1", "minor": "36", "gitVersion": "v1.36.2"})
+		writeObject(w, http.StatusOK, map[string]any{"major": "1", "minor": "36", "gitVersion": "v1.36.2"})
 		return
 	}
 	var gv, rest string
@@ -117,17 +118,17 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.discovery[gv]++
 		s.mu.Unlock()
-		var resources []map[string]interface{}
+		var resources []map[string]any
 		for _, k := range servedKinds {
 			if k.apiVersion == gv {
-				resources = append(resources, map[string]interface{}{"name": k.resource, "kind": k.kind, "namespaced": k.namespaced, "singularName": "", "verbs": []string{"get", "list"}})
+				resources = append(resources, map[string]any{"name": k.resource, "kind": k.kind, "namespaced": k.namespaced, "singularName": "", "verbs": []string{"get", "list"}})
 			}
 		}
 		if resources == nil {
 			notFound(w)
 			return
 		}
-		writeObject(w, http.StatusOK, map[string]interface{}{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+		writeObject(w, http.StatusOK, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
 		return
 	}
 	seg := strings.Split(rest, "/")
@@ -146,10 +147,10 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f, ok := s.fail[kind.resource]; ok {
-		writeObject(w, f.code, map[string]interface{}{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": f.reason, "code": f.code, "message": f.message})
+		writeObject(w, f.code, map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": f.reason, "code": f.code, "message": f.message})
 		return
 	}
-	items := []interface{}{}
+	items := []any{}
 	for _, o := range s.objs {
 		if o.GetAPIVersion() == gv && o.GetKind() == kind.kind && (namespace == "" || o.GetNamespace() == namespace) {
 			if len(seg) == 2 {
@@ -166,7 +167,7 @@ func (s *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
-	writeObject(w, http.StatusOK, map[string]interface{}{"apiVersion": gv, "kind": kind.kind + "List", "metadata": map[string]interface{}{"resourceVersion": "1"}, "items": items})
+	writeObject(w, http.StatusOK, map[string]any{"apiVersion": gv, "kind": kind.kind + "List", "metadata": map[string]any{"resourceVersion": "1"}, "items": items})
 }
 
 // apiFailure is a Status an API server answers a request with.
@@ -175,14 +176,14 @@ type apiFailure struct {
 	reason, message string
 }
 
-func writeObject(w http.ResponseWriter, code int, v interface{}) {
+func writeObject(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
 func notFound(w http.ResponseWriter) {
-	writeObject(w, http.StatusNotFound, map[string]interface{}{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404, "message": "the server could not find the requested resource"})
+	writeObject(w, http.StatusNotFound, map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404, "message": "the server could not find the requested resource"})
 }
 
 func writeKubeconfig(t *testing.T, server string) string {
@@ -215,7 +216,7 @@ func TestKubeconfigPlanMatchesTheStateFile(t *testing.T) {
 			viaFile := cli(t, planArgs(pool, "golden", "-o", "json")...)
 			live := cli(t, "plan", "-values", td("pools", pool+".yaml"), "-release", testRelease, "-namespace", testNamespace, "-kubeconfig", kubeconfig, "-o", "json")
 			require.Equal(t, viaFile.code, live.code, "stderr: %s", live.stderr)
-			a, b := decode[planReport](t, viaFile), decode[planReport](t, live)
+			a, b := decode[report.PlanReport](t, viaFile), decode[report.PlanReport](t, live)
 			assert.Equal(t, "kubeconfig "+kubeconfig, b.Cluster)
 			b.Cluster = a.Cluster
 			assert.Equal(t, a, b)
@@ -239,7 +240,7 @@ func TestKubeconfigPinsMatchesTheStateFile(t *testing.T) {
 	srv := newAPIServer(t, state)
 	live := cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL), "-o", "json")
 	require.Equal(t, exitOK, live.code, "stderr: %s", live.stderr)
-	a, b := pinsOf(t, "cluster"), decode[pinsReport](t, live)
+	a, b := pinsOf(t, "cluster"), decode[report.PinsReport](t, live)
 	b.Cluster = a.Cluster
 	assert.Equal(t, a, b)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,11 +31,11 @@ var lookalikes = []string{
 // lookalikePools put a lookalike where the chart quotes it in a refusal: a
 // storageClass (refused by the schema) and a platform default the templates
 // refuse after their lookups have succeeded.
-func lookalikePools(text string) map[string]map[string]interface{} {
-	return map[string]map[string]interface{}{
-		"storageClass": {"cluster": "acme", "storageClass": lookalikeValue("storageClass", text), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}},
-		"_cluster.talos.imageFactoryURL": {"cluster": "acme", "_cluster": map[string]interface{}{
-			"talos": map[string]interface{}{"imageFactoryURL": lookalikeValue("_cluster.talos.imageFactoryURL", text)},
+func lookalikePools(text string) map[string]map[string]any {
+	return map[string]map[string]any{
+		"storageClass": {"cluster": "acme", "storageClass": lookalikeValue("storageClass", text), "osImage": map[string]any{"builtin": map[string]any{}}},
+		"_cluster.talos.imageFactoryURL": {"cluster": "acme", "_cluster": map[string]any{
+			"talos": map[string]any{"imageFactoryURL": lookalikeValue("_cluster.talos.imageFactoryURL", text)},
 		}},
 	}
 }
@@ -64,7 +65,7 @@ func quotes(refusal, value string) bool {
 	return false
 }
 
-func writeValues(t *testing.T, vals map[string]interface{}) string {
+func writeValues(t *testing.T, vals map[string]any) string {
 	t.Helper()
 	raw, err := yaml.Marshal(vals)
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestPlanRefusalQuotingALookupErrorIsARefusal(t *testing.T) {
 					res := run()
 					require.Equal(t, exitAttn, res.code, "stderr: %s", res.stderr)
 					assert.Empty(t, res.stderr)
-					r := decode[planReport](t, res)
+					r := decode[report.PlanReport](t, res)
 					assert.Equal(t, "refused", r.Result)
 					assert.True(t, quotes(r.Refusal, lookalikeValue(field, text)), "the refusal is whole, the tenant's text inside it: %s", r.Refusal)
 					assert.False(t, strings.HasPrefix(r.Refusal, "pool fine"), "Helm's prefix is stripped where Helm wrote it, not where a value repeats it")
@@ -126,15 +127,15 @@ func TestPlanRealLookupErrorIsAProblemThroughEveryProvider(t *testing.T) {
 }
 
 // hostileHelmRelease is a pool whose values quote a lookalike.
-func hostileHelmRelease(t *testing.T, vals map[string]interface{}) string {
+func hostileHelmRelease(t *testing.T, vals map[string]any) string {
 	t.Helper()
 	// Its own cluster, so the release name is the one the chart requires.
 	vals["cluster"] = "evil"
-	hr := map[string]interface{}{
+	hr := map[string]any{
 		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-		"metadata": map[string]interface{}{"name": "kubernetes-nodes-evil-x", "namespace": "tenant-evil"},
-		"spec": map[string]interface{}{
-			"chart":  map[string]interface{}{"spec": map[string]interface{}{"chart": "kubernetes-nodes"}},
+		"metadata": map[string]any{"name": "kubernetes-nodes-evil-x", "namespace": "tenant-evil"},
+		"spec": map[string]any{
+			"chart":  map[string]any{"spec": map[string]any{"chart": "kubernetes-nodes"}},
 			"values": vals,
 		},
 	}
@@ -164,8 +165,8 @@ func TestPinsReportsEveryPoolBesideARefusalQuotingALookupError(t *testing.T) {
 					"live provider": cli(t, "pins", "-kubeconfig", writeKubeconfig(t, newAPIServer(t, state).URL), "-o", "json"),
 				} {
 					require.Equal(t, exitOK, res.code, "%s: stderr: %s", name, res.stderr)
-					got := decode[pinsReport](t, res)
-					var evil []poolPin
+					got := decode[report.PinsReport](t, res)
+					var evil []report.PoolPin
 					rest := got.Unresolved[:0:0]
 					for _, p := range got.Unresolved {
 						if p.HelmRelease == "tenant-evil/kubernetes-nodes-evil-x" {
@@ -197,7 +198,7 @@ func TestPinsRealLookupErrorIsAProblemOverHTTP(t *testing.T) {
 // the chart's refusal.
 func TestRenderFailureReadsNoText(t *testing.T) {
 	for _, text := range lookalikes {
-		refusal, prob := renderFailure(fmt.Errorf("%s", text))
+		refusal, prob := report.RenderFailure(fmt.Errorf("%s", text))
 		assert.NoError(t, prob, text)
 		assert.NotEmpty(t, refusal)
 	}
@@ -213,8 +214,8 @@ func TestAdoptReportsEveryPoolBesideARefusalQuotingALookupError(t *testing.T) {
 		t.Run(field, func(t *testing.T) {
 			state := writeTemp(t, "fleet.yaml", string(text)+"\n"+hostileHelmRelease(t, vals))
 			got := adoptOf(t, "-cluster", state)
-			var evil []poolPin
-			for _, l := range [][]poolPin{got.Unresolved, got.RefusedToday} {
+			var evil []report.PoolPin
+			for _, l := range [][]report.PoolPin{got.Unresolved, got.RefusedToday} {
 				for _, p := range l {
 					if p.HelmRelease == "tenant-evil/kubernetes-nodes-evil-x" {
 						evil = append(evil, p)

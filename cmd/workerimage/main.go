@@ -18,15 +18,9 @@ import (
 	"io"
 	"log"
 	"os"
-	"strings"
 
-	"helm.sh/helm/v3/pkg/engine"
-)
-
-const (
-	exitOK      = 0
-	exitAttn    = 1 // plan: refused; rollcheck: a pool rolls or is refused at head
-	exitProblem = 2 // bad input: missing file, unparsable YAML, unknown flag, unreachable cluster
+	"github.com/cozystack/golden-worker-images/internal/output"
+	"github.com/cozystack/golden-worker-images/internal/report"
 )
 
 const usage = `usage:
@@ -47,23 +41,6 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	return app{stdout: stdout, stderr: stderr, dial: dialKubeconfig}.run(args)
-}
-
-// app carries the outputs and the one seam to a live cluster: dial turns a
-// kubeconfig and context into Helm's client provider. Tests swap in a fake provider, so the
-// -kubeconfig paths run the same code as -cluster.
-type app struct {
-	stdout, stderr io.Writer
-	dial           func(k kubeAccess) (p engine.ClientProvider, desc string, err error)
-}
-
-// problem is bad input or an unusable cluster: one line, exit 2, no output.
-type problem struct{ msg string }
-
-func (p problem) Error() string { return p.msg }
-
-func problemf(format string, a ...any) error {
-	return problem{fmt.Sprintf(format, a...)}
 }
 
 func (a app) run(args []string) int {
@@ -97,57 +74,9 @@ func (a app) run(args []string) int {
 		return exitOK
 	}
 	if err != nil {
-		var p problem
-		if !errors.As(err, &p) {
-			p = problem{err.Error()}
-		}
-		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], termSafe(oneLine(p.msg)))
+		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], output.TermSafe(report.OneLine(err.Error())))
 		return exitProblem
 	}
 	_, _ = a.stdout.Write(out.Bytes())
 	return code
-}
-
-// newFlags returns a flag set that reports errors to the caller instead of
-// printing usage, so an unknown flag is one line like every other problem.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return problem{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return problemf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
-}
-
-func oneOf(flagName, value string, allowed ...string) error {
-	for _, v := range allowed {
-		if value == v {
-			return nil
-		}
-	}
-	return problemf("-%s %q: want %s", flagName, value, strings.Join(allowed, ", "))
-}
-
-// oneLine keeps the chart's own words of a Helm error on one line: it strips
-// Helm's "execution error at (file:line:col): " prefix and joins lines. Helm
-// starts a refusal's error with that prefix; the same words anywhere else are
-// text the message quotes (a tenant's value), and stay.
-func oneLine(msg string) string {
-	const helmPrefix = "execution error at ("
-	if strings.HasPrefix(msg, helmPrefix) {
-		if j := strings.Index(msg, "): "); j >= 0 {
-			msg = msg[j+3:]
-		}
-	}
-	return strings.Join(strings.Fields(msg), " ")
 }

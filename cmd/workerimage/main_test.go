@@ -3,19 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/engine"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The defaults the chart's values.yaml declares, read from the chart itself
@@ -145,45 +141,6 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 			requireProblem(t, cli(t, c.args...), c.fragments...)
 		})
 	}
-}
-
-func TestOneLineKeepsTheChartsWords(t *testing.T) {
-	msg := "execution error at (x/templates/a.yaml:3:4): pool p: golden g\nis absent"
-	assert.Equal(t, "pool p: golden g is absent", oneLine(msg))
-	assert.Equal(t, "plain text", oneLine("plain\n  text"))
-	// Helm's words inside a message (a value it quotes) are the message's.
-	quoted := "values don't meet the specifications: 'execution error at (x): pool fine' does not match"
-	assert.Equal(t, quoted, oneLine(quoted))
-	assert.Equal(t, "pool p: class \"execution error at (x): y\" is refused", oneLine("execution error at (x/a.yaml:1:2): pool p: class \"execution error at (x): y\" is refused"))
-}
-
-func TestRenderFailureTellsARefusalFromAClusterError(t *testing.T) {
-	refusal, prob := renderFailure(errors.New("execution error at (kubernetes-nodes/templates/x.yaml:1:2): pool p: refused"))
-	assert.NoError(t, prob)
-	assert.Equal(t, "pool p: refused", refusal)
-
-	// A render the cluster failed: the provider's own error, whatever Helm wraps it in.
-	chrt, err := loadPoolChart("")
-	require.NoError(t, err)
-	c, err := support.LoadCluster(td("state", "golden.yaml"))
-	require.NoError(t, err)
-	c.FailWith = map[string]error{"MachineDeployment": apierrors.NewForbidden(schema.GroupResource{Group: "cluster.x-k8s.io", Resource: "machinedeployments"}, "", errors.New("no"))}
-	_, err = render.Render(chrt, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: map[string]interface{}{"cluster": "acme"}, Cluster: c})
-	require.Error(t, err)
-	refusal, prob = renderFailure(err)
-	assert.Empty(t, refusal)
-	require.Error(t, prob)
-	assert.Equal(t, "the cluster answered a lookup with an error: machinedeployments.cluster.x-k8s.io is forbidden: no", prob.Error())
-}
-
-func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
-	var tb table
-	tb.row("a", "one", "x")
-	tb.raw("  free text")
-	tb.row("longer", "2", "y")
-	var out bytes.Buffer
-	tb.write(&out)
-	assert.Equal(t, "a       one  x\n  free text\nlonger  2    y\n", out.String())
 }
 
 func TestHelpIsUsageOnStdout(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,13 +31,13 @@ metadata:
 `, apiVersion, kind, name, namespace, annotations)
 }
 
-func pinsOfFile(t *testing.T, state string) (pinsReport, string) {
+func pinsOfFile(t *testing.T, state string) (report.PinsReport, string) {
 	t.Helper()
 	res := cli(t, "pins", "-cluster", state, "-o", "json")
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
 	text := cli(t, "pins", "-cluster", state)
 	require.Equal(t, exitOK, text.code, "stderr: %s", text.stderr)
-	return decode[pinsReport](t, res), text.stdout
+	return decode[report.PinsReport](t, res), text.stdout
 }
 
 // A disk counts for a pool only where its namespace holds that pool's

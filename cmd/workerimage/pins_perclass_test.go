@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,8 +20,8 @@ func TestPinsGroupsPerClassGoldensUnderTheirFlavor(t *testing.T) {
 	r := pinsOf(t, "per-class")
 	require.Len(t, r.Flavors, 2)
 	old, cur := r.Flavors[0], r.Flavors[1]
-	assert.Equal(t, flavorPins{Flavor: goldenName("v1.13.5"), SchematicID: defaultSchematic, Version: "v1.13.5",
-		Goldens: []string{goldenName("v1.13.5"), perClassOf("v1.13.5", "fast")}, ClassesWithoutGolden: []classGap{}}, old,
+	assert.Equal(t, report.FlavorPins{Flavor: goldenName("v1.13.5"), SchematicID: defaultSchematic, Version: "v1.13.5",
+		Goldens: []string{goldenName("v1.13.5"), perClassOf("v1.13.5", "fast")}, ClassesWithoutGolden: []report.ClassGap{}}, old,
 		"an unused flavor's per-class golden is grouped with its plain one too")
 	assert.Equal(t, goldenName("v1.13.6"), cur.Flavor)
 	assert.Equal(t, []string{goldenName("v1.13.6"), perClassOf("v1.13.6", "fast")}, cur.Goldens)
@@ -49,7 +49,7 @@ func TestPinsGroupsPerClassGoldensUnderTheirFlavor(t *testing.T) {
 func TestPinsReportsAClassWithPoolsButNoGolden(t *testing.T) {
 	r := pinsOf(t, "per-class")
 	cur := r.Flavors[1]
-	assert.Equal(t, []classGap{{Class: "local", Golden: perClassOf("v1.13.6", "local"), Pools: []string{"tenant-acme/kubernetes-nodes-acme-local", "tenant-beta/kubernetes-nodes-beta-local"}}}, cur.ClassesWithoutGolden)
+	assert.Equal(t, []report.ClassGap{{Class: "local", Golden: perClassOf("v1.13.6", "local"), Pools: []string{"tenant-acme/kubernetes-nodes-acme-local", "tenant-beta/kubernetes-nodes-beta-local"}}}, cur.ClassesWithoutGolden)
 	for _, p := range goldenIn(t, r, goldenName("v1.13.6")).Pools {
 		if p.Class == "local" {
 			assert.Equal(t, "none", p.GoldenChoice)
@@ -61,43 +61,17 @@ func TestPinsReportsAClassWithPoolsButNoGolden(t *testing.T) {
 
 	// A flavor with no golden at all: the fix is a catalog entry, not a class.
 	r = pinsOf(t, "cluster")
-	var gamma flavorPins
+	var gamma report.FlavorPins
 	for _, f := range r.Flavors {
 		if f.Version == "v1.13.3" {
 			gamma = f
 		}
 	}
-	assert.Equal(t, []classGap{{Class: "replicated", Golden: perClassOf("v1.13.3", "replicated"), Pools: []string{"tenant-gamma/kubernetes-nodes-gamma-edge"}}}, gamma.ClassesWithoutGolden)
+	assert.Equal(t, []report.ClassGap{{Class: "replicated", Golden: perClassOf("v1.13.3", "replicated"), Pools: []string{"tenant-gamma/kubernetes-nodes-gamma-edge"}}}, gamma.ClassesWithoutGolden)
 	text = cli(t, "pins", "-cluster", td("pins", "cluster.yaml")).stdout
 	assert.Contains(t, text, "\nclass replicated has no golden of this flavor, which has no plain golden either: its pools' renders are refused until the catalog holds an entry for the flavor on replicated:\n")
 
 	for _, f := range pinsOf(t, "pool-only").Flavors {
 		assert.Empty(t, f.ClassesWithoutGolden, "a pool whose golden is on its class leaves no gap")
-	}
-}
-
-// goldenFlavor reads back what the catalog's naming rule writes: built here
-// from its parts with the contract's rule, then split.
-func TestGoldenFlavorSplitsTheCatalogsNames(t *testing.T) {
-	for _, c := range []struct{ schematicID, version, class string }{
-		{defaultSchematic, "v1.13.6", ""},
-		{defaultSchematic, "v1.13.6", "fast"},
-		{"abc--def-v1", "v1.13.0-alpha.1", ""},       // a schematicID may hold "--" and "-v1"
-		{"abc--def-v1", "v1.13.0-alpha.1", "a--b.c"}, // so may a class
-		{"x", "v2.0.10", "ceph-rbd-v1.2"},
-	} {
-		name := support.GoldenName(c.schematicID, c.version)
-		plainName := name
-		if c.class != "" {
-			name += "--" + c.class
-		}
-		plain, schematicID, version, class, ok := goldenFlavor(name)
-		assert.True(t, ok, name)
-		assert.Equal(t, []string{plainName, c.schematicID, c.version, c.class}, []string{plain, schematicID, version, class}, name)
-	}
-	for _, name := range []string{"talos-worker-custom", "talos-worker-v1.2", "vm-image-ubuntu"} {
-		plain, _, _, _, ok := goldenFlavor(name)
-		assert.False(t, ok, name)
-		assert.Equal(t, name, plain, "a name the catalog does not build is its own flavor")
 	}
 }

@@ -4,21 +4,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-func pinsOf(t *testing.T, fixture string) pinsReport {
+func pinsOf(t *testing.T, fixture string) report.PinsReport {
 	t.Helper()
 	res := cli(t, "pins", "-cluster", td("pins", fixture+".yaml"), "-o", "json")
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
 	assert.Empty(t, res.stderr)
-	return decode[pinsReport](t, res)
+	return decode[report.PinsReport](t, res)
 }
 
-func goldenIn(t *testing.T, r pinsReport, name string) goldenPins {
+func goldenIn(t *testing.T, r report.PinsReport, name string) report.GoldenPins {
 	t.Helper()
 	for _, g := range r.Goldens {
 		if g.Name == name {
@@ -26,10 +27,10 @@ func goldenIn(t *testing.T, r pinsReport, name string) goldenPins {
 		}
 	}
 	t.Fatalf("golden %s not in the report", name)
-	return goldenPins{}
+	return report.GoldenPins{}
 }
 
-func helmReleases(pools []poolPin) []string {
+func helmReleases(pools []report.PoolPin) []string {
 	out := []string{}
 	for _, p := range pools {
 		out = append(out, p.HelmRelease)
@@ -37,7 +38,7 @@ func helmReleases(pools []poolPin) []string {
 	return out
 }
 
-func diskNames(disks []diskPin) []string {
+func diskNames(disks []report.DiskPin) []string {
 	out := []string{}
 	for _, d := range disks {
 		out = append(out, d.Namespace+"/"+d.Name)
@@ -115,7 +116,7 @@ func TestPinsFindsEveryPoolAndDiskOfAGolden(t *testing.T) {
 	assert.Equal(t, "PersistentVolumeClaim", g4.FoundAs)
 	require.Len(t, g4.Pools, 1)
 	// Its class is the chart's default, replicated, which the golden's PVC is on.
-	assert.Equal(t, poolPin{HelmRelease: "tenant-beta/beta-batch", FoundBy: "spec.chart kubernetes-nodes", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
+	assert.Equal(t, report.PoolPin{HelmRelease: "tenant-beta/beta-batch", FoundBy: "spec.chart kubernetes-nodes", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
 	assert.Empty(t, g4.Disks)
 
 	// A pool naming a golden that is not there: its render is refused, and
@@ -181,7 +182,7 @@ func TestPinsThroughTheKubeconfigSeam(t *testing.T) {
 	state := td("pins", "cluster.yaml")
 	viaSeam := cliWith(t, fakeDial(nil), "pins", "-kubeconfig", state, "-o", "json")
 	require.Equal(t, exitOK, viaSeam.code, viaSeam.stderr)
-	a, b := pinsOf(t, "cluster"), decode[pinsReport](t, viaSeam)
+	a, b := pinsOf(t, "cluster"), decode[report.PinsReport](t, viaSeam)
 	assert.Equal(t, "kubeconfig "+state, b.Cluster)
 	b.Cluster = a.Cluster
 	assert.Equal(t, a, b)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,15 +21,15 @@ import (
 // VolumeSnapshotClass for the Ceph driver.
 
 // planOf runs plan -o json for the pool values file against the state file.
-func planOf(t *testing.T, values, state string, code int) planReport {
+func planOf(t *testing.T, values, state string, code int) report.PlanReport {
 	t.Helper()
 	res := cli(t, "plan", "-values", values, "-release", testRelease, "-namespace", testNamespace, "-cluster", state, "-o", "json")
 	require.Equal(t, code, res.code, "stdout: %s\nstderr: %s", res.stdout, res.stderr)
-	return decode[planReport](t, res)
+	return decode[report.PlanReport](t, res)
 }
 
 // checkIn is the report's outcome of the check behind refusal n.
-func checkIn(t *testing.T, d *diskReport, n int) fallbackCheck {
+func checkIn(t *testing.T, d *report.DiskReport, n int) report.FallbackCheck {
 	t.Helper()
 	require.NotNil(t, d)
 	for _, c := range d.FallbackChecks {
@@ -37,7 +38,7 @@ func checkIn(t *testing.T, d *diskReport, n int) fallbackCheck {
 		}
 	}
 	t.Fatalf("no check of refusal %d in %+v", n, d.FallbackChecks)
-	return fallbackCheck{}
+	return report.FallbackCheck{}
 }
 
 func TestPlanSaysWhichGoldenServesThePoolAndWhy(t *testing.T) {
@@ -49,7 +50,7 @@ func TestPlanSaysWhichGoldenServesThePoolAndWhy(t *testing.T) {
 		r := planOf(t, td("pools", "builtin.yaml"), td("state", "golden.yaml"), exitOK)
 		d := r.DiskSource
 		assert.Equal(t, plain, d.Golden)
-		assert.Equal(t, &goldenChoice{Choice: "plain", Reason: "the plain golden " + plain + ` is on the pool's class "replicated"`}, d.GoldenChoice, "no per-class golden named where none can be")
+		assert.Equal(t, &report.GoldenChoice{Choice: "plain", Reason: "the plain golden " + plain + ` is on the pool's class "replicated"`}, d.GoldenChoice, "no per-class golden named where none can be")
 		assert.True(t, d.Checked)
 	})
 
@@ -57,7 +58,7 @@ func TestPlanSaysWhichGoldenServesThePoolAndWhy(t *testing.T) {
 		r := planOf(t, td("pools", "builtin-fast.yaml"), td("state", "per-class.yaml"), exitOK)
 		d := r.DiskSource
 		assert.Equal(t, perClass("fast"), d.Golden, "the disk clones the golden of its class")
-		assert.Equal(t, &goldenChoice{Choice: "per-class", Reason: "the plain golden " + plain + ` is on "replicated", not on the pool's class "fast"`, PerClassGolden: perClass("fast")}, d.GoldenChoice)
+		assert.Equal(t, &report.GoldenChoice{Choice: "per-class", Reason: "the plain golden " + plain + ` is on "replicated", not on the pool's class "fast"`, PerClassGolden: perClass("fast")}, d.GoldenChoice)
 		assert.Equal(t, "fast", d.GoldenClass.Value)
 		kmt, err := harnessRender(t, td("pools", "builtin-fast.yaml"), td("state", "per-class.yaml"), "snapshot.storage.k8s.io/v1").One("KubevirtMachineTemplate")
 		require.NoError(t, err)
@@ -88,7 +89,7 @@ status: {phase: Succeeded}
 		assert.False(t, d.Checked, "the guards refused")
 		assert.Equal(t, plain, d.Golden, "the golden the refusal names")
 		assert.Equal(t, "DataVolume", d.GoldenFoundAs, "what the refused guards read is still reported")
-		assert.Equal(t, &goldenChoice{Choice: "none", Reason: "the plain golden " + plain + ` is on "replicated", not on the pool's class "local", and there is no per-class golden ` + perClass("local"), PerClassGolden: perClass("local")}, d.GoldenChoice)
+		assert.Equal(t, &report.GoldenChoice{Choice: "none", Reason: "the plain golden " + plain + ` is on "replicated", not on the pool's class "local", and there is no per-class golden ` + perClass("local"), PerClassGolden: perClass("local")}, d.GoldenChoice)
 		c := checkIn(t, d, 4)
 		assert.Equal(t, "refused", c.Outcome)
 		assert.Equal(t, r.Refusal, c.Detail, "the refusal a normal render fails with, word for word")
@@ -130,7 +131,7 @@ func TestPlanSaysTheCloneStrategyAndWhereItCameFrom(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			d := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", c.docs...), exitOK).DiskSource
-			assert.Equal(t, &sourced{c.strategy, c.source}, d.CloneStrategy)
+			assert.Equal(t, &report.Sourced{Value: c.strategy, Source: c.source}, d.CloneStrategy)
 			assert.Equal(t, c.check7, checkIn(t, d, 7).Outcome)
 			assert.Equal(t, c.check8, checkIn(t, d, 8).Outcome)
 		})
@@ -148,12 +149,12 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 		var got []string
 		for _, c := range d.FallbackChecks {
 			got = append(got, c.Outcome+" "+c.Check)
-			assert.Equal(t, checkNames[c.Refusal], c.Check)
+			assert.Equal(t, report.CheckNames[c.Refusal], c.Check)
 		}
 		assert.Equal(t, []string{"passed same class", "passed not smaller", "passed expandable", "passed not copy", "passed snapshot class", "passed volume mode",
 			"passed access modes", "passed class exists", "passed CSI driver", "passed same driver", "passed one CDI", "passed clone source"}, got, "refusals 4 to 15, in order")
 		assert.Equal(t, `the golden and a worker disk on "fast" are both Block volumes`, checkIn(t, d, 9).Detail)
-		assert.Equal(t, &sourced{"snapshot", "status.cloneStrategy of the StorageProfile fast"}, d.CloneStrategy)
+		assert.Equal(t, &report.Sourced{Value: "snapshot", Source: "status.cloneStrategy of the StorageProfile fast"}, d.CloneStrategy)
 	})
 
 	t.Run("the snapshot API not served: refused, the check says why", func(t *testing.T) {
@@ -176,7 +177,7 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 	t.Run("strategy copy: refused, and no snapshot to look for", func(t *testing.T) {
 		r := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", "copy")), exitAttn)
 		assert.Equal(t, "refused", checkIn(t, r.DiskSource, 7).Outcome)
-		assert.Equal(t, fallbackCheck{Refusal: 8, Check: "snapshot class", Outcome: "not needed", Detail: "the strategy is copy, not snapshot"}, checkIn(t, r.DiskSource, 8))
+		assert.Equal(t, report.FallbackCheck{Refusal: 8, Check: "snapshot class", Outcome: "not needed", Detail: "the strategy is copy, not snapshot"}, checkIn(t, r.DiskSource, 8))
 	})
 
 	t.Run("volume modes: differ, or not known", func(t *testing.T) {
@@ -187,7 +188,7 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 		assert.Contains(t, c.Detail, "is a Filesystem volume")
 
 		d := planOf(t, td("pools", "builtin.yaml"), td("state", "golden.yaml"), exitOK).DiskSource
-		assert.Equal(t, fallbackCheck{Refusal: 9, Check: "volume mode", Outcome: "skipped", Detail: "the cluster has no StorageProfile replicated, so a worker disk's volume mode is not known"}, checkIn(t, d, 9))
+		assert.Equal(t, report.FallbackCheck{Refusal: 9, Check: "volume mode", Outcome: "skipped", Detail: "the cluster has no StorageProfile replicated, so a worker disk's volume mode is not known"}, checkIn(t, d, 9))
 	})
 
 	t.Run("size and expansion", func(t *testing.T) {
@@ -197,7 +198,7 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 		assert.Equal(t, "not needed", checkIn(t, d, 6).Outcome)
 
 		r := planOf(t, writeTemp(t, "pool.yaml", "{cluster: acme, diskSize: 5Gi, osImage: {builtin: {}}}"), td("state", "golden.yaml"), exitAttn)
-		assert.Equal(t, fallbackCheck{Refusal: 5, Check: "not smaller", Outcome: "refused", Detail: r.Refusal}, checkIn(t, r.DiskSource, 5))
+		assert.Equal(t, report.FallbackCheck{Refusal: 5, Check: "not smaller", Outcome: "refused", Detail: r.Refusal}, checkIn(t, r.DiskSource, 5))
 	})
 
 	t.Run("where the filesystem overhead came from", func(t *testing.T) {
@@ -249,7 +250,7 @@ func TestPlanTextShowsChoiceStrategyChecksAndNote(t *testing.T) {
 		assert.Equal(t, "passed", strings.Fields(row[len("8 snapshot class  "):])[0], row)
 	}
 	assert.True(t, strings.HasPrefix(rows[0], "4 same class      passed  "), rows[0])
-	assert.Contains(t, text, "\nnote              "+nodeLocalNote+"\n")
+	assert.Contains(t, text, "\nnote              "+report.NodeLocalNote+"\n")
 
 	none := cli(t, planArgs("builtin", "golden")...)
 	assert.Contains(t, none.stdout, "\nclone strategy    not known: the cluster has no CDI resource\n", "no value to print, only why")
@@ -258,12 +259,12 @@ func TestPlanTextShowsChoiceStrategyChecksAndNote(t *testing.T) {
 // A node-local class passes every check yet sends every clone to the
 // golden's node; no render can tell, so plan says so on the clone path.
 func TestPlanNotesThatNodeLocalClassesCannotBeTold(t *testing.T) {
-	assert.Contains(t, nodeLocalNote, "node-local StorageClass")
+	assert.Contains(t, report.NodeLocalNote, "node-local StorageClass")
 	for _, c := range []struct{ pool, state string }{{"builtin", "golden"}, {"builtin", ""}, {"builtin-local", "golden"}} {
 		res := cli(t, planArgs(c.pool, c.state, "-o", "json")...)
-		assert.Equal(t, nodeLocalNote, decode[planReport](t, res).DiskSource.Note, "%s against %q", c.pool, c.state)
+		assert.Equal(t, report.NodeLocalNote, decode[report.PlanReport](t, res).DiskSource.Note, "%s against %q", c.pool, c.state)
 	}
 	res := cli(t, planArgs("http", "golden", "-o", "json")...)
-	assert.Empty(t, decode[planReport](t, res).DiskSource.Note, "the HTTP path has no golden")
+	assert.Empty(t, decode[report.PlanReport](t, res).DiskSource.Note, "the HTTP path has no golden")
 	assert.NotContains(t, cli(t, planArgs("http", "golden")...).stdout, "\nnote ")
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,83 +54,83 @@ func TestPlanReportsEachOutcome(t *testing.T) {
 		name        string
 		pool, state string
 		code        int
-		check       func(t *testing.T, r planReport)
+		check       func(t *testing.T, r report.PlanReport)
 	}{
-		{"http import", "http", "golden", exitOK, func(t *testing.T, r planReport) {
+		{"http import", "http", "golden", exitOK, func(t *testing.T, r report.PlanReport) {
 			d := r.DiskSource
 			assert.Equal(t, "http", d.Path)
 			assert.Equal(t, "https://factory.talos.dev/image/"+defaultSchematic+"/"+defaultVersion+"/openstack-amd64.raw.xz", d.URL)
 			assert.Empty(t, d.Golden, "an HTTP pool names no golden")
-			assert.Equal(t, &sourced{"replicated", "storageClass"}, d.PoolClass)
+			assert.Equal(t, &report.Sourced{Value: "replicated", Source: "storageClass"}, d.PoolClass)
 			assert.Nil(t, d.GoldenClass)
-			assert.Equal(t, sourced{defaultSchematic, "talos.schematicID"}, d.SchematicID)
+			assert.Equal(t, report.Sourced{Value: defaultSchematic, Source: "talos.schematicID"}, d.SchematicID)
 			assert.Equal(t, "https://factory.talos.dev", d.ImageFactoryURL.Value)
 		}},
-		{"http import with no class", "http-default-class", "golden", exitOK, func(t *testing.T, r planReport) {
+		{"http import with no class", "http-default-class", "golden", exitOK, func(t *testing.T, r report.PlanReport) {
 			assert.Equal(t, "", r.DiskSource.PoolClass.Value, "the HTTP path leaves an empty class to the cluster")
 			assert.Contains(t, r.DiskSource.PoolClass.Source, "none written")
 		}},
-		{"clone of an imported golden", "builtin", "golden", exitOK, func(t *testing.T, r planReport) {
+		{"clone of an imported golden", "builtin", "golden", exitOK, func(t *testing.T, r report.PlanReport) {
 			d := r.DiskSource
 			assert.Equal(t, "clone", d.Path)
 			assert.Equal(t, golden, d.Golden)
 			assert.Equal(t, "DataVolume", d.GoldenFoundAs)
 			assert.Equal(t, "Succeeded", d.GoldenPhase)
 			assert.Equal(t, "6Gi", d.GoldenSize)
-			assert.Equal(t, &sourced{"replicated", "storageClass"}, d.PoolClass)
-			assert.Equal(t, &sourced{"replicated", goldenSpec}, d.GoldenClass)
+			assert.Equal(t, &report.Sourced{Value: "replicated", Source: "storageClass"}, d.PoolClass)
+			assert.Equal(t, &report.Sourced{Value: "replicated", Source: goldenSpec}, d.GoldenClass)
 			assert.True(t, d.Checked)
 		}},
-		{"clone of a golden still importing", "builtin", "golden-importing", exitOK, func(t *testing.T, r planReport) {
+		{"clone of a golden still importing", "builtin", "golden-importing", exitOK, func(t *testing.T, r report.PlanReport) {
 			assert.Equal(t, "ImportInProgress", r.DiskSource.GoldenPhase)
 		}},
-		{"clone of a golden kept only as its PVC", "builtin", "golden-pvc-only", exitOK, func(t *testing.T, r planReport) {
+		{"clone of a golden kept only as its PVC", "builtin", "golden-pvc-only", exitOK, func(t *testing.T, r report.PlanReport) {
 			d := r.DiskSource
 			assert.Equal(t, "PersistentVolumeClaim", d.GoldenFoundAs)
 			assert.Equal(t, "", d.GoldenPhase)
 			assert.Equal(t, "replicated", d.GoldenClass.Value)
 			assert.Equal(t, "the golden's PersistentVolumeClaim cozy-public/"+golden, d.GoldenClass.Source)
 		}},
-		{"clone with the class from the cluster default", "builtin-default-class", "golden", exitOK, func(t *testing.T, r planReport) {
+		{"clone with the class from the cluster default", "builtin-default-class", "golden", exitOK, func(t *testing.T, r report.PlanReport) {
 			assert.Equal(t, "replicated", r.DiskSource.PoolClass.Value)
 			assert.Contains(t, r.DiskSource.PoolClass.Source, `resolved from the cluster default class "replicated"`)
 		}},
-		{"clone with the class frozen by the pool's current template", "builtin-default-class", "default-moved", exitOK, func(t *testing.T, r planReport) {
+		{"clone with the class frozen by the pool's current template", "builtin-default-class", "default-moved", exitOK, func(t *testing.T, r report.PlanReport) {
 			d := r.DiskSource
 			assert.Equal(t, "replicated", d.PoolClass.Value, "not today's default (local)")
 			assert.Contains(t, d.PoolClass.Source, "frozen on the class written in the pool's current KubevirtMachineTemplate tenant-acme/kubernetes-acme-workers-5f6a7b")
 			assert.Equal(t, "kubernetes-acme-workers-5f6a7b", d.RunningTemplate)
 			assert.Equal(t, "1", d.ReadyWorkers)
 		}},
-		{"clone previewed with no cluster", "builtin", "", exitOK, func(t *testing.T, r planReport) {
+		{"clone previewed with no cluster", "builtin", "", exitOK, func(t *testing.T, r report.PlanReport) {
 			assert.True(t, r.DiskSource.Preview)
 			assert.Equal(t, golden, r.DiskSource.Golden)
 			assert.Empty(t, r.DiskSource.GoldenFoundAs, "nothing was looked up")
 			assert.Contains(t, r.Cluster, "none")
 		}},
-		{"refused: golden absent", "builtin", "cluster", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: golden absent", "builtin", "cluster", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, "golden "+golden+" is absent from cozy-public")
 			assert.Equal(t, golden, r.DiskSource.Golden, "the golden the pool names is still reported")
 			assert.False(t, r.DiskSource.Checked)
 			assert.Empty(t, r.MachineTemplate)
 		}},
-		{"refused: golden failed", "builtin", "golden-failed", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: golden failed", "builtin", "golden-failed", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, "failed to import (status.phase Failed)")
 		}},
-		{"refused: classes differ", "builtin-local", "golden", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: classes differ", "builtin-local", "golden", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, `its disks would be on StorageClass "local"`)
 			assert.Contains(t, r.Refusal, `is on "replicated"`)
 		}},
-		{"refused: unknown instancetype, disk source still resolved", "unknown-instancetype", "golden", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: unknown instancetype, disk source still resolved", "unknown-instancetype", "golden", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, `instanceType "u1.4xlarge" is not a VirtualMachineClusterInstancetype`)
 			assert.Equal(t, "http", r.DiskSource.Path)
 			assert.True(t, r.DiskSource.Checked)
 		}},
-		{"refused: malformed schematicID, nothing resolves", "malformed", "golden", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: malformed schematicID, nothing resolves", "malformed", "golden", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, "not-Lower_case")
 			assert.Nil(t, r.DiskSource)
 		}},
-		{"refused: schema", "schema", "golden", exitAttn, func(t *testing.T, r planReport) {
+		{"refused: schema", "schema", "golden", exitAttn, func(t *testing.T, r report.PlanReport) {
 			assert.Contains(t, r.Refusal, "diskSize")
 			assert.NotContains(t, r.Refusal, "\n")
 		}},
@@ -139,7 +140,7 @@ func TestPlanReportsEachOutcome(t *testing.T) {
 			res := cli(t, planArgs(c.pool, c.state, "-o", "json")...)
 			require.Equal(t, c.code, res.code, "stderr: %s", res.stderr)
 			assert.Empty(t, res.stderr)
-			r := decode[planReport](t, res)
+			r := decode[report.PlanReport](t, res)
 			assert.Equal(t, testRelease, r.Release)
 			assert.Equal(t, testNamespace, r.Namespace)
 			if c.code == exitOK {
@@ -168,7 +169,7 @@ func TestPlanYAMLIsTheChartsManifest(t *testing.T) {
 	require.Equal(t, exitOK, res.code, res.stderr)
 	want := harnessRender(t, td("pools", "builtin.yaml"), td("state", "golden.yaml")).Text()
 	assert.Equal(t, want, res.stdout, "the same bytes the chart renders, without the CLI's facts template")
-	assert.NotContains(t, res.stdout, factsKind)
+	assert.NotContains(t, res.stdout, report.FactsKind)
 
 	res = cli(t, planArgs("builtin-local", "golden", "-o", "yaml")...)
 	assert.Equal(t, exitAttn, res.code)
@@ -204,7 +205,7 @@ func TestPlanTextIsAlignedAndNamesTheSources(t *testing.T) {
 func TestPlanNamesTheReleaseFromTheValuesFile(t *testing.T) {
 	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-cluster", td("state", "golden.yaml"), "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	r := decode[planReport](t, res)
+	r := decode[report.PlanReport](t, res)
 	assert.Equal(t, "kubernetes-nodes-acme-http", r.Release)
 	assert.Equal(t, "tenant-acme", r.Namespace)
 	assert.Equal(t, "kubernetes-acme-http", r.Pool)
@@ -220,7 +221,7 @@ func TestPlanThroughTheKubeconfigSeam(t *testing.T) {
 			args := []string{"plan", "-values", td("pools", pool+".yaml"), "-release", testRelease, "-namespace", testNamespace, "-kubeconfig", state, "-o", "json"}
 			viaSeam := cliWith(t, fakeDial(nil), args...)
 			assert.Equal(t, viaFile.code, viaSeam.code)
-			a, b := decode[planReport](t, viaFile), decode[planReport](t, viaSeam)
+			a, b := decode[report.PlanReport](t, viaFile), decode[report.PlanReport](t, viaSeam)
 			assert.Equal(t, "kubeconfig "+state, b.Cluster)
 			b.Cluster = a.Cluster
 			assert.Equal(t, a, b)
@@ -250,7 +251,7 @@ func TestExamplesPlan(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			res := cli(t, "plan", "-values", f, "-cluster", filepath.Join(root, "examples", "cluster-state.yaml"), "-o", "json")
-			r := decode[planReport](t, res)
+			r := decode[report.PlanReport](t, res)
 			if why, ok := refused[filepath.Base(f)]; ok {
 				seen++
 				assert.Equal(t, exitAttn, res.code)

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +48,7 @@ func TestPinsWithoutRetiringGoldensReportsNoRetirement(t *testing.T) {
 func TestPlanShowsARetiringGolden(t *testing.T) {
 	res := cli(t, planArgs("builtin", "golden-retiring-running", "-o", "json")...)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	r := decode[planReport](t, res)
+	r := decode[report.PlanReport](t, res)
 	assert.True(t, r.DiskSource.GoldenRetiring)
 	assert.Equal(t, "kubernetes-acme-workers-abc123", r.DiskSource.RunningTemplate)
 
@@ -57,7 +58,7 @@ func TestPlanShowsARetiringGolden(t *testing.T) {
 	// A pool not running from it is refused, and plan says why.
 	res = cli(t, planArgs("builtin", "golden-retiring", "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, res.stderr)
-	r = decode[planReport](t, res)
+	r = decode[report.PlanReport](t, res)
 	assert.Contains(t, r.Refusal, "in cozy-public is retiring")
 	assert.Contains(t, r.Refusal, "Point osImage.builtin at another flavor")
 	assert.True(t, r.DiskSource.GoldenRetiring)
@@ -67,6 +68,6 @@ func TestPlanShowsARetiringGolden(t *testing.T) {
 	// The same pool against the golden before it retired: nothing about retiring.
 	res = cli(t, planArgs("builtin", "golden", "-o", "json")...)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.False(t, decode[planReport](t, res).DiskSource.GoldenRetiring)
+	assert.False(t, decode[report.PlanReport](t, res).DiskSource.GoldenRetiring)
 	assert.NotContains(t, res.stdout, "goldenRetiring")
 }

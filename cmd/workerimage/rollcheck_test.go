@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -97,7 +98,7 @@ func TestRollcheckBaselineAgainstItselfRollsNothing(t *testing.T) {
 	files := baselineFiles(t)
 	res := cli(t, rollcheckArgs(root, root, baselineGlob, "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	require.Len(t, r.Pools, len(files))
 	assert.Equal(t, len(files), r.Summary.NoRoll)
 	assert.Zero(t, r.Summary.Rolls)
@@ -122,7 +123,7 @@ func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
 	files := baselineFiles(t)
 	res := cli(t, rollcheckArgs(root, head, baselineGlob, "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, "stderr: %s", res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	require.Len(t, r.Pools, len(files))
 	assert.Equal(t, len(files), r.Summary.Rolls, "every pool rolls")
 	for _, p := range r.Pools {
@@ -162,7 +163,7 @@ func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
 	})
 	res := cli(t, rollcheckArgs(support.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	require.Len(t, r.Pools, 1)
 	p := r.Pools[0]
 	assert.Equal(t, "no roll", p.Status)
@@ -180,14 +181,14 @@ func TestRollcheckRefusals(t *testing.T) {
 
 	res := cli(t, rollcheckArgs(root, refusing, pool, "-o", "json")...)
 	assert.Equal(t, exitAttn, res.code, "a pool refused at head fails the upgrade: stderr %s", res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	assert.Equal(t, "refused at head", r.Pools[0].Status)
 	assert.Equal(t, "acme is refused at head", r.Pools[0].Head.Refusal)
 	assert.Equal(t, 1, r.Summary.RefusedAtHead)
 
 	res = cli(t, rollcheckArgs(refusing, root, pool, "-o", "json")...)
 	assert.Equal(t, exitOK, res.code, "head fixes the pool: nothing rolls")
-	assert.Equal(t, "refused at base", decode[rollReport](t, res).Pools[0].Status)
+	assert.Equal(t, "refused at base", decode[report.RollReport](t, res).Pools[0].Status)
 
 	res = cli(t, rollcheckArgs(refusing, refusing, pool)...)
 	assert.Equal(t, exitAttn, res.code)
@@ -204,7 +205,7 @@ func TestRollcheckAgainstAClusterAndItsErrors(t *testing.T) {
 	// A clone pool against a state with its golden: renders, no roll.
 	res := cli(t, rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-cluster", td("state", "golden.yaml"), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, res.stderr)
-	r := decode[rollReport](t, res)
+	r := decode[report.RollReport](t, res)
 	want := harnessRender(t, td("pools", "builtin.yaml"), td("state", "golden.yaml"))
 	kmt, err := want.One("KubevirtMachineTemplate")
 	require.NoError(t, err)
@@ -213,25 +214,10 @@ func TestRollcheckAgainstAClusterAndItsErrors(t *testing.T) {
 	// Without its golden, both sides refuse it.
 	res = cli(t, rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-cluster", td("state", "cluster.yaml"), "-o", "json")...)
 	assert.Equal(t, exitAttn, res.code)
-	assert.Equal(t, "refused at both", decode[rollReport](t, res).Pools[0].Status)
+	assert.Equal(t, "refused at both", decode[report.RollReport](t, res).Pools[0].Status)
 
 	// A cluster that answers with errors is a problem, not a refusal.
 	unavailable := apierrors.NewServiceUnavailable("etcd is down")
 	res = cliWith(t, fakeDial(map[string]error{"*": unavailable}), rollcheckArgs(root, root, td("pools", "builtin.yaml"), "-kubeconfig", td("state", "golden.yaml"))...)
 	requireProblem(t, res, "etcd is down")
-}
-
-func TestFirstHunk(t *testing.T) {
-	a := []string{"a", "b", "c", "d", "e"}
-	line, diff := firstHunk(a, []string{"a", "B", "c", "d", "E"}, 6)
-	assert.Equal(t, 2, line)
-	assert.Equal(t, []string{"-b", "+B"}, diff, "only the first change")
-
-	line, diff = firstHunk(a, []string{"a", "b", "x", "c", "d", "e"}, 6)
-	assert.Equal(t, 3, line)
-	assert.Equal(t, []string{"+x"}, diff, "an insertion")
-
-	line, diff = firstHunk(a, []string{"a"}, 2)
-	assert.Equal(t, 2, line)
-	assert.Equal(t, []string{"-b", "-c", "..."}, diff, "cut at max")
 }

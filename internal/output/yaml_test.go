@@ -1,9 +1,10 @@
-package main
+package output
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	yaml2 "go.yaml.in/yaml/v2"
@@ -26,59 +27,59 @@ var yamlLookalikes = []string{
 func TestPasteableYAMLReadsBackUnderYAML11And12(t *testing.T) {
 	for _, s := range yamlLookalikes {
 		class := s
-		entries := []catalogEntry{{
-			plain: "talos-worker-x-v1", Change: changeNew, Pools: []string{"tenant-a/kubernetes-nodes-a-" + s},
+		entries := []report.CatalogEntry{{
+			Plain: "talos-worker-x-v1", Change: report.ChangeNew, Pools: []string{"tenant-a/kubernetes-nodes-a-" + s},
 			Notes: []string{"its pools boot it from " + s + "\nkubernetesWorkerImage: {images: []}"},
-			Entry: catalogImage{SchematicID: s, Version: s, ImageFactoryURL: s, Storage: s, StorageClass: &class, AdditionalStorageClasses: []string{s, s}},
+			Entry: report.CatalogImage{SchematicID: s, Version: s, ImageFactoryURL: s, Storage: s, StorageClass: &class, AdditionalStorageClasses: []string{s, s}},
 		}}
 		text := catalogValuesYAML(entries)
-		want := map[string]interface{}{"kubernetesWorkerImage": map[string]interface{}{"images": []interface{}{map[string]interface{}{
-			"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []interface{}{s, s},
+		want := map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{map[string]any{
+			"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []any{s, s},
 		}}}}
 		if s == "" {
 			// Empty fields are left out, as the catalog's defaults apply.
-			want = map[string]interface{}{"kubernetesWorkerImage": map[string]interface{}{"images": []interface{}{map[string]interface{}{
-				"schematicID": s, "version": s, "storageClass": s, "additionalStorageClasses": []interface{}{s, s},
+			want = map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{map[string]any{
+				"schematicID": s, "version": s, "storageClass": s, "additionalStorageClasses": []any{s, s},
 			}}}}
 		}
 		requireReadsBack(t, text, want)
 
-		change := valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": s, "version": s}}})
+		change := valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": s, "version": s}}})
 		assert.NotContains(t, change, "\n", "%q: one line", s)
-		requireReadsBack(t, change, map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": s, "version": s}}})
+		requireReadsBack(t, change, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": s, "version": s}}})
 	}
 }
 
 // requireReadsBack parses text with Helm's reader (YAML 1.1), go-yaml v2
 // (YAML 1.1) and v3 (YAML 1.2), and wants the same values from each.
-func requireReadsBack(t *testing.T, text string, want map[string]interface{}) {
+func requireReadsBack(t *testing.T, text string, want map[string]any) {
 	t.Helper()
-	var helm map[string]interface{}
+	var helm map[string]any
 	require.NoError(t, sigsyaml.Unmarshal([]byte(text), &helm), text)
 	assert.Equal(t, want, helm, "Helm's reader (YAML 1.1):\n%s", text)
-	var v2 map[string]interface{}
+	var v2 map[string]any
 	require.NoError(t, yaml2.Unmarshal([]byte(text), &v2), text)
 	assert.Equal(t, want, normalize(v2), "YAML 1.1 (go-yaml v2):\n%s", text)
-	var v3 map[string]interface{}
+	var v3 map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(text), &v3), text)
 	assert.Equal(t, want, v3, "YAML 1.2 (go-yaml v3):\n%s", text)
 }
 
-// normalize turns go-yaml v2's map[interface{}]interface{} into string keys.
-func normalize(v interface{}) interface{} {
+// normalize turns go-yaml v2's map[any]any into string keys.
+func normalize(v any) any {
 	switch x := v.(type) {
-	case map[interface{}]interface{}:
-		out := map[string]interface{}{}
+	case map[any]any:
+		out := map[string]any{}
 		for k, e := range x {
 			out[k.(string)] = normalize(e)
 		}
 		return out
-	case map[string]interface{}:
+	case map[string]any:
 		for k, e := range x {
 			x[k] = normalize(e)
 		}
 		return x
-	case []interface{}:
+	case []any:
 		for i := range x {
 			x[i] = normalize(x[i])
 		}
@@ -89,7 +90,7 @@ func normalize(v interface{}) interface{} {
 // Plain strings keep their bare form, as the committed reports show them.
 func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
 	class := "replicated"
-	text := catalogValuesYAML([]catalogEntry{{plain: "talos-worker-abc-v1.13.6", Change: changeKept, Entry: catalogImage{
+	text := catalogValuesYAML([]report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.6", Change: report.ChangeKept, Entry: report.CatalogImage{
 		SchematicID: "abc", Version: "v1.13.6", ImageFactoryURL: "https://factory.talos.dev", Storage: "6Gi", StorageClass: &class, AdditionalStorageClasses: []string{"fast"}, Retire: true,
 	}}})
 	assert.Equal(t, `kubernetesWorkerImage:
@@ -103,8 +104,8 @@ func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
       additionalStorageClasses: [fast]
       retire: true
 `, text)
-	assert.Equal(t, "osImage: {builtin: {version: v1.13.5}}", valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"version": "v1.13.5"}}}))
-	assert.Equal(t, "osImage: {builtin: {}}", valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}))
-	assert.Equal(t, `osImage: {builtin: {schematicID: "0x10"}}`, valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": "0x10"}}}))
-	assert.True(t, strings.Contains(catalogValuesYAML([]catalogEntry{{Change: changeNew, Entry: catalogImage{SchematicID: "0b101", Version: "v1"}}}), `schematicID: "0b101"`))
+	assert.Equal(t, "osImage: {builtin: {version: v1.13.5}}", valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.5"}}}))
+	assert.Equal(t, "osImage: {builtin: {}}", valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{}}}))
+	assert.Equal(t, `osImage: {builtin: {schematicID: "0x10"}}`, valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": "0x10"}}}))
+	assert.True(t, strings.Contains(catalogValuesYAML([]report.CatalogEntry{{Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "0b101", Version: "v1"}}}), `schematicID: "0b101"`))
 }

@@ -1,0 +1,103 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
+)
+
+func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
+	var tb table
+	tb.row("pool", fmt.Sprintf("%s in %s", r.Release, r.Namespace))
+	tb.row("cluster", r.Cluster)
+	if d := r.DiskSource; d != nil {
+		if d.Path == "clone" {
+			tb.row("disk source", "clone of golden "+d.Golden)
+			switch {
+			case d.Preview:
+				tb.row("golden", "not checked (no cluster)")
+			case d.GoldenFoundAs == "":
+				tb.row("golden", "not read: the clone guards refused (see result)")
+			case d.GoldenFoundAs == "absent" && !d.Checked:
+				tb.row("golden", "absent from cozy-public")
+			case d.GoldenFoundAs == "absent":
+				tb.row("golden", "absent from cozy-public; the pool already runs from it (template "+d.RunningTemplate+")")
+			default:
+				g := "found as " + d.GoldenFoundAs
+				if d.GoldenPhase != "" {
+					g += ", phase " + d.GoldenPhase
+				}
+				if d.GoldenSize != "" {
+					g += ", size " + d.GoldenSize
+				}
+				switch {
+				case d.GoldenRetiring && !d.Checked:
+					g += ", retiring (its catalog entry sets retire: true)"
+				case d.GoldenRetiring:
+					g += ", retiring (its catalog entry sets retire: true; this pool still renders because it already runs from it; move it to another flavor or to HTTP before the entry is dropped)"
+				}
+				tb.row("golden", g)
+				tb.row("golden source", orNotRecorded(d.GoldenSourceURL))
+			}
+		} else {
+			tb.row("disk source", "HTTP import from "+report.OrNone(d.URL))
+			tb.row("golden", "none (HTTP path)")
+		}
+		tb.row("schematicID", d.SchematicID.Value+"  ("+d.SchematicID.Source+")")
+		tb.row("version", d.Version.Value+"  ("+d.Version.Source+")")
+		if d.ImageFactoryURL != nil {
+			tb.row("image factory", d.ImageFactoryURL.Value+"  ("+d.ImageFactoryURL.Source+")")
+		}
+		if d.PoolClass != nil {
+			tb.row("pool class", report.OrNone(d.PoolClass.Value)+"  ("+d.PoolClass.Source+")")
+		}
+		if d.GoldenClass != nil {
+			tb.row("golden class", report.OrNone(d.GoldenClass.Value)+"  ("+d.GoldenClass.Source+")")
+		}
+		if c := d.GoldenChoice; c != nil {
+			tb.row("golden choice", c.Choice+": "+c.Reason)
+		}
+		if s := d.CloneStrategy; s != nil {
+			if s.Value == "" {
+				tb.row("clone strategy", s.Source)
+			} else {
+				tb.row("clone strategy", s.Value+"  ("+s.Source+")")
+			}
+		}
+		for i, c := range d.FallbackChecks {
+			label := ""
+			if i == 0 {
+				label = "fallback checks"
+			}
+			detail := c.Detail
+			if c.Outcome == "refused" && detail == r.Refusal {
+				detail = "the refusal in result"
+			}
+			tb.row(label, fmt.Sprintf("%d %s", c.Refusal, c.Check), c.Outcome, detail)
+		}
+		if d.RunningTemplate != "" {
+			tb.row("running from", "template "+d.RunningTemplate+", which clones this golden ("+d.ReadyWorkers+" ready workers)")
+		}
+		if d.Note != "" {
+			tb.row("note", d.Note)
+		}
+	}
+	if c := r.CreatedWith; c != nil {
+		what := fmt.Sprintf("platform defaults imageFactoryURL %s, osImage %s", report.OrNone(c.ImageFactoryURL), report.OrNone(strings.Join(strings.Fields(c.OSImage), " ")))
+		if c.Origin == "builtin" {
+			what = "the chart's built-in values"
+		}
+		tb.row("created with", what+"  ("+c.From+")")
+	}
+	if r.MachineTemplate != "" {
+		tb.row("machine template", r.MachineTemplate)
+	}
+	if r.Result == "renders" {
+		tb.row("result", "renders")
+	} else {
+		tb.row("result", "refused: "+r.Refusal)
+	}
+	tb.write(out)
+}

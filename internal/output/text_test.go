@@ -1,0 +1,115 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTermSafeEscapesWhatATerminalActsOn(t *testing.T) {
+	for in, want := range map[string]string{
+		"talos-worker-abc-v1.13.6":           "talos-worker-abc-v1.13.6",
+		"http://factory.mirror.internal/a b": "http://factory.mirror.internal/a b",
+		"déjà vu, 日本":                        "déjà vu, 日本",
+		"\x1b[2Jclear":                       `\x1b[2Jclear`,
+		"bell\x07":                           `bell\a`,
+		"line\r\nnext\ttab":                  `line\r\nnext\ttab`,
+		"nul\x00del\x7f":                     `nul\x00del\x7f`,
+		"c1\u009b":                           `c1\u009b`,
+		"\u202eabc\u202c\u2066\u2069\u200f":  `\u202eabc\u202c\u2066\u2069\u200f`,
+		"ls\u2028ps\u2029":                   `ls\u2028ps\u2029`,
+		"bad\xff\xfe":                        `bad\xff\xfe`,
+		"":                                   "",
+	} {
+		assert.Equal(t, want, TermSafe(in), "%q", in)
+	}
+	support.RequireTerminalSafe(t, "TermSafe(support.HostileText)", TermSafe(support.HostileText))
+}
+
+// fillStrings sets every string the value holds to support.HostileText, and gives
+// every empty slice one element to fill, so a writer meets the payload in each
+// field it prints.
+func fillStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Ptr:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		fillStrings(v.Elem())
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).CanSet() {
+				fillStrings(v.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if v.Len() == 0 {
+			v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem()))
+		}
+		for i := 0; i < v.Len(); i++ {
+			fillStrings(v.Index(i))
+		}
+	case reflect.String:
+		v.SetString(support.HostileText)
+	}
+}
+
+// Every text writer, given a report whose every string is hostile, prints
+// nothing a terminal acts on; the same report as JSON reads back exactly.
+func TestTextReportsEscapeEveryString(t *testing.T) {
+	var plan report.PlanReport
+	fillStrings(reflect.ValueOf(&plan))
+	var pins report.PinsReport
+	fillStrings(reflect.ValueOf(&pins))
+	var roll report.RollReport
+	fillStrings(reflect.ValueOf(&roll))
+	roll.Pools[0].Base.Refusal, roll.Pools[0].Head.Refusal = "", ""
+	roll.Pools[0].Diff = []string{support.HostileText}
+	var adopt report.AdoptReport
+	fillStrings(reflect.ValueOf(&adopt))
+	for _, f := range adopt.Flavors {
+		for _, c := range f.Classes {
+			for i := range c.Pools {
+				c.Pools[i].ValuesChange = map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": support.HostileText, "version": support.HostileText}}}
+			}
+		}
+	}
+	adopt.Catalog.Changed = true
+	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog.Images)
+
+	for name, write := range map[string]func(*bytes.Buffer){
+		"plan":      func(b *bytes.Buffer) { writePlanText(b, &plan) },
+		"pins":      func(b *bytes.Buffer) { writePinsText(b, &pins) },
+		"rollcheck": func(b *bytes.Buffer) { writeRollText(b, &roll) },
+		"adopt":     func(b *bytes.Buffer) { writeAdoptText(b, &adopt) },
+	} {
+		var out bytes.Buffer
+		write(&out)
+		support.RequireTerminalSafe(t, name, out.String())
+		assert.Contains(t, out.String(), TermSafe(support.HostileText), "%s prints the string, escaped", name)
+	}
+
+	for name, report := range map[string]any{"plan": &plan, "pins": &pins, "rollcheck": &roll} {
+		var out bytes.Buffer
+		writeJSON(&out, report)
+		back := reflect.New(reflect.TypeOf(report).Elem())
+		require.NoError(t, json.Unmarshal(out.Bytes(), back.Interface()), name)
+		assert.Equal(t, report, back.Interface(), "%s -o json reads back exactly", name)
+	}
+}
+
+func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
+	var tb table
+	tb.row("a", "one", "x")
+	tb.raw("  free text")
+	tb.row("longer", "2", "y")
+	var out bytes.Buffer
+	tb.write(&out)
+	assert.Equal(t, "a       one  x\n  free text\nlonger  2    y\n", out.String())
+}

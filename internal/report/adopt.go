@@ -1,0 +1,282 @@
+// adopt answers: which pools still import over HTTP, and what would moving
+// each to osImage.builtin take? It reads what pins reads (ReadPins) and asks
+// the chart about each such pool twice, with plan's renders (Plan): as it
+// is, and with its osImage switched to builtin. The chart decides every
+// outcome; adopt sorts the answers and adds them up.
+
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/golden"
+	"gopkg.in/inf.v0"
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Adopt renders every HTTP pool as it is and switched, and assembles
+// the report. pins' verdicts sort the pools: cloning, HTTP, not resolved.
+func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
+	pins := Pins(f, t.Desc, chrt.Metadata.Name)
+	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved}
+	for _, g := range pins.Goldens {
+		rep.Cloning = append(rep.Cloning, g.Pools...)
+	}
+	sort.Slice(rep.Cloning, func(i, j int) bool { return rep.Cloning[i].HelmRelease < rep.Cloning[j].HelmRelease })
+	byRelease := map[string]resolvedPool{}
+	for _, rp := range f.pools {
+		byRelease[rp.pin.HelmRelease] = rp
+	}
+	var pools []AdoptPool
+	for _, p := range pins.HTTPPools {
+		rp := byRelease[p.HelmRelease]
+		var md map[string]any
+		if u := f.machineDeployments[rp.pin.Namespace+"/"+rp.pin.Pool]; u != nil {
+			md = u.Object
+		}
+		ap, refusal, err := adoptPoolOf(chrt, t, rp, md)
+		if err != nil {
+			return nil, err
+		}
+		if refusal != "" {
+			p.Refusal = refusal
+			rep.RefusedToday = append(rep.RefusedToday, p)
+			continue
+		}
+		pools = append(pools, ap)
+	}
+	catalogURL, err := platformCatalogURL(t)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pools {
+		p := &pools[i]
+		p.GoldenImageFactoryURL = goldenFactoryURL(f.stored, *p, catalogURL.Value)
+		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
+	}
+	rep.Flavors = groupAdoptPools(pools)
+	rep.Catalog = catalogFor(f.stored, pools, catalogURL)
+	rep.Savings = savingsOf(pools)
+	return rep, nil
+}
+
+// platformCatalogURL is the factory URL the catalog imports a new entry
+// from: the platform's kubernetesWorkerImage.imageFactoryURL, as the
+// platform forwards it into the catalog's Package, else the catalog's
+// built-in one.
+func platformCatalogURL(t Target) (Sourced, error) {
+	const field = "spec.components.kubernetes-worker-image.values.imageFactoryURL"
+	pkg, err := t.get(packageAPI, "Package", "", catalogPackage)
+	if err != nil {
+		return Sourced{}, err
+	}
+	if pkg == nil {
+		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, nil
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, strings.Split(field, ".")...)
+	if !found || v == nil || v == "" {
+		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, nil
+	}
+	url, ok := v.(string)
+	if !ok {
+		return Sourced{}, fmt.Errorf("Package %s: %s is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
+	}
+	return Sourced{url, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + " of Package " + catalogPackage + ")"}, nil
+}
+
+// goldenFactoryURL is the factory URL the golden a switched pool clones is
+// imported from: the golden's own source URL less the path the catalog
+// appends, else its flavor's plain golden's (a per-class golden is imported
+// as its entry's); for a flavor with no golden yet, the catalog's URL.
+func goldenFactoryURL(stored map[string]storedGolden, p AdoptPool, catalogURL string) string {
+	suffix := golden.ImagePath(p.schematicID, p.version)
+	if p.Switched != nil && p.Switched.GoldenSourceURL != "" {
+		return strings.TrimSuffix(p.Switched.GoldenSourceURL, suffix)
+	}
+	if g, ok := stored[golden.Name(p.schematicID, p.version)]; ok && g.url != "" {
+		return strings.TrimSuffix(g.url, suffix)
+	}
+	if p.Outcome == OutcomeNeedsEntry {
+		return catalogURL
+	}
+	return ""
+}
+
+// adoptPoolOf renders one HTTP pool as it is (refusal: the chart refuses it
+// today) and switched to osImage.builtin with the flavor it boots.
+func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any) (AdoptPool, string, error) {
+	ap := AdoptPool{HelmRelease: rp.pin.HelmRelease, Release: rp.release.Name, Namespace: rp.release.Namespace, Pool: rp.pin.Pool, BytesPerImport: UnknownBytes}
+	now, manifest, err := Plan(chrt, t, rp.release, rp.values)
+	if err != nil {
+		return ap, "", err
+	}
+	if now.Result != "renders" {
+		return ap, now.Refusal, nil
+	}
+	d := now.DiskSource
+	ap.schematicID, ap.version = d.SchematicID.Value, d.Version.Value
+	ap.ImageSources = ImageSources{SchematicID: d.SchematicID.Source, Version: d.Version.Source}
+	if d.ImageFactoryURL != nil {
+		ap.imageFactoryURL, ap.ImageSources.ImageFactoryURL = d.ImageFactoryURL.Value, d.ImageFactoryURL.Source
+	}
+	ap.MachineTemplate.Current = now.MachineTemplate
+	if mdDoc, err := manifest.One("MachineDeployment"); err == nil {
+		ap.MinReplicas = text(mdDoc.Object, "metadata", "annotations", annAutoscalerMin)
+		ap.MaxReplicas = text(mdDoc.Object, "metadata", "annotations", annAutoscalerMax)
+	}
+	if md != nil {
+		ap.MachineDeployment = true
+		ap.Workers = wholeNumber(text(md, "status", "replicas"))
+	}
+
+	vals, change, replaces := switchToBuiltin(rp.values, d)
+	ap.ValuesChange, ap.Replaces = change, replaces
+	sw, _, err := Plan(chrt, t, rp.release, vals)
+	if err != nil {
+		return ap, "", err
+	}
+	ap.Switched = sw.DiskSource
+	ap.MachineTemplate.New = sw.MachineTemplate
+	ap.Outcome = switchOutcome(sw)
+	if sw.Result != "renders" {
+		ap.Refusal = sw.Refusal
+	}
+	if s := sw.DiskSource; s != nil {
+		ap.Golden = s.Golden
+		if s.GoldenSize != "" && (ap.Outcome == OutcomeReady || ap.Outcome == OutcomeImporting || ap.Outcome == OutcomeRefused) {
+			ap.BytesPerImport = s.GoldenSize
+		}
+	}
+	if ap.Outcome == OutcomeReady {
+		ap.ImportsAvoidedNow = ap.Workers
+	}
+	return ap, "", nil
+}
+
+// switchToBuiltin is the pool's values with osImage: {builtin: {...}}
+// booting the flavor it boots now: builtin's fields fall back to talos.*, so
+// only a field the chart took from elsewhere (osImage.factory, a platform
+// default recorded at creation) is written. It replaces the pool's own
+// osImage, since both paths at once are refused.
+func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map[string]any, replaces string) {
+	builtin := map[string]any{}
+	if d.SchematicID.Source != "talos.schematicID" {
+		builtin["schematicID"] = d.SchematicID.Value
+	}
+	if d.Version.Source != "talos.version" {
+		builtin["version"] = d.Version.Value
+	}
+	switched = make(map[string]any, len(values)+1)
+	for k, v := range values {
+		switched[k] = v
+	}
+	if old, ok := values["osImage"]; ok {
+		replaces = "osImage"
+		if m, ok := old.(map[string]any); ok {
+			for _, k := range SortedKeys(m) {
+				replaces = "osImage." + k
+			}
+		}
+	}
+	switched["osImage"] = map[string]any{"builtin": builtin}
+	return switched, map[string]any{"osImage": map[string]any{"builtin": builtin}}, replaces
+}
+
+// switchOutcome reads the chart's answer for a switched pool: whether it
+// renders, and when not, which golden it lacks (the chart's golden choice
+// "none": no golden of the flavor on the pool's class; the plain golden
+// absent, or on another class), else its refusal.
+func switchOutcome(sw *PlanReport) string {
+	d := sw.DiskSource
+	if sw.Result == "renders" {
+		if d != nil && d.GoldenFoundAs == "DataVolume" && d.GoldenPhase != "Succeeded" {
+			return OutcomeImporting
+		}
+		return OutcomeReady
+	}
+	if d != nil && d.GoldenChoice != nil && d.GoldenChoice.Choice == "none" {
+		if d.GoldenFoundAs == "absent" {
+			return OutcomeNeedsEntry
+		}
+		return OutcomeNeedsPerClass
+	}
+	return OutcomeRefused
+}
+
+// groupAdoptPools groups by flavor, then class (a class the chart resolves
+// none for last), pools by HelmRelease.
+func groupAdoptPools(pools []AdoptPool) []AdoptFlavor {
+	type key struct{ schematicID, version, url string }
+	byFlavor := map[key]map[string][]AdoptPool{}
+	var keys []key
+	for _, p := range pools {
+		k := key{p.schematicID, p.version, p.imageFactoryURL}
+		if byFlavor[k] == nil {
+			byFlavor[k] = map[string][]AdoptPool{}
+			keys = append(keys, k)
+		}
+		byFlavor[k][p.Class()] = append(byFlavor[k][p.Class()], p)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.schematicID != b.schematicID {
+			return a.schematicID < b.schematicID
+		}
+		if a.version != b.version {
+			return a.version < b.version
+		}
+		return a.url < b.url
+	})
+	out := []AdoptFlavor{}
+	for _, k := range keys {
+		f := AdoptFlavor{SchematicID: k.schematicID, Version: k.version, ImageFactoryURL: k.url, Golden: golden.Name(k.schematicID, k.version)}
+		classes := SortedKeys(byFlavor[k])
+		if len(classes) > 0 && classes[0] == "" {
+			classes = append(classes[1:], "")
+		}
+		for _, c := range classes {
+			ps := byFlavor[k][c]
+			sort.Slice(ps, func(i, j int) bool { return ps[i].HelmRelease < ps[j].HelmRelease })
+			f.Classes = append(f.Classes, AdoptClass{Class: c, Pools: ps})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func savingsOf(pools []AdoptPool) AdoptSavings {
+	s := AdoptSavings{HTTPPools: len(pools)}
+	// Exact decimals: workers (up to 2^31 each) times a golden's size (up to
+	// 8Ei) does not fit an int64.
+	bytes := inf.NewDec(0, 0)
+	for _, p := range pools {
+		if p.Outcome != OutcomeReady {
+			continue
+		}
+		s.ReadyPools++
+		s.ImportsAvoidedNow += p.Workers
+		size, err := resource.ParseQuantity(p.BytesPerImport)
+		if err != nil {
+			s.ImportsOfUnknownSize += p.Workers
+			continue
+		}
+		bytes.Add(bytes, new(inf.Dec).Mul(size.AsDec(), inf.NewDec(p.Workers, 0)))
+	}
+	s.BytesAvoidedNow = resource.NewDecimalQuantity(*bytes, resource.BinarySI).String()
+	return s
+}
+
+// wholeNumber reads a count the API wrote ("3", or 3 read back as 3.0); 0 when absent.
+func wholeNumber(s string) int64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f >= 0 && f <= math.MaxInt32) { // NaN fails both
+		return 0
+	}
+	return int64(f)
+}

@@ -1,0 +1,214 @@
+package report
+
+// Outcomes of switching a pool to osImage.builtin, from the chart's answer.
+const (
+	OutcomeReady          = "ready"                  // renders, and its golden is populated
+	OutcomeImporting      = "golden-importing"       // renders; CDI holds the disks until the golden populates
+	OutcomeNeedsEntry     = "needs-catalog-entry"    // no golden of the flavor at all
+	OutcomeNeedsPerClass  = "needs-per-class-golden" // the flavor's golden is on another class
+	OutcomeRefused        = "refused"                // the chart refuses it for another reason
+	annAutoscalerMin      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+	annAutoscalerMax      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+	UnknownBytes          = "unknown"
+	PublicImageFactoryURL = "https://factory.talos.dev"
+	// The platform renders the catalog's values into this Package, with
+	// kubernetesWorkerImage.imageFactoryURL as the catalog's imageFactoryURL.
+	packageAPI     = "cozystack.io/v1alpha1"
+	catalogPackage = "cozystack.kubernetes-worker-image"
+)
+
+// AdoptReport is what adopt answers for a cluster.
+type AdoptReport struct {
+	Cluster string `json:"cluster"`
+	// Chart is the chart name a HelmRelease must install to count as a pool.
+	Chart string `json:"chart"`
+	// Flavors are the pools that import over HTTP, by the flavor they boot
+	// and then by class.
+	Flavors []AdoptFlavor `json:"flavors"`
+	// Catalog is the catalog's images list the switches need.
+	Catalog AdoptCatalog `json:"catalog"`
+	Savings AdoptSavings `json:"savings"`
+	// Cloning are the pools that already clone a golden.
+	Cloning []PoolPin `json:"cloning"`
+	// RefusedToday are HTTP pools the chart refuses as they are: fix them first.
+	RefusedToday []PoolPin `json:"refusedToday"`
+	// Unresolved are pools whose values are refused before a disk source resolves.
+	Unresolved []PoolPin `json:"unresolved"`
+}
+
+// AdoptFlavor is the HTTP pools booting one flavor from one factory URL.
+type AdoptFlavor struct {
+	SchematicID     string `json:"schematicID"`
+	Version         string `json:"version"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+	// Golden is the flavor's plain golden, talos-worker-<schematicID>-<version>.
+	Golden  string       `json:"golden"`
+	Classes []AdoptClass `json:"classes"`
+}
+
+// AdoptClass is a flavor's HTTP pools on one StorageClass.
+type AdoptClass struct {
+	// Class is the pool's StorageClass as the chart resolves it on the clone
+	// path; "" when it resolves none.
+	Class string      `json:"class"`
+	Pools []AdoptPool `json:"pools"`
+}
+
+// AdoptPool is one HTTP pool, as it is and switched to osImage.builtin.
+type AdoptPool struct {
+	HelmRelease string `json:"helmRelease"`
+	Release     string `json:"release"`
+	Namespace   string `json:"namespace"`
+	Pool        string `json:"pool"`
+	// Workers is its MachineDeployment's status.replicas; MachineDeployment
+	// is false when the pool has none yet.
+	Workers           int64 `json:"workers"`
+	MachineDeployment bool  `json:"machineDeployment"`
+	// MinReplicas and MaxReplicas are the autoscaler bounds the chart renders.
+	MinReplicas string `json:"minReplicas"`
+	MaxReplicas string `json:"maxReplicas"`
+	// ImageSources say where the flavor came from (talos.*, osImage.factory,
+	// a platform default recorded at creation), as the chart resolved them.
+	ImageSources ImageSources `json:"imageSources"`
+	// Outcome of the switch: ready, golden-importing, needs-catalog-entry,
+	// needs-per-class-golden or refused.
+	Outcome string `json:"outcome"`
+	// Golden is the golden the switched pool would clone, per the chart.
+	Golden string `json:"golden,omitempty"`
+	// GoldenImageFactoryURL is the factory URL that golden is (or, for a new
+	// catalog entry, would be) imported from; OtherImageFactoryURL: the pool
+	// boots its flavor from another URL today (ImageSources says which), so
+	// the switch changes where its image comes from.
+	GoldenImageFactoryURL string `json:"goldenImageFactoryURL,omitempty"`
+	OtherImageFactoryURL  bool   `json:"otherImageFactoryURL"`
+	// Refusal is the chart's refusal of the switched pool, word for word.
+	Refusal string `json:"refusal,omitempty"`
+	// ValuesChange is what to set in the pool's values; it replaces the
+	// pool's own osImage (Replaces says which) when it has one.
+	ValuesChange map[string]any `json:"valuesChange"`
+	Replaces     string         `json:"replaces,omitempty"`
+	// MachineTemplate: a switch re-images the pool, so its template is
+	// renamed and the pool rolls once; New is "" until the switched pool renders.
+	MachineTemplate AdoptTemplates `json:"machineTemplate"`
+	// Switched is the chart's report on the switched pool's disk source, as
+	// plan -o json reports it (diskSource): golden, classes, clone strategy,
+	// every check the chart made.
+	Switched *DiskReport `json:"switched,omitempty"`
+	// ImportsAvoidedNow is Workers when the pool is ready: its roll replaces
+	// each worker with a clone instead of an HTTP import.
+	ImportsAvoidedNow int64 `json:"importsAvoidedNow"`
+	// BytesPerImport is what one avoided import would have written: the size
+	// of the golden the switched pool clones, or "unknown".
+	BytesPerImport string `json:"bytesPerImport"`
+
+	// Flavor, for grouping.
+	schematicID, version, imageFactoryURL string
+}
+
+// ImageSources say where each part of a pool's flavor came from.
+type ImageSources struct {
+	SchematicID     string `json:"schematicID"`
+	Version         string `json:"version"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+}
+
+// AdoptTemplates are a pool's KubevirtMachineTemplate now and once switched.
+type AdoptTemplates struct {
+	Current string `json:"current"`
+	New     string `json:"new,omitempty"`
+}
+
+// AdoptSavings add up the HTTP imports the ready switches avoid.
+type AdoptSavings struct {
+	// HTTPPools counts the pools that import over HTTP and render today;
+	// ReadyPools those of them that are ready.
+	HTTPPools  int `json:"httpPools"`
+	ReadyPools int `json:"readyPools"`
+	// ImportsAvoidedNow is the workers of ready pools.
+	ImportsAvoidedNow int64 `json:"importsAvoidedNow"`
+	// BytesAvoidedNow is the sum of workers times golden size over the ready
+	// pools whose golden has a known size; ImportsOfUnknownSize counts the
+	// avoided imports whose size is not known (left out of the sum).
+	BytesAvoidedNow      string `json:"bytesAvoidedNow"`
+	ImportsOfUnknownSize int64  `json:"importsOfUnknownSize"`
+}
+
+// Boots is the flavor the pool boots today: its schematicID, version and
+// image factory URL, as the chart resolved them.
+func (p AdoptPool) Boots() (schematicID, version, imageFactoryURL string) {
+	return p.schematicID, p.version, p.imageFactoryURL
+}
+
+// Class is the switched pool's StorageClass, as the chart resolved it; ""
+// when it resolves none.
+func (p AdoptPool) Class() string {
+	if p.Switched != nil && p.Switched.PoolClass != nil {
+		return p.Switched.PoolClass.Value
+	}
+	return ""
+}
+
+// AdoptCatalog is the catalog's images list the switches need.
+type AdoptCatalog struct {
+	// URL is the factory a new entry imports from: the platform's
+	// kubernetesWorkerImage.imageFactoryURL, else the catalog's built-in one.
+	// A new entry never takes a URL a tenant's pool chose.
+	URL Sourced `json:"url"`
+	// Changed: some pool waits for a new entry or an added class.
+	Changed bool `json:"changed"`
+	// Images is the catalog's images list with the changes, existing entries
+	// first (by golden name), then the new ones.
+	Images []CatalogEntry `json:"images"`
+	// Values is the same list as YAML, with comments, to paste into the
+	// platform's values; "" when nothing changes. The output layer
+	// (internal/output) writes it, as it writes every report's text.
+	Values string `json:"values"`
+}
+
+// CatalogEntry is one images[] entry of the catalog, and why it is there.
+type CatalogEntry struct {
+	// Entry is the images[] entry, as the catalog takes it.
+	Entry CatalogImage `json:"entry"`
+	// Change is kept (as its golden shows it), classes-added, or new.
+	Change string `json:"change"`
+	// AddedClasses are the classes added to additionalStorageClasses.
+	AddedClasses []string `json:"addedClasses,omitempty"`
+	// Pools are the HelmReleases of the pools that wait for the change.
+	Pools []string `json:"pools,omitempty"`
+	// ImportsFrom is the factory URL the entry's goldens import from (the
+	// catalog's URL for a new entry; "" when it cannot be read back).
+	ImportsFrom string `json:"importsFrom,omitempty"`
+	// OtherURLPools are the pools waiting for the entry that boot its flavor
+	// from another factory URL today: switching changes where their image
+	// comes from, for the operator to decide.
+	OtherURLPools []URLPool `json:"otherURLPools,omitempty"`
+	// Notes say what could not be read back from the cluster.
+	Notes []string `json:"notes,omitempty"`
+
+	// Plain is the entry's plain golden, talos-worker-<schematicID>-<version>.
+	Plain string `json:"-"`
+}
+
+// URLPool is a pool booting an entry's flavor from another factory URL.
+type URLPool struct {
+	HelmRelease     string `json:"helmRelease"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+}
+
+// CatalogImage is an images[] entry as the catalog chart takes it.
+type CatalogImage struct {
+	SchematicID     string `json:"schematicID"`
+	Version         string `json:"version"`
+	ImageFactoryURL string `json:"imageFactoryURL,omitempty"`
+	Storage         string `json:"storage,omitempty"`
+	// StorageClass is set when known; "" (the cluster default) is a value.
+	StorageClass             *string  `json:"storageClass,omitempty"`
+	AdditionalStorageClasses []string `json:"additionalStorageClasses,omitempty"`
+	Retire                   bool     `json:"retire,omitempty"`
+}
+
+const (
+	ChangeKept         = "kept"
+	ChangeClassesAdded = "classes-added"
+	ChangeNew          = "new"
+)

@@ -1,0 +1,19 @@
+// Package report answers the operator CLI's questions about worker pools as
+// Go values, printing nothing (internal/output writes them):
+//
+//	Plan       what will this pool do against my cluster?
+//	Rollcheck  will this chart upgrade roll any worker?
+//	Pins       can I delete this golden?
+//	Adopt      which pools still import over HTTP, and what moving them to goldens takes
+//
+// It never resolves a disk source itself: every answer is the pool chart's,
+// rendered with Helm's own engine (internal/render) against a Target (a
+// cluster-state file, a live cluster or none), and the pools a cluster runs
+// are found as internal/fleet finds them. A chart's refusal is a report; an
+// error is bad input or a cluster problem.
+//
+// Its files depend one way: words, consts, target and chart on nothing
+// here; facts on words; plan on facts; pinstypes on facts; pinsfacts and
+// pins on pinstypes; adopttypes on plan and pinstypes; catalog on
+// adopttypes; adopt on all of them; rollcheck on facts, target and chart.
+package report

@@ -1,0 +1,200 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
+)
+
+// The CLI never resolves a disk source itself: it adds this template to the
+// pool chart and reads what the chart's own helpers answered in that render.
+//
+// Helm executes a chart's templates in reverse name order, so "0-..." runs
+// after every template of the chart: the chart's own refusal, in the chart's
+// own order, is the one a failed render reports, and by then the chart has
+// memoised its disk source, so reading it costs no extra lookup.
+const (
+	factsTemplate = "templates/0-workerimage-facts.yaml"
+	FactsKind     = "WorkerImageFacts"
+)
+
+// factsBody reads the chart's answers through diskSourceHelper. reportOnly
+// asks the chart for a render made only to report: its clone refusals are
+// recorded as the outcomes of their checks instead of failing the render, so
+// a refused pool still shows every check. It is set on the root context,
+// where the chart keeps its render state and values cannot reach.
+func factsBody(diskSourceHelper string, reportOnly bool) []byte {
+	mode := ""
+	if reportOnly {
+		mode = `{{- $_ := set . "_kubernetesNodes" (dict "reportOnly" true) }}
+`
+	}
+	return []byte(mode + `kind: ` + FactsKind + `
+pool: {{ include "kubernetes-nodes.poolName" . | quote }}
+diskSource:
+  {{- include "` + diskSourceHelper + `" . | nindent 2 }}
+creationDefaults:
+  {{- include "kubernetes-nodes.creationDefaults" . | nindent 2 }}
+`)
+}
+
+// scalar reads any YAML scalar as its text: the chart's toYaml writes a size
+// such as 21474836480 as a number and "6Gi" as a string.
+type scalar string
+
+// UnmarshalJSON reads a string or a number as its text.
+func (s *scalar) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = ""
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var v string
+		if err := json.Unmarshal(b, &v); err != nil {
+			return err
+		}
+		*s = scalar(v)
+		return nil
+	}
+	*s = scalar(b)
+	return nil
+}
+
+// chartFacts mirrors what kubernetes-nodes.diskSource (or, when the guards
+// refuse, kubernetes-nodes.osImage) and kubernetes-nodes.creationDefaults return.
+type chartFacts struct {
+	Pool       scalar `json:"pool"`
+	DiskSource struct {
+		Clone                 bool   `json:"clone"`
+		Golden                scalar `json:"golden"`
+		URL                   scalar `json:"url"`
+		StorageClassName      scalar `json:"storageClassName"`
+		SchematicID           scalar `json:"schematicID"`
+		SchematicIDSource     scalar `json:"schematicIDSource"`
+		Version               scalar `json:"version"`
+		VersionSource         scalar `json:"versionSource"`
+		ImageFactoryURL       scalar `json:"imageFactoryURL"`
+		ImageFactoryURLSource scalar `json:"imageFactoryURLSource"`
+		Preview               bool   `json:"preview"`
+		Report                *struct {
+			GoldenPhase       scalar `json:"goldenPhase"`
+			GoldenFoundAs     scalar `json:"goldenFoundAs"`
+			RunningTemplate   scalar `json:"runningTemplate"`
+			ReadyWorkers      scalar `json:"readyWorkers"`
+			PoolClassSource   scalar `json:"poolClassSource"`
+			GoldenClass       scalar `json:"goldenClass"`
+			GoldenClassSource scalar `json:"goldenClassSource"`
+			GoldenSize        scalar `json:"goldenSize"`
+			GoldenRetiring    bool   `json:"goldenRetiring"`
+			// GoldenChoice is plain, per-class or none (no golden of the
+			// flavor on the pool's class: only in a refused pool's report).
+			GoldenChoice        scalar       `json:"goldenChoice"`
+			GoldenChoiceReason  scalar       `json:"goldenChoiceReason"`
+			PerClassGolden      scalar       `json:"perClassGolden"`
+			CloneStrategy       scalar       `json:"cloneStrategy"`
+			CloneStrategySource scalar       `json:"cloneStrategySource"`
+			FallbackChecks      []chartCheck `json:"fallbackChecks"`
+		} `json:"report"`
+	} `json:"diskSource"`
+	CreationDefaults struct {
+		Origin          scalar `json:"origin"`
+		ImageFactoryURL scalar `json:"imageFactoryURL"`
+		OSImage         scalar `json:"osImage"`
+		From            scalar `json:"from"`
+	} `json:"creationDefaults"`
+	// guarded is false when the clone guards refused. The facts then come
+	// from a render made only to report (reportOnly), else, when even that
+	// is refused, from kubernetes-nodes.osImage alone: golden, classes and
+	// URL not read.
+	guarded    bool
+	reportOnly bool
+}
+
+// chartCheck is one outcome the chart recorded for the check behind one of
+// its host-assisted-fallback refusals (4 to 9).
+type chartCheck struct {
+	Refusal scalar `json:"refusal"`
+	Outcome scalar `json:"outcome"`
+	Detail  scalar `json:"detail"`
+}
+
+// takeFacts removes the facts document from m and parses it.
+func takeFacts(m *render.Manifest) (*chartFacts, error) {
+	for i, d := range m.Docs {
+		if d.Kind() != FactsKind {
+			continue
+		}
+		m.Docs = append(m.Docs[:i:i], m.Docs[i+1:]...)
+		var f chartFacts
+		if err := yaml.Unmarshal([]byte(d.Text), &f); err != nil {
+			return nil, fmt.Errorf("reading the chart's disk source: %w", err)
+		}
+		f.guarded = true
+		return &f, nil
+	}
+	return nil, fmt.Errorf("the render has no %s document", FactsKind)
+}
+
+// renderWithFacts renders the whole chart, as Helm would, plus the facts.
+func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, *chartFacts, error) {
+	m, err := render.Render(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := takeFacts(m)
+	return m, f, err
+}
+
+// helperFacts renders only the chart's helpers, so none of its objects' guards
+// run (an unknown instancetype, say): the disk source with its clone guards;
+// when those refuse, the same in a render made only to report; when even that
+// is refused, the image resolution alone (which golden, from where).
+// refusal is the first render's: what kept the guards' facts out. facts is nil
+// when even the image does not resolve; err is a cluster problem.
+func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, refusal string, err error) {
+	helpers := render.HelpersOnly(chrt)
+	m, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
+	if err == nil {
+		facts, err = takeFacts(m)
+		return facts, "", err
+	}
+	refusal, err = RenderFailure(err)
+	if err != nil {
+		return nil, "", err
+	}
+	reportOnly := true
+	m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", true)), opts)
+	if err != nil {
+		// Going on past a refusal makes lookups the refused render did not.
+		if _, prob := RenderFailure(err); prob != nil {
+			return nil, "", prob
+		}
+		reportOnly = false
+		m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.osImage", false)), opts)
+	}
+	if err != nil {
+		return nil, refusal, nil
+	}
+	if facts, err = takeFacts(m); err != nil {
+		return nil, "", err
+	}
+	facts.guarded, facts.reportOnly = false, reportOnly
+	return facts, refusal, nil
+}
+
+// RenderFailure splits a failed render into the chart's refusal (exit 1) and
+// a cluster that answered a lookup with an API error (exit 2): the chart never
+// falls back on an API error, and neither does the report. The two are told
+// apart by the error's structure (render.LookupError: the error the client
+// provider itself returned), never by its text, which quotes tenants' values.
+func RenderFailure(err error) (refusal string, prob error) {
+	var lookup *render.LookupError
+	if errors.As(err, &lookup) {
+		return "", fmt.Errorf("the cluster answered a lookup with an error: %v", lookup.Err)
+	}
+	return OneLine(err.Error()), nil
+}

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/golden"
+)
+
+// Pins decides, from what the cluster holds, which golden each pool
+// and disk pins and which goldens nothing pins.
+func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
+	rep := PinsReport{Cluster: cluster, Chart: chartName}
+	goldens := map[string]*GoldenPins{}
+	golden := func(name string) *GoldenPins {
+		if g, ok := goldens[name]; ok {
+			return g
+		}
+		g := &GoldenPins{Name: name, FoundAs: "absent", Pools: []PoolPin{}, Disks: []DiskPin{}, NoPoolDisks: []DiskPin{}}
+		goldens[name] = g
+		return g
+	}
+	for name, s := range f.stored {
+		g := golden(name)
+		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.foundAs, s.phase, s.retiring, s.url
+	}
+	for _, rp := range f.pools {
+		p := rp.pin
+		switch {
+		case p.Unresolved != "" || (p.Golden == "" && p.Refusal != ""):
+			rep.Unresolved = append(rep.Unresolved, p)
+		case !rp.clone:
+			rep.HTTPPools = append(rep.HTTPPools, p)
+		default:
+			for _, d := range f.disks {
+				if d.Golden == p.Golden && d.Pool == p.Pool && d.Namespace == p.Namespace && !d.NoPool {
+					p.Disks++
+				}
+			}
+			g := golden(p.Golden)
+			g.Pools = append(g.Pools, p)
+		}
+	}
+	for _, d := range f.disks {
+		g := golden(d.Golden)
+		if d.NoPool {
+			g.NoPoolDisks = append(g.NoPoolDisks, d)
+			rep.NoPoolDisks = append(rep.NoPoolDisks, d)
+		} else {
+			g.Disks = append(g.Disks, d)
+		}
+		if d.HostAssisted {
+			rep.HostAssisted = append(rep.HostAssisted, d)
+		}
+	}
+
+	rep.Goldens = []GoldenPins{}
+	rep.Unused = []string{}
+	rep.PoolsRead = len(f.pools)
+	for _, n := range SortedKeys(goldens) {
+		g := goldens[n]
+		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
+		sortDisks(g.Disks)
+		sortDisks(g.NoPoolDisks)
+		// In use: a pool's values resolve to it, or the catalog chart's own
+		// retirement rule counts a user (a disk, a KubevirtMachineTemplate).
+		users := f.users.Users[n]
+		g.Templates = []string{}
+		for _, u := range users {
+			if strings.Contains(u, "/KubevirtMachineTemplate/") {
+				g.Templates = append(g.Templates, u)
+			}
+		}
+		g.SafeToDelete = len(g.Pools) == 0 && len(users) == 0
+		if g.Retiring {
+			g.Blockers = append([]string{}, users...)
+			g.BlockersWithoutPool = append([]string(nil), f.users.NoPool[n]...)
+		}
+		if g.SafeToDelete && g.FoundAs != "absent" {
+			rep.Unused = append(rep.Unused, n)
+		}
+		rep.Goldens = append(rep.Goldens, *g)
+	}
+	rep.Flavors = flavorsOf(rep.Goldens)
+	sortDisks(rep.HostAssisted)
+	sortDisks(rep.NoPoolDisks)
+	for _, l := range [][]PoolPin{rep.HTTPPools, rep.Unresolved} {
+		sort.Slice(l, func(i, j int) bool { return l[i].HelmRelease < l[j].HelmRelease })
+	}
+	if rep.HostAssisted == nil {
+		rep.HostAssisted = []DiskPin{}
+	}
+	if rep.HTTPPools == nil {
+		rep.HTTPPools = []PoolPin{}
+	}
+	if rep.Unresolved == nil {
+		rep.Unresolved = []PoolPin{}
+	}
+	if rep.NoPoolDisks == nil {
+		rep.NoPoolDisks = []DiskPin{}
+	}
+	return rep
+}
+
+// flavorsOf groups goldens by flavor. They come sorted by name, and a plain
+// golden's name is a prefix of its per-class ones', so each flavor lists its
+// plain golden first. Pools the chart finds no golden for on their class
+// (golden choice none) are gaps of the flavor of the golden they name.
+func flavorsOf(goldens []GoldenPins) []FlavorPins {
+	byFlavor := map[string]*FlavorPins{}
+	gaps := map[string]map[string]*ClassGap{}
+	for i := range goldens {
+		g := &goldens[i]
+		fl, _ := golden.Parse(g.Name)
+		plain, schematicID, version, class := fl.Plain, fl.SchematicID, fl.Version, fl.Class
+		g.Flavor, g.Class = plain, class
+		f, ok := byFlavor[plain]
+		if !ok {
+			f = &FlavorPins{Flavor: plain, SchematicID: schematicID, Version: version, Goldens: []string{}}
+			byFlavor[plain], gaps[plain] = f, map[string]*ClassGap{}
+		}
+		f.Goldens = append(f.Goldens, g.Name)
+		for _, p := range g.Pools {
+			if p.GoldenChoice != "none" {
+				continue
+			}
+			gap, ok := gaps[plain][p.Class]
+			if !ok {
+				gap = &ClassGap{Class: p.Class, Golden: p.perClassGolden, Pools: []string{}}
+				gaps[plain][p.Class] = gap
+			}
+			gap.Pools = append(gap.Pools, p.HelmRelease)
+		}
+	}
+	out := []FlavorPins{}
+	for _, n := range SortedKeys(byFlavor) {
+		f := byFlavor[n]
+		f.ClassesWithoutGolden = []ClassGap{}
+		for _, c := range SortedKeys(gaps[n]) {
+			f.ClassesWithoutGolden = append(f.ClassesWithoutGolden, *gaps[n][c])
+		}
+		out = append(out, *f)
+	}
+	return out
+}
+
+func sortDisks(d []DiskPin) {
+	sort.Slice(d, func(i, j int) bool {
+		if d[i].Namespace != d[j].Namespace {
+			return d[i].Namespace < d[j].Namespace
+		}
+		return d[i].Name < d[j].Name
+	})
+}

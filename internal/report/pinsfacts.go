@@ -1,0 +1,225 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ReadPins reads the goldens, the worker disks and the pools (found and
+// valued as Flux deploys them, internal/fleet), and asks the catalog chart who
+// uses each golden. Any error is a cluster problem, and so is a cluster that
+// runs pools none of which could be read: no verdict is safe there.
+func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
+	ctx := context.Background()
+	fl, err := fleet.Read(ctx, t.Provider, o)
+	if err != nil {
+		return nil, fmt.Errorf("%v", err)
+	}
+	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
+		why := "no HelmRelease or Helm release record of chart " + o.Chart + " was found"
+		switch {
+		case !fl.HelmReleasesServed:
+			why = fmt.Sprintf("the cluster serves no HelmRelease (%s) and no Helm release record of chart %s was found", fleet.HelmReleaseAPI, o.Chart)
+		case len(fl.Pools) > 0:
+			why = fmt.Sprintf("none of the %s found has values that resolve (first: %s: %s)", Count(len(fl.Pools), "pool"), fl.Pools[0].ID(), fl.Pools[0].Unresolved)
+		}
+		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with -artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+	}
+	f := &PinsFacts{stored: map[string]storedGolden{}, machineDeployments: map[string]*unstructured.Unstructured{}, poolObjects: fl.PoolObjects}
+	if err := f.gatherMachineDeployments(t); err != nil {
+		return nil, err
+	}
+
+	// One list of every DataVolume: the goldens, and the worker disks below.
+	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, dv := range dvs {
+		if dv.GetNamespace() == golden.Namespace && strings.HasPrefix(dv.GetName(), golden.Prefix) {
+			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+			f.stored[dv.GetName()] = storedGolden{
+				foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true",
+				url:     text(dv.Object, "spec", "source", "http", "url"),
+				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
+				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
+			}
+		}
+	}
+	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
+	if err != nil {
+		return nil, err
+	}
+	pvcByKey := map[string]*unstructured.Unstructured{}
+	for i := range pvcs {
+		p := &pvcs[i]
+		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
+		if p.GetNamespace() == golden.Namespace && strings.HasPrefix(p.GetName(), golden.Prefix) {
+			if _, ok := f.stored[p.GetName()]; !ok {
+				f.stored[p.GetName()] = storedGolden{
+					foundAs: "PersistentVolumeClaim",
+					url:     p.GetAnnotations()[annImportEndpoint],
+					storage: text(p.Object, "spec", "resources", "requests", "storage"),
+					class:   text(p.Object, "spec", "storageClassName"),
+				}
+			}
+		}
+	}
+
+	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
+	// DataVolume is gone.
+	dvKeys := map[string]bool{}
+	for _, dv := range dvs {
+		ann := dv.GetAnnotations()
+		if ann[annGolden] == "" {
+			continue
+		}
+		dvKeys[dv.GetNamespace()+"/"+dv.GetName()] = true
+		claim, _, _ := unstructured.NestedString(dv.Object, "status", "claimName")
+		if claim == "" {
+			claim = dv.GetName()
+		}
+		d := diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim])
+		d.kind = "DataVolume"
+		f.addDisk(d)
+	}
+	for key, p := range pvcByKey {
+		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
+			d := diskOf(p.GetNamespace(), p.GetName(), ann, p)
+			d.kind = "PersistentVolumeClaim"
+			f.addDisk(d)
+		}
+	}
+
+	// Pools: resolved by the chart itself.
+	for _, pool := range fl.Pools {
+		rp, err := resolvePool(chrt, t, pool)
+		if err != nil {
+			return nil, err
+		}
+		f.pools = append(f.pools, rp)
+	}
+
+	// Who uses each golden the report names: the catalog chart's answer.
+	names := map[string]bool{}
+	for n := range f.stored {
+		names[n] = true
+	}
+	for _, d := range f.disks {
+		names[d.Golden] = true
+	}
+	for _, rp := range f.pools {
+		if rp.pin.Golden != "" {
+			names[rp.pin.Golden] = true
+		}
+	}
+	catalog, err := fleet.CatalogChart()
+	if err != nil {
+		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
+	}
+	if f.users, err = fleet.GoldenUsers(catalog, t.Provider, SortedKeys(names)); err != nil {
+		if _, prob := RenderFailure(err); prob != nil {
+			return nil, prob
+		}
+		return nil, fmt.Errorf("asking the catalog chart who uses the goldens: %v", err)
+	}
+	return f, nil
+}
+
+// gatherMachineDeployments lists every MachineDeployment once. A cluster
+// that does not serve them has none, so no disk there belongs to a pool.
+func (f *PinsFacts) gatherMachineDeployments(t Target) error {
+	if _, _, err := t.Provider.GetClientFor(machineDeplAPI, "MachineDeployment"); errors.Is(err, render.ErrKindNotServed) {
+		return nil
+	}
+	mds, err := t.list(machineDeplAPI, "MachineDeployment", "")
+	if err != nil {
+		return err
+	}
+	for i := range mds {
+		f.machineDeployments[mds[i].GetNamespace()+"/"+mds[i].GetName()] = &mds[i]
+	}
+	return nil
+}
+
+// addDisk records a worker disk, and whether it belongs to a pool: the pool
+// chart annotates each disk with its pool's MachineDeployment name
+// (kubernetes-<cluster>-<pool>), but anyone who can create a DataVolume can
+// write that annotation, so it counts only where the disk's own namespace
+// holds that MachineDeployment.
+func (f *PinsFacts) addDisk(d DiskPin) {
+	d.NoPool = d.Pool == "" || f.machineDeployments[d.Namespace+"/"+d.Pool] == nil
+	f.disks = append(f.disks, d)
+}
+
+// diskOf reads what CDI recorded on the disk's PVC: the clone strategy it
+// used (cloneType) and why it fell back from a CSI clone, if it did.
+func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Unstructured) DiskPin {
+	d := DiskPin{Namespace: namespace, Name: name, Golden: ann[annGolden], Pool: ann[annPool]}
+	if pvc == nil {
+		d.Clone = "no PVC yet"
+		return d
+	}
+	d.PVC = pvc.GetName()
+	pa := pvc.GetAnnotations()
+	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
+	// The report's line keeps annotation text on one line: whoever can edit
+	// the PVC writes it.
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	switch {
+	case d.FallbackReason != "":
+		d.HostAssisted = true
+		d.Clone = fmt.Sprintf("host-assisted copy (cloneType %s, fallback: %s)", OrNone(flat(d.CloneType)), flat(d.FallbackReason))
+	case d.CloneType == "csi-clone":
+		d.CSIClone = true
+		d.Clone = "csi-clone"
+	case d.CloneType == "copy":
+		d.HostAssisted = true
+		d.Clone = "host-assisted copy (cloneType copy)"
+	case d.CloneType == "":
+		d.Clone = "clone type not recorded yet"
+	default:
+		d.Clone = flat(d.CloneType) + " (not a CSI clone)"
+	}
+	return d
+}
+
+// resolvePool asks the chart which golden a pool clones: its values, as
+// Flux computes them, rendered through the chart's own diskSource against the
+// same cluster, with only the chart's helpers, so a pool whose objects would
+// be refused for another reason (an unknown instancetype, a golden gone)
+// still resolves. A pool whose values do not resolve is not rendered.
+func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, error) {
+	p := PoolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
+	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
+	if pool.Unresolved != "" {
+		return resolvedPool{pin: p, release: rel}, nil
+	}
+	vals := pool.Values
+	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
+	if err != nil {
+		return resolvedPool{}, err
+	}
+	p.Refusal = refusal
+	if facts == nil {
+		return resolvedPool{pin: p, release: rel, values: vals}, nil
+	}
+	p.Pool = string(facts.Pool)
+	if facts.DiskSource.Clone {
+		p.Golden = string(facts.DiskSource.Golden)
+	}
+	if r := facts.DiskSource.Report; r != nil {
+		p.Class = string(facts.DiskSource.StorageClassName)
+		p.GoldenChoice = string(r.GoldenChoice)
+		p.perClassGolden = string(r.PerClassGolden)
+	}
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts}, nil
+}

@@ -1,0 +1,189 @@
+package report
+
+import (
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// PinsReport is what pins answers for a cluster: which golden each pool and
+// disk pins, and which goldens nothing pins.
+type PinsReport struct {
+	Cluster string `json:"cluster"`
+	// Chart is the chart name a HelmRelease must install to count as a pool.
+	Chart   string       `json:"chart"`
+	Goldens []GoldenPins `json:"goldens"`
+	// Unused are the goldens safe to delete: no pool's values resolve to one
+	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
+	Unused []string `json:"unused"`
+	// PoolsRead counts the pools found (resolved or not).
+	PoolsRead    int       `json:"poolsRead"`
+	HostAssisted []DiskPin `json:"hostAssisted"`
+	HTTPPools    []PoolPin `json:"httpPools"`
+	Unresolved   []PoolPin `json:"unresolved"`
+	// NoPoolDisks are the disks, of every golden, that belong to no pool:
+	// their namespace holds no MachineDeployment named by their pool
+	// annotation. Each still keeps its golden from being safe to delete.
+	NoPoolDisks []DiskPin `json:"noPoolDisks"`
+	// Flavors group the goldens by (schematicID, version): the plain golden
+	// and its per-class ones, and the classes whose pools have none.
+	Flavors []FlavorPins `json:"flavors"`
+}
+
+// FlavorPins are the goldens of one flavor and the classes it lacks.
+type FlavorPins struct {
+	// Flavor is the flavor's plain golden name, talos-worker-<schematicID>-<version>.
+	Flavor      string `json:"flavor"`
+	SchematicID string `json:"schematicID,omitempty"`
+	Version     string `json:"version,omitempty"`
+	// Goldens are the names in Goldens of this flavor, plain one first.
+	Goldens []string `json:"goldens"`
+	// ClassesWithoutGolden are classes with pools that find no golden of
+	// this flavor on their class: the chart refuses them.
+	ClassesWithoutGolden []ClassGap `json:"classesWithoutGolden"`
+}
+
+// ClassGap is a class whose pools find no golden of their flavor.
+type ClassGap struct {
+	Class string `json:"class"`
+	// Golden is the per-class golden the class would get from the catalog
+	// entry's additionalStorageClasses; "" when the class is not known.
+	Golden string `json:"golden,omitempty"`
+	// Pools are their HelmReleases.
+	Pools []string `json:"pools"`
+}
+
+// GoldenPins is one golden, what pins it, and whether it is safe to delete.
+type GoldenPins struct {
+	Name string `json:"name"`
+	// Flavor is the plain golden name of its flavor (its own name unless it
+	// is a per-class golden); Class is a per-class golden's class.
+	Flavor string `json:"flavor"`
+	Class  string `json:"class,omitempty"`
+	// FoundAs: DataVolume, PersistentVolumeClaim (its DataVolume was garbage
+	// collected), or absent (named by a pool or a disk, not in cozy-public).
+	FoundAs string `json:"foundAs"`
+	Phase   string `json:"phase,omitempty"`
+	// SourceURL is where it was imported from (its DataVolume's source URL,
+	// or its PVC's CDI import endpoint); "" when absent or not recorded.
+	SourceURL string    `json:"sourceURL,omitempty"`
+	Pools     []PoolPin `json:"pools"`
+	// Disks are the disks naming it that belong to a pool (see DiskPin.NoPool);
+	// NoPoolDisks are those that belong to none.
+	Disks       []DiskPin `json:"disks"`
+	NoPoolDisks []DiskPin `json:"noPoolDisks"`
+	// Templates are the KubevirtMachineTemplates cloning it, as
+	// "<namespace>/KubevirtMachineTemplate/<name>": a pool at zero workers
+	// holds its golden through its template alone.
+	Templates    []string `json:"templates"`
+	SafeToDelete bool     `json:"safeToDelete"`
+	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
+	// retiring and has lost helm.sh/resource-policy: keep).
+	Retiring bool `json:"retiring,omitempty"`
+	// Blockers, for a retiring golden, are what the catalog refuses to let
+	// Helm delete it for, as the catalog chart itself lists them: its disks
+	// and the KubevirtMachineTemplates cloning it, as "<namespace>/<kind>/<name>".
+	Blockers []string `json:"blockers,omitempty"`
+	// BlockersWithoutPool are the Blockers that are disks belonging to no
+	// pool: the catalog's refusal names them apart, to be deleted once
+	// nothing needs them.
+	BlockersWithoutPool []string `json:"blockersWithoutPool,omitempty"`
+}
+
+// PoolPin is one pool, as pins resolves it.
+type PoolPin struct {
+	// HelmRelease is "<namespace>/<name>" of the pool's Flux HelmRelease, or
+	// of its Helm release for one installed without a HelmRelease.
+	HelmRelease string `json:"helmRelease"`
+	// FoundBy says what made it a pool: its chart reference, or its Helm
+	// release record (and whether a HelmRelease manages it).
+	FoundBy string `json:"foundBy"`
+	// Unresolved: its values could not be computed as Flux computes them (a
+	// required valuesFrom reference is missing), so it is not rendered.
+	Unresolved string `json:"unresolved,omitempty"`
+	Release    string `json:"release"`
+	Namespace  string `json:"namespace"`
+	Pool       string `json:"pool,omitempty"`
+	Golden     string `json:"golden,omitempty"`
+	// Disks counts the pool's disks cloned from this golden: 0 for a pool at
+	// zero workers, or one that has not rolled onto this golden yet.
+	Disks int `json:"disks"`
+	// Refusal: the pool's render is refused (the golden is absent, say); the
+	// golden it declares is still known, from the chart's image resolution.
+	Refusal string `json:"refusal,omitempty"`
+	// Class and GoldenChoice are the pool's StorageClass and which golden
+	// serves it (plain, per-class, or none), as the chart resolved them.
+	Class        string `json:"class,omitempty"`
+	GoldenChoice string `json:"goldenChoice,omitempty"`
+	// perClassGolden is the flavor's golden for Class.
+	perClassGolden string
+}
+
+// DiskPin is one worker disk naming a golden.
+type DiskPin struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Golden    string `json:"golden"`
+	// Pool is the disk's kubernetes-worker-image.cozystack.io/pool annotation.
+	Pool string `json:"pool,omitempty"`
+	// NoPool: the disk belongs to no pool, because its namespace holds no
+	// MachineDeployment named by Pool (anyone who can create a DataVolume can
+	// annotate one; a pool's disks can outlive it). It still keeps its golden.
+	NoPool bool `json:"noPool,omitempty"`
+	// PVC is the disk's PersistentVolumeClaim, "" when it has none yet.
+	PVC            string `json:"pvc,omitempty"`
+	CloneType      string `json:"cloneType,omitempty"`
+	FallbackReason string `json:"fallbackReason,omitempty"`
+	CSIClone       bool   `json:"csiClone"`
+	HostAssisted   bool   `json:"hostAssisted"`
+	Clone          string `json:"clone"`
+	// kind: DataVolume, or PersistentVolumeClaim for a disk kept only as its PVC.
+	kind string
+}
+
+// PinsFacts is what pins reads from the cluster, before any verdict: the
+// report is assembled from it in pins.go, as plan's is from chartFacts.
+type PinsFacts struct {
+	// stored are the goldens cozy-public holds, by name.
+	stored map[string]storedGolden
+	disks  []DiskPin
+	pools  []resolvedPool
+	// users are, by golden, what the catalog chart counts as using it
+	// (kubernetes-worker-image.goldenUsers, its retirement rule): disks and
+	// KubevirtMachineTemplates, as "<namespace>/<kind>/<name>". The report
+	// never decides this itself.
+	users *fleet.Users
+	// poolObjects are the pool MachineDeployments and KubevirtMachineTemplates
+	// the cluster holds (fleet.Fleet.PoolObjects).
+	poolObjects []string
+	// machineDeployments are the cluster's MachineDeployments by
+	// "<namespace>/<name>": a disk belongs to the pool its annotation names
+	// only where that pool's MachineDeployment is.
+	machineDeployments map[string]*unstructured.Unstructured
+}
+
+type storedGolden struct {
+	// foundAs: DataVolume, or PersistentVolumeClaim when its DataVolume was
+	// garbage collected.
+	foundAs string
+	phase   string
+	// retiring: the catalog marked its DataVolume retiring (retire: true).
+	retiring bool
+	// url, storage and class are what the catalog compares an entry with
+	// (kubernetes-worker-image.assertUnchanged): the DataVolume's source URL,
+	// storage request and class, or, with only the PVC left, its request, its
+	// class and CDI's import endpoint annotation ("" where not recorded).
+	url, storage, class string
+}
+
+type resolvedPool struct {
+	pin PoolPin
+	// clone: the pool clones pin.Golden; false for an HTTP import or a pool
+	// whose image does not resolve.
+	clone bool
+	// release and values are what the pool was rendered with; facts is what
+	// the chart answered (nil when the image does not resolve).
+	release render.Release
+	values  map[string]any
+	facts   *chartFacts
+}

@@ -1,0 +1,259 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// PlanReport is what `plan` prints; -o json prints it as is.
+type PlanReport struct {
+	Release   string `json:"release"`
+	Namespace string `json:"namespace"`
+	// Pool is kubernetes-<cluster>-<pool>, the name of the pool's objects.
+	Pool    string `json:"pool,omitempty"`
+	Cluster string `json:"cluster"`
+	// DiskSource is absent only when the chart refused before resolving it.
+	DiskSource      *DiskReport  `json:"diskSource,omitempty"`
+	CreatedWith     *CreatedWith `json:"createdWith,omitempty"`
+	MachineTemplate string       `json:"machineTemplate,omitempty"`
+	Objects         []string     `json:"objects,omitempty"`
+	Result          string       `json:"result"`
+	Refusal         string       `json:"refusal,omitempty"`
+}
+
+// DiskReport is how the chart resolved a pool's disk source, and what it checked.
+type DiskReport struct {
+	// Path is "clone" (a CSI clone of a golden) or "http" (an import).
+	Path          string `json:"path"`
+	URL           string `json:"url,omitempty"`
+	Golden        string `json:"golden,omitempty"`
+	GoldenFoundAs string `json:"goldenFoundAs,omitempty"`
+	GoldenPhase   string `json:"goldenPhase,omitempty"`
+	GoldenSize    string `json:"goldenSize,omitempty"`
+	// GoldenSourceURL is where the golden was imported from: its DataVolume's
+	// spec.source.http.url, or with only its PVC left, CDI's import endpoint
+	// annotation ("" when the golden is absent or it is not recorded).
+	GoldenSourceURL string `json:"goldenSourceURL,omitempty"`
+	// GoldenRetiring: the catalog retires the golden (retire: true); only a
+	// pool already running from it still renders.
+	GoldenRetiring bool `json:"goldenRetiring,omitempty"`
+	// RunningTemplate is the KubevirtMachineTemplate the pool runs from when it
+	// clones this golden, with its MachineDeployment's ready workers.
+	RunningTemplate string   `json:"runningTemplate,omitempty"`
+	ReadyWorkers    string   `json:"readyWorkers,omitempty"`
+	SchematicID     Sourced  `json:"schematicID"`
+	Version         Sourced  `json:"version"`
+	ImageFactoryURL *Sourced `json:"imageFactoryURL,omitempty"`
+	// PoolClass is the class the disk is written with; Value "" means none is
+	// written and the cluster's default applies when the disk is created.
+	PoolClass   *Sourced `json:"poolStorageClass,omitempty"`
+	GoldenClass *Sourced `json:"goldenStorageClass,omitempty"`
+	// GoldenChoice: which golden serves the pool's class, and why.
+	GoldenChoice *GoldenChoice `json:"goldenChoice,omitempty"`
+	// CloneStrategy is the strategy CDI would clone with; Value "" when the
+	// cluster does not tell (Source says why).
+	CloneStrategy *Sourced `json:"cloneStrategy,omitempty"`
+	// FallbackChecks are the checks behind refusals 4 to 9, each a way CDI
+	// would fall back to a host-assisted copy, with what they found.
+	FallbackChecks []FallbackCheck `json:"fallbackChecks,omitempty"`
+	// Note is what no render can check (on the clone path).
+	Note string `json:"note,omitempty"`
+	// Preview: a clone pool rendered with no cluster; no guard ran.
+	Preview bool `json:"preview,omitempty"`
+	// Checked is false when the clone guards refused. The golden, the
+	// classes and the checks are then those of a render made only to report,
+	// where each refusal is a check's outcome; when even that is refused,
+	// they were not read, only which golden the pool names.
+	Checked bool `json:"checked"`
+}
+
+// GoldenChoice is which golden serves the pool's class, and why.
+type GoldenChoice struct {
+	// Choice is plain (talos-worker-<schematicID>-<version>), per-class
+	// (<plain>--<class>), or none: no golden of the flavor is on the pool's
+	// class, and the pool is refused.
+	Choice string `json:"choice"`
+	Reason string `json:"reason"`
+	// PerClassGolden is the flavor's golden for the pool's class, when the
+	// plain golden does not serve it and the class is known.
+	PerClassGolden string `json:"perClassGolden,omitempty"`
+}
+
+// FallbackCheck is one check behind a host-assisted-fallback refusal.
+type FallbackCheck struct {
+	Refusal int    `json:"refusal"`
+	Check   string `json:"check"`
+	// Outcome: passed, refused, not needed (the fallback cannot arise), or
+	// skipped (what the check needs is not known, so CDI may still fall back).
+	Outcome string `json:"outcome"`
+	Detail  string `json:"detail"`
+}
+
+// CheckNames label the chart's refusal numbers (DESIGN.md) in reports.
+var CheckNames = map[int]string{
+	4:  "same class",
+	5:  "not smaller",
+	6:  "expandable",
+	7:  "not copy",
+	8:  "snapshot class",
+	9:  "volume mode",
+	10: "access modes",
+	11: "class exists",
+	12: "CSI driver",
+	13: "same driver",
+	14: "one CDI",
+	15: "clone source",
+}
+
+// NodeLocalNote: a golden on a node-local class passes every check, yet
+// each clone lands on the golden's node; the render cannot tell such a class.
+const NodeLocalNote = "a node-local StorageClass is a poor home for a golden: every clone lands on the golden's node, and no render can tell such a class apart"
+
+// Sourced is a value and where the chart took it from.
+type Sourced struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// CreatedWith is the pool's record of the platform defaults it was created
+// with, and where the chart read it (DESIGN.md: its MachineDeployment's
+// annotation, an earlier version's ConfigMap, or today's defaults for a new pool).
+type CreatedWith struct {
+	From            string `json:"from"`
+	Origin          string `json:"origin"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+	OSImage         string `json:"osImage"`
+}
+
+// Plan renders one pool and reports on it. A refusal is a report; only a
+// cluster problem is an error.
+func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
+	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc}
+	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
+	if err != nil {
+		refusal, prob := RenderFailure(err)
+		if prob != nil {
+			return nil, nil, prob
+		}
+		rep.Result, rep.Refusal = "refused", refusal
+		// What the pool would have done, as far as the chart resolves it
+		// without the guard that refused.
+		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		rep.Result = "renders"
+		for _, d := range m.Docs {
+			rep.Objects = append(rep.Objects, d.Kind()+"/"+d.Name())
+		}
+		if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
+			rep.MachineTemplate = kmt.Name()
+		}
+	}
+	if facts != nil {
+		rep.Pool = string(facts.Pool)
+		rep.DiskSource = diskFromFacts(facts)
+		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
+			if d.GoldenSourceURL, err = goldenSourceURL(t, d.Golden); err != nil {
+				return nil, nil, err
+			}
+		}
+		cd := facts.CreationDefaults
+		rep.CreatedWith = &CreatedWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
+	}
+	return rep, m, nil
+}
+
+func diskFromFacts(f *chartFacts) *DiskReport {
+	ds := f.DiskSource
+	d := &DiskReport{
+		Path:        "http",
+		SchematicID: Sourced{string(ds.SchematicID), string(ds.SchematicIDSource)},
+		Version:     Sourced{string(ds.Version), string(ds.VersionSource)},
+		Checked:     f.guarded,
+	}
+	if !ds.Clone {
+		d.URL = string(ds.URL)
+		d.ImageFactoryURL = &Sourced{string(ds.ImageFactoryURL), string(ds.ImageFactoryURLSource)}
+		if f.guarded {
+			src := "storageClass"
+			if ds.StorageClassName == "" {
+				src = "storageClass \"\": none written, the cluster's default class applies when the disk is created"
+			}
+			d.PoolClass = &Sourced{string(ds.StorageClassName), src}
+		}
+		return d
+	}
+	d.Path = "clone"
+	d.Golden = string(ds.Golden)
+	d.Preview = ds.Preview
+	d.Note = NodeLocalNote
+	if !f.guarded && !f.reportOnly {
+		return d
+	}
+	if ds.Preview {
+		d.PoolClass = &Sourced{string(ds.StorageClassName), "storageClass (preview: not resolved against a cluster)"}
+		return d
+	}
+	if r := ds.Report; r != nil {
+		d.GoldenFoundAs = string(r.GoldenFoundAs)
+		d.GoldenPhase = string(r.GoldenPhase)
+		d.GoldenSize = string(r.GoldenSize)
+		d.GoldenRetiring = r.GoldenRetiring
+		d.RunningTemplate = string(r.RunningTemplate)
+		if d.RunningTemplate != "" {
+			d.ReadyWorkers = string(r.ReadyWorkers)
+		}
+		poolSrc := string(r.PoolClassSource)
+		if ds.StorageClassName == "" {
+			poolSrc += ": no default class, none written and the comparison skipped"
+		}
+		d.PoolClass = &Sourced{string(ds.StorageClassName), poolSrc}
+		if r.GoldenClassSource != "" {
+			d.GoldenClass = &Sourced{string(r.GoldenClass), string(r.GoldenClassSource)}
+		}
+		d.GoldenChoice = &GoldenChoice{Choice: string(r.GoldenChoice), Reason: string(r.GoldenChoiceReason)}
+		// On the plain golden's own class no per-class golden can exist (the
+		// catalog refuses one), so naming it would only mislead.
+		if d.GoldenChoice.Choice != "plain" {
+			d.GoldenChoice.PerClassGolden = string(r.PerClassGolden)
+		}
+		d.CloneStrategy = &Sourced{string(r.CloneStrategy), string(r.CloneStrategySource)}
+		for _, c := range r.FallbackChecks {
+			n, _ := strconv.Atoi(string(c.Refusal))
+			name := CheckNames[n]
+			if name == "" {
+				name = "refusal " + string(c.Refusal)
+			}
+			d.FallbackChecks = append(d.FallbackChecks, FallbackCheck{Refusal: n, Check: name, Outcome: string(c.Outcome), Detail: string(c.Detail)})
+		}
+	}
+	return d
+}
+
+// goldenSourceURL reads where a golden in cozy-public was imported from: its
+// DataVolume's spec.source.http.url, else, with only its PVC left, CDI's
+// import endpoint annotation. "" when neither records one.
+func goldenSourceURL(t Target, name string) (string, error) {
+	if t.Provider == nil {
+		return "", nil
+	}
+	for _, kind := range []struct{ apiVersion, kind string }{{"cdi.kubevirt.io/v1beta1", "DataVolume"}, {"v1", "PersistentVolumeClaim"}} {
+		obj, err := t.get(kind.apiVersion, kind.kind, golden.Namespace, name)
+		if err != nil {
+			return "", err
+		}
+		if obj == nil {
+			continue
+		}
+		if kind.kind == "DataVolume" {
+			return text(obj.Object, "spec", "source", "http", "url"), nil
+		}
+		return obj.GetAnnotations()[annImportEndpoint], nil
+	}
+	return "", nil
+}

@@ -1,0 +1,268 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/pmezard/go-difflib/difflib"
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// maxDiffLines bounds the excerpt of a template body change: enough to see
+// what moved, short enough to scan a fleet.
+const maxDiffLines = 6
+
+// RollReport is what rollcheck answers: which pools the upgrade from base to head rolls.
+type RollReport struct {
+	Base    string     `json:"base"`
+	Head    string     `json:"head"`
+	Cluster string     `json:"cluster"`
+	Pools   []PoolRoll `json:"pools"`
+	Summary struct {
+		Pools         int `json:"pools"`
+		Rolls         int `json:"rolls"`
+		RefusedAtHead int `json:"refusedAtHead"`
+		RefusedAtBase int `json:"refusedAtBaseOnly"`
+		NoRoll        int `json:"noRoll"`
+		// Unresolved counts the cluster's pools whose values could not be
+		// computed (-values omitted): they are not checked.
+		Unresolved int `json:"unresolved,omitempty"`
+	} `json:"summary"`
+}
+
+// PoolRoll is one pool rendered at base and at head.
+type PoolRoll struct {
+	// Values is the values file, or, for a pool read from the cluster, its
+	// HelmRelease ("helmrelease <namespace>/<name>", or "release
+	// <namespace>/<name>" for one installed without a HelmRelease).
+	Values string `json:"values"`
+	// Unresolved is why a cluster pool's values could not be computed.
+	Unresolved string   `json:"unresolved,omitempty"`
+	Release    string   `json:"release"`
+	Namespace  string   `json:"namespace"`
+	Base       RollSide `json:"base"`
+	Head       RollSide `json:"head"`
+	// Status: "no roll", "rolls", "refused at head", "refused at base" or "refused at both".
+	Status string `json:"status"`
+	Rolls  bool   `json:"rolls"`
+	// FirstDiffLine is the base body's line (1-based) where the first change starts.
+	FirstDiffLine int      `json:"firstDiffLine,omitempty"`
+	Diff          []string `json:"diff,omitempty"`
+	// OtherChanges are the release's other objects whose text changes; none of
+	// them rolls the pool (the TalosConfigTemplate's name is stable).
+	OtherChanges []string `json:"otherChanges,omitempty"`
+}
+
+// RollSide is one pool's render at one side: its template, or its refusal.
+type RollSide struct {
+	MachineTemplate string `json:"machineTemplate,omitempty"`
+	Refusal         string `json:"refusal,omitempty"`
+	body            string
+	docs            map[string]string
+}
+
+// Rollcheck renders every pool with the chart at base and at head against
+// the same cluster and reports which would roll: a refusal is a report, a
+// cluster problem an error.
+func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
+	var err error
+	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
+	for _, in := range pools {
+		vals, rel := in.values, in.release
+		p := PoolRoll{Values: in.source, Release: rel.Name, Namespace: rel.Namespace, Unresolved: in.unresolved}
+		if in.unresolved != "" {
+			p.Status = "values not resolved"
+			rep.Pools = append(rep.Pools, p)
+			rep.Summary.Pools++
+			rep.Summary.Unresolved++
+			continue
+		}
+		if p.Base, err = renderSide(baseChart, t, rel, vals); err != nil {
+			return RollReport{}, err
+		}
+		if p.Head, err = renderSide(headChart, t, rel, vals); err != nil {
+			return RollReport{}, err
+		}
+		compareSides(&p)
+		rep.Pools = append(rep.Pools, p)
+		rep.Summary.Pools++
+		switch {
+		case p.Rolls:
+			rep.Summary.Rolls++
+		case p.Head.Refusal != "":
+			rep.Summary.RefusedAtHead++
+		case p.Base.Refusal != "":
+			rep.Summary.RefusedAtBase++
+		default:
+			rep.Summary.NoRoll++
+		}
+	}
+	return rep, nil
+}
+
+// Attention: a pool rolls, is refused at head, or was not checked.
+func (r RollReport) Attention() bool {
+	return r.Summary.Rolls > 0 || r.Summary.RefusedAtHead > 0 || r.Summary.Unresolved > 0
+}
+
+// RollInput is one pool to check: where its values came from, the values
+// and its release.
+type RollInput struct {
+	source     string
+	values     map[string]any
+	release    render.Release
+	unresolved string
+}
+
+// RollInputsFromFiles reads the pools of -values files (a glob), released
+// as ReleaseFor names them.
+func RollInputsFromFiles(glob, release, namespace string) ([]RollInput, error) {
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return nil, fmt.Errorf("-values %q: %v", glob, err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("-values %q matches no file", glob)
+	}
+	sort.Strings(files)
+	var out []RollInput
+	for _, f := range files {
+		vals, err := ReadValues(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RollInput{source: f, values: vals, release: ReleaseFor(f, vals, release, namespace)})
+	}
+	return out, nil
+}
+
+// RollInputsFromCluster reads the cluster's pools as pins does; a cluster
+// that runs pools none of which could be read is a problem, never "nothing
+// rolls".
+func RollInputsFromCluster(t Target, o fleet.Options) ([]RollInput, error) {
+	fl, err := fleet.Read(context.Background(), t.Provider, o)
+	if err != nil {
+		return nil, fmt.Errorf("%v", err)
+	}
+	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
+		return nil, fmt.Errorf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with -artifact, or give -values", Count(len(fl.Pools), "pool"), Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+	}
+	var out []RollInput
+	for _, p := range fl.Pools {
+		source := "helmrelease " + p.HelmRelease
+		if p.HelmRelease == "" {
+			source = "release " + p.ID()
+		}
+		out = append(out, RollInput{source: source, values: p.Values, unresolved: p.Unresolved,
+			release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}})
+	}
+	return out, nil
+}
+
+func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (RollSide, error) {
+	m, err := render.Render(chrt, t.options(rel, vals))
+	if err != nil {
+		refusal, prob := RenderFailure(err)
+		if prob != nil {
+			return RollSide{}, prob
+		}
+		return RollSide{Refusal: refusal}, nil
+	}
+	s := RollSide{docs: map[string]string{}}
+	for _, d := range m.Docs {
+		if d.Kind() == "KubevirtMachineTemplate" {
+			s.MachineTemplate = d.Name()
+			s.body = templateBody(d.Text)
+			continue
+		}
+		s.docs[d.Kind()+"/"+d.Name()] = d.Text
+	}
+	return s, nil
+}
+
+// templateBody is the part of the KubevirtMachineTemplate that is hashed into
+// its name: everything under spec.
+func templateBody(text string) string {
+	if _, after, ok := strings.Cut(text, "\nspec:\n"); ok {
+		return after
+	}
+	return text
+}
+
+func compareSides(p *PoolRoll) {
+	switch {
+	case p.Base.Refusal != "" && p.Head.Refusal != "":
+		p.Status = "refused at both"
+		return
+	case p.Base.Refusal != "":
+		p.Status = "refused at base"
+		return
+	case p.Head.Refusal != "":
+		p.Status = "refused at head"
+		return
+	}
+	p.Rolls = p.Base.MachineTemplate != p.Head.MachineTemplate
+	p.Status = "no roll"
+	if p.Rolls {
+		p.Status = "rolls"
+	}
+	if p.Base.body != p.Head.body {
+		p.FirstDiffLine, p.Diff = firstHunk(splitLines(p.Base.body), splitLines(p.Head.body), maxDiffLines)
+	}
+	keys := map[string]bool{}
+	for k := range p.Base.docs {
+		keys[k] = true
+	}
+	for k := range p.Head.docs {
+		keys[k] = true
+	}
+	for k := range keys {
+		b, inBase := p.Base.docs[k]
+		h, inHead := p.Head.docs[k]
+		// The MachineDeployment names the template: that reference moving is
+		// the roll itself, already reported, not another change.
+		h = strings.ReplaceAll(h, p.Head.MachineTemplate, p.Base.MachineTemplate)
+		switch {
+		case !inBase:
+			p.OtherChanges = append(p.OtherChanges, k+" (added)")
+		case !inHead:
+			p.OtherChanges = append(p.OtherChanges, k+" (removed)")
+		case b != h:
+			p.OtherChanges = append(p.OtherChanges, k+" (changed)")
+		}
+	}
+	sort.Strings(p.OtherChanges)
+}
+
+func splitLines(s string) []string {
+	return strings.Split(strings.TrimRight(s, "\n"), "\n")
+}
+
+// firstHunk diffs two bodies line by line (difflib's sequence matcher, as
+// Python's difflib, without its junk heuristic so every line counts) and
+// returns the base line where the first change starts and that change's
+// lines, "-" for base and "+" for head, at most max of them then "...".
+func firstHunk(a, b []string, max int) (int, []string) {
+	for _, op := range difflib.NewMatcherWithJunk(a, b, false, nil).GetOpCodes() {
+		if op.Tag == 'e' {
+			continue
+		}
+		var out []string
+		for _, l := range a[op.I1:op.I2] {
+			out = append(out, "-"+l)
+		}
+		for _, l := range b[op.J1:op.J2] {
+			out = append(out, "+"+l)
+		}
+		if len(out) > max {
+			out = append(out[:max], "...")
+		}
+		return op.I1 + 1, out
+	}
+	return 0, nil
+}
