@@ -209,7 +209,9 @@ func costCases() []costCase {
 			}
 			return map[string]interface{}{"imageFactoryCA": certificates(64 << 10), "images": es}
 		}, true, false},
-		{"catalog: a CA of 1 MiB of certificates", "catalog", func() map[string]interface{} { return map[string]interface{}{"imageFactoryCA": certificates(mib * 15 / 16)} }, false, false},
+		{"catalog: a CA of 1 MiB of certificates", "catalog", func() map[string]interface{} {
+			return map[string]interface{}{"imageFactoryCA": certificates(mib * 15 / 16)}
+		}, false, false},
 		{"catalog: a checksum of 1 MiB", "catalog", func() map[string]interface{} {
 			return map[string]interface{}{"images": []interface{}{map[string]interface{}{"schematicID": "abc", "version": "v1.13.6", "checksum": "sha256:" + strings.Repeat("a", mib-96)}}}
 		}, false, false},
