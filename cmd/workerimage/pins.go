@@ -77,6 +77,14 @@ type goldenPins struct {
 	// pool: the catalog's refusal names them apart, to be deleted once
 	// nothing needs them.
 	BlockersWithoutPool []string `json:"blockersWithoutPool,omitempty"`
+	// CertConfigMap and Checksum are what a live golden was imported with.
+	// ImportedWithout lists "CA" when the catalog now holds a CA for it (its
+	// ConfigMap is in cozy-public) that it was imported without, and
+	// "checksum" when other goldens carry one and it does not: a DataVolume's
+	// source cannot change, so only a new golden takes them.
+	CertConfigMap   string   `json:"certConfigMap,omitempty"`
+	Checksum        string   `json:"checksum,omitempty"`
+	ImportedWithout []string `json:"importedWithout,omitempty"`
 }
 
 type poolPin struct {
@@ -185,9 +193,20 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 		goldens[name] = g
 		return g
 	}
+	anyChecksum := false
+	for _, s := range f.stored {
+		anyChecksum = anyChecksum || s.checksum != ""
+	}
 	for name, s := range f.stored {
 		g := golden(name)
 		g.FoundAs, g.Phase, g.Retiring = s.foundAs, s.phase, s.retiring
+		g.CertConfigMap, g.Checksum = s.certConfigMap, s.checksum
+		if s.certConfigMap == "" && f.caFor(name) != "" {
+			g.ImportedWithout = append(g.ImportedWithout, "CA")
+		}
+		if s.checksum == "" && anyChecksum {
+			g.ImportedWithout = append(g.ImportedWithout, "checksum")
+		}
 	}
 	for _, rp := range f.pools {
 		p := rp.pin
@@ -342,6 +361,9 @@ func writeGoldenPins(tb *table, g goldenPins) {
 	if g.Retiring {
 		state += ", retiring"
 	}
+	for _, what := range g.ImportedWithout {
+		state += ", imported without " + map[string]string{"CA": "the CA the catalog now holds", "checksum": "a checksum"}[what]
+	}
 	verdict := fmt.Sprintf("in use: %s, %s", count(len(g.Pools), "pool"), count(len(g.Disks), "disk"))
 	if len(g.NoPoolDisks) > 0 {
 		verdict += fmt.Sprintf(", %s of no pool", count(len(g.NoPoolDisks), "disk"))
@@ -483,4 +505,16 @@ func printable(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// caFor is the catalog CA ConfigMap that serves a golden's flavor now: the
+// entry's own, else the chart-wide one; "" when there is none.
+func (f *pinsFacts) caFor(golden string) string {
+	if _, schematicID, version, _, ok := goldenFlavor(golden); ok && f.caConfigMaps[catalogCAConfigMap+"-"+schematicID+"-"+version] {
+		return catalogCAConfigMap + "-" + schematicID + "-" + version
+	}
+	if f.caConfigMaps[catalogCAConfigMap] {
+		return catalogCAConfigMap
+	}
+	return ""
 }

@@ -14,15 +14,18 @@ const (
 	goldenNamespace = "cozy-public"
 	// goldenPrefix: the catalog names every golden talos-worker-<schematicID>-<version>;
 	// other DataVolumes in cozy-public (VM images) are not goldens.
-	goldenPrefix     = "talos-worker-"
-	annGolden        = "kubernetes-worker-image.cozystack.io/golden"
-	annPool          = "kubernetes-worker-image.cozystack.io/pool"
-	annRetiring      = "kubernetes-worker-image.cozystack.io/retiring"
-	machineTemplAPI  = "infrastructure.cluster.x-k8s.io/v1alpha1"
-	annCloneType     = "cdi.kubevirt.io/cloneType"
-	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
-	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
-	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
+	goldenPrefix = "talos-worker-"
+	annGolden    = "kubernetes-worker-image.cozystack.io/golden"
+	annPool      = "kubernetes-worker-image.cozystack.io/pool"
+	annRetiring  = "kubernetes-worker-image.cozystack.io/retiring"
+	// catalogCAConfigMap is the catalog's ConfigMap of its chart-wide
+	// imageFactoryCA; an entry's own CA is in <it>-<schematicID>-<version>.
+	catalogCAConfigMap = "kubernetes-worker-image-ca"
+	machineTemplAPI    = "infrastructure.cluster.x-k8s.io/v1alpha1"
+	annCloneType       = "cdi.kubevirt.io/cloneType"
+	annCloneFallback   = "cdi.kubevirt.io/cloneFallbackReason"
+	helmReleaseAPI     = "helm.toolkit.fluxcd.io/v2"
+	machineDeplAPI     = "cluster.x-k8s.io/v1beta1"
 )
 
 // pinsFacts is what pins reads from the cluster, before any verdict: the
@@ -41,6 +44,9 @@ type pinsFacts struct {
 	// "<namespace>/<name>": a disk belongs to the pool its annotation names
 	// only where that pool's MachineDeployment is.
 	machineDeployments map[string]*unstructured.Unstructured
+	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
+	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an entry's own).
+	caConfigMaps map[string]bool
 }
 
 type storedGolden struct {
@@ -55,6 +61,9 @@ type storedGolden struct {
 	// storage request and class, or, with only the PVC left, its request, its
 	// class and CDI's import endpoint annotation ("" where not recorded).
 	url, storage, class string
+	// certConfigMap and checksum are the CA ConfigMap and checksum it was
+	// imported with (spec.source.http, or CDI's import annotations on the PVC).
+	certConfigMap, checksum string
 }
 
 type resolvedPool struct {
@@ -77,7 +86,7 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
 		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
 	}
-	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}, machineDeployments: map[string]*unstructured.Unstructured{}}
+	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}, machineDeployments: map[string]*unstructured.Unstructured{}, caConfigMaps: map[string]bool{}}
 	if err := f.gatherMachineDeployments(t); err != nil {
 		return nil, err
 	}
@@ -95,6 +104,9 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 				url:     text(dv.Object, "spec", "source", "http", "url"),
 				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
 				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
+
+				certConfigMap: text(dv.Object, "spec", "source", "http", "certConfigMap"),
+				checksum:      text(dv.Object, "spec", "source", "http", "checksum"),
 			}
 		}
 	}
@@ -116,6 +128,9 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 					url:     p.GetAnnotations()["cdi.kubevirt.io/storage.import.endpoint"],
 					storage: text(p.Object, "spec", "resources", "requests", "storage"),
 					class:   text(p.Object, "spec", "storageClassName"),
+
+					certConfigMap: p.GetAnnotations()["cdi.kubevirt.io/storage.import.certConfigMap"],
+					checksum:      p.GetAnnotations()["cdi.kubevirt.io/storage.import.checksum"],
 				}
 			}
 		}
@@ -160,6 +175,17 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 			return nil, err
 		}
 		f.pools = append(f.pools, rp)
+	}
+	// The catalog's CA ConfigMaps, to tell the goldens imported without the CA
+	// it holds now (after the pools, whose renders read the cluster first).
+	cms, err := t.list("v1", "ConfigMap", goldenNamespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, cm := range cms {
+		if name := cm.GetName(); cm.GetNamespace() == goldenNamespace && (name == catalogCAConfigMap || strings.HasPrefix(name, catalogCAConfigMap+"-")) {
+			f.caConfigMaps[name] = true
+		}
 	}
 	return f, nil
 }
