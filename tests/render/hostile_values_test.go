@@ -1,6 +1,8 @@
 package render
 
 import (
+	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
@@ -493,6 +495,7 @@ func FuzzTrustedImportsSchemaOff(f *testing.F) {
 			m, err = render.Render(pc, render.Options{Release: poolRel, Values: poolValues("talos", caText)})
 		})
 		if !requireChartRefusal(t, err) && caText != "" {
+			requirePEMCertificates(t, caText)
 			requireSameShape(t, m, neutralPool)
 			if got := render.Get(mustFind(t, m, "ConfigMap", "kubernetes-acme-workers-image-factory-ca").Object, "data[ca.pem]"); got != caText {
 				t.Fatalf("ca.pem is %q, want %q", got, caText)
@@ -510,6 +513,7 @@ func FuzzTrustedImportsSchemaOff(f *testing.F) {
 			if got := render.Get(mustFind(t, m, "ConfigMap", "kubernetes-worker-image-ca").Object, "data[ca.pem]"); got != caText {
 				t.Fatalf("ca.pem is %q, want %q", got, caText)
 			}
+			requireCDIChecksum(t, checksum)
 			if got := render.Get(mustFind(t, m, "DataVolume", "talos-worker-abc-v1.13.6").Object, "spec.source.http.checksum"); got != checksum {
 				t.Fatalf("checksum is %q, want %q", got, checksum)
 			}
@@ -538,4 +542,35 @@ func mustFind(t *testing.T, m *render.Manifest, kind, name string) render.Doc {
 		t.Fatalf("no %s %s in\n%s", kind, name, m.Text())
 	}
 	return d
+}
+
+// requirePEMCertificates: what the chart takes as a CA, Go's PEM reader (as
+// CDI's importer uses it) reads as CERTIFICATE blocks only, nothing else left.
+func requirePEMCertificates(t *testing.T, text string) {
+	t.Helper()
+	rest := []byte(text)
+	for {
+		block, more := pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" || len(block.Headers) > 0 || len(block.Bytes) < 2 || block.Bytes[0] != 0x30 {
+			t.Fatalf("the CA %q was taken, but it holds a %s block that is not a DER certificate", text, block.Type)
+		}
+		rest = more
+	}
+	if strings.TrimSpace(string(rest)) != "" || len(rest) == len(text) {
+		t.Fatalf("the CA %q was taken, but Go's PEM reader leaves %q unread", text, rest)
+	}
+}
+
+// requireCDIChecksum: what the chart takes as a checksum, CDI's rule
+// (pkg/util/checksum ParseAndValidate) takes too.
+func requireCDIChecksum(t *testing.T, checksum string) {
+	t.Helper()
+	algorithm, digest, ok := strings.Cut(checksum, ":")
+	want := map[string]int{"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}[strings.ToLower(strings.TrimSpace(algorithm))]
+	if _, err := hex.DecodeString(strings.TrimSpace(digest)); !ok || want == 0 || len(strings.TrimSpace(digest)) != want || err != nil {
+		t.Fatalf("the checksum %q was taken, but CDI refuses it", checksum)
+	}
 }

@@ -503,3 +503,36 @@ kubernetesWorkerImage:
 		}
 	}
 }
+
+// A golden whose DataVolume is gone and only its PVC remains keeps what CDI
+// recorded on the PVC when it imported (its certConfigMap and checksum
+// annotations), so Helm re-creating the DataVolume adopts the PVC as it is.
+func TestPVCOnlyGoldenKeepsWhatItWasImportedWith(t *testing.T) {
+	pvc := func(annotations string) string {
+		return `---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: talos-worker-abc-v1.13.6
+  namespace: cozy-public
+  annotations: {cdi.kubevirt.io/storage.import.endpoint: "https://factory.talos.dev/image/abc/v1.13.6/openstack-amd64.raw.xz"` + annotations + `}
+spec: {accessModes: [ReadWriteMany], storageClassName: replicated, resources: {requests: {storage: 6Gi}}}
+status: {phase: Bound}
+`
+	}
+	v := vals(t, `{images: [{schematicID: abc, version: v1.13.6, checksum: "`+testChecksum+`"}]}`)
+	v["imageFactoryCA"] = testCA(t)
+	// Imported before either: the DataVolume Helm re-creates has neither, and no CDI is asked about the checksum.
+	m, err := renderCatalog(t, v, clusterFromYAML(t, pvc("")+cdiAt("cdi", "v1.64.0", "Deployed")))
+	require.NoError(t, err)
+	g := catalogGolden(t, m, "talos-worker-abc-v1.13.6")
+	assert.Nil(t, render.Get(g.Object, "spec.source.http.certConfigMap"))
+	assert.Nil(t, render.Get(g.Object, "spec.source.http.checksum"))
+	assert.Equal(t, testCA(t), caConfigMapData(t, m, catalogCAConfigMap), "the catalog's CA is still there for goldens imported from now on")
+	// Imported with them: CDI's annotations carry them back.
+	m, err = renderCatalog(t, vals(t, "{images: [{schematicID: abc, version: v1.13.6}]}"), clusterFromYAML(t, pvc(`, cdi.kubevirt.io/storage.import.certConfigMap: kubernetes-worker-image-ca, cdi.kubevirt.io/storage.import.checksum: "`+testChecksum+`"`)))
+	require.NoError(t, err, "a PVC that was imported counts as Succeeded: its CA may go")
+	g = catalogGolden(t, m, "talos-worker-abc-v1.13.6")
+	assert.Equal(t, catalogCAConfigMap, render.Get(g.Object, "spec.source.http.certConfigMap"))
+	assert.Equal(t, testChecksum, render.Get(g.Object, "spec.source.http.checksum"))
+}
