@@ -395,6 +395,13 @@ func (e *env) applyYAML(t *testing.T, text string) []objectRef {
 		if err := e.serverSideApply(t, obj, obj.GetNamespace(), false); err != nil {
 			t.Fatalf("apply %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
+		// CDI v1.65.0 serves a StorageProfile's status as a subresource (its
+		// controller writes it there): the main resource drops it.
+		if _, hasStatus := obj.Object["status"]; hasStatus && obj.GetKind() == "StorageProfile" {
+			if err := e.applyStatus(t, obj); err != nil {
+				t.Fatalf("apply the status of %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
+		}
 		refs = append(refs, objectRef{obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()})
 	}
 	return refs
