@@ -46,6 +46,9 @@ type diskReport struct {
 	SchematicID     sourced  `json:"schematicID"`
 	Version         sourced  `json:"version"`
 	ImageFactoryURL *sourced `json:"imageFactoryURL,omitempty"`
+	// ImageFactoryCA: the ConfigMap of the CA the HTTP import trusts, and
+	// where the CA came from; absent when none is in effect.
+	ImageFactoryCA *sourced `json:"imageFactoryCA,omitempty"`
 	// PoolClass is the class the disk is written with; Value "" means none is
 	// written and the cluster's default applies when the disk is created.
 	PoolClass   *sourced `json:"poolStorageClass,omitempty"`
@@ -122,6 +125,8 @@ type createdWith struct {
 	Origin          string `json:"origin"`
 	ImageFactoryURL string `json:"imageFactoryURL"`
 	OSImage         string `json:"osImage"`
+	// ImageFactoryCA: the platform's CA applied at creation (never the PEM).
+	ImageFactoryCA bool `json:"imageFactoryCA,omitempty"`
 }
 
 func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
@@ -206,7 +211,7 @@ func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]i
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
 		cd := facts.CreationDefaults
-		rep.CreatedWith = &createdWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
+		rep.CreatedWith = &createdWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage)), ImageFactoryCA: cd.ImageFactoryCA}
 	}
 	return rep, m, nil
 }
@@ -222,6 +227,9 @@ func diskFromFacts(f *chartFacts) *diskReport {
 	if !ds.Clone {
 		d.URL = string(ds.URL)
 		d.ImageFactoryURL = &sourced{string(ds.ImageFactoryURL), string(ds.ImageFactoryURLSource)}
+		if ds.CertConfigMap != "" {
+			d.ImageFactoryCA = &sourced{"ConfigMap " + string(ds.CertConfigMap), string(ds.ImageFactoryCASource)}
+		}
 		if f.guarded {
 			src := "storageClass"
 			if ds.StorageClassName == "" {
@@ -319,6 +327,9 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 		if d.ImageFactoryURL != nil {
 			tb.row("image factory", d.ImageFactoryURL.Value+"  ("+d.ImageFactoryURL.Source+")")
 		}
+		if d.ImageFactoryCA != nil {
+			tb.row("factory CA", d.ImageFactoryCA.Value+"  ("+d.ImageFactoryCA.Source+")")
+		}
 		if d.PoolClass != nil {
 			tb.row("pool class", orNone(d.PoolClass.Value)+"  ("+d.PoolClass.Source+")")
 		}
@@ -355,6 +366,9 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 	}
 	if c := r.CreatedWith; c != nil {
 		what := fmt.Sprintf("platform defaults imageFactoryURL %s, osImage %s", orNone(c.ImageFactoryURL), orNone(strings.Join(strings.Fields(c.OSImage), " ")))
+		if c.ImageFactoryCA {
+			what += ", imageFactoryCA (applies: the platform's CA is read at each render)"
+		}
 		if c.Origin == "builtin" {
 			what = "the chart's built-in values"
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,4 +78,32 @@ metadata: {name: kubernetes-worker-image-ca-`+defaultSchematic+`-v1.13.5, namesp
 		}
 		require.Equal(t, want, g.ImportedWithout, "an entry's own CA serves its flavor only: %s", g.Name)
 	}
+}
+
+// plan shows the CA an HTTP pool's import trusts (its ConfigMap, and where the
+// CA came from) and whether the platform's CA applied at creation.
+func TestPlanShowsTheFactoryCA(t *testing.T) {
+	ca, err := os.ReadFile(filepath.Join("..", "..", "tests", "render", "testdata", "ca", "factory-ca.pem"))
+	require.NoError(t, err)
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(string(ca)), "\n", "\n    ")
+	own := writeTemp(t, "own.yaml", "cluster: acme\ntalos:\n  imageFactoryURL: https://factory.mirror.internal\n  imageFactoryCA: |\n"+indented+"\n")
+	res := cli(t, "plan", "-values", own, "-cluster", td("state", "per-class.yaml"))
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\nfactory CA        ConfigMap kubernetes-acme-own-image-factory-ca  (talos.imageFactoryCA)\n")
+	assert.NotContains(t, res.stdout, "imageFactoryCA (applies")
+
+	platform := writeTemp(t, "platform.yaml", "cluster: acme\n_cluster:\n  talos:\n    imageFactoryURL: https://factory.mirror.internal\n    imageFactoryCA: |\n  "+strings.ReplaceAll(indented, "\n", "\n  ")+"\n")
+	res = cli(t, "plan", "-values", platform, "-cluster", td("state", "per-class.yaml"), "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	rep := decode[planReport](t, res)
+	require.NotNil(t, rep.DiskSource.ImageFactoryCA)
+	assert.Equal(t, "ConfigMap kubernetes-acme-platform-image-factory-ca", rep.DiskSource.ImageFactoryCA.Value)
+	assert.Contains(t, rep.DiskSource.ImageFactoryCA.Source, "the platform default _cluster.talos.imageFactoryCA")
+	assert.True(t, rep.CreatedWith.ImageFactoryCA)
+	assert.NotContains(t, res.stdout, "BEGIN CERTIFICATE", "the report names the ConfigMap, never the PEM")
+
+	// Without a CA: no such line.
+	res = cli(t, "plan", "-values", writeTemp(t, "plain.yaml", "cluster: acme\n"), "-cluster", td("state", "per-class.yaml"))
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.NotContains(t, res.stdout, "factory CA")
 }
