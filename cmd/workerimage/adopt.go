@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/inf.v0"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // adopt answers: which pools still import over HTTP, and what would moving
@@ -29,6 +31,10 @@ const (
 	annAutoscalerMax      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 	unknownBytes          = "unknown"
 	publicImageFactoryURL = "https://factory.talos.dev"
+	// The platform renders the catalog's values into this Package, with
+	// kubernetesWorkerImage.imageFactoryURL as the catalog's imageFactoryURL.
+	packageAPI     = "cozystack.io/v1alpha1"
+	catalogPackage = "cozystack.kubernetes-worker-image"
 )
 
 type adoptReport struct {
@@ -85,6 +91,12 @@ type adoptPool struct {
 	Outcome string `json:"outcome"`
 	// Golden is the golden the switched pool would clone, per the chart.
 	Golden string `json:"golden,omitempty"`
+	// GoldenImageFactoryURL is the factory URL that golden is (or, for a new
+	// catalog entry, would be) imported from; OtherImageFactoryURL: the pool
+	// boots its flavor from another URL today (imageSources says which), so
+	// the switch changes where its image comes from.
+	GoldenImageFactoryURL string `json:"goldenImageFactoryURL,omitempty"`
+	OtherImageFactoryURL  bool   `json:"otherImageFactoryURL"`
 	// Refusal is the chart's refusal of the switched pool, word for word.
 	Refusal string `json:"refusal,omitempty"`
 	// ValuesChange is what to set in the pool's values; it replaces the
@@ -182,10 +194,61 @@ func adoptFromFacts(chrt *chart.Chart, t target, f *pinsFacts) (*adoptReport, er
 		}
 		pools = append(pools, ap)
 	}
+	catalogURL, err := platformCatalogURL(t)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pools {
+		p := &pools[i]
+		p.GoldenImageFactoryURL = goldenFactoryURL(f.stored, *p, catalogURL.Value)
+		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
+	}
 	rep.Flavors = groupAdoptPools(pools)
-	rep.Catalog = catalogFor(f.stored, pools)
+	rep.Catalog = catalogFor(f.stored, pools, catalogURL)
 	rep.Savings = savingsOf(pools)
 	return rep, nil
+}
+
+// platformCatalogURL is the factory URL the catalog imports a new entry
+// from: the platform's kubernetesWorkerImage.imageFactoryURL, as the
+// platform forwards it into the catalog's Package, else the catalog's
+// built-in one.
+func platformCatalogURL(t target) (sourced, error) {
+	const field = "spec.components.kubernetes-worker-image.values.imageFactoryURL"
+	pkg, err := t.get(packageAPI, "Package", "", catalogPackage)
+	if err != nil {
+		return sourced{}, err
+	}
+	if pkg == nil {
+		return sourced{publicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, nil
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, strings.Split(field, ".")...)
+	if !found || v == nil || v == "" {
+		return sourced{publicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, nil
+	}
+	url, ok := v.(string)
+	if !ok {
+		return sourced{}, problemf("Package %s: %s is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
+	}
+	return sourced{url, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + " of Package " + catalogPackage + ")"}, nil
+}
+
+// goldenFactoryURL is the factory URL the golden a switched pool clones is
+// imported from: the golden's own source URL less the path the catalog
+// appends, else its flavor's plain golden's (a per-class golden is imported
+// as its entry's); for a flavor with no golden yet, the catalog's URL.
+func goldenFactoryURL(stored map[string]storedGolden, p adoptPool, catalogURL string) string {
+	suffix := "/image/" + p.schematicID + "/" + p.version + "/openstack-amd64.raw.xz"
+	if p.Switched != nil && p.Switched.GoldenSourceURL != "" {
+		return strings.TrimSuffix(p.Switched.GoldenSourceURL, suffix)
+	}
+	if g, ok := stored[goldenPrefix+p.schematicID+"-"+p.version]; ok && g.url != "" {
+		return strings.TrimSuffix(g.url, suffix)
+	}
+	if p.Outcome == outcomeNeedsEntry {
+		return catalogURL
+	}
+	return ""
 }
 
 // adoptPoolOf renders one HTTP pool as it is (refusal: the chart refuses it
@@ -339,7 +402,9 @@ func groupAdoptPools(pools []adoptPool) []adoptFlavor {
 
 func savingsOf(pools []adoptPool) adoptSavings {
 	s := adoptSavings{HTTPPools: len(pools)}
-	var bytes int64
+	// Exact decimals: workers (up to 2^31 each) times a golden's size (up to
+	// 8Ei) does not fit an int64.
+	bytes := inf.NewDec(0, 0)
 	for _, p := range pools {
 		if p.Outcome != outcomeReady {
 			continue
@@ -351,16 +416,16 @@ func savingsOf(pools []adoptPool) adoptSavings {
 			s.ImportsOfUnknownSize += p.Workers
 			continue
 		}
-		bytes += p.Workers * size.Value()
+		bytes.Add(bytes, new(inf.Dec).Mul(size.AsDec(), inf.NewDec(p.Workers, 0)))
 	}
-	s.BytesAvoidedNow = resource.NewQuantity(bytes, resource.BinarySI).String()
+	s.BytesAvoidedNow = resource.NewDecimalQuantity(*bytes, resource.BinarySI).String()
 	return s
 }
 
 // wholeNumber reads a count the API wrote ("3", or 3 read back as 3.0); 0 when absent.
 func wholeNumber(s string) int64 {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > math.MaxInt32 {
+	if err != nil || !(f >= 0 && f <= math.MaxInt32) { // NaN fails both
 		return 0
 	}
 	return int64(f)
@@ -382,18 +447,25 @@ func outcomeText(p adoptPool) string {
 	return "refused: the chart refuses the switched pool"
 }
 
-// valuesText writes a values change on one line, as YAML.
+// valuesText writes a values change on one line, as YAML from the YAML
+// library, every string reading back as itself (yamlString).
 func valuesText(change map[string]interface{}) string {
 	builtin := change["osImage"].(map[string]interface{})["builtin"].(map[string]interface{})
-	var fields []string
+	fields := yamlMap(true)
 	for _, k := range sortedKeys(builtin) {
-		fields = append(fields, fmt.Sprintf("%s: %s", k, builtin[k]))
+		fields.Content = append(fields.Content, yamlString(k), yamlString(fmt.Sprint(builtin[k])))
 	}
-	return "osImage: {builtin: {" + strings.Join(fields, ", ") + "}}"
+	return strings.TrimSuffix(yamlText(yamlMap(false, "osImage", yamlMap(true, "builtin", fields))), "\n")
 }
 
 func writeAdoptText(out *bytes.Buffer, r *adoptReport) {
-	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\nswitch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;\n         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate\n", r.Cluster, helmReleaseAPI, r.Chart)
+	var head table
+	head.raw("cluster  " + r.Cluster)
+	head.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
+	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
+	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")
+	head.write(out)
 	// Each section is a table of its own, so its columns align only with its own rows.
 	var flavors table
 	if len(r.Flavors) == 0 {
@@ -501,6 +573,9 @@ func writeAdoptPool(tb *table, p adoptPool) {
 	change := valuesText(p.ValuesChange)
 	if p.Replaces != "" {
 		change += "  (replaces its " + p.Replaces + ")"
+	}
+	if p.OtherImageFactoryURL {
+		tb.row("    source", fmt.Sprintf("its golden imports from %s; the pool boots from %s today (%s): the switch changes where its image comes from, decide before switching", p.GoldenImageFactoryURL, p.imageFactoryURL, p.ImageSources.ImageFactoryURL))
 	}
 	tb.row("    values", change)
 	next := p.MachineTemplate.New

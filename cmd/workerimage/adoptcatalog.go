@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // The catalog values adopt prints. The platform forwards
@@ -16,6 +17,10 @@ import (
 // with (kubernetes-worker-image.assertUnchanged), so it reads none as edited.
 
 type adoptCatalog struct {
+	// URL is the factory a new entry imports from: the platform's
+	// kubernetesWorkerImage.imageFactoryURL, else the catalog's built-in one.
+	// A new entry never takes a URL a tenant's pool chose.
+	URL sourced `json:"url"`
 	// Changed: some pool waits for a new entry or an added class.
 	Changed bool `json:"changed"`
 	// Images is the catalog's images list with the changes, existing entries
@@ -35,10 +40,22 @@ type catalogEntry struct {
 	AddedClasses []string `json:"addedClasses,omitempty"`
 	// Pools are the HelmReleases of the pools that wait for the change.
 	Pools []string `json:"pools,omitempty"`
+	// ImportsFrom is the factory URL the entry's goldens import from (the
+	// catalog's URL for a new entry; "" when it cannot be read back).
+	ImportsFrom string `json:"importsFrom,omitempty"`
+	// OtherURLPools are the pools waiting for the entry that boot its flavor
+	// from another factory URL today: switching changes where their image
+	// comes from, for the operator to decide.
+	OtherURLPools []urlPool `json:"otherURLPools,omitempty"`
 	// Notes say what could not be read back from the cluster.
 	Notes []string `json:"notes,omitempty"`
 
 	plain string
+}
+
+type urlPool struct {
+	HelmRelease     string `json:"helmRelease"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
 }
 
 type catalogImage struct {
@@ -61,10 +78,10 @@ const (
 // catalogFor is the images list with what the pools wait for: a per-class
 // golden adds the pool's class to its flavor's entry; a missing flavor gets
 // an entry on the class most of its pools are on, the others as additional
-// classes, and the factory URL most of them boot from when it is not the
-// public Image Factory (the catalog's own default, or its platform-wide URL,
-// applies otherwise).
-func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog {
+// classes, and no imageFactoryURL of its own: it imports from the catalog's
+// URL (catalogURL), whatever URL its pools boot from. A pool booting from
+// another URL than its entry imports from is listed with both.
+func catalogFor(stored map[string]storedGolden, pools []adoptPool, catalogURL sourced) adoptCatalog {
 	entries := existingEntries(stored)
 	byPlain := map[string]*catalogEntry{}
 	for i := range entries {
@@ -72,8 +89,8 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 	}
 	type wanted struct {
 		schematicID, version string
-		classes, urls        map[string]int
-		pools                []string
+		classes              map[string]int
+		pools                []adoptPool
 	}
 	missing := map[string]*wanted{}
 	sorted := append([]adoptPool(nil), pools...)
@@ -86,20 +103,24 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		if e := byPlain[plain]; e != nil {
 			e.addClass(p.class())
 			e.Pools = append(e.Pools, p.HelmRelease)
+			e.addURLPool(p)
 			continue
 		}
 		w := missing[plain]
 		if w == nil {
-			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}, urls: map[string]int{}}
+			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}}
 			missing[plain] = w
 		}
 		w.classes[p.class()]++
-		w.urls[p.imageFactoryURL]++
-		w.pools = append(w.pools, p.HelmRelease)
+		w.pools = append(w.pools, p)
 	}
 	for _, plain := range sortedKeys(missing) {
 		w := missing[plain]
-		e := catalogEntry{plain: plain, Change: changeNew, Pools: w.pools, Entry: catalogImage{SchematicID: w.schematicID, Version: w.version}}
+		e := catalogEntry{plain: plain, Change: changeNew, ImportsFrom: catalogURL.Value, Entry: catalogImage{SchematicID: w.schematicID, Version: w.version}}
+		for _, p := range w.pools {
+			e.Pools = append(e.Pools, p.HelmRelease)
+			e.addURLPool(p)
+		}
 		classes := byCount(w.classes)
 		for _, c := range classes {
 			switch {
@@ -115,18 +136,15 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		if e.Entry.StorageClass == nil {
 			e.Notes = append(e.Notes, "its pools' class is not known: the golden goes on the catalog's storageClass")
 		}
-		urls := byCount(w.urls)
-		if urls[0] != publicImageFactoryURL && urls[0] != "" {
-			e.Entry.ImageFactoryURL = urls[0]
-		}
-		if len(urls) > 1 {
-			e.Notes = append(e.Notes, "its pools boot it from "+strings.Join(urls, ", ")+": one golden serves them all")
-		}
 		entries = append(entries, e)
 	}
-	c := adoptCatalog{Images: entries}
-	for _, e := range entries {
+	c := adoptCatalog{URL: catalogURL, Images: entries}
+	for i := range entries {
+		e := &entries[i]
 		c.Changed = c.Changed || e.Change != changeKept
+		if len(e.OtherURLPools) > 0 {
+			e.Notes = append(e.Notes, urlNote(*e))
+		}
 	}
 	if c.Images == nil {
 		c.Images = []catalogEntry{}
@@ -135,6 +153,31 @@ func catalogFor(stored map[string]storedGolden, pools []adoptPool) adoptCatalog 
 		c.Values = catalogValuesYAML(entries)
 	}
 	return c
+}
+
+// addURLPool lists p when it boots the flavor from another factory URL than
+// the entry's goldens import from.
+func (e *catalogEntry) addURLPool(p adoptPool) {
+	if e.ImportsFrom != "" && p.imageFactoryURL != e.ImportsFrom {
+		e.OtherURLPools = append(e.OtherURLPools, urlPool{HelmRelease: p.HelmRelease, ImageFactoryURL: p.imageFactoryURL})
+	}
+}
+
+func urlNote(e catalogEntry) string {
+	shown := e.OtherURLPools
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	var parts []string
+	for _, p := range shown {
+		parts = append(parts, fmt.Sprintf("%s from %s", p.HelmRelease, p.ImageFactoryURL))
+	}
+	more := ""
+	if len(e.OtherURLPools) > 3 {
+		more = fmt.Sprintf(" and %d more", len(e.OtherURLPools)-3)
+	}
+	return fmt.Sprintf("its goldens import from %s; pools that boot this flavor from another URL today: %s%s. Switching them changes where their image comes from: decide before pasting (a pool left on HTTP keeps its own source)",
+		e.ImportsFrom, strings.Join(parts, ", "), more)
 }
 
 // addClass lists class in the entry's additionalStorageClasses, unless the
@@ -200,6 +243,7 @@ func existingEntries(stored map[string]storedGolden) []catalogEntry {
 		switch {
 		case strings.HasSuffix(src.url, suffix):
 			e.Entry.ImageFactoryURL = strings.TrimSuffix(src.url, suffix)
+			e.ImportsFrom = e.Entry.ImageFactoryURL
 		case src.url == "":
 			e.Notes = append(e.Notes, "its source URL is not recorded on its golden (only its PVC is left): imageFactoryURL as in your values")
 		default:
@@ -223,44 +267,126 @@ func byCount(m map[string]int) []string {
 }
 
 // catalogValuesYAML writes the list for the platform's values, each entry
-// under a comment saying why it is there.
+// under a comment saying why it is there, with a YAML library (yamlText).
 func catalogValuesYAML(entries []catalogEntry) string {
-	var b strings.Builder
-	b.WriteString("kubernetesWorkerImage:\n  images:\n")
+	items := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, e := range entries {
+		var why string
 		switch e.Change {
 		case changeKept:
-			fmt.Fprintf(&b, "    # kept as its golden %s shows it\n", e.plain)
+			why = fmt.Sprintf("kept as its golden %s shows it", e.plain)
 		case changeClassesAdded:
-			fmt.Fprintf(&b, "    # kept, with additionalStorageClasses %s added for %s\n", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
+			why = fmt.Sprintf("kept, with additionalStorageClasses %s added for %s", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
 		case changeNew:
-			fmt.Fprintf(&b, "    # new, golden %s, for %s\n", e.plain, poolsText(e.Pools))
+			why = fmt.Sprintf("new, golden %s, for %s", e.plain, poolsText(e.Pools))
 		}
+		comments := []string{why}
 		for _, n := range e.Notes {
-			fmt.Fprintf(&b, "    # note: %s\n", n)
+			comments = append(comments, "note: "+n)
 		}
 		img := e.Entry
-		fmt.Fprintf(&b, "    - schematicID: %s\n      version: %s\n", yamlScalar(img.SchematicID), yamlScalar(img.Version))
+		item := yamlMap(false, "schematicID", yamlString(img.SchematicID), "version", yamlString(img.Version))
 		if img.ImageFactoryURL != "" {
-			fmt.Fprintf(&b, "      imageFactoryURL: %s\n", yamlScalar(img.ImageFactoryURL))
+			item.Content = append(item.Content, yamlString("imageFactoryURL"), yamlString(img.ImageFactoryURL))
 		}
 		if img.Storage != "" {
-			fmt.Fprintf(&b, "      storage: %s\n", yamlScalar(img.Storage))
+			item.Content = append(item.Content, yamlString("storage"), yamlString(img.Storage))
 		}
 		if img.StorageClass != nil {
-			fmt.Fprintf(&b, "      storageClass: %s\n", yamlScalar(*img.StorageClass))
+			item.Content = append(item.Content, yamlString("storageClass"), yamlString(*img.StorageClass))
 		}
 		if len(img.AdditionalStorageClasses) > 0 {
-			quoted := make([]string, len(img.AdditionalStorageClasses))
-			for i, c := range img.AdditionalStorageClasses {
-				quoted[i] = yamlScalar(c)
+			classes := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+			for _, c := range img.AdditionalStorageClasses {
+				classes.Content = append(classes.Content, yamlString(c))
 			}
-			fmt.Fprintf(&b, "      additionalStorageClasses: [%s]\n", strings.Join(quoted, ", "))
+			item.Content = append(item.Content, yamlString("additionalStorageClasses"), classes)
 		}
 		if img.Retire {
-			b.WriteString("      retire: true\n")
+			item.Content = append(item.Content, yamlString("retire"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true"})
+		}
+		item.HeadComment = yamlComment(comments)
+		items.Content = append(items.Content, item)
+	}
+	return yamlText(yamlMap(false, "kubernetesWorkerImage", yamlMap(false, "images", items)))
+}
+
+// yamlMap is a mapping of alternating keys and nodes (a string key each).
+func yamlMap(flow bool, kv ...interface{}) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	if flow {
+		m.Style = yaml.FlowStyle
+	}
+	for i := 0; i < len(kv); i += 2 {
+		m.Content = append(m.Content, yamlString(kv[i].(string)), kv[i+1].(*yaml.Node))
+	}
+	return m
+}
+
+// yamlString is s as a string scalar that reads back as s under YAML 1.1
+// (Helm reads values with sigs.k8s.io/yaml, a YAML 1.1 reader: yes, on, 0b101,
+// 1_000 are not strings there) and YAML 1.2 readers: plain where both read the
+// plain form back as s, in a block and in a flow collection, double-quoted
+// otherwise.
+func yamlString(s string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+	if !plainReadsBack(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
+}
+
+func plainReadsBack(n *yaml.Node) bool {
+	for _, doc := range []*yaml.Node{
+		yamlMapNoCheck("k", n),
+		yamlMapNoCheck("k", &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Content: []*yaml.Node{n}}),
+	} {
+		text, err := yaml.Marshal(doc)
+		if err != nil {
+			return false
+		}
+		var v11 map[string]interface{}
+		if err := sigsyaml.Unmarshal(text, &v11); err != nil || !readsAs(v11["k"], n.Value) {
+			return false
+		}
+		var v12 map[string]interface{}
+		if err := yaml.Unmarshal(text, &v12); err != nil || !readsAs(v12["k"], n.Value) {
+			return false
 		}
 	}
+	return true
+}
+
+func yamlMapNoCheck(key string, value *yaml.Node) *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, value}}
+}
+
+// readsAs: v is s, or a one-item list holding s.
+func readsAs(v interface{}, s string) bool {
+	if l, ok := v.([]interface{}); ok && len(l) == 1 {
+		v = l[0]
+	}
+	got, ok := v.(string)
+	return ok && got == s
+}
+
+// yamlComment is comment lines as YAML takes them: each escaped as the text
+// reports are (termSafe), so no string ends the comment and starts data.
+func yamlComment(lines []string) string {
+	safe := make([]string, len(lines))
+	for i, l := range lines {
+		safe[i] = termSafe(l)
+	}
+	return strings.Join(safe, "\n")
+}
+
+// yamlText writes a document with 2-space indentation.
+func yamlText(doc *yaml.Node) string {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	_ = enc.Encode(doc)
+	_ = enc.Close()
 	return b.String()
 }
 
@@ -272,23 +398,6 @@ func poolsText(pools []string) string {
 	s := count(len(pools), "pool") + ": " + strings.Join(shown, ", ")
 	if len(pools) > 3 {
 		s += fmt.Sprintf(" and %d more", len(pools)-3)
-	}
-	return s
-}
-
-// plainScalar is text YAML reads back as the same string when written bare.
-var plainScalar = regexp.MustCompile(`^[A-Za-z0-9][-A-Za-z0-9._/~%]*(:[-A-Za-z0-9._/~%]+)*$`)
-
-// yamlScalar writes s so YAML reads back exactly s: bare when it is plainly a
-// string, else double-quoted (JSON's escapes are YAML's).
-func yamlScalar(s string) string {
-	_, numErr := strconv.ParseFloat(s, 64)
-	switch strings.ToLower(s) {
-	case "true", "false", "yes", "no", "on", "off", "y", "n", "null", "~":
-		return strconv.Quote(s)
-	}
-	if numErr == nil || !plainScalar.MatchString(s) {
-		return strconv.Quote(s)
 	}
 	return s
 }

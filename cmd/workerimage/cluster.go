@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/engine"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -76,6 +78,30 @@ func (t target) list(apiVersion, kind, namespace string) ([]unstructured.Unstruc
 		return nil, problemf("listing %s %s: %v", kind, apiVersion, err)
 	}
 	return l.Items, nil
+}
+
+// get reads one object; nil, without error, when the kind is not served or
+// the object does not exist.
+func (t target) get(apiVersion, kind, namespace, name string) (*unstructured.Unstructured, error) {
+	c, namespaced, err := t.provider.GetClientFor(apiVersion, kind)
+	if errors.Is(err, render.ErrKindNotServed) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, problemf("reading %s %s: %v", kind, apiVersion, err)
+	}
+	var r dynamic.ResourceInterface = c
+	if namespaced {
+		r = c.Namespace(namespace)
+	}
+	obj, err := r.Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, problemf("reading %s %s: %v", kind, name, err)
+	}
+	return obj, nil
 }
 
 // dialKubeconfig connects to the cluster of a kubeconfig and checks that it

@@ -98,7 +98,7 @@ func (a app) run(args []string) int {
 		if !errors.As(err, &p) {
 			p = problem{err.Error()}
 		}
-		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], oneLine(p.msg))
+		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], termSafe(oneLine(p.msg)))
 		return exitProblem
 	}
 	_, _ = a.stdout.Write(out.Bytes())

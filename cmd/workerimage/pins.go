@@ -58,9 +58,12 @@ type goldenPins struct {
 	Class  string `json:"class,omitempty"`
 	// FoundAs: DataVolume, PersistentVolumeClaim (its DataVolume was garbage
 	// collected), or absent (named by a pool or a disk, not in cozy-public).
-	FoundAs string    `json:"foundAs"`
-	Phase   string    `json:"phase,omitempty"`
-	Pools   []poolPin `json:"pools"`
+	FoundAs string `json:"foundAs"`
+	Phase   string `json:"phase,omitempty"`
+	// SourceURL is where it was imported from (its DataVolume's source URL,
+	// or its PVC's CDI import endpoint); "" when absent or not recorded.
+	SourceURL string    `json:"sourceURL,omitempty"`
+	Pools     []poolPin `json:"pools"`
 	// Disks are the disks naming it that belong to a pool (see diskPin.NoPool);
 	// NoPoolDisks are those that belong to none.
 	Disks        []diskPin `json:"disks"`
@@ -199,7 +202,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	}
 	for name, s := range f.stored {
 		g := golden(name)
-		g.FoundAs, g.Phase, g.Retiring = s.foundAs, s.phase, s.retiring
+		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.foundAs, s.phase, s.retiring, s.url
 		g.CertConfigMap, g.Checksum = s.certConfigMap, s.checksum
 		if s.certConfigMap == "" && f.caFor(name) != "" {
 			g.ImportedWithout = append(g.ImportedWithout, "CA")
@@ -372,6 +375,10 @@ func writeGoldenPins(tb *table, g goldenPins) {
 		verdict = "safe to delete: no pool declares it, no disk names it"
 	}
 	tb.raw(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
+	if g.FoundAs != "absent" {
+		// Raw, so the pool and disk rows keep their columns.
+		tb.raw("  imported from " + orNotRecorded(g.SourceURL))
+	}
 	for _, p := range g.Pools {
 		note := count(p.Disks, "disk")
 		if p.Disks == 0 {
@@ -409,8 +416,10 @@ func writeGoldenPins(tb *table, g goldenPins) {
 }
 
 func writePinsText(out *bytes.Buffer, r *pinsReport) {
-	fmt.Fprintf(out, "cluster  %s\npools    Flux HelmReleases (%s) of chart %s\n\n", r.Cluster, helmReleaseAPI, r.Chart)
 	var tb table
+	tb.raw("cluster  " + r.Cluster)
+	tb.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	tb.raw("")
 	if len(r.Goldens) == 0 {
 		tb.raw("no golden in " + goldenNamespace)
 	}

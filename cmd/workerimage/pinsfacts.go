@@ -14,18 +14,20 @@ const (
 	goldenNamespace = "cozy-public"
 	// goldenPrefix: the catalog names every golden talos-worker-<schematicID>-<version>;
 	// other DataVolumes in cozy-public (VM images) are not goldens.
-	goldenPrefix = "talos-worker-"
-	annGolden    = "kubernetes-worker-image.cozystack.io/golden"
-	annPool      = "kubernetes-worker-image.cozystack.io/pool"
-	annRetiring  = "kubernetes-worker-image.cozystack.io/retiring"
+	goldenPrefix     = "talos-worker-"
+	annGolden        = "kubernetes-worker-image.cozystack.io/golden"
+	annPool          = "kubernetes-worker-image.cozystack.io/pool"
+	annRetiring      = "kubernetes-worker-image.cozystack.io/retiring"
+	machineTemplAPI  = "infrastructure.cluster.x-k8s.io/v1alpha1"
+	annCloneType     = "cdi.kubevirt.io/cloneType"
+	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
+	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
+	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
+	// annImportEndpoint: where CDI imported a PVC from.
+	annImportEndpoint = "cdi.kubevirt.io/storage.import.endpoint"
 	// catalogCAConfigMap is the catalog's ConfigMap of its chart-wide
 	// imageFactoryCA; an entry's own CA is in <it>-<schematicID>-<version>.
 	catalogCAConfigMap = "kubernetes-worker-image-ca"
-	machineTemplAPI    = "infrastructure.cluster.x-k8s.io/v1alpha1"
-	annCloneType       = "cdi.kubevirt.io/cloneType"
-	annCloneFallback   = "cdi.kubevirt.io/cloneFallbackReason"
-	helmReleaseAPI     = "helm.toolkit.fluxcd.io/v2"
-	machineDeplAPI     = "cluster.x-k8s.io/v1beta1"
 )
 
 // pinsFacts is what pins reads from the cluster, before any verdict: the
@@ -125,7 +127,7 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 			if _, ok := f.stored[p.GetName()]; !ok {
 				f.stored[p.GetName()] = storedGolden{
 					foundAs: "PersistentVolumeClaim",
-					url:     p.GetAnnotations()["cdi.kubevirt.io/storage.import.endpoint"],
+					url:     p.GetAnnotations()[annImportEndpoint],
 					storage: text(p.Object, "spec", "resources", "requests", "storage"),
 					class:   text(p.Object, "spec", "storageClassName"),
 

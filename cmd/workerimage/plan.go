@@ -36,6 +36,10 @@ type diskReport struct {
 	GoldenFoundAs string `json:"goldenFoundAs,omitempty"`
 	GoldenPhase   string `json:"goldenPhase,omitempty"`
 	GoldenSize    string `json:"goldenSize,omitempty"`
+	// GoldenSourceURL is where the golden was imported from: its DataVolume's
+	// spec.source.http.url, or with only its PVC left, CDI's import endpoint
+	// annotation ("" when the golden is absent or it is not recorded).
+	GoldenSourceURL string `json:"goldenSourceURL,omitempty"`
 	// GoldenRetiring: the catalog retires the golden (retire: true); only a
 	// pool already running from it still renders.
 	GoldenRetiring bool `json:"goldenRetiring,omitempty"`
@@ -167,7 +171,8 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	switch *output {
 	case "yaml":
 		if rep.Result != "renders" {
-			fmt.Fprintf(out, "# %s: refused\n# %s\n", rep.Release, rep.Refusal)
+			// Comments, not data: escaped like text, so no refusal starts a line.
+			fmt.Fprintf(out, "# %s: refused\n# %s\n", termSafe(rep.Release), termSafe(rep.Refusal))
 		} else {
 			out.WriteString(manifest.Text())
 		}
@@ -210,6 +215,11 @@ func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]i
 	if facts != nil {
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
+		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
+			if d.GoldenSourceURL, err = goldenSourceURL(t, d.Golden); err != nil {
+				return nil, nil, err
+			}
+		}
 		cd := facts.CreationDefaults
 		rep.CreatedWith = &createdWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage)), ImageFactoryCA: cd.ImageFactoryCA}
 	}
@@ -317,6 +327,7 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 					g += ", retiring (its catalog entry sets retire: true; this pool still renders because it already runs from it; move it to another flavor or to HTTP before the entry is dropped)"
 				}
 				tb.row("golden", g)
+				tb.row("golden source", orNotRecorded(d.GoldenSourceURL))
 			}
 		} else {
 			tb.row("disk source", "HTTP import from "+orNone(d.URL))
@@ -419,9 +430,43 @@ func loadPoolChart(dir string) (*chart.Chart, error) {
 		}
 		return c, nil
 	}
+	if err := checkChartLinks(dir); err != nil {
+		return nil, problemf("chart %s: %v", dir, err)
+	}
 	c, err := render.LoadChart(dir)
 	if err != nil {
 		return nil, problemf("chart %s: %v", dir, err)
 	}
 	return c, nil
+}
+
+// goldenSourceURL reads where a golden in cozy-public was imported from: its
+// DataVolume's spec.source.http.url, else, with only its PVC left, CDI's
+// import endpoint annotation. "" when neither records one.
+func goldenSourceURL(t target, name string) (string, error) {
+	if t.provider == nil {
+		return "", nil
+	}
+	for _, kind := range []struct{ apiVersion, kind string }{{"cdi.kubevirt.io/v1beta1", "DataVolume"}, {"v1", "PersistentVolumeClaim"}} {
+		obj, err := t.get(kind.apiVersion, kind.kind, goldenNamespace, name)
+		if err != nil {
+			return "", err
+		}
+		if obj == nil {
+			continue
+		}
+		if kind.kind == "DataVolume" {
+			return text(obj.Object, "spec", "source", "http", "url"), nil
+		}
+		return obj.GetAnnotations()[annImportEndpoint], nil
+	}
+	return "", nil
+}
+
+// orNotRecorded names a golden's source URL, or says it is not recorded.
+func orNotRecorded(url string) string {
+	if url == "" {
+		return "not recorded (no DataVolume source URL, no CDI import endpoint on its PVC)"
+	}
+	return url
 }

@@ -200,6 +200,20 @@ func TestPlanReportsEachFallbackCheck(t *testing.T) {
 		assert.Equal(t, fallbackCheck{Refusal: 5, Check: "not smaller", Outcome: "refused", Detail: r.Refusal}, checkIn(t, r.DiskSource, 5))
 	})
 
+	t.Run("where the filesystem overhead came from", func(t *testing.T) {
+		// A 20Gi Filesystem disk on the expandable "replicated" passes check 6;
+		// its detail says which overhead CDI's request was grown by.
+		linstor := support.SnapshotClass("linstor", "linstor.csi.linbit.com")
+		profile := support.StorageProfile("replicated", "", "Filesystem")
+		d := planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), profile, linstor), exitOK).DiskSource
+		assert.Equal(t, "passed", checkIn(t, d, 6).Outcome)
+		// 20Gi is 21474836480 bytes, already MiB-aligned; grown by 6% and rounded up: 22763326669.
+		assert.Contains(t, checkIn(t, d, 6).Detail, "CDI's request for a worker disk, 22763326669 bytes (diskSize 20Gi aligned up to 1 MiB and grown by CDI's default filesystem overhead 0.06 (not read: the cluster has a CDI resource but no CDIConfig config yet", "the figure is CDI's default, and plan says so")
+
+		d = planOf(t, td("pools", "builtin.yaml"), stateWith(t, "golden", support.CDIResource("cdi", ""), support.CDIConfig("0.1"), profile, linstor), exitOK).DiskSource
+		assert.Contains(t, checkIn(t, d, 6).Detail, "grown by the filesystem overhead 0.1 of the CDIConfig config", "a CDIConfig's own figure is read")
+	})
+
 	t.Run("two refusals: the first is the result, both are reported", func(t *testing.T) {
 		// "fixed" cannot expand (6) and no VolumeSnapshotClass serves its driver (8).
 		r := planOf(t, writeTemp(t, "pool.yaml", "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}"), td("state", "per-class.yaml"), exitAttn)

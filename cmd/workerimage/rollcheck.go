@@ -283,7 +283,12 @@ func firstHunk(a, b []string, max int) (int, []string) {
 }
 
 func writeRollText(out *bytes.Buffer, r *rollReport) {
-	fmt.Fprintf(out, "base     %s\nhead     %s\ncluster  %s\n\n", r.Base, r.Head, r.Cluster)
+	var head table
+	head.raw("base     " + r.Base)
+	head.raw("head     " + r.Head)
+	head.raw("cluster  " + r.Cluster)
+	head.raw("")
+	head.write(out)
 	var tb table
 	tb.row("VALUES", "MACHINE TEMPLATE AT BASE", "AT HEAD", "ROLL")
 	for _, p := range r.Pools {

@@ -77,6 +77,7 @@ var clusterScopedKinds = map[string]bool{
 	"CDIConfig":                         true,
 	"CSIDriver":                         true,
 	"PersistentVolume":                  true,
+	"Package":                           true, // cozystack.io: the platform's packages, read by workerimage adopt
 }
 
 // ResourceFor names a kind's resource and says whether it is namespaced, for a

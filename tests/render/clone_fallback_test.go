@@ -306,6 +306,42 @@ func TestCloneSizeFollowsCDIsRequest(t *testing.T) {
 	}
 }
 
+// A cluster with a CDI resource and no CDIConfig "config" is one whose CDI has
+// not reconciled yet: its config controller writes the global overhead 0.06
+// (DefaultGlobalOverhead in CDI's pkg/common) before any worker disk exists, so
+// refusal 6 inflates a Filesystem disk by it and says the figure is CDI's
+// default. With no CDI resource at all nothing is inflated, as before.
+func TestCDIWithoutCDIConfigGrowsByItsDefaultOverhead(t *testing.T) {
+	values := "{cluster: acme, storageClass: fixed, diskSize: '6Gi', osImage: {builtin: {}}}"
+	onFixed := func(mode string) golden {
+		return golden{class: "fixed", size: "6Gi", capacity: "6Gi", phase: "Succeeded", mode: mode}
+	}
+	profile := func(mode string) string {
+		return support.Profile{Class: "fixed", CloneStrategy: "csi-clone", VolumeMode: mode}.YAML()
+	}
+	cdi := cdiResource("cdi", "")
+
+	t.Run("a CDI resource and no CDIConfig: a Filesystem disk grows by 0.06 and is refused", func(t *testing.T) {
+		_, err := renderPoolServing(t, values, healthyClusterWith(t, onFixed("Filesystem"), cdi+profile("Filesystem")))
+		requireRefusal(t, err,
+			"CDI would request 6828998001 bytes (diskSize 6Gi aligned up to 1 MiB and grown by CDI's default filesystem overhead 0.06 (not read: the cluster has a CDI resource but no CDIConfig config yet",
+			"more than the capacity 6Gi of golden "+defaultGolden,
+			`StorageClass "fixed" (storageClass) does not set allowVolumeExpansion: true`)
+	})
+	t.Run("the same disk as a Block volume is not grown and renders", func(t *testing.T) {
+		_, err := renderPoolServing(t, values, healthyClusterWith(t, onFixed("Block"), cdi+profile("Block")))
+		require.NoError(t, err)
+	})
+	t.Run("a CDIConfig that states 0 overhead is read, not defaulted", func(t *testing.T) {
+		_, err := renderPoolServing(t, values, healthyClusterWith(t, onFixed("Filesystem"), cdi+support.CDIConfig("0")+profile("Filesystem")))
+		require.NoError(t, err)
+	})
+	t.Run("no CDI resource and no CDIConfig: nothing to inflate by, renders as before", func(t *testing.T) {
+		_, err := renderPoolServing(t, values, healthyClusterWith(t, onFixed("Filesystem"), profile("Filesystem")))
+		require.NoError(t, err)
+	})
+}
+
 // A golden's size or capacity the chart cannot compare (an operator's edit:
 // the catalog writes plain sizes, the API server plain capacities) is refused
 // naming the golden and the field, beside the same golden with a plain size.

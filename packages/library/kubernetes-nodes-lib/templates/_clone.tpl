@@ -344,10 +344,15 @@ cannot expand (pool README). Takes the clone context with poolSide, goldenSide a
 {{- include "kubernetes-nodes.checked" (list . 6 "skipped" (printf "the golden's PersistentVolumeClaim cozy-public/%s states no status.capacity%s, and CDI compares its request with that capacity" $.golden.claimName (ternary "" " yet (the golden is still importing)" $facts.populated))) -}}
 {{- else -}}
 {{- $capacityBytes := include "worker-image-lib.quantityBytes" (dict "value" $capacity "what" (printf "pool %s: golden %s's capacity, status.capacity.storage of PersistentVolumeClaim cozy-public/%s," .pool $name $.golden.claimName) "fix" "it is what the storage driver reported when the volume bound: check that driver, or clone another golden (osImage.builtin)") | float64 -}}
-{{- /* The overhead CDI inflates a Filesystem disk by: CDIConfig's entry for the class, else its global one; none without a CDIConfig. */ -}}
+{{- /* The overhead CDI inflates a Filesystem disk by: CDIConfig's entry for the class, else its global one. A CDI
+with no CDIConfig yet writes its default 0.06 before any disk exists; with no CDI at all, none. */ -}}
 {{- $overheads := dig "status" "filesystemOverhead" dict $facts.cdiConfig -}}
 {{- $overhead := get (get $overheads "storageClass" | default dict) $poolClass | default (get $overheads "global") | default "0" | toString -}}
-{{- $overheadFrom := ternary (printf "the filesystem overhead %s of the CDIConfig config" $overhead) "no filesystem overhead (the cluster has no CDIConfig config)" (not (empty $facts.cdiConfig)) -}}
+{{- $overheadFrom := printf "the filesystem overhead %s of the CDIConfig config" $overhead -}}
+{{- if empty $facts.cdiConfig -}}
+{{- $overhead = ternary "0.06" "0" (gt $facts.cdiCount 0) -}}
+{{- $overheadFrom = ternary "CDI's default filesystem overhead 0.06 (not read: the cluster has a CDI resource but no CDIConfig config yet, and CDI's config controller writes that default before any worker disk is created)" "no filesystem overhead (the cluster has no CDI resource and no CDIConfig config)" (gt $facts.cdiCount 0) -}}
+{{- end -}}
 {{- if not (regexMatch "^(0(\\.[0-9]{1,3})?|1)$" $overhead) -}}
 {{- /* CDI parses the percentage and takes 0 when it does not read. */ -}}
 {{- $overhead = "0" -}}

@@ -24,7 +24,16 @@ osImageText, origin (platform or builtin), from (where it was read).
 {{- $text := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/created-with" "" $state.machineDeployment | toString -}}
 {{- if $text -}}
 {{- $_ := set $creation "from" (printf "annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment %s/%s" $namespace $pool) -}}
-{{- $parsed := $text | fromJson -}}
+{{- $fix := "delete the annotation to take the built-in values (the pool's own talos.imageFactoryURL and osImage still win; without them the pool is re-imaged if the built-in values differ), or write it as this chart does, e.g. {\"imageFactoryURL\":\"https://factory.mirror.internal\",\"osImage\":{\"builtin\":{}}}" -}}
+{{- include "kubernetes-nodes.assertRecordSize" (dict "pool" $pool "what" $creation.from "size" (len $text) "fix" $fix) -}}
+{{- $nesting := include "kubernetes-nodes.recordNesting" (dict "text" $text "depth" 3 "json" true) -}}
+{{- if eq $nesting "deeper" -}}
+{{- fail (printf "pool %s: the %s nests deeper than the 3 levels this chart writes (record, osImage, builtin or factory), so it is refused before it is parsed; %s" $pool $creation.from $fix) -}}
+{{- end -}}
+{{- $parsed := dict "Error" "unclosed" -}}
+{{- if not $nesting -}}
+{{- $parsed = $text | fromJson -}}
+{{- end -}}
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "pool %s: the %s is not a JSON object as this chart writes it (%s); set the pool's own talos.imageFactoryURL and osImage, or delete the annotation to take the built-in values (which re-images the pool if they differ)" $pool $creation.from (include "worker-image-lib.describe" $text)) -}}
 {{- end -}}
@@ -41,17 +50,28 @@ osImageText, origin (platform or builtin), from (where it was read).
 {{- $_ := set $creation "from" (printf "ConfigMap %s/%s, the record of an earlier chart version" $namespace $recordName) -}}
 {{- if $record -}}
 {{- $data := $record.data | default dict -}}
-{{- $_ := set $creation "origin" (get $data "origin" | default "platform" | toString) -}}
-{{- $_ := set $recorded "imageFactoryURL" (get $data "imageFactoryURL" | default "" | toString) -}}
+{{- $origin := get $data "origin" | default "platform" | toString -}}
+{{- $url := get $data "imageFactoryURL" | default "" | toString -}}
 {{- $text := get $data "osImage" | default "" | toString -}}
+{{- include "kubernetes-nodes.assertRecordSize" (dict "pool" $pool "what" $creation.from "size" (add (len $origin) (len $url) (len $text)) "fix" "delete that ConfigMap to take the built-in values (the pool's own talos.imageFactoryURL and osImage still win; without them the pool is re-imaged if the built-in values differ)") -}}
+{{- $_ := set $creation "origin" $origin -}}
+{{- $_ := set $recorded "imageFactoryURL" $url -}}
 {{- if $text -}}
-{{- $parsed := fromYaml $text -}}
 {{- /* No valid osImage holds these: a record with a YAML merge key, anchor, alias or tag is not what the chart wrote. */ -}}
 {{- $problem := "" -}}
+{{- $nesting := include "kubernetes-nodes.recordNesting" (dict "text" $text "depth" 2 "json" false) -}}
+{{- $parsed := dict -}}
 {{- if regexMatch "[<&*!]" $text -}}
 {{- $problem = "holds a YAML merge key, anchor, alias or tag (one of < & * !), so it would not read back as it was written and no valid osImage holds one" -}}
-{{- else if hasKey $parsed "Error" -}}
+{{- else if eq $nesting "deeper" -}}
+{{- $problem = "nests deeper than the 2 levels this chart writes (osImage, builtin or factory: indented at most 2 spaces, brackets at most 2 deep, no nested - or ? entries), so it is refused before it is parsed" -}}
+{{- else if eq $nesting "unclosed" -}}
+{{- $problem = "does not parse (its brackets do not close)" -}}
+{{- else -}}
+{{- $parsed = fromYaml $text -}}
+{{- if hasKey $parsed "Error" -}}
 {{- $problem = printf "does not parse (%s)" $parsed.Error -}}
+{{- end -}}
 {{- end -}}
 {{- if not $problem -}}
 {{- $_ := set $recorded "osImage" $parsed -}}
@@ -83,6 +103,38 @@ osImageText, origin (platform or builtin), from (where it was read).
 {{- $_ := set $creation "osImageText" ($recorded.osImage | toYaml) -}}
 {{- end -}}
 {{- $_ := set $state "creation" $creation -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses a creation record larger than the 8 KiB this chart writes, before it is parsed (a record is
+read in the process that renders every tenant). Takes a dict: pool, what (the object), size, fix.
+*/}}
+{{- define "kubernetes-nodes.assertRecordSize" -}}
+{{- if gt (int .size) 8192 -}}
+{{- fail (printf "pool %s: %d bytes in the %s, more than the 8192 this chart writes, so it is refused before it is parsed; %s" .pool (int .size) .what .fix) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+How a record's text nests, before it is parsed: "deeper" than depth levels, "unclosed" brackets, or "".
+Takes a dict: text, depth, json. JSON strings are skipped; YAML's quoting depends on context, so every
+bracket counts, and block nesting is read from indentation (at most 2 spaces) and nested - or ? entries.
+*/}}
+{{- define "kubernetes-nodes.recordNesting" -}}
+{{- $text := .text -}}
+{{- if .json -}}
+{{- $text = regexReplaceAll "\"(?:[^\"\\\\]|\\\\.)*\"" $text "0" -}}
+{{- end -}}
+{{- if ne (len (regexFindAll "[\\[{]" $text -1)) (len (regexFindAll "[\\]}]" $text -1)) -}}
+unclosed
+{{- else -}}
+{{- range until (int .depth) -}}
+{{- $text = regexReplaceAll "[\\[{][^\\[\\]{}]*[\\]}]" $text "0" -}}
+{{- end -}}
+{{- if or (regexMatch "[\\[\\]{}]" $text) (and (not .json) (regexMatch "(?m)^(?: {3,}\\S| *[-?] +[-?](?: |$))" $text)) -}}
+deeper
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	yaml2 "go.yaml.in/yaml/v2"
+	yaml "go.yaml.in/yaml/v3"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// Strings YAML 1.1 (Helm reads values with sigs.k8s.io/yaml) or YAML 1.2
+// would read as another type or value when written bare, and their plain
+// neighbours.
+var yamlLookalikes = []string{
+	"0x10", "0b101", "0o7", "yes", "on", "~", ".inf", "2026-01-01",
+	"Yes", "ON", "off", "n", "y", "null", "NULL", "true", "False", "-.inf", ".NaN", "0123", "1_000", "1:20", "190:20:30",
+	"1e3", "6Gi", "-1", "+1", "0.5", "2026-01-01T10:00:00Z", "", " ", "a: b", "- x", "#c", "a #b", "'q'", `"dq"`, "{x}", "[x]", "*a", "&a", "!t", "%d", "@x", "`x", "|", ">",
+	"fast", "replicated", "v1.13.6", "https://factory.talos.dev", "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515",
+}
+
+// Every field of adopt's catalog values, and of a pool's values change,
+// reads back as the string written under YAML 1.1 and 1.2 readers.
+func TestPasteableYAMLReadsBackUnderYAML11And12(t *testing.T) {
+	for _, s := range yamlLookalikes {
+		class := s
+		entries := []catalogEntry{{
+			plain: "talos-worker-x-v1", Change: changeNew, Pools: []string{"tenant-a/kubernetes-nodes-a-" + s},
+			Notes: []string{"its pools boot it from " + s + "\nkubernetesWorkerImage: {images: []}"},
+			Entry: catalogImage{SchematicID: s, Version: s, ImageFactoryURL: s, Storage: s, StorageClass: &class, AdditionalStorageClasses: []string{s, s}},
+		}}
+		text := catalogValuesYAML(entries)
+		want := map[string]interface{}{"kubernetesWorkerImage": map[string]interface{}{"images": []interface{}{map[string]interface{}{
+			"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []interface{}{s, s},
+		}}}}
+		if s == "" {
+			// Empty fields are left out, as the catalog's defaults apply.
+			want = map[string]interface{}{"kubernetesWorkerImage": map[string]interface{}{"images": []interface{}{map[string]interface{}{
+				"schematicID": s, "version": s, "storageClass": s, "additionalStorageClasses": []interface{}{s, s},
+			}}}}
+		}
+		requireReadsBack(t, text, want)
+
+		change := valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": s, "version": s}}})
+		assert.NotContains(t, change, "\n", "%q: one line", s)
+		requireReadsBack(t, change, map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": s, "version": s}}})
+	}
+}
+
+// requireReadsBack parses text with Helm's reader (YAML 1.1), go-yaml v2
+// (YAML 1.1) and v3 (YAML 1.2), and wants the same values from each.
+func requireReadsBack(t *testing.T, text string, want map[string]interface{}) {
+	t.Helper()
+	var helm map[string]interface{}
+	require.NoError(t, sigsyaml.Unmarshal([]byte(text), &helm), text)
+	assert.Equal(t, want, helm, "Helm's reader (YAML 1.1):\n%s", text)
+	var v2 map[string]interface{}
+	require.NoError(t, yaml2.Unmarshal([]byte(text), &v2), text)
+	assert.Equal(t, want, normalize(v2), "YAML 1.1 (go-yaml v2):\n%s", text)
+	var v3 map[string]interface{}
+	require.NoError(t, yaml.Unmarshal([]byte(text), &v3), text)
+	assert.Equal(t, want, v3, "YAML 1.2 (go-yaml v3):\n%s", text)
+}
+
+// normalize turns go-yaml v2's map[interface{}]interface{} into string keys.
+func normalize(v interface{}) interface{} {
+	switch x := v.(type) {
+	case map[interface{}]interface{}:
+		out := map[string]interface{}{}
+		for k, e := range x {
+			out[k.(string)] = normalize(e)
+		}
+		return out
+	case map[string]interface{}:
+		for k, e := range x {
+			x[k] = normalize(e)
+		}
+		return x
+	case []interface{}:
+		for i := range x {
+			x[i] = normalize(x[i])
+		}
+	}
+	return v
+}
+
+// Plain strings keep their bare form, as the committed reports show them.
+func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
+	class := "replicated"
+	text := catalogValuesYAML([]catalogEntry{{plain: "talos-worker-abc-v1.13.6", Change: changeKept, Entry: catalogImage{
+		SchematicID: "abc", Version: "v1.13.6", ImageFactoryURL: "https://factory.talos.dev", Storage: "6Gi", StorageClass: &class, AdditionalStorageClasses: []string{"fast"}, Retire: true,
+	}}})
+	assert.Equal(t, `kubernetesWorkerImage:
+  images:
+    # kept as its golden talos-worker-abc-v1.13.6 shows it
+    - schematicID: abc
+      version: v1.13.6
+      imageFactoryURL: https://factory.talos.dev
+      storage: 6Gi
+      storageClass: replicated
+      additionalStorageClasses: [fast]
+      retire: true
+`, text)
+	assert.Equal(t, "osImage: {builtin: {version: v1.13.5}}", valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"version": "v1.13.5"}}}))
+	assert.Equal(t, "osImage: {builtin: {}}", valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}))
+	assert.Equal(t, `osImage: {builtin: {schematicID: "0x10"}}`, valuesText(map[string]interface{}{"osImage": map[string]interface{}{"builtin": map[string]interface{}{"schematicID": "0x10"}}}))
+	assert.True(t, strings.Contains(catalogValuesYAML([]catalogEntry{{Change: changeNew, Entry: catalogImage{SchematicID: "0b101", Version: "v1"}}}), `schematicID: "0b101"`))
+}
