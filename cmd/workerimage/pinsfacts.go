@@ -25,6 +25,10 @@ const (
 	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
 	// annImportEndpoint: where CDI imported a PVC from.
 	annImportEndpoint = "cdi.kubevirt.io/storage.import.endpoint"
+	// annImportCertConfigMap and annImportChecksum: CDI's record, on a PVC it
+	// imported, of the source's certConfigMap and checksum.
+	annImportCertConfigMap = "cdi.kubevirt.io/storage.import.certConfigMap"
+	annImportChecksum      = "cdi.kubevirt.io/storage.import.checksum"
 	// catalogCAConfigMap is the catalog's ConfigMap of its chart-wide
 	// imageFactoryCA; an entry's own CA is in <it>-<schematicID>-<version>.
 	catalogCAConfigMap = "kubernetes-worker-image-ca"
@@ -131,8 +135,8 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 					storage: text(p.Object, "spec", "resources", "requests", "storage"),
 					class:   text(p.Object, "spec", "storageClassName"),
 
-					certConfigMap: p.GetAnnotations()["cdi.kubevirt.io/storage.import.certConfigMap"],
-					checksum:      p.GetAnnotations()["cdi.kubevirt.io/storage.import.checksum"],
+					certConfigMap: p.GetAnnotations()[annImportCertConfigMap],
+					checksum:      p.GetAnnotations()[annImportChecksum],
 				}
 			}
 		}

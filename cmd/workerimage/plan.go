@@ -40,6 +40,11 @@ type diskReport struct {
 	// spec.source.http.url, or with only its PVC left, CDI's import endpoint
 	// annotation ("" when the golden is absent or it is not recorded).
 	GoldenSourceURL string `json:"goldenSourceURL,omitempty"`
+	// GoldenCertConfigMap and GoldenChecksum are the CA ConfigMap and the
+	// checksum the golden was imported with (its DataVolume's source.http,
+	// else CDI's import annotations on its PVC); "" when none.
+	GoldenCertConfigMap string `json:"goldenCertConfigMap,omitempty"`
+	GoldenChecksum      string `json:"goldenChecksum,omitempty"`
 	// GoldenRetiring: the catalog retires the golden (retire: true); only a
 	// pool already running from it still renders.
 	GoldenRetiring bool `json:"goldenRetiring,omitempty"`
@@ -216,7 +221,7 @@ func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]i
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
 		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
-			if d.GoldenSourceURL, err = goldenSourceURL(t, d.Golden); err != nil {
+			if d.GoldenSourceURL, d.GoldenCertConfigMap, d.GoldenChecksum, err = goldenSource(t, d.Golden); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -328,6 +333,9 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 				}
 				tb.row("golden", g)
 				tb.row("golden source", orNotRecorded(d.GoldenSourceURL))
+				if d.GoldenCertConfigMap != "" || d.GoldenChecksum != "" {
+					tb.row("golden import", goldenImport(d.GoldenCertConfigMap, d.GoldenChecksum))
+				}
 			}
 		} else {
 			tb.row("disk source", "HTTP import from "+orNone(d.URL))
@@ -440,27 +448,41 @@ func loadPoolChart(dir string) (*chart.Chart, error) {
 	return c, nil
 }
 
-// goldenSourceURL reads where a golden in cozy-public was imported from: its
+// goldenSource reads where a golden in cozy-public was imported from: its
 // DataVolume's spec.source.http.url, else, with only its PVC left, CDI's
-// import endpoint annotation. "" when neither records one.
-func goldenSourceURL(t target, name string) (string, error) {
+// import endpoint annotation ("" when neither records one); and the CA
+// ConfigMap and checksum of that import, read the same way.
+func goldenSource(t target, name string) (url, certConfigMap, checksum string, err error) {
 	if t.provider == nil {
-		return "", nil
+		return "", "", "", nil
 	}
 	for _, kind := range []struct{ apiVersion, kind string }{{"cdi.kubevirt.io/v1beta1", "DataVolume"}, {"v1", "PersistentVolumeClaim"}} {
 		obj, err := t.get(kind.apiVersion, kind.kind, goldenNamespace, name)
 		if err != nil {
-			return "", err
+			return "", "", "", err
 		}
 		if obj == nil {
 			continue
 		}
 		if kind.kind == "DataVolume" {
-			return text(obj.Object, "spec", "source", "http", "url"), nil
+			return text(obj.Object, "spec", "source", "http", "url"), text(obj.Object, "spec", "source", "http", "certConfigMap"), text(obj.Object, "spec", "source", "http", "checksum"), nil
 		}
-		return obj.GetAnnotations()[annImportEndpoint], nil
+		a := obj.GetAnnotations()
+		return a[annImportEndpoint], a[annImportCertConfigMap], a[annImportChecksum], nil
 	}
-	return "", nil
+	return "", "", "", nil
+}
+
+// goldenImport says what a golden's import was verified with.
+func goldenImport(certConfigMap, checksum string) string {
+	var parts []string
+	if certConfigMap != "" {
+		parts = append(parts, "trusting the CA in ConfigMap "+goldenNamespace+"/"+certConfigMap)
+	}
+	if checksum != "" {
+		parts = append(parts, "checksum "+checksum+" (CDI verifies it on import from v1.65.0 on; the catalog refuses it on an older CDI, but a catalog rendered where no CDI resource was readable left that unchecked)")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // orNotRecorded names a golden's source URL, or says it is not recorded.

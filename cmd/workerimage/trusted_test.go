@@ -107,3 +107,24 @@ func TestPlanShowsTheFactoryCA(t *testing.T) {
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.NotContains(t, res.stdout, "factory CA")
 }
+
+// plan shows what a clone pool's golden was imported with: the CA ConfigMap
+// and the checksum, when either is set.
+func TestPlanShowsWhatTheGoldenWasImportedWith(t *testing.T) {
+	raw, err := os.ReadFile(td("state", "per-class.yaml"))
+	require.NoError(t, err)
+	url := "      url: https://factory.talos.dev/image/" + defaultSchematic + "/v1.13.6/openstack-amd64.raw.xz\n"
+	require.Contains(t, string(raw), url)
+	state := writeTemp(t, "state.yaml", strings.Replace(string(raw), url, url+"      certConfigMap: kubernetes-worker-image-ca\n      checksum: "+trustedChecksum+"\n", 1))
+	res := cli(t, "plan", "-values", td("pools", "builtin.yaml"), "-cluster", state)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\ngolden import     trusting the CA in ConfigMap cozy-public/kubernetes-worker-image-ca, checksum "+trustedChecksum+" (CDI verifies it on import from v1.65.0 on;")
+	res = cli(t, "plan", "-values", td("pools", "builtin.yaml"), "-cluster", state, "-o", "json")
+	rep := decode[planReport](t, res)
+	assert.Equal(t, "kubernetes-worker-image-ca", rep.DiskSource.GoldenCertConfigMap)
+	assert.Equal(t, trustedChecksum, rep.DiskSource.GoldenChecksum)
+	// Imported with neither: no such line.
+	res = cli(t, "plan", "-values", td("pools", "builtin.yaml"), "-cluster", td("state", "per-class.yaml"))
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.NotContains(t, res.stdout, "golden import")
+}
