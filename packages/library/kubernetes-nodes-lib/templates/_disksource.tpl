@@ -1,6 +1,7 @@
 {{/*
 The worker disk's source, resolved once into ._kubernetesNodes.disk (the clone guards ask the cluster):
-clone, golden, url, certConfigMap (a CA in effect), storageClassName, the image fields, and on the clone path the CLI's report.
+clone, golden, url, certConfigMap (a CA in effect), storageClassName, the image fields, and on the
+clone path the CLI's report.
 */}}
 {{- define "kubernetes-nodes.ensureDiskSource" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
