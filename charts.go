@@ -6,9 +6,10 @@ package charts
 
 import "embed"
 
-// FS holds the pool chart and every library chart, at their repository paths
-// (render.PoolChart, packages/library/<name>). The pool chart is embedded file
-// by file rather than as a folder: a library dependency is linked into its
+// FS holds the pool chart, the catalog chart and every library chart, at
+// their repository paths (render.PoolChart, render.CatalogChart,
+// packages/library/<name>); the fleet reports ask the catalog who uses a
+// golden. The charts are embedded file by file rather than as a folder: a library dependency is linked into its
 // charts/ folder by a symlink, which go:embed refuses; render.LoadChartFS
 // attaches those dependencies from packages/library instead. The all: prefix
 // keeps the templates' _*.tpl helpers, which a plain pattern would skip.
@@ -19,5 +20,9 @@ import "embed"
 //go:embed packages/apps/kubernetes-nodes/README.md
 //go:embed packages/apps/kubernetes-nodes/.helmignore
 //go:embed all:packages/apps/kubernetes-nodes/templates
+//go:embed packages/system/kubernetes-worker-image/Chart.yaml
+//go:embed packages/system/kubernetes-worker-image/values.yaml
+//go:embed packages/system/kubernetes-worker-image/values.schema.json
+//go:embed all:packages/system/kubernetes-worker-image/templates
 //go:embed all:packages/library
 var FS embed.FS

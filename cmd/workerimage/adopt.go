@@ -461,7 +461,7 @@ func valuesText(change map[string]interface{}) string {
 func writeAdoptText(out *bytes.Buffer, r *adoptReport) {
 	var head table
 	head.raw("cluster  " + r.Cluster)
-	head.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	head.raw(fmt.Sprintf("pools    of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", r.Chart, helmReleaseAPI))
 	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
 	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
 	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")

@@ -295,7 +295,7 @@ func TestAdoptCatalogValuesArePasteable(t *testing.T) {
 	}
 	require.NoError(t, cluster.Apply(m, goldenNamespace))
 	live := servingAPIs{cluster, []string{"snapshot.storage.k8s.io/v1"}}
-	after := decode[adoptReport](t, cliWith(t, func(string) (engine.ClientProvider, error) { return live, nil }, "adopt", "-kubeconfig", "fleet", "-o", "json"))
+	after := decode[adoptReport](t, cliWith(t, func(kubeAccess) (engine.ClientProvider, string, error) { return live, "kubeconfig fleet", nil }, "adopt", "-kubeconfig", "fleet", "-o", "json"))
 	for hr, p := range adoptPools(after) {
 		switch hr {
 		case "tenant-beta/kubernetes-nodes-beta-fixed", "tenant-beta/kubernetes-nodes-beta-slow":
@@ -399,7 +399,7 @@ func TestAdoptBadInputAndClusterProblemsAreExit2(t *testing.T) {
 
 	// Over HTTP: without Flux, and a lookup the API server fails.
 	noFlux := newAPIServer(t, fleet, "helm.toolkit.fluxcd.io/v2")
-	requireProblem(t, cli(t, "adopt", "-kubeconfig", writeKubeconfig(t, noFlux.URL)), "the cluster serves no HelmRelease")
+	requireProblem(t, cli(t, "adopt", "-kubeconfig", writeKubeconfig(t, noFlux.URL)), "could not read the pools: the cluster serves no HelmRelease")
 	failing := newAPIServer(t, fleet)
 	failing.fail["datavolumes"] = apiFailure{503, "ServiceUnavailable", "etcd is down"}
 	requireProblem(t, cli(t, "adopt", "-kubeconfig", writeKubeconfig(t, failing.URL)), "etcd is down")

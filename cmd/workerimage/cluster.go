@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"os"
+	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/engine"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/rest"
 )
 
 // target is where a render's lookups go: a cluster-state file, a live cluster,
@@ -32,10 +35,35 @@ func servedAPIVersions(p engine.ClientProvider) ([]string, error) {
 	return nil, nil
 }
 
-func (a app) connect(stateFile, kubeconfig string, required bool) (target, error) {
+// kubeAccess is how a command reaches a live cluster, as kubectl does:
+// -kubeconfig (one file) else KUBECONFIG (a list of files) else
+// ~/.kube/config, -context else the current context, and in a pod with none
+// of them, its service account (in-cluster config).
+type kubeAccess struct {
+	kubeconfig, context string
+}
+
+// given: the operator named a kubeconfig or a context.
+func (k kubeAccess) given() bool { return k.kubeconfig != "" || k.context != "" }
+
+// clusterFlags adds -cluster, -kubeconfig and -context to a command's flags.
+func clusterFlags(fs *flag.FlagSet, kubeconfigHelp string) (state *string, k *kubeAccess) {
+	k = &kubeAccess{}
+	state = fs.String("cluster", "", "cluster state file (multi-document YAML)")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", kubeconfigHelp)
+	fs.StringVar(&k.context, "context", "", "kubeconfig context to use (default: its current context)")
+	return state, k
+}
+
+// connect picks the cluster: a state file, else a live cluster when a
+// kubeconfig or context is given, else, for a command that needs a cluster
+// (required), kubectl's defaults (KUBECONFIG, ~/.kube/config, in-cluster).
+// plan and rollcheck without either render a preview: they never reach a
+// cluster the operator did not name.
+func (a app) connect(stateFile string, k kubeAccess, required bool) (target, error) {
 	switch {
-	case stateFile != "" && kubeconfig != "":
-		return target{}, problemf("-cluster and -kubeconfig are exclusive: give one")
+	case stateFile != "" && k.given():
+		return target{}, problemf("-cluster and -kubeconfig/-context are exclusive: give one")
 	case stateFile != "":
 		c, err := render.LoadState(stateFile)
 		if err != nil {
@@ -43,18 +71,16 @@ func (a app) connect(stateFile, kubeconfig string, required bool) (target, error
 		}
 		served, _ := c.APIVersions()
 		return target{provider: c, desc: "state file " + stateFile, apiVersions: served}, nil
-	case kubeconfig != "":
-		p, err := a.dial(kubeconfig)
+	case k.given() || required:
+		p, desc, err := a.dial(k)
 		if err != nil {
 			return target{}, err
 		}
 		served, err := servedAPIVersions(p)
 		if err != nil {
-			return target{}, problemf("kubeconfig %s: %v", kubeconfig, err)
+			return target{}, problemf("%s: %v", desc, err)
 		}
-		return target{provider: p, desc: "kubeconfig " + kubeconfig, apiVersions: served}, nil
-	case required:
-		return target{}, problemf("give the cluster: -cluster STATE.yaml or -kubeconfig PATH")
+		return target{provider: p, desc: desc, apiVersions: served}, nil
 	}
 	return target{desc: "none (helm template preview: every lookup answers empty)"}, nil
 }
@@ -104,24 +130,59 @@ func (t target) get(apiVersion, kind, namespace, name string) (*unstructured.Uns
 	return obj, nil
 }
 
-// dialKubeconfig connects to the cluster of a kubeconfig and checks that it
+// dialKubeconfig connects to the cluster kubectl would reach with the same
+// flags and environment (k8s.io/cli-runtime's ConfigFlags) and checks that it
 // answers, so an unreachable cluster is one line before anything renders.
-func dialKubeconfig(path string) (engine.ClientProvider, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, problemf("kubeconfig %s: %v", path, unwrapPath(err))
+// desc names where the config came from, for the report's first line.
+func dialKubeconfig(k kubeAccess) (engine.ClientProvider, string, error) {
+	flags := genericclioptions.NewConfigFlags(false)
+	desc := ""
+	if k.kubeconfig != "" {
+		if _, err := os.Stat(k.kubeconfig); err != nil {
+			return nil, "", problemf("kubeconfig %s: %v", k.kubeconfig, unwrapPath(err))
+		}
+		flags.KubeConfig = &k.kubeconfig
+		desc = "kubeconfig " + k.kubeconfig
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if k.context != "" {
+		flags.Context = &k.context
+	}
+	loader := flags.ToRawKubeConfigLoader()
+	if desc == "" {
+		// With no kubeconfig at all, kubectl's loader falls back to the pod's
+		// service account, else to localhost:8080; the latter is never what
+		// an operator meant, so it is refused as a missing cluster.
+		raw, err := loader.RawConfig()
+		switch {
+		case err == nil && len(raw.Contexts) > 0:
+			desc = "kubeconfig " + strings.Join(loader.ConfigAccess().GetLoadingPrecedence(), string(os.PathListSeparator))
+		case inCluster():
+			desc = "in-cluster config (service account)"
+		default:
+			return nil, "", problemf("give the cluster: -cluster STATE.yaml, -kubeconfig PATH, or a kubeconfig in KUBECONFIG or ~/.kube/config (in a pod, its service account)")
+		}
+	}
+	cfg, err := loader.ClientConfig()
+	if k.context != "" {
+		desc += " context " + k.context
+	}
 	if err != nil {
-		return nil, problemf("kubeconfig %s: %v", path, err)
+		return nil, "", problemf("%s: %v", desc, err)
 	}
 	p, err := render.NewLive(cfg)
 	if err != nil {
-		return nil, problemf("kubeconfig %s: %v", path, err)
+		return nil, "", problemf("%s: %v", desc, err)
 	}
 	if err := p.Ping(); err != nil {
-		return nil, problemf("cannot reach the cluster at %s (kubeconfig %s): %v", cfg.Host, path, err)
+		return nil, "", problemf("cannot reach the cluster at %s (%s): %v", cfg.Host, desc, err)
 	}
-	return p, nil
+	return p, desc, nil
+}
+
+// inCluster: running in a pod with a service account, as client-go judges it.
+func inCluster() bool {
+	_, err := rest.InClusterConfig()
+	return err == nil
 }
 
 func unwrapPath(err error) error {

@@ -261,8 +261,8 @@ func TestKubeconfigClusterProblemsAreOneLine(t *testing.T) {
 		})
 	}
 
-	// A reachable cluster without Flux: pins cannot find pools, so it reports
-	// nothing rather than call every golden unused.
+	// A reachable cluster without Flux that runs pools: pins cannot read
+	// them, so it reports nothing rather than call every golden unused.
 	srv := newAPIServer(t, td("pins", "cluster.yaml"), "helm.toolkit.fluxcd.io/v2")
-	requireProblem(t, cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL)), "the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)", "cannot tell whether any golden is in use")
+	requireProblem(t, cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL)), "could not read the pools: the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)", "tenant-acme/MachineDeployment/kubernetes-acme-golden", "no golden can be called unused")
 }

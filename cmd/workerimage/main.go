@@ -30,10 +30,13 @@ const (
 )
 
 const usage = `usage:
-  workerimage plan -values POOL.yaml [-release NAME] [-namespace NS] [-cluster STATE.yaml | -kubeconfig PATH] [-chart DIR] [-o text|yaml|json]
-  workerimage rollcheck -base DIR -head DIR -values GLOB [-cluster STATE.yaml | -kubeconfig PATH] [-release NAME] [-namespace NS] [-o text|json]
-  workerimage pins (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]
-  workerimage adopt (-cluster STATE.yaml | -kubeconfig PATH) [-chart DIR] [-o text|json]`
+  workerimage plan -values POOL.yaml [-release NAME] [-namespace NS] [-cluster STATE.yaml | -kubeconfig PATH [-context NAME]] [-chart DIR] [-o text|yaml|json]
+  workerimage rollcheck -base DIR -head DIR -values GLOB [-cluster STATE.yaml | -kubeconfig PATH [-context NAME]] [-release NAME] [-namespace NS] [-o text|json]
+  workerimage rollcheck -base DIR -head DIR (-cluster STATE.yaml | -kubeconfig PATH | -context NAME) [-artifact NAME]... [-o text|json]
+  workerimage pins [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
+  workerimage adopt [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
+
+pins and adopt without -cluster or -kubeconfig reach the cluster as kubectl does: KUBECONFIG, ~/.kube/config, or in a pod its service account.`
 
 func main() {
 	// client-go and Helm log some failures through the standard logger as well
@@ -47,11 +50,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // app carries the outputs and the one seam to a live cluster: dial turns a
-// kubeconfig into Helm's client provider. Tests swap in a fake provider, so the
+// kubeconfig and context into Helm's client provider. Tests swap in a fake provider, so the
 // -kubeconfig paths run the same code as -cluster.
 type app struct {
 	stdout, stderr io.Writer
-	dial           func(kubeconfig string) (engine.ClientProvider, error)
+	dial           func(k kubeAccess) (p engine.ClientProvider, desc string, err error)
 }
 
 // problem is bad input or an unusable cluster: one line, exit 2, no output.

@@ -68,7 +68,7 @@ func cli(t *testing.T, args ...string) result {
 
 // cliWith runs the command with dial standing in for a live cluster: the
 // client-provider seam every -kubeconfig path goes through.
-func cliWith(t *testing.T, dial func(string) (engine.ClientProvider, error), args ...string) result {
+func cliWith(t *testing.T, dial func(kubeAccess) (engine.ClientProvider, string, error), args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := app{stdout: &out, stderr: &errOut, dial: dial}.run(args)
@@ -77,14 +77,14 @@ func cliWith(t *testing.T, dial func(string) (engine.ClientProvider, error), arg
 
 // fakeDial serves a -kubeconfig PATH from the cluster-state file at PATH,
 // optionally failing API calls, so the live-cluster paths run on fixtures.
-func fakeDial(failWith map[string]error) func(string) (engine.ClientProvider, error) {
-	return func(path string) (engine.ClientProvider, error) {
-		c, err := support.LoadCluster(path)
+func fakeDial(failWith map[string]error) func(kubeAccess) (engine.ClientProvider, string, error) {
+	return func(k kubeAccess) (engine.ClientProvider, string, error) {
+		c, err := support.LoadCluster(k.kubeconfig)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		c.FailWith = failWith
-		return c, nil
+		return c, "kubeconfig " + k.kubeconfig, nil
 	}
 }
 
@@ -135,7 +135,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{"rollcheck base is not a checkout", []string{"rollcheck", "-base", td(), "-head", support.RepoRoot(), "-values", pool}, []string{"no pool chart there"}},
 		{"rollcheck unparsable values", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
 		{"rollcheck bad output", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", pool, "-o", "yaml"}, []string{`-o "yaml"`}},
-		{"pins without cluster", []string{"pins"}, []string{"-cluster STATE.yaml or -kubeconfig PATH"}},
+		{"pins without cluster", []string{"pins"}, []string{"give the cluster: -cluster STATE.yaml, -kubeconfig PATH"}},
 		{"pins unknown flag", []string{"pins", "-cluster", state, "-all"}, []string{"-all"}},
 		{"pins bad output", []string{"pins", "-cluster", state, "-o", "yaml"}, []string{`-o "yaml"`}},
 		{"pins missing state file", []string{"pins", "-cluster", td("state", "nope.yaml")}, []string{"nope.yaml"}},

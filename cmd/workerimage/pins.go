@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -14,12 +16,16 @@ import (
 type pinsReport struct {
 	Cluster string `json:"cluster"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
-	Chart        string       `json:"chart"`
-	Goldens      []goldenPins `json:"goldens"`
-	Unused       []string     `json:"unused"`
-	HostAssisted []diskPin    `json:"hostAssisted"`
-	HTTPPools    []poolPin    `json:"httpPools"`
-	Unresolved   []poolPin    `json:"unresolved"`
+	Chart   string       `json:"chart"`
+	Goldens []goldenPins `json:"goldens"`
+	// Unused are the goldens safe to delete: no pool's values resolve to one
+	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
+	Unused []string `json:"unused"`
+	// PoolsRead counts the pools found (resolved or not).
+	PoolsRead    int       `json:"poolsRead"`
+	HostAssisted []diskPin `json:"hostAssisted"`
+	HTTPPools    []poolPin `json:"httpPools"`
+	Unresolved   []poolPin `json:"unresolved"`
 	// NoPoolDisks are the disks, of every golden, that belong to no pool:
 	// their namespace holds no MachineDeployment named by their pool
 	// annotation. Each still keeps its golden from being safe to delete.
@@ -66,15 +72,19 @@ type goldenPins struct {
 	Pools     []poolPin `json:"pools"`
 	// Disks are the disks naming it that belong to a pool (see diskPin.NoPool);
 	// NoPoolDisks are those that belong to none.
-	Disks        []diskPin `json:"disks"`
-	NoPoolDisks  []diskPin `json:"noPoolDisks"`
-	SafeToDelete bool      `json:"safeToDelete"`
+	Disks       []diskPin `json:"disks"`
+	NoPoolDisks []diskPin `json:"noPoolDisks"`
+	// Templates are the KubevirtMachineTemplates cloning it, as
+	// "<namespace>/KubevirtMachineTemplate/<name>": a pool at zero workers
+	// holds its golden through its template alone.
+	Templates    []string `json:"templates"`
+	SafeToDelete bool     `json:"safeToDelete"`
 	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
 	// retiring and has lost helm.sh/resource-policy: keep).
 	Retiring bool `json:"retiring,omitempty"`
 	// Blockers, for a retiring golden, are what the catalog refuses to let
-	// Helm delete it for: its disks and the KubevirtMachineTemplates cloning
-	// it, as "<namespace>/<kind>/<name>".
+	// Helm delete it for, as the catalog chart itself lists them: its disks
+	// and the KubevirtMachineTemplates cloning it, as "<namespace>/<kind>/<name>".
 	Blockers []string `json:"blockers,omitempty"`
 	// BlockersWithoutPool are the Blockers that are disks belonging to no
 	// pool: the catalog's refusal names them apart, to be deleted once
@@ -91,11 +101,19 @@ type goldenPins struct {
 }
 
 type poolPin struct {
+	// HelmRelease is "<namespace>/<name>" of the pool's Flux HelmRelease, or
+	// of its Helm release for one installed without a HelmRelease.
 	HelmRelease string `json:"helmRelease"`
-	Release     string `json:"release"`
-	Namespace   string `json:"namespace"`
-	Pool        string `json:"pool,omitempty"`
-	Golden      string `json:"golden,omitempty"`
+	// FoundBy says what made it a pool: its chart reference, or its Helm
+	// release record (and whether a HelmRelease manages it).
+	FoundBy string `json:"foundBy"`
+	// Unresolved: its values could not be computed as Flux computes them (a
+	// required valuesFrom reference is missing), so it is not rendered.
+	Unresolved string `json:"unresolved,omitempty"`
+	Release    string `json:"release"`
+	Namespace  string `json:"namespace"`
+	Pool       string `json:"pool,omitempty"`
+	Golden     string `json:"golden,omitempty"`
 	// Disks counts the pool's disks cloned from this golden: 0 for a pool at
 	// zero workers, or one that has not rolled onto this golden yet.
 	Disks int `json:"disks"`
@@ -145,9 +163,9 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	return exitOK, nil
 }
 
-// fleet is what pins and adopt read: the pool chart, the cluster and what it
-// holds, and the output format asked for.
-type fleet struct {
+// fleetRead is what pins and adopt read: the pool chart, the cluster and
+// what it holds, and the output format asked for.
+type fleetRead struct {
 	chart  *chart.Chart
 	target target
 	facts  *pinsFacts
@@ -156,10 +174,11 @@ type fleet struct {
 
 // readFleet parses the flags pins and adopt share and reads the cluster;
 // poolsAre says what the chart does with the pools, for -chart's help.
-func (a app) readFleet(verb, poolsAre string, args []string) (*fleet, error) {
+func (a app) readFleet(verb, poolsAre string, args []string) (*fleetRead, error) {
 	fs := newFlags(verb)
-	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
+	state, kube := clusterFlags(fs, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
+	var artifacts stringList
+	fs.Var(&artifacts, "artifact", "a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart although it does not end in the chart's name (repeatable)")
 	chartDir := fs.String("chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -172,15 +191,15 @@ func (a app) readFleet(verb, poolsAre string, args []string) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.connect(*state, *kubeconfig, true)
+	t, err := a.connect(*state, *kube, true)
 	if err != nil {
 		return nil, err
 	}
-	facts, err := gatherPins(chrt, t)
+	facts, err := gatherPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: artifacts})
 	if err != nil {
 		return nil, err
 	}
-	return &fleet{chart: chrt, target: t, facts: facts, output: *output}, nil
+	return &fleetRead{chart: chrt, target: t, facts: facts, output: *output}, nil
 }
 
 // pinsFromFacts decides, from what the cluster holds, which golden each pool
@@ -214,7 +233,7 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 	for _, rp := range f.pools {
 		p := rp.pin
 		switch {
-		case p.Golden == "" && p.Refusal != "":
+		case p.Unresolved != "" || (p.Golden == "" && p.Refusal != ""):
 			rep.Unresolved = append(rep.Unresolved, p)
 		case !rp.clone:
 			rep.HTTPPools = append(rep.HTTPPools, p)
@@ -243,26 +262,25 @@ func pinsFromFacts(f *pinsFacts, cluster, chartName string) pinsReport {
 
 	rep.Goldens = []goldenPins{}
 	rep.Unused = []string{}
+	rep.PoolsRead = len(f.pools)
 	for _, n := range sortedKeys(goldens) {
 		g := goldens[n]
 		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
 		sortDisks(g.Disks)
 		sortDisks(g.NoPoolDisks)
-		g.SafeToDelete = len(g.Pools) == 0 && len(g.Disks) == 0 && len(g.NoPoolDisks) == 0 && len(f.templates[n]) == 0
+		// In use: a pool's values resolve to it, or the catalog chart's own
+		// retirement rule counts a user (a disk, a KubevirtMachineTemplate).
+		users := f.users.Users[n]
+		g.Templates = []string{}
+		for _, u := range users {
+			if strings.Contains(u, "/KubevirtMachineTemplate/") {
+				g.Templates = append(g.Templates, u)
+			}
+		}
+		g.SafeToDelete = len(g.Pools) == 0 && len(users) == 0
 		if g.Retiring {
-			for _, d := range g.Disks {
-				g.Blockers = append(g.Blockers, d.Namespace+"/"+d.kind+"/"+d.Name)
-			}
-			for _, d := range g.NoPoolDisks {
-				g.Blockers = append(g.Blockers, d.Namespace+"/"+d.kind+"/"+d.Name)
-				g.BlockersWithoutPool = append(g.BlockersWithoutPool, d.Namespace+"/"+d.kind+"/"+d.Name)
-			}
-			g.Blockers = append(g.Blockers, f.templates[n]...)
-			sort.Strings(g.Blockers)
-			sort.Strings(g.BlockersWithoutPool)
-			if g.Blockers == nil {
-				g.Blockers = []string{}
-			}
+			g.Blockers = append([]string{}, users...)
+			g.BlockersWithoutPool = append([]string(nil), f.users.NoPool[n]...)
 		}
 		if g.SafeToDelete && g.FoundAs != "absent" {
 			rep.Unused = append(rep.Unused, n)
@@ -371,8 +389,11 @@ func writeGoldenPins(tb *table, g goldenPins) {
 	if len(g.NoPoolDisks) > 0 {
 		verdict += fmt.Sprintf(", %s of no pool", count(len(g.NoPoolDisks), "disk"))
 	}
+	if len(g.Templates) > 0 {
+		verdict += ", " + count(len(g.Templates), "KubevirtMachineTemplate")
+	}
 	if g.SafeToDelete {
-		verdict = "safe to delete: no pool declares it, no disk names it"
+		verdict = "safe to delete: no pool declares it, no disk or template uses it"
 	}
 	tb.raw(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	if g.FoundAs != "absent" {
@@ -394,6 +415,11 @@ func writeGoldenPins(tb *table, g goldenPins) {
 	}
 	for _, d := range g.NoPoolDisks {
 		tb.row("  disk", d.Namespace+"/"+d.Name, "(no pool)", noPoolReason(d)+"; "+d.Clone)
+	}
+	for _, tpl := range g.Templates {
+		ns, rest, _ := strings.Cut(tpl, "/")
+		_, name, _ := strings.Cut(rest, "/")
+		tb.row("  template", ns+"/"+name, "KubevirtMachineTemplate cloning it")
 	}
 	if g.Retiring {
 		if len(g.Blockers) == 0 {
@@ -418,7 +444,7 @@ func writeGoldenPins(tb *table, g goldenPins) {
 func writePinsText(out *bytes.Buffer, r *pinsReport) {
 	var tb table
 	tb.raw("cluster  " + r.Cluster)
-	tb.raw(fmt.Sprintf("pools    Flux HelmReleases (%s) of chart %s", helmReleaseAPI, r.Chart))
+	tb.raw(fmt.Sprintf("pools    %s of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", count(r.PoolsRead, "pool"), r.Chart, helmReleaseAPI))
 	tb.raw("")
 	if len(r.Goldens) == 0 {
 		tb.raw("no golden in " + goldenNamespace)
@@ -457,9 +483,10 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		}
 	}
 	tb.raw("")
-	if len(r.Unused) == 0 {
+	switch {
+	case len(r.Unused) == 0:
 		tb.raw("unused goldens (safe to delete): none")
-	} else {
+	default:
 		tb.raw("unused goldens (safe to delete):")
 		for _, n := range r.Unused {
 			tb.raw("  " + n)
@@ -490,9 +517,13 @@ func writePinsText(out *bytes.Buffer, r *pinsReport) {
 		}
 	}
 	if len(r.Unresolved) > 0 {
-		tb.raw("pools not resolved (their values are refused before a disk source resolves; check them before deleting):")
+		tb.raw("pools not resolved (their values are missing or refused before a disk source resolves; check them before deleting):")
 		for _, p := range r.Unresolved {
-			tb.row("  pool", p.HelmRelease, "refused: "+p.Refusal)
+			if p.Unresolved != "" {
+				tb.row("  pool", p.HelmRelease, "values not resolved: "+p.Unresolved)
+			} else {
+				tb.row("  pool", p.HelmRelease, "refused: "+p.Refusal)
+			}
 		}
 	}
 	tb.write(out)
@@ -526,4 +557,26 @@ func (f *pinsFacts) caFor(golden string) string {
 		return catalogCAConfigMap
 	}
 	return ""
+}
+
+// stringList is a repeatable flag; a comma also separates values.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// firstFive names at most five items, as the catalog's refusals do.
+func firstFive(items []string) string {
+	if len(items) <= 5 {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
 }

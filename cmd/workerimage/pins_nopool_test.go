@@ -113,8 +113,8 @@ func TestPinsRetiringBlockersNameThoseOfNoPool(t *testing.T) {
 		"tenant-evil/DataVolume/forged",
 	}, g.Blockers)
 	assert.Equal(t, []string{"tenant-evil/DataVolume/forged"}, g.BlockersWithoutPool)
-	assert.Regexp(t, `\n  blocks  tenant-evil/DataVolume/forged +belongs to no pool using the golden: delete it once nothing needs it\n`, text)
-	assert.Regexp(t, `\n  blocks  tenant-acme/DataVolume/kubernetes-acme-old-1a2b3c-aaaaa-disk-system\n`, text)
+	assert.Regexp(t, `\n  blocks +tenant-evil/DataVolume/forged +belongs to no pool using the golden: delete it once nothing needs it\n`, text)
+	assert.Regexp(t, `\n  blocks +tenant-acme/DataVolume/kubernetes-acme-old-1a2b3c-aaaaa-disk-system\n`, text)
 
 	assert.Nil(t, goldenIn(t, pinsOf(t, "retiring"), g5).BlockersWithoutPool)
 }

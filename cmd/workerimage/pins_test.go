@@ -115,7 +115,7 @@ func TestPinsFindsEveryPoolAndDiskOfAGolden(t *testing.T) {
 	assert.Equal(t, "PersistentVolumeClaim", g4.FoundAs)
 	require.Len(t, g4.Pools, 1)
 	// Its class is the chart's default, replicated, which the golden's PVC is on.
-	assert.Equal(t, poolPin{HelmRelease: "tenant-beta/beta-batch", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
+	assert.Equal(t, poolPin{HelmRelease: "tenant-beta/beta-batch", FoundBy: "spec.chart kubernetes-nodes", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
 	assert.Empty(t, g4.Disks)
 
 	// A pool naming a golden that is not there: its render is refused, and
@@ -142,7 +142,7 @@ func TestPinsTextListsUnusedAndFallbacksAtTheEnd(t *testing.T) {
 	res := cli(t, "pins", "-cluster", td("pins", "cluster.yaml"))
 	require.Equal(t, exitOK, res.code, res.stderr)
 	text := res.stdout
-	assert.Contains(t, text, goldenName("v1.13.5")+"  (DataVolume, phase Succeeded)  safe to delete: no pool declares it, no disk names it\n")
+	assert.Contains(t, text, goldenName("v1.13.5")+"  (DataVolume, phase Succeeded)  safe to delete: no pool declares it, no disk or template uses it\n")
 	assert.Contains(t, text, goldenName("v1.13.6")+"  (DataVolume, phase Succeeded)  in use: 2 pools, 4 disks\n")
 	assert.Contains(t, text, "\nunused goldens (safe to delete):\n  "+goldenName("v1.13.5")+"\n")
 	_, tail, ok := strings.Cut(text, "\ndisks that fell back to a host-assisted copy:\n")

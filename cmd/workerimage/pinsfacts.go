@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,7 +23,7 @@ const (
 	machineTemplAPI  = "infrastructure.cluster.x-k8s.io/v1alpha1"
 	annCloneType     = "cdi.kubevirt.io/cloneType"
 	annCloneFallback = "cdi.kubevirt.io/cloneFallbackReason"
-	helmReleaseAPI   = "helm.toolkit.fluxcd.io/v2"
+	helmReleaseAPI   = fleet.HelmReleaseAPI
 	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
 	// annImportEndpoint: where CDI imported a PVC from.
 	annImportEndpoint = "cdi.kubevirt.io/storage.import.endpoint"
@@ -41,11 +43,14 @@ type pinsFacts struct {
 	stored map[string]storedGolden
 	disks  []diskPin
 	pools  []resolvedPool
-	// templates are the KubevirtMachineTemplates whose disk clones a retiring
-	// golden, as "<namespace>/KubevirtMachineTemplate/<name>" by golden: the
-	// catalog refuses to let Helm delete a golden while one exists. Read only
-	// while a golden is retiring, as the catalog does.
-	templates map[string][]string
+	// users are, by golden, what the catalog chart counts as using it
+	// (kubernetes-worker-image.goldenUsers, its retirement rule): disks and
+	// KubevirtMachineTemplates, as "<namespace>/<kind>/<name>". The report
+	// never decides this itself.
+	users *fleet.Users
+	// poolObjects are the pool MachineDeployments and KubevirtMachineTemplates
+	// the cluster holds (fleet.Fleet.PoolObjects).
+	poolObjects []string
 	// machineDeployments are the cluster's MachineDeployments by
 	// "<namespace>/<name>": a disk belongs to the pool its annotation names
 	// only where that pool's MachineDeployment is.
@@ -84,15 +89,27 @@ type resolvedPool struct {
 	facts   *chartFacts
 }
 
-// gatherPins reads the goldens, the worker disks and the pools of chrt's
-// HelmReleases. Any error is a cluster problem.
-func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
-	// Pools are found through Flux's HelmRelease: on a cluster without it no
-	// pool would be found and every golden would look unused.
-	if _, _, err := t.provider.GetClientFor(helmReleaseAPI, "HelmRelease"); errors.Is(err, render.ErrKindNotServed) {
-		return nil, problemf("the cluster serves no HelmRelease (%s): pins finds the pools that declare a golden through Flux HelmReleases, so without them it cannot tell whether any golden is in use; run it against the cluster whose Flux installs the worker pools", helmReleaseAPI)
+// gatherPins reads the goldens, the worker disks and the pools (found and
+// valued as Flux deploys them, internal/fleet), and asks the catalog chart who
+// uses each golden. Any error is a cluster problem, and so is a cluster that
+// runs pools none of which could be read: no verdict is safe there.
+func gatherPins(chrt *chart.Chart, t target, o fleet.Options) (*pinsFacts, error) {
+	ctx := context.Background()
+	fl, err := fleet.Read(ctx, t.provider, o)
+	if err != nil {
+		return nil, problemf("%v", err)
 	}
-	f := &pinsFacts{stored: map[string]storedGolden{}, templates: map[string][]string{}, machineDeployments: map[string]*unstructured.Unstructured{}, caConfigMaps: map[string]bool{}}
+	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
+		why := "no HelmRelease or Helm release record of chart " + o.Chart + " was found"
+		switch {
+		case !fl.HelmReleasesServed:
+			why = fmt.Sprintf("the cluster serves no HelmRelease (%s) and no Helm release record of chart %s was found", fleet.HelmReleaseAPI, o.Chart)
+		case len(fl.Pools) > 0:
+			why = fmt.Sprintf("none of the %s found has values that resolve (first: %s: %s)", count(len(fl.Pools), "pool"), fl.Pools[0].ID(), fl.Pools[0].Unresolved)
+		}
+		return nil, problemf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with -artifact", why, count(len(fl.PoolObjects), "pool object"), firstFive(fl.PoolObjects))
+	}
+	f := &pinsFacts{stored: map[string]storedGolden{}, machineDeployments: map[string]*unstructured.Unstructured{}, poolObjects: fl.PoolObjects, caConfigMaps: map[string]bool{}}
 	if err := f.gatherMachineDeployments(t); err != nil {
 		return nil, err
 	}
@@ -115,9 +132,6 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 				checksum:      text(dv.Object, "spec", "source", "http", "checksum"),
 			}
 		}
-	}
-	if err := f.gatherRetiringTemplates(t); err != nil {
-		return nil, err
 	}
 	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
 	if err != nil {
@@ -167,21 +181,39 @@ func gatherPins(chrt *chart.Chart, t target) (*pinsFacts, error) {
 		}
 	}
 
-	// Pools: the chart's HelmReleases, resolved by the chart itself.
-	hrs, err := t.list(helmReleaseAPI, "HelmRelease", "")
-	if err != nil {
-		return nil, err
-	}
-	for _, hr := range hrs {
-		if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != chrt.Metadata.Name {
-			continue
-		}
-		rp, err := resolvePool(chrt, t, hr)
+	// Pools: resolved by the chart itself.
+	for _, pool := range fl.Pools {
+		rp, err := resolvePool(chrt, t, pool)
 		if err != nil {
 			return nil, err
 		}
 		f.pools = append(f.pools, rp)
 	}
+
+	// Who uses each golden the report names: the catalog chart's answer.
+	names := map[string]bool{}
+	for n := range f.stored {
+		names[n] = true
+	}
+	for _, d := range f.disks {
+		names[d.Golden] = true
+	}
+	for _, rp := range f.pools {
+		if rp.pin.Golden != "" {
+			names[rp.pin.Golden] = true
+		}
+	}
+	catalog, err := fleet.CatalogChart()
+	if err != nil {
+		return nil, problemf("built-in chart %s: %v", render.CatalogChart, err)
+	}
+	if f.users, err = fleet.GoldenUsers(catalog, t.provider, sortedKeys(names)); err != nil {
+		if _, prob := renderFailure(err); prob != nil {
+			return nil, prob
+		}
+		return nil, problemf("asking the catalog chart who uses the goldens: %v", err)
+	}
+
 	// The catalog's CA ConfigMaps, to tell the goldens imported without the CA
 	// it holds now (after the pools, whose renders read the cluster first).
 	cms, err := t.list("v1", "ConfigMap", goldenNamespace)
@@ -222,39 +254,6 @@ func (f *pinsFacts) addDisk(d diskPin) {
 	f.disks = append(f.disks, d)
 }
 
-// gatherRetiringTemplates finds the KubevirtMachineTemplates, in any
-// namespace, whose disks clone a retiring golden from cozy-public.
-func (f *pinsFacts) gatherRetiringTemplates(t target) error {
-	retiring := false
-	for _, s := range f.stored {
-		retiring = retiring || s.retiring
-	}
-	if !retiring {
-		return nil
-	}
-	tpls, err := t.list(machineTemplAPI, "KubevirtMachineTemplate", "")
-	if err != nil {
-		return err
-	}
-	for _, tpl := range tpls {
-		disks, _, _ := unstructured.NestedSlice(tpl.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
-		seen := map[string]bool{}
-		for _, d := range disks {
-			m, ok := d.(map[string]interface{})
-			if !ok {
-				continue
-			}
-			ns, _, _ := unstructured.NestedString(m, "spec", "source", "pvc", "namespace")
-			name, _, _ := unstructured.NestedString(m, "spec", "source", "pvc", "name")
-			if ns == goldenNamespace && f.stored[name].retiring && !seen[name] {
-				seen[name] = true
-				f.templates[name] = append(f.templates[name], tpl.GetNamespace()+"/KubevirtMachineTemplate/"+tpl.GetName())
-			}
-		}
-	}
-	return nil
-}
-
 // diskOf reads what CDI recorded on the disk's PVC: the clone strategy it
 // used (cloneType) and why it fell back from a CSI clone, if it did.
 func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Unstructured) diskPin {
@@ -287,32 +286,18 @@ func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Uns
 	return d
 }
 
-// resolvePool asks the chart which golden a Flux HelmRelease's pool clones:
-// its spec.values (valuesFrom is not read) rendered through the chart's own
-// diskSource against the same cluster, with only the chart's helpers, so a
-// pool whose objects would be refused for another reason (an unknown
-// instancetype, a golden gone) still resolves.
-func resolvePool(chrt *chart.Chart, t target, hr unstructured.Unstructured) (resolvedPool, error) {
-	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-	if vals == nil {
-		vals = map[string]interface{}{}
+// resolvePool asks the chart which golden a pool clones: its values, as
+// Flux computes them, rendered through the chart's own diskSource against the
+// same cluster, with only the chart's helpers, so a pool whose objects would
+// be refused for another reason (an unknown instancetype, a golden gone)
+// still resolves. A pool whose values do not resolve is not rendered.
+func resolvePool(chrt *chart.Chart, t target, pool fleet.Pool) (resolvedPool, error) {
+	p := poolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
+	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
+	if pool.Unresolved != "" {
+		return resolvedPool{pin: p, release: rel}, nil
 	}
-	// Flux's defaults: the release goes to spec.targetNamespace, else the
-	// HelmRelease's namespace, and is named spec.releaseName, else
-	// [<targetNamespace>-]<name>.
-	namespace, _, _ := unstructured.NestedString(hr.Object, "spec", "targetNamespace")
-	name, _, _ := unstructured.NestedString(hr.Object, "spec", "releaseName")
-	if name == "" {
-		name = hr.GetName()
-		if namespace != "" {
-			name = namespace + "-" + name
-		}
-	}
-	if namespace == "" {
-		namespace = hr.GetNamespace()
-	}
-	p := poolPin{HelmRelease: hr.GetNamespace() + "/" + hr.GetName(), Release: name, Namespace: namespace}
-	rel := render.Release{Name: name, Namespace: namespace, Upgrade: true}
+	vals := pool.Values
 	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
 	if err != nil {
 		return resolvedPool{}, err

@@ -143,8 +143,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	values := fs.String("values", "", "pool values file (YAML)")
 	release := fs.String("release", "", "release name (default kubernetes-nodes-<cluster>-<values file name>)")
 	namespace := fs.String("namespace", "", "release namespace (default tenant-<cluster>)")
-	state := fs.String("cluster", "", "cluster state file (multi-document YAML)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster")
+	state, kube := clusterFlags(fs, "kubeconfig of a live cluster")
 	chartDir := fs.String("chart", "", "pool chart folder (default: the "+render.PoolChart+" built into this binary)")
 	output := fs.String("o", "text", "output: text, yaml or json")
 	if err := parseFlags(fs, args); err != nil {
@@ -164,7 +163,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	t, err := a.connect(*state, *kubeconfig, false)
+	t, err := a.connect(*state, *kube, false)
 	if err != nil {
 		return 0, err
 	}

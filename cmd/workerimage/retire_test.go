@@ -32,7 +32,7 @@ func TestPinsShowsRetiringGoldensAndWhatBlocksThem(t *testing.T) {
 	require.Equal(t, exitOK, text.code, text.stderr)
 	assert.Contains(t, text.stdout, goldenName("v1.13.5")+"  (DataVolume, phase Succeeded, retiring)")
 	assert.Contains(t, text.stdout, "retiring: its entry cannot be dropped yet (the catalog refuses), still used by 2 objects:")
-	assert.Contains(t, text.stdout, "blocks  tenant-beta/KubevirtMachineTemplate/kubernetes-beta-batch-9f8e7d")
+	assert.Regexp(t, `\n  blocks +tenant-beta/KubevirtMachineTemplate/kubernetes-beta-batch-9f8e7d\n`, text.stdout)
 	assert.Contains(t, text.stdout, "retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
 }
 

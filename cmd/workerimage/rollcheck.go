@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
@@ -27,15 +29,23 @@ type rollReport struct {
 		RefusedAtHead int `json:"refusedAtHead"`
 		RefusedAtBase int `json:"refusedAtBaseOnly"`
 		NoRoll        int `json:"noRoll"`
+		// Unresolved counts the cluster's pools whose values could not be
+		// computed (-values omitted): they are not checked.
+		Unresolved int `json:"unresolved,omitempty"`
 	} `json:"summary"`
 }
 
 type poolRoll struct {
-	Values    string   `json:"values"`
-	Release   string   `json:"release"`
-	Namespace string   `json:"namespace"`
-	Base      rollSide `json:"base"`
-	Head      rollSide `json:"head"`
+	// Values is the values file, or, for a pool read from the cluster, its
+	// HelmRelease ("helmrelease <namespace>/<name>", or "release
+	// <namespace>/<name>" for one installed without a HelmRelease).
+	Values string `json:"values"`
+	// Unresolved is why a cluster pool's values could not be computed.
+	Unresolved string   `json:"unresolved,omitempty"`
+	Release    string   `json:"release"`
+	Namespace  string   `json:"namespace"`
+	Base       rollSide `json:"base"`
+	Head       rollSide `json:"head"`
 	// Status: "no roll", "rolls", "refused at head", "refused at base" or "refused at both".
 	Status string `json:"status"`
 	Rolls  bool   `json:"rolls"`
@@ -58,29 +68,26 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 	fs := newFlags("rollcheck")
 	base := fs.String("base", "", "checkout of the chart's current version (its "+render.PoolChart+" is rendered)")
 	head := fs.String("head", "", "checkout of the chart's next version")
-	glob := fs.String("values", "", "pool values files (a glob, quoted)")
-	state := fs.String("cluster", "", "cluster state file (optional; default: no cluster, as helm template)")
-	kubeconfig := fs.String("kubeconfig", "", "kubeconfig of a live cluster (optional)")
+	glob := fs.String("values", "", "pool values files (a glob, quoted); without it, every pool of the cluster, with its values as Flux computes them")
+	state, kube := clusterFlags(fs, "kubeconfig of a live cluster (optional)")
+	var artifacts stringList
+	fs.Var(&artifacts, "artifact", "with a cluster and no -values: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
 	release := fs.String("release", "", "release name for every pool (default kubernetes-nodes-<cluster>-<values file name>)")
 	namespace := fs.String("namespace", "", "release namespace for every pool (default tenant-<cluster>)")
 	output := fs.String("o", "text", "output: text or json")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
-	if *base == "" || *head == "" || *glob == "" {
-		return 0, problemf("-base, -head and -values are required")
+	fromCluster := *glob == "" && (*state != "" || kube.given())
+	if *base == "" || *head == "" || (*glob == "" && !fromCluster) {
+		return 0, problemf("-base and -head are required, and -values or a cluster (-cluster, -kubeconfig, -context) to read the pools from")
+	}
+	if fromCluster && (*release != "" || *namespace != "") {
+		return 0, problemf("-release and -namespace apply to -values files; a cluster's pools are installed as their HelmReleases say")
 	}
 	if err := oneOf("o", *output, "text", "json"); err != nil {
 		return 0, err
 	}
-	files, err := filepath.Glob(*glob)
-	if err != nil {
-		return 0, problemf("-values %q: %v", *glob, err)
-	}
-	if len(files) == 0 {
-		return 0, problemf("-values %q matches no file", *glob)
-	}
-	sort.Strings(files)
 	baseChart, err := chartAt(*base)
 	if err != nil {
 		return 0, err
@@ -89,22 +96,33 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	valuesOf := map[string]map[string]interface{}{}
-	for _, f := range files {
-		if valuesOf[f], err = readValues(f); err != nil {
+	var pools []rollInput
+	if !fromCluster {
+		if pools, err = rollInputsFromFiles(*glob, *release, *namespace); err != nil {
 			return 0, err
 		}
 	}
-	t, err := a.connect(*state, *kubeconfig, false)
+	t, err := a.connect(*state, *kube, false)
 	if err != nil {
 		return 0, err
 	}
+	if fromCluster {
+		if pools, err = rollInputsFromCluster(t, fleet.Options{Chart: headChart.Metadata.Name, Artifacts: artifacts}); err != nil {
+			return 0, err
+		}
+	}
 
 	rep := rollReport{Base: *base, Head: *head, Cluster: t.desc}
-	for _, f := range files {
-		vals := valuesOf[f]
-		rel := releaseFor(f, vals, *release, *namespace)
-		p := poolRoll{Values: f, Release: rel.Name, Namespace: rel.Namespace}
+	for _, in := range pools {
+		vals, rel := in.values, in.release
+		p := poolRoll{Values: in.source, Release: rel.Name, Namespace: rel.Namespace, Unresolved: in.unresolved}
+		if in.unresolved != "" {
+			p.Status = "values not resolved"
+			rep.Pools = append(rep.Pools, p)
+			rep.Summary.Pools++
+			rep.Summary.Unresolved++
+			continue
+		}
 		if p.Base, err = renderSide(baseChart, t, rel, vals); err != nil {
 			return 0, err
 		}
@@ -130,10 +148,62 @@ func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
 	} else {
 		writeRollText(out, &rep)
 	}
-	if rep.Summary.Rolls > 0 || rep.Summary.RefusedAtHead > 0 {
+	if rep.Summary.Rolls > 0 || rep.Summary.RefusedAtHead > 0 || rep.Summary.Unresolved > 0 {
 		return exitAttn, nil
 	}
 	return exitOK, nil
+}
+
+// rollInput is one pool to check: where its values came from, the values
+// and its release.
+type rollInput struct {
+	source     string
+	values     map[string]interface{}
+	release    render.Release
+	unresolved string
+}
+
+func rollInputsFromFiles(glob, release, namespace string) ([]rollInput, error) {
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return nil, problemf("-values %q: %v", glob, err)
+	}
+	if len(files) == 0 {
+		return nil, problemf("-values %q matches no file", glob)
+	}
+	sort.Strings(files)
+	var out []rollInput
+	for _, f := range files {
+		vals, err := readValues(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rollInput{source: f, values: vals, release: releaseFor(f, vals, release, namespace)})
+	}
+	return out, nil
+}
+
+// rollInputsFromCluster reads the cluster's pools as pins does; a cluster
+// that runs pools none of which could be read is a problem, never "nothing
+// rolls".
+func rollInputsFromCluster(t target, o fleet.Options) ([]rollInput, error) {
+	fl, err := fleet.Read(context.Background(), t.provider, o)
+	if err != nil {
+		return nil, problemf("%v", err)
+	}
+	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
+		return nil, problemf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with -artifact, or give -values", count(len(fl.Pools), "pool"), count(len(fl.PoolObjects), "pool object"), firstFive(fl.PoolObjects))
+	}
+	var out []rollInput
+	for _, p := range fl.Pools {
+		source := "helmrelease " + p.HelmRelease
+		if p.HelmRelease == "" {
+			source = "release " + p.ID()
+		}
+		out = append(out, rollInput{source: source, values: p.Values, unresolved: p.Unresolved,
+			release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}})
+	}
+	return out, nil
 }
 
 func chartAt(dir string) (*chart.Chart, error) {
@@ -313,10 +383,17 @@ func writeRollText(out *bytes.Buffer, r *rollReport) {
 		if len(p.OtherChanges) > 0 {
 			tb.raw("    also changes (never rolls): " + strings.Join(p.OtherChanges, ", "))
 		}
+		if p.Unresolved != "" {
+			tb.raw("    not checked: " + p.Unresolved)
+		}
 	}
 	tb.write(out)
 	s := r.Summary
-	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d no roll\n", count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.NoRoll)
+	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d no roll", count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.NoRoll)
+	if s.Unresolved > 0 {
+		fmt.Fprintf(out, ", %d not resolved (not checked)", s.Unresolved)
+	}
+	out.WriteString("\n")
 }
 
 func sideName(s rollSide) string {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -38,7 +39,9 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 	s := &State{byResource: map[schema.GroupVersionResource][]*unstructured.Unstructured{}}
 	for _, o := range objs {
 		gvr, _ := ResourceFor(o.GetAPIVersion(), o.GetKind())
-		s.byResource[gvr] = append(s.byResource[gvr], o.DeepCopy())
+		o = o.DeepCopy()
+		storeStringData(o)
+		s.byResource[gvr] = append(s.byResource[gvr], o)
 	}
 	for _, list := range s.byResource {
 		sort.SliceStable(list, func(i, j int) bool {
@@ -49,6 +52,31 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 		})
 	}
 	return s
+}
+
+// storeStringData does what the API server does with a Secret's stringData
+// on write: each key goes into data, base64-encoded, over a key of the same
+// name, and stringData is not kept. A state file can then write values Secrets
+// readably and still hold them as a cluster does.
+func storeStringData(o *unstructured.Unstructured) {
+	if o.GetAPIVersion() != "v1" || o.GetKind() != "Secret" {
+		return
+	}
+	str, ok := o.Object["stringData"].(map[string]interface{})
+	if !ok {
+		return
+	}
+	data, _ := o.Object["data"].(map[string]interface{})
+	if data == nil {
+		data = map[string]interface{}{}
+	}
+	for k, v := range str {
+		if t, ok := v.(string); ok {
+			data[k] = base64.StdEncoding.EncodeToString([]byte(t))
+		}
+	}
+	o.Object["data"] = data
+	delete(o.Object, "stringData")
 }
 
 // APIVersions says which of CapabilityAPIVersions a cluster-state file

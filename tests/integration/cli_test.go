@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // workerimage runs the operator CLI, built once per env from this checkout,
@@ -51,17 +53,12 @@ func (e *env) workerimage(t *testing.T, args ...string) (stdout, stderr string, 
 // What this test reads of `workerimage pins -o json`.
 type livePins struct {
 	Goldens []struct {
-		Name         string `json:"name"`
-		FoundAs      string `json:"foundAs"`
-		Phase        string `json:"phase"`
-		SafeToDelete bool   `json:"safeToDelete"`
-		Pools        []struct {
-			HelmRelease string `json:"helmRelease"`
-			Pool        string `json:"pool"`
-			Disks       int    `json:"disks"`
-			Refusal     string `json:"refusal"`
-		} `json:"pools"`
-		Disks []struct {
+		Name         string     `json:"name"`
+		FoundAs      string     `json:"foundAs"`
+		Phase        string     `json:"phase"`
+		SafeToDelete bool       `json:"safeToDelete"`
+		Pools        []livePool `json:"pools"`
+		Disks        []struct {
 			Namespace    string `json:"namespace"`
 			Name         string `json:"name"`
 			HostAssisted bool   `json:"hostAssisted"`
@@ -78,9 +75,27 @@ type livePins struct {
 		Name           string `json:"name"`
 		FallbackReason string `json:"fallbackReason"`
 	} `json:"hostAssisted"`
-	HTTPPools []struct {
-		HelmRelease string `json:"helmRelease"`
-	} `json:"httpPools"`
+	HTTPPools  []livePool `json:"httpPools"`
+	Unresolved []livePool `json:"unresolved"`
+	PoolsRead  int        `json:"poolsRead"`
+}
+
+type livePool struct {
+	HelmRelease string `json:"helmRelease"`
+	FoundBy     string `json:"foundBy"`
+	Pool        string `json:"pool"`
+	Disks       int    `json:"disks"`
+	Refusal     string `json:"refusal"`
+	Unresolved  string `json:"unresolved"`
+}
+
+// allPools lists every pool the report names, once per golden it is under.
+func (r livePins) allPools() []livePool {
+	var out []livePool
+	for _, g := range r.Goldens {
+		out = append(out, g.Pools...)
+	}
+	return append(append(out, r.HTTPPools...), r.Unresolved...)
 }
 
 // testCLIPinsLive: `workerimage pins -kubeconfig` on the real API server. A
@@ -90,6 +105,10 @@ type livePins struct {
 // tests expect: who declares a golden, who cloned it, what fell back to a
 // host-assisted copy, and what is safe to delete. Versions no other subtest
 // uses keep the verdicts independent of what those left behind.
+// cozystackArtifact is the ExternalArtifact Cozystack names the
+// KubernetesNodes application's chart by.
+const cozystackArtifact = "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"
+
 func testCLIPinsLive(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
 	declared := support.GoldenName(schematicID, "v1.13.2") // a pool declares it, a disk cloned it
@@ -97,9 +116,36 @@ func testCLIPinsLive(t *testing.T, e *env) {
 	missing := support.GoldenName(schematicID, "v1.13.0")  // declared, absent from cozy-public
 	const tenant = "tenant-pins"
 
-	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig)
-	if code != 2 || out != "" || !strings.Contains(problem, "the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)") || !strings.Contains(problem, "cannot tell whether any golden is in use") {
-		t.Fatalf("pins on a cluster that serves no HelmRelease: exit %d, want 2, no report, and a problem saying Flux's HelmRelease is not served:\n%s%s", code, out, problem)
+	// Without Flux's HelmRelease, and with no pool release record or pool
+	// object left by the earlier subtests, there is no pool: pins reports
+	// that (an empty fleet), exit 0.
+	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	var empty livePins
+	if code != 0 || json.Unmarshal([]byte(out), &empty) != nil || empty.PoolsRead != 0 {
+		t.Fatalf("pins on a cluster without HelmRelease and without pools: exit %d, want 0 and no pool read:\n%s%s", code, out, problem)
+	}
+	// An idle pool's KubevirtMachineTemplate appears, still no pool readable:
+	// pins refuses to conclude rather than call its golden unused.
+	e.createNamespace(t, tenant)
+	e.createYAML(t, `
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-pins-idle-111111, namespace: `+tenant+`}
+spec:
+  template:
+    spec:
+      virtualMachineTemplate:
+        spec:
+          dataVolumeTemplates:
+          - metadata: {name: disk-system}
+            spec:
+              source: {pvc: {namespace: `+catalogNamespace+`, name: `+declared+`}}
+              storage: {storageClassName: replicated, resources: {requests: {storage: 20Gi}}}
+          template: {spec: {domain: {devices: {}}}}
+`)
+	out, problem, code = e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig)
+	if code != 2 || out != "" || !strings.Contains(problem, "could not read the pools: the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)") || !strings.Contains(problem, tenant+"/KubevirtMachineTemplate/kubernetes-pins-idle-111111") {
+		t.Fatalf("pins with a pool's template but no readable pool: exit %d, want 2, no report, and a problem naming the template:\n%s%s", code, out, problem)
 	}
 
 	// Flux's HelmRelease CRD, generated by controller-gen from
@@ -134,6 +180,37 @@ spec:
   values: ` + values + `
 `
 	}
+	// Cozystack's shape: chartRef to the application's ExternalArtifact in
+	// cozy-system (its CRD generated from source-controller/api), values
+	// from the namespace's cozystack-values Secret, then spec.values.
+	cozystackRelease := func(name, values string) string {
+		return `
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ` + name + `, namespace: ` + tenant + `}
+spec:
+  interval: 10m
+  chartRef: {kind: ExternalArtifact, name: ` + cozystackArtifact + `, namespace: cozy-system}
+  valuesFrom: [{kind: Secret, name: cozystack-values}]
+  values: ` + values + `
+`
+	}
+	e.createNamespace(t, "cozy-system")
+	e.createYAML(t, `
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: ExternalArtifact
+metadata: {name: `+cozystackArtifact+`, namespace: cozy-system}
+spec: {}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: cozystack-values, namespace: `+tenant+`}
+stringData:
+  values.yaml: |
+    _cluster:
+      osImage: {builtin: {}}
+    _namespace: {host: pins.example.org}
+`)
 	// The real schema, unlike the open stand-in it replaces, refuses a
 	// HelmRelease without the interval and chart source Flux requires.
 	bare, err := render.ParseObjects([]byte(`
@@ -151,8 +228,12 @@ spec:
 	} else {
 		t.Logf("refused as it should be: %s", problems[0])
 	}
-	e.createYAML(t, helmRelease("kubernetes-nodes-pins-golden", "kubernetes-nodes", "{cluster: pins, talos: {version: v1.13.2}, osImage: {builtin: {}}}"))
-	e.createYAML(t, helmRelease("kubernetes-nodes-pins-gone", "kubernetes-nodes", "{cluster: pins, talos: {version: v1.13.0}, osImage: {builtin: {}}}"))
+	e.createYAML(t, cozystackRelease("kubernetes-nodes-pins-golden", "{cluster: pins, talos: {version: v1.13.2}, osImage: {builtin: {}}}"))
+	e.createYAML(t, cozystackRelease("kubernetes-nodes-pins-gone", "{cluster: pins, talos: {version: v1.13.0}, osImage: {builtin: {}}}"))
+	// Its golden only from _cluster.osImage: not created yet, so today's
+	// platform default applies.
+	e.createYAML(t, cozystackRelease("kubernetes-nodes-pins-spot", "{cluster: pins, talos: {version: v1.13.2}}"))
+	// The legacy shape, without cozystack-values: an HTTP pool.
 	e.createYAML(t, helmRelease("kubernetes-nodes-pins-http", "kubernetes-nodes", "{cluster: pins, talos: {version: v1.13.2}}"))
 	e.createYAML(t, helmRelease("postgres-main", "postgres", "{osImage: {builtin: {}}}"))
 
@@ -229,8 +310,10 @@ spec:
 	if g.FoundAs != "DataVolume" || g.Phase != "Succeeded" || g.SafeToDelete {
 		t.Errorf("%s: foundAs %q, phase %q, safeToDelete %v; want DataVolume, Succeeded, not safe", declared, g.FoundAs, g.Phase, g.SafeToDelete)
 	}
-	if len(g.Pools) != 1 || g.Pools[0].HelmRelease != tenant+"/kubernetes-nodes-pins-golden" || g.Pools[0].Pool != "kubernetes-pins-golden" || g.Pools[0].Disks != 2 || g.Pools[0].Refusal != "" {
-		t.Errorf("%s: pools %+v, want only %s/kubernetes-nodes-pins-golden (pool kubernetes-pins-golden, 2 disks, rendering)", declared, g.Pools, tenant)
+	if len(g.Pools) != 2 || g.Pools[0].HelmRelease != tenant+"/kubernetes-nodes-pins-golden" || g.Pools[0].Pool != "kubernetes-pins-golden" || g.Pools[0].Disks != 2 || g.Pools[0].Refusal != "" ||
+		g.Pools[0].FoundBy != "spec.chartRef ExternalArtifact cozy-system/"+cozystackArtifact ||
+		g.Pools[1].HelmRelease != tenant+"/kubernetes-nodes-pins-spot" || g.Pools[1].Disks != 0 {
+		t.Errorf("%s: pools %+v, want %s/kubernetes-nodes-pins-golden (pool kubernetes-pins-golden, 2 disks, rendering, found by its chartRef) and kubernetes-nodes-pins-spot (golden from _cluster.osImage, no disk)", declared, g.Pools, tenant)
 	}
 	if len(g.Disks) != 2 || !g.Disks[0].CSIClone || g.Disks[0].HostAssisted || g.Disks[1].CSIClone || !g.Disks[1].HostAssisted {
 		t.Errorf("%s: disks %+v, want aaaaa a CSI clone and bbbbb a host-assisted copy", declared, g.Disks)
@@ -275,5 +358,65 @@ spec:
 	text, _, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig)
 	if code != 0 || !strings.Contains(text, "disks that fell back to a host-assisted copy:\n") || !strings.Contains(text, "  "+unused+"\n") {
 		t.Errorf("pins -kubeconfig (text): exit %d, want 0 listing %s as unused and the host-assisted disk:\n%s", code, unused, text)
+	}
+
+	// adopt reads the same pools: the _cluster pool clones, the legacy one imports over HTTP.
+	adoptOut, adoptProblem, code := e.workerimage(t, "adopt", "-kubeconfig", e.kubeconfig, "-o", "json")
+	if code != 0 {
+		t.Fatalf("adopt -kubeconfig -o json: exit %d:\n%s%s", code, adoptOut, adoptProblem)
+	}
+	var a struct {
+		Cloning []struct {
+			HelmRelease string `json:"helmRelease"`
+			Golden      string `json:"golden"`
+		} `json:"cloning"`
+	}
+	if err := json.Unmarshal([]byte(adoptOut), &a); err != nil {
+		t.Fatalf("adopt -o json: %v\n%s", err, adoptOut)
+	}
+	spot := false
+	for _, p := range a.Cloning {
+		spot = spot || (p.HelmRelease == tenant+"/kubernetes-nodes-pins-spot" && p.Golden == declared)
+	}
+	if !spot || !strings.Contains(adoptOut, tenant+"/kubernetes-nodes-pins-http") {
+		t.Errorf("adopt: want %s/kubernetes-nodes-pins-spot cloning %s (from _cluster) and the HTTP pool listed:\n%s", tenant, declared, adoptOut)
+	}
+
+	// A pool installed with plain helm install: only its Helm release
+	// records. The newest (deployed) imports over HTTP; the superseded one
+	// before it cloned the unused golden, and the API server leaves it out of
+	// the list pins asks for, so the golden stays unused.
+	for _, rec := range []struct {
+		version int
+		status  string
+		values  map[string]interface{}
+	}{
+		{1, "superseded", map[string]interface{}{"cluster": "pins", "talos": map[string]interface{}{"version": "v1.13.1"}, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}},
+		{2, "deployed", map[string]interface{}{"cluster": "pins", "talos": map[string]interface{}{"version": "v1.13.1"}}},
+	} {
+		obj, err := fleet.EncodeRecord("kubernetes-nodes-pins-plain", tenant, "kubernetes-nodes", rec.version, rec.status, rec.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, &unstructured.Unstructured{Object: obj})
+	}
+	out, _, code = e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	var plain livePins
+	if code != 0 || json.Unmarshal([]byte(out), &plain) != nil {
+		t.Fatalf("pins with a plain helm install: exit %d:\n%s", code, out)
+	}
+	plainFound := false
+	for _, p := range plain.HTTPPools {
+		plainFound = plainFound || (p.HelmRelease == tenant+"/kubernetes-nodes-pins-plain" && strings.HasSuffix(p.FoundBy, "sh.helm.release.v1.kubernetes-nodes-pins-plain.v2 (no HelmRelease)"))
+	}
+	if !plainFound || !slices.Contains(plain.Unused, unused) {
+		t.Errorf("pins: want %s/kubernetes-nodes-pins-plain read from its v2 record as an HTTP pool, and %s still unused:\n%s", tenant, unused, out)
+	}
+
+	// The Secret gone: the Cozystack pools are not resolved, with Flux's reason.
+	e.deleteOne(t, "v1", "Secret", tenant, "cozystack-values")
+	out, _, code = e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	if code != 0 || !strings.Contains(out, `could not resolve Secret chart values reference '`+tenant+`/cozystack-values' with key 'values.yaml'`) {
+		t.Errorf("pins without cozystack-values: exit %d, want 0 with the pools not resolved:\n%s", code, out)
 	}
 }

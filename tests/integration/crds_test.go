@@ -71,6 +71,7 @@ var generatedCRDs = []string{
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+	"source.toolkit.fluxcd.io_externalartifacts.yaml",
 }
 
 // helmReleaseCRDFile is Flux's HelmRelease CRD: installCRDs leaves it out,

@@ -8,6 +8,7 @@ package main
 // source).
 import (
 	_ "github.com/fluxcd/helm-controller/api/v2"
+	_ "github.com/fluxcd/source-controller/api/v1"
 	_ "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	_ "kubevirt.io/api/instancetype/v1beta1"
 	_ "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"

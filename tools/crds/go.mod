@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/fluxcd/helm-controller/api v1.4.0
+	github.com/fluxcd/source-controller/api v1.9.6
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 	k8s.io/apimachinery v0.37.0
 	kubevirt.io/api v1.6.0
@@ -13,9 +14,10 @@ require (
 )
 
 require (
+	github.com/fluxcd/pkg/apis/acl v0.10.0 // indirect
 	github.com/fluxcd/pkg/apis/kustomize v1.12.0 // indirect
-	github.com/fluxcd/pkg/apis/meta v1.21.0 // indirect
-	github.com/fxamacker/cbor/v2 v2.9.1 // indirect
+	github.com/fluxcd/pkg/apis/meta v1.30.2 // indirect
+	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/gobuffalo/flect v1.0.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -39,7 +41,7 @@ require (
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk/api v0.0.0-20220329064328-f3cc58c6ed90 // indirect
-	sigs.k8s.io/controller-runtime v0.22.1 // indirect
+	sigs.k8s.io/controller-runtime v0.24.1 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect

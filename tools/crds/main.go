@@ -8,6 +8,7 @@
 //	          CDIConfig
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
+//	          ExternalArtifact (v1)             github.com/fluxcd/source-controller/api v1.9.6
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
@@ -45,6 +46,7 @@ var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
 	"github.com/fluxcd/helm-controller/api/v2",
+	"github.com/fluxcd/source-controller/api/v1",
 	"github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1",
 }
 
@@ -56,6 +58,7 @@ var want = map[string]string{
 	"cdiconfigs.cdi.kubevirt.io":                                  "Cluster",
 	"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": "Cluster",
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
+	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
 }
 

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// cozyRelease is a pool HelmRelease as Cozystack creates it in tenant-zeta:
+// chartRef to the application artifact, valuesFrom cozystack-values.
+func cozyRelease(name, artifact, values string) string {
+	return `---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ` + name + `, namespace: tenant-zeta}
+spec:
+  chartRef: {kind: ExternalArtifact, name: ` + artifact + `, namespace: cozy-system}
+  valuesFrom: [{kind: Secret, name: cozystack-values}]
+  values: ` + values + `
+`
+}
+
+const (
+	cozyArtifact = "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"
+	// zetaValues is tenant-zeta's cozystack-values: the platform defaults
+	// new pools to clone goldens.
+	zetaValues = `---
+apiVersion: v1
+kind: Secret
+metadata: {name: cozystack-values, namespace: tenant-zeta}
+stringData:
+  values.yaml: |
+    _cluster:
+      osImage: {builtin: {}}
+    _namespace: {host: zeta.example.org}
+`
+)
+
+func pinsAllowingProblem(t *testing.T, state string, extra ...string) result {
+	t.Helper()
+	return cli(t, append([]string{"pins", "-cluster", state, "-o", "json"}, extra...)...)
+}
+
+// A pool that takes its golden only from the platform's _cluster.osImage
+// (through cozystack-values) keeps that golden in use; without the Secret the
+// pool is listed as not resolved, with Flux's reason, and never resolved
+// without it.
+func TestPinsPoolWhoseGoldenComesOnlyFromCluster(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	require.True(t, goldenIn(t, pinsOf(t, "cluster"), g5).SafeToDelete, "the neighbour: nothing uses v1.13.5 in the fixture")
+
+	pool := cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta, talos: {version: v1.13.5}}")
+	r, text := pinsOfFile(t, pinsWith(t, "cluster", zetaValues, pool))
+	g := goldenIn(t, r, g5)
+	assert.False(t, g.SafeToDelete)
+	require.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools))
+	assert.Equal(t, "spec.chartRef ExternalArtifact cozy-system/"+cozyArtifact, g.Pools[0].FoundBy)
+	assert.NotContains(t, r.Unused, g5)
+	assert.Contains(t, text, g5+"  (DataVolume, phase Succeeded)  in use: 1 pool, 0 disks\n")
+
+	// The Secret gone: the pool is not resolved, and says why.
+	r, text = pinsOfFile(t, pinsWith(t, "cluster", pool))
+	require.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-broken", "tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(r.Unresolved))
+	assert.Equal(t, `could not resolve Secret chart values reference 'tenant-zeta/cozystack-values' with key 'values.yaml': secrets "cozystack-values" not found`, r.Unresolved[1].Unresolved)
+	assert.Regexp(t, `\n  pool +tenant-zeta/kubernetes-nodes-zeta-w +values not resolved: could not resolve Secret chart values reference`, text)
+	assert.Empty(t, goldenIn(t, r, g5).Pools)
+}
+
+// An artifact whose name does not say kubernetes-nodes is a pool when the
+// operator names it with -artifact.
+func TestPinsArtifactFlag(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	state := pinsWith(t, "cluster", zetaValues, cozyRelease("kubernetes-nodes-zeta-w", "tenant-workers", "{cluster: zeta, talos: {version: v1.13.5}}"))
+	r, _ := pinsOfFile(t, state)
+	assert.True(t, goldenIn(t, r, g5).SafeToDelete, "not a pool: the artifact's name says nothing and no record names the chart")
+
+	for _, flag := range []string{"tenant-workers", "cozy-system/tenant-workers", "other,cozy-system/tenant-workers"} {
+		res := pinsAllowingProblem(t, state, "-artifact", flag)
+		require.Equal(t, exitOK, res.code, res.stderr)
+		g := goldenIn(t, decode[pinsReport](t, res), g5)
+		assert.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools), flag)
+	}
+}
+
+// A release of the pool chart installed with plain helm install (only its
+// Helm release record) is a pool with the values it was installed with.
+func TestPinsPlainHelmInstall(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	rec, err := fleet.EncodeRecord("kubernetes-nodes-zeta-w", "tenant-zeta", "kubernetes-nodes", 2, "deployed",
+		map[string]interface{}{"cluster": "zeta", "talos": map[string]interface{}{"version": "v1.13.5"}, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}})
+	require.NoError(t, err)
+	b, err := (&unstructured.Unstructured{Object: rec}).MarshalJSON()
+	require.NoError(t, err)
+	r, _ := pinsOfFile(t, pinsWith(t, "cluster", "---\n"+string(b)+"\n"))
+	g := goldenIn(t, r, g5)
+	require.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools))
+	assert.Equal(t, "Helm release record tenant-zeta/sh.helm.release.v1.kubernetes-nodes-zeta-w.v2 (no HelmRelease)", g.Pools[0].FoundBy)
+	assert.False(t, g.SafeToDelete)
+}
+
+// A pool at zero workers whose values no longer name the golden still holds
+// it through its KubevirtMachineTemplate: the catalog's rule counts it, so it
+// is not safe to delete. A template cloning a same-named PVC elsewhere does not.
+func TestPinsIdlePoolHeldByItsTemplateOnly(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	template := func(ns, sourceNS string) string {
+		return fmt.Sprintf(`---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-zeta-idle-abc123, namespace: %s}
+spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: %s, name: %s}}}}]}}}}}
+`, ns, sourceNS, g5)
+	}
+	r, text := pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "cozy-public")))
+	g := goldenIn(t, r, g5)
+	assert.False(t, g.SafeToDelete)
+	assert.Empty(t, g.Pools)
+	assert.Equal(t, []string{"tenant-zeta/KubevirtMachineTemplate/kubernetes-zeta-idle-abc123"}, g.Templates)
+	assert.NotContains(t, r.Unused, g5)
+	assert.Contains(t, text, g5+"  (DataVolume, phase Succeeded)  in use: 0 pools, 0 disks, 1 KubevirtMachineTemplate\n")
+	assert.Regexp(t, `\n  template +tenant-zeta/kubernetes-zeta-idle-abc123 +KubevirtMachineTemplate cloning it\n`, text)
+
+	r, _ = pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "tenant-zeta")))
+	assert.True(t, goldenIn(t, r, g5).SafeToDelete)
+	assert.Contains(t, r.Unused, g5)
+}
+
+// goldensOnly is a cluster holding one golden and nothing else of a pool.
+const goldensOnly = `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5
+  namespace: cozy-public
+spec:
+  source: {http: {url: "https://factory.talos.dev/image/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.5/openstack-amd64.raw.xz"}}
+  storage: {storageClassName: replicated, resources: {requests: {storage: 6Gi}}}
+status: {phase: Succeeded}
+`
+
+// With pool objects in the cluster and no pool readable, pins and adopt
+// refuse to conclude; with none, the golden is reported unused.
+func TestFleetReportsRefuseToConcludeWithoutPools(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	empty := writeTemp(t, "goldens-only.yaml", goldensOnly)
+	r, _ := pinsOfFile(t, empty)
+	assert.Equal(t, []string{g5}, r.Unused, "no pool and nothing that runs one: the golden is unused")
+	assert.Equal(t, 0, r.PoolsRead)
+
+	md := `---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-zeta-w, namespace: tenant-zeta}
+spec: {template: {spec: {infrastructureRef: {kind: KubevirtMachineTemplate, name: kubernetes-zeta-w-abc123}}}}
+`
+	otherProvider := `---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: metal, namespace: tenant-zeta}
+spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: m}}}}
+`
+	r, _ = pinsOfFile(t, writeTemp(t, "metal.yaml", goldensOnly+otherProvider))
+	assert.Equal(t, []string{g5}, r.Unused, "another provider's MachineDeployment is no pool")
+
+	withMD := writeTemp(t, "with-md.yaml", goldensOnly+md)
+	for _, verb := range []string{"pins", "adopt"} {
+		requireProblem(t, cli(t, verb, "-cluster", withMD), "could not read the pools: no HelmRelease or Helm release record of chart kubernetes-nodes was found", "tenant-zeta/MachineDeployment/kubernetes-zeta-w", "no golden can be called unused")
+	}
+	// Pools found, but none whose values resolve.
+	unresolved := writeTemp(t, "unresolved.yaml", goldensOnly+md+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}"))
+	requireProblem(t, cli(t, "pins", "-cluster", unresolved), "could not read the pools: none of the 1 pool found has values that resolve (first: tenant-zeta/kubernetes-nodes-zeta-w: could not resolve Secret chart values reference 'tenant-zeta/cozystack-values'")
+	// The Secret there: the pool reads, and the report concludes.
+	res := cli(t, "pins", "-cluster", writeTemp(t, "resolved.yaml", goldensOnly+md+zetaValues+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")), "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, 1, decode[pinsReport](t, res).PoolsRead)
+}
+
+// Cluster access as kubectl's: -context picks a context of the kubeconfig,
+// and KUBECONFIG (a list of files) is read when -kubeconfig is not given.
+func TestKubeconfigContextAndKubeconfigList(t *testing.T) {
+	srv := newAPIServer(t, td("pins", "cluster.yaml"))
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two")
+	require.NoError(t, os.WriteFile(two, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+  - {name: dead, cluster: {server: "http://127.0.0.1:1"}}
+  - {name: live, cluster: {server: %q}}
+users:
+  - {name: u, user: {token: test}}
+contexts:
+  - {name: dead, context: {cluster: dead, user: u}}
+  - {name: live, context: {cluster: live, user: u}}
+current-context: dead
+`, srv.URL)), 0o600))
+	requireProblem(t, cli(t, "pins", "-kubeconfig", two), "cannot reach the cluster at http://127.0.0.1:1")
+	res := cli(t, "pins", "-kubeconfig", two, "-context", "live", "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+two+" context live", decode[pinsReport](t, res).Cluster)
+	requireProblem(t, cli(t, "pins", "-kubeconfig", two, "-context", "nope"), `context "nope" does not exist`)
+	requireProblem(t, cli(t, "pins", "-cluster", td("pins", "cluster.yaml"), "-context", "live"), "-cluster and -kubeconfig/-context are exclusive")
+
+	// KUBECONFIG: the first file names the current context, the second
+	// holds it; kubectl merges them.
+	first := filepath.Join(dir, "first")
+	require.NoError(t, os.WriteFile(first, []byte("apiVersion: v1\nkind: Config\ncurrent-context: live\n"), 0o600))
+	second := filepath.Join(dir, "second")
+	require.NoError(t, os.WriteFile(second, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: live, cluster: {server: %q}}]
+users: [{name: u, user: {token: test}}]
+contexts: [{name: live, context: {cluster: live, user: u}}]
+`, srv.URL)), 0o600))
+	t.Setenv("KUBECONFIG", first+string(os.PathListSeparator)+second)
+	res = cli(t, "pins", "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[pinsReport](t, res).Cluster)
+	// plan without -kubeconfig or -context stays a preview, KUBECONFIG or not.
+	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, decode[planReport](t, res).Cluster, "none (helm template preview")
+}
+
+// rollcheck without -values checks every pool of the cluster, found and
+// valued as pins finds them; a pool whose values do not resolve is listed
+// as not checked (exit 1), never counted as "no roll".
+func TestRollcheckReadsTheClustersPools(t *testing.T) {
+	root := filepath.Join("..", "..")
+	state := filepath.Join(root, "examples", "cluster-state.yaml")
+	res := cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", state, "-o", "json")
+	require.Equal(t, exitAttn, res.code, "gamma-big is refused at both: %s", res.stderr)
+	r := decode[rollReport](t, res)
+	var sources []string
+	for _, p := range r.Pools {
+		sources = append(sources, p.Values)
+	}
+	assert.Equal(t, []string{
+		"helmrelease tenant-acme/kubernetes-nodes-acme-golden",
+		"helmrelease tenant-acme/kubernetes-nodes-acme-workers",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-batch",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-spot",
+		"helmrelease tenant-beta/kubernetes-nodes-beta-web",
+		"helmrelease tenant-gamma/kubernetes-nodes-gamma-big",
+		"helmrelease tenant-gamma/kubernetes-nodes-gamma-edge",
+	}, sources)
+	assert.Equal(t, 6, r.Summary.NoRoll)
+	assert.Equal(t, 1, r.Summary.RefusedAtHead)
+	// beta-spot renders its clone of the golden it takes from _cluster.
+	assert.Equal(t, "kubernetes-nodes-beta-spot", r.Pools[3].Release)
+	assert.NotEmpty(t, r.Pools[3].Head.MachineTemplate)
+
+	// A pool whose cozystack-values is missing is not checked.
+	unresolved := writeTemp(t, "unresolved-pool.yaml", goldensOnly+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}"))
+	res = cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", unresolved)
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "    not checked: could not resolve Secret chart values reference 'tenant-zeta/cozystack-values'")
+	assert.Contains(t, res.stdout, "1 pool: 0 roll, 0 refused at head, 0 refused at base only, 0 no roll, 1 not resolved (not checked)\n")
+	// Its Secret there: checked (this bare cluster has no instancetype, so
+	// the chart refuses it at both sides, as it would any pool there).
+	res = cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", writeTemp(t, "resolved-pool.yaml", goldensOnly+zetaValues+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")), "-o", "json")
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	checked := decode[rollReport](t, res)
+	assert.Equal(t, 0, checked.Summary.Unresolved)
+	require.Len(t, checked.Pools, 1)
+	assert.Equal(t, "refused at both", checked.Pools[0].Status)
+	assert.Contains(t, checked.Pools[0].Head.Refusal, "pool kubernetes-zeta-w")
+
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root), "-values or a cluster")
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", state, "-release", "x"), "-release and -namespace apply to -values files")
+	md := "---\napiVersion: cluster.x-k8s.io/v1beta1\nkind: MachineDeployment\nmetadata: {name: kubernetes-zeta-w, namespace: tenant-zeta}\n"
+	requireProblem(t, cli(t, "rollcheck", "-base", root, "-head", root, "-cluster", writeTemp(t, "md-only.yaml", goldensOnly+md)), "could not read the pools", "tenant-zeta/MachineDeployment/kubernetes-zeta-w")
+}

@@ -1,0 +1,354 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+var opts = fleet.Options{Chart: "kubernetes-nodes"}
+
+func state(t *testing.T, docs ...string) *render.State {
+	t.Helper()
+	objs, err := render.ParseObjects([]byte(strings.Join(docs, "\n---\n")))
+	require.NoError(t, err)
+	return render.NewState(objs...)
+}
+
+func record(t *testing.T, name, ns, chart string, version int, status string, config map[string]interface{}) string {
+	t.Helper()
+	obj, err := fleet.EncodeRecord(name, ns, chart, version, status, config)
+	require.NoError(t, err)
+	b, err := (&unstructured.Unstructured{Object: obj}).MarshalJSON()
+	require.NoError(t, err)
+	return string(b)
+}
+
+func read(t *testing.T, o fleet.Options, docs ...string) *fleet.Fleet {
+	t.Helper()
+	f, err := fleet.Read(context.Background(), state(t, docs...), o)
+	require.NoError(t, err)
+	return f
+}
+
+func ids(f *fleet.Fleet) []string {
+	out := []string{}
+	for _, p := range f.Pools {
+		out = append(out, p.ID())
+	}
+	return out
+}
+
+// hr is a HelmRelease in tenant-a; spec is YAML indented by four spaces.
+func hr(name, spec string) string {
+	return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: ` + name + `, namespace: tenant-a}
+spec:
+` + spec
+}
+
+const cozystackValues = `apiVersion: v1
+kind: Secret
+metadata: {name: cozystack-values, namespace: tenant-a}
+type: Opaque
+stringData:
+  values.yaml: |
+    _cluster:
+      osImage:
+        builtin: {}
+      talos:
+        imageFactoryURL: https://mirror.example
+    _namespace:
+      host: tenant-a.example`
+
+// Every chart-reference shape a pool is installed with is a pool; its
+// neighbours that name another chart are not.
+func TestPoolsInEveryChartReferenceShape(t *testing.T) {
+	f := read(t, opts,
+		hr("kubernetes-nodes-a-ea", `  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}`),
+		hr("kubernetes-nodes-a-oci", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}`),
+		hr("kubernetes-nodes-a-hc", `  chartRef: {kind: HelmChart, name: tenant-a-kubernetes-nodes, namespace: flux-system}`),
+		hr("kubernetes-nodes-a-legacy", `  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: cozystack-apps}}}`),
+		hr("postgres-db", `  chartRef: {kind: ExternalArtifact, name: cozystack-postgres-application-default-postgres, namespace: cozy-system}`),
+		hr("legacy-postgres", `  chart: {spec: {chart: postgres}}`),
+		hr("wrong-kind", `  chartRef: {kind: GitRepository, name: kubernetes-nodes}`),
+	)
+	assert.Equal(t, []string{"tenant-a/kubernetes-nodes-a-ea", "tenant-a/kubernetes-nodes-a-hc", "tenant-a/kubernetes-nodes-a-legacy", "tenant-a/kubernetes-nodes-a-oci"}, ids(f))
+	assert.Equal(t, "spec.chartRef ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes", f.Pools[0].FoundBy)
+	assert.Equal(t, "spec.chartRef OCIRepository tenant-a/kubernetes-nodes", f.Pools[3].FoundBy, "a chartRef without namespace is in the HelmRelease's")
+	assert.Equal(t, "spec.chart kubernetes-nodes", f.Pools[2].FoundBy)
+}
+
+// An artifact whose name says nothing is a pool when the operator names it,
+// or when the release's Helm record names the pool chart.
+func TestArtifactNamedByFlagOrByRecord(t *testing.T) {
+	docs := []string{
+		hr("nodes-x", `  chartRef: {kind: ExternalArtifact, name: tenant-nodes, namespace: cozy-system}`),
+		hr("nodes-y", `  chartRef: {kind: OCIRepository, name: workers}`),
+	}
+	assert.Empty(t, read(t, opts, docs...).Pools, "neither name ends in kubernetes-nodes and no record says")
+
+	flagged := read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"cozy-system/tenant-nodes"}}, docs...)
+	require.Equal(t, []string{"tenant-a/nodes-x"}, ids(flagged))
+	assert.Contains(t, flagged.Pools[0].FoundBy, "named by -artifact")
+	assert.Equal(t, []string{"tenant-a/nodes-x"}, ids(read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"tenant-nodes"}}, docs...)))
+	assert.Empty(t, read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"other/tenant-nodes"}}, docs...).Pools, "a flag naming another namespace")
+
+	// The record of nodes-y (release in the HelmRelease's namespace) names
+	// the pool chart at its newest version; nodes-x's newest names another.
+	withRecords := append(docs,
+		record(t, "nodes-y", "tenant-a", "postgres", 1, "superseded", nil),
+		record(t, "nodes-y", "tenant-a", "kubernetes-nodes", 2, "deployed", nil),
+		record(t, "nodes-x", "tenant-a", "kubernetes-nodes", 1, "superseded", nil),
+		record(t, "nodes-x", "tenant-a", "postgres", 2, "deployed", nil),
+	)
+	f := read(t, opts, withRecords...)
+	require.Equal(t, []string{"tenant-a/nodes-y"}, ids(f))
+	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.nodes-y.v2 (chart kubernetes-nodes)", f.Pools[0].FoundBy)
+	// A reference that names another chart by name decides: no record read.
+	named := read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+	assert.Empty(t, named.Pools)
+}
+
+// Flux names the release [<targetNamespace>-]<name> unless releaseName is
+// set, installs it in targetNamespace and keeps its record in storageNamespace.
+func TestReleaseNameAndNamespaceAsFlux(t *testing.T) {
+	f := read(t, opts,
+		hr("kubernetes-nodes-a-t", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+  targetNamespace: tenant-b`),
+		hr("kubernetes-nodes-a-r", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+  releaseName: own-name`),
+		hr("plain-ref", `  chartRef: {kind: OCIRepository, name: workers}
+  releaseName: rel
+  storageNamespace: flux-store`),
+		record(t, "rel", "flux-store", "kubernetes-nodes", 1, "deployed", nil),
+	)
+	require.Len(t, f.Pools, 3)
+	byID := map[string]fleet.Pool{}
+	for _, p := range f.Pools {
+		byID[p.ID()] = p
+	}
+	assert.Equal(t, "tenant-b-kubernetes-nodes-a-t", byID["tenant-a/kubernetes-nodes-a-t"].Release)
+	assert.Equal(t, "tenant-b", byID["tenant-a/kubernetes-nodes-a-t"].Namespace)
+	assert.Equal(t, "own-name", byID["tenant-a/kubernetes-nodes-a-r"].Release)
+	assert.Equal(t, "tenant-a", byID["tenant-a/kubernetes-nodes-a-r"].Namespace)
+	assert.Equal(t, "rel", byID["tenant-a/plain-ref"].Release, "found by its record in the storage namespace")
+
+	// What the controller installed, as its status records it, wins: it
+	// shortens a name longer than Helm allows.
+	long := "kubernetes-nodes-a-pool-with-a-name-longer-than-helm-allows"
+	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: nodes}
+  targetNamespace: tenant-b
+status:
+  storageNamespace: tenant-a
+  history: [{name: tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab, namespace: tenant-b, chartName: kubernetes-nodes}]`),
+		record(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+	require.Len(t, f.Pools, 1, "found by the record of the shortened release")
+	assert.Equal(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", f.Pools[0].Release)
+	assert.Equal(t, "tenant-b", f.Pools[0].Namespace)
+}
+
+// A release of the pool chart that no HelmRelease manages (helm install) is a
+// pool with the values it was installed with; one uninstalled with its
+// history kept, or one a HelmRelease manages, is not another pool.
+func TestPlainHelmInstallIsAPool(t *testing.T) {
+	f := read(t, opts,
+		record(t, "kubernetes-nodes-c-p", "tenant-c", "kubernetes-nodes", 1, "superseded", map[string]interface{}{"cluster": "old"}),
+		record(t, "kubernetes-nodes-c-p", "tenant-c", "kubernetes-nodes", 3, "deployed", map[string]interface{}{"cluster": "c"}),
+		record(t, "kubernetes-nodes-c-gone", "tenant-c", "kubernetes-nodes", 2, "uninstalled", nil),
+		record(t, "postgres", "tenant-c", "postgres", 1, "deployed", nil),
+		hr("kubernetes-nodes-a-x", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}`),
+		record(t, "kubernetes-nodes-a-x", "tenant-a", "kubernetes-nodes", 1, "deployed", nil),
+	)
+	require.Equal(t, []string{"tenant-a/kubernetes-nodes-a-x", "tenant-c/kubernetes-nodes-c-p"}, ids(f))
+	p := f.Pools[1]
+	assert.Equal(t, "", p.HelmRelease)
+	assert.Equal(t, map[string]interface{}{"cluster": "c"}, p.Values, "the newest version's values")
+	assert.Equal(t, "Helm release record tenant-c/sh.helm.release.v1.kubernetes-nodes-c-p.v3 (no HelmRelease)", p.FoundBy)
+}
+
+// Cozystack's shape: the cozystack-values Secret brings _cluster, the
+// tenant's spec.values go on top.
+func TestValuesFromCozystackValues(t *testing.T) {
+	f := read(t, opts, cozystackValues,
+		hr("kubernetes-nodes-a-w", `  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}
+  valuesFrom: [{kind: Secret, name: cozystack-values}]
+  values:
+    cluster: a
+    _namespace: {host: own}`))
+	require.Len(t, f.Pools, 1)
+	p := f.Pools[0]
+	assert.Empty(t, p.Unresolved)
+	assert.Equal(t, map[string]interface{}{
+		"cluster": "a",
+		"_cluster": map[string]interface{}{
+			"osImage": map[string]interface{}{"builtin": map[string]interface{}{}},
+			"talos":   map[string]interface{}{"imageFactoryURL": "https://mirror.example"},
+		},
+		"_namespace": map[string]interface{}{"host": "own"},
+	}, p.Values)
+}
+
+// A Secret as the API server returns it (data, base64) reads the same.
+func TestValuesFromSecretData(t *testing.T) {
+	enc := base64.StdEncoding.EncodeToString([]byte("cluster: from-data\n"))
+	f := read(t, opts, `apiVersion: v1
+kind: Secret
+metadata: {name: v, namespace: tenant-a}
+data: {values.yaml: `+enc+`}`,
+		hr("kubernetes-nodes-a-w", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+  valuesFrom: [{kind: Secret, name: v}]`))
+	assert.Equal(t, map[string]interface{}{"cluster": "from-data"}, f.Pools[0].Values)
+}
+
+func configMap(name, key, value string) string {
+	return `apiVersion: v1
+kind: ConfigMap
+metadata: {name: ` + name + `, namespace: tenant-a}
+data:
+  ` + key + `: |
+    ` + strings.ReplaceAll(value, "\n", "\n    ")
+}
+
+func valuesOf(t *testing.T, spec string, docs ...string) fleet.Pool {
+	t.Helper()
+	f := read(t, opts, append(docs, hr("kubernetes-nodes-a-w", "  chartRef: {kind: OCIRepository, name: kubernetes-nodes}\n"+spec))...)
+	require.Len(t, f.Pools, 1)
+	return f.Pools[0]
+}
+
+// valuesFrom merges in order, later over earlier, maps deeply; spec.values last.
+func TestValuesFromOrder(t *testing.T) {
+	docs := []string{
+		configMap("first", "values.yaml", "diskSize: 10Gi\ntalos: {version: v1.9.0, schematicID: aaa}"),
+		configMap("second", "values.yaml", "diskSize: 30Gi\ntalos: {version: v1.10.0}"),
+	}
+	p := valuesOf(t, `  valuesFrom: [{kind: ConfigMap, name: first}, {kind: ConfigMap, name: second}]
+  values: {cluster: a}`, docs...)
+	assert.Equal(t, map[string]interface{}{"cluster": "a", "diskSize": "30Gi", "talos": map[string]interface{}{"version": "v1.10.0", "schematicID": "aaa"}}, p.Values)
+
+	p = valuesOf(t, `  valuesFrom: [{kind: ConfigMap, name: second}, {kind: ConfigMap, name: first}]
+  values: {diskSize: 50Gi}`, docs...)
+	assert.Equal(t, map[string]interface{}{"diskSize": "50Gi", "talos": map[string]interface{}{"version": "v1.9.0", "schematicID": "aaa"}}, p.Values)
+}
+
+// valuesKey picks another key; targetPath sets one value at a path.
+func TestValuesKeyAndTargetPath(t *testing.T) {
+	p := valuesOf(t, `  valuesFrom:
+  - {kind: ConfigMap, name: pool, valuesKey: pool.yaml}
+  - {kind: ConfigMap, name: version, valuesKey: v, targetPath: talos.version}`,
+		configMap("pool", "pool.yaml", "cluster: a\ntalos: {version: v1.9.0}"),
+		`apiVersion: v1
+kind: ConfigMap
+metadata: {name: version, namespace: tenant-a}
+data: {v: v1.11.2}`)
+	assert.Equal(t, map[string]interface{}{"cluster": "a", "talos": map[string]interface{}{"version": "v1.11.2"}}, p.Values)
+
+	// The neighbour: without valuesKey the key values.yaml is read, absent here.
+	p = valuesOf(t, `  valuesFrom: [{kind: ConfigMap, name: pool}]`, configMap("pool", "pool.yaml", "cluster: a"))
+	assert.Nil(t, p.Values)
+	assert.Equal(t, "could not resolve ConfigMap chart values reference 'tenant-a/pool' with key 'values.yaml': key not found", p.Unresolved)
+}
+
+// An optional reference that is missing is skipped; a required one leaves
+// the pool unresolved with Flux's reason, never resolved without it.
+func TestMissingReferences(t *testing.T) {
+	p := valuesOf(t, `  valuesFrom: [{kind: Secret, name: cozystack-values}, {kind: Secret, name: extra, optional: true}]
+  values: {cluster: a}`, cozystackValues)
+	assert.Empty(t, p.Unresolved)
+	assert.Equal(t, "a", p.Values["cluster"])
+
+	p = valuesOf(t, `  valuesFrom: [{kind: Secret, name: cozystack-values}]
+  values: {cluster: a}`)
+	assert.Nil(t, p.Values)
+	assert.Contains(t, p.Unresolved, "could not resolve Secret chart values reference 'tenant-a/cozystack-values' with key 'values.yaml'")
+
+	p = valuesOf(t, `  valuesFrom: [{kind: Secret, name: cozystack-values, valuesKey: other.yaml}]`, cozystackValues)
+	assert.Equal(t, "could not resolve Secret chart values reference 'tenant-a/cozystack-values' with key 'other.yaml': key not found", p.Unresolved)
+
+	p = valuesOf(t, `  valuesFrom: [{kind: Secret, name: cozystack-values, valuesKey: other.yaml, optional: true}]
+  values: {cluster: a}`, cozystackValues)
+	assert.Equal(t, map[string]interface{}{"cluster": "a"}, p.Values)
+
+	p = valuesOf(t, `  valuesFrom: [{kind: Service, name: x}]`)
+	assert.Contains(t, p.Unresolved, "unsupported values reference kind")
+
+	p = valuesOf(t, `  valuesFrom: {kind: Secret}`)
+	assert.Contains(t, p.Unresolved, "spec.valuesFrom is not a list")
+}
+
+// An empty cluster holds no pool and nothing that runs one; a cluster with a
+// pool's template or MachineDeployment says so even with no pool readable.
+func TestPoolObjects(t *testing.T) {
+	f := read(t, opts)
+	assert.Empty(t, f.Pools)
+	assert.Empty(t, f.PoolObjects)
+	assert.Equal(t, 0, f.Resolved())
+
+	f = read(t, opts, `apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-a-w-abc123, namespace: tenant-a}`, `apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-a-w, namespace: tenant-a}
+spec: {template: {spec: {infrastructureRef: {kind: KubevirtMachineTemplate, name: kubernetes-a-w-abc123}}}}`, `apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: metal, namespace: tenant-a}
+spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: m}}}}`)
+	assert.Equal(t, []string{"tenant-a/KubevirtMachineTemplate/kubernetes-a-w-abc123", "tenant-a/MachineDeployment/kubernetes-a-w"}, f.PoolObjects)
+}
+
+// Who uses a golden is answered by the catalog chart: its annotated disks in
+// any namespace (apart those of no pool), and every KubevirtMachineTemplate
+// cloning it, an idle pool's too; a golden nothing uses has none.
+func TestGoldenUsersAskTheCatalog(t *testing.T) {
+	catalog, err := fleet.CatalogChart()
+	require.NoError(t, err)
+	st := state(t, `apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: disk-1
+  namespace: tenant-a
+  annotations: {kubernetes-worker-image.cozystack.io/golden: talos-worker-aaa-v1.9.0, kubernetes-worker-image.cozystack.io/pool: kubernetes-a-w}`,
+		`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: stray
+  namespace: tenant-b
+  annotations: {kubernetes-worker-image.cozystack.io/golden: talos-worker-aaa-v1.9.0, kubernetes-worker-image.cozystack.io/pool: kubernetes-b-gone}`,
+		`apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-a-w, namespace: tenant-a}`,
+		`apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-c-idle-abc123, namespace: tenant-c}
+spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: cozy-public, name: talos-worker-bbb-v1.9.0}}}}]}}}}}`,
+		`apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: elsewhere, namespace: tenant-c}
+spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: other, name: talos-worker-ccc-v1.9.0}}}}]}}}}}`,
+	)
+	u, err := fleet.GoldenUsers(catalog, st, []string{"talos-worker-aaa-v1.9.0", "talos-worker-bbb-v1.9.0", "talos-worker-ccc-v1.9.0"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{
+		"talos-worker-aaa-v1.9.0": {"tenant-a/DataVolume/disk-1", "tenant-b/PersistentVolumeClaim/stray"},
+		"talos-worker-bbb-v1.9.0": {"tenant-c/KubevirtMachineTemplate/kubernetes-c-idle-abc123"},
+		"talos-worker-ccc-v1.9.0": {},
+	}, u.Users)
+	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {"tenant-b/PersistentVolumeClaim/stray"}}, u.NoPool)
+
+	// An empty cluster, and no names at all.
+	u, err = fleet.GoldenUsers(catalog, state(t), []string{"talos-worker-aaa-v1.9.0"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {}}, u.Users)
+	u, err = fleet.GoldenUsers(catalog, state(t), nil)
+	require.NoError(t, err)
+	assert.Empty(t, u.Users)
+}
