@@ -294,7 +294,8 @@ A checksum CDI verifies an HTTP import against (DataVolume spec.source.http.chec
 
 {{/*
 The CDI resource CDI itself reads (its GetActiveCDI): the only one, or of several the only one not in
-phase Error. Takes a dict: items (the listed CDI resources), out (filled with cdi, or problem).
+phase Error. Takes a dict: items (the listed CDI resources), out (filled with cdi, or problem: which
+resources there are, for the caller to say what that stops).
 */}}
 {{- define "worker-image-lib.activeCDI" -}}
 {{- $active := list -}}
@@ -310,6 +311,6 @@ phase Error. Takes a dict: items (the listed CDI resources), out (filled with cd
 {{- range $active -}}
 {{- $names = append $names .metadata.name -}}
 {{- end -}}
-{{- $_ := set .out "problem" (printf "the cluster has %d CDI resources and %d of them not in phase Error (%s), and CDI works only when exactly one is" (len .items) (len $active) (join ", " (sortAlpha $names) | default "none")) -}}
+{{- $_ := set .out "problem" (printf "the cluster has %d CDI resources and %d of them not in phase Error (%s)" (len .items) (len $active) (join ", " (sortAlpha $names) | default "none")) -}}
 {{- end -}}
 {{- end -}}

@@ -400,7 +400,7 @@ CDI older than v1.65.0, and an importing golden whose CA ConfigMap this render w
 {{- include "worker-image-lib.activeCDI" (dict "items" ($list.items | default list) "out" $cdi) -}}
 {{- $subject := printf "the goldens %s would be imported with a checksum, which CDI verifies from v1.65.0 on" (join ", " $checksummed) -}}
 {{- if $cdi.problem -}}
-{{- fail (printf "%s, but %s, so its version is not known; fix the CDI resources first, or remove checksum from those entries" $subject $cdi.problem) -}}
+{{- fail (printf "%s, but %s, and CDI works only when exactly one is, so its version is not known; fix the CDI resources first, or remove checksum from those entries" $subject $cdi.problem) -}}
 {{- else if $cdi.cdi -}}
 {{- $version := dig "status" "observedVersion" "" $cdi.cdi | toString -}}
 {{- $release := regexFind "^v?[0-9]+[.][0-9]+[.][0-9]+" $version -}}
