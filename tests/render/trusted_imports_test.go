@@ -336,7 +336,7 @@ func TestCatalogChecksumNeedsCDI165(t *testing.T) {
 	_, err := renderCatalog(t, vals(t, checksumCatalog), clusterFromYAML(t, cdiAt("cdi", "", "Deploying")))
 	requireRefusal(t, err, `the CDI resource cdi states no version it runs (status.observedVersion ""): CDI has not finished deploying`)
 	_, err = renderCatalog(t, vals(t, checksumCatalog), clusterFromYAML(t, cdiAt("cdi", "v1.65.0", "Deployed")+cdiAt("cdi-2", "v1.64.0", "Deployed")))
-	requireRefusal(t, err, "the cluster has 2 CDI resources and 2 of them not in phase Error (cdi, cdi-2)")
+	requireRefusal(t, err, "the cluster has 2 CDI resources and 2 of them not in phase Error (cdi, cdi-2), and CDI works only when exactly one is, so its version is not known")
 	m, err := renderCatalog(t, vals(t, checksumCatalog), clusterFromYAML(t, cdiAt("cdi", "v1.65.0", "Deployed")+cdiAt("old", "v1.64.0", "Error")))
 	require.NoError(t, err, "CDI reads the one resource not in phase Error")
 	assert.Equal(t, testChecksum, render.Get(catalogGolden(t, m, "talos-worker-abc-v1.13.6").Object, "spec.source.http.checksum"))
