@@ -17,7 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 )
 
-// The cost bound DESIGN.md sets for one render: any values file of up to
+// The cost bound docs/design.md sets for one render: any values file of up to
 // 1 MiB renders or is refused within 250 ms (reported by the benchmark, never
 // asserted) and 64 MB allocated (asserted: allocations do not depend on load).
 const (

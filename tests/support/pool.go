@@ -30,7 +30,7 @@ func PoolDefaults() (Defaults, error) {
 	return Defaults{SchematicID: str("talos.schematicID"), Version: str("talos.version"), StorageClass: str("storageClass")}, nil
 }
 
-// GoldenName is the contract's name of a golden DataVolume (DESIGN.md),
+// GoldenName is the contract's name of a golden DataVolume (docs/design.md),
 // written here independently of the charts so tests check them against it.
 func GoldenName(schematicID, version string) string {
 	return "talos-worker-" + schematicID + "-" + version
