@@ -55,10 +55,15 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// helpRequest is -h or -help on a verb: its flags, for the verb's own help.
+type helpRequest struct{ flags *flag.FlagSet }
+
+func (helpRequest) Error() string { return flag.ErrHelp.Error() }
+
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return helpRequest{fs}
 		}
 		return err
 	}

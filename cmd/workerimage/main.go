@@ -13,7 +13,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -30,7 +29,8 @@ const usage = `usage:
   workerimage pins [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
   workerimage adopt [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
 
-pins and adopt without -cluster or -kubeconfig reach the cluster as kubectl does: KUBECONFIG, ~/.kube/config, or in a pod its service account.`
+pins and adopt without -cluster or -kubeconfig reach the cluster as kubectl does: KUBECONFIG, ~/.kube/config, or in a pod its service account.
+workerimage help COMMAND (or workerimage COMMAND -h) says what a command answers, its flags and defaults, its exit codes and an example.`
 
 func main() {
 	// client-go and Helm log some failures through the standard logger as well
@@ -58,7 +58,17 @@ func (a app) run(args []string) int {
 		cmd = a.pins
 	case "adopt":
 		cmd = a.adopt
-	case "-h", "-help", "--help", "help":
+	case "help":
+		if len(args) > 1 {
+			if _, ok := verbHelp[args[1]]; !ok {
+				fmt.Fprintf(a.stderr, "workerimage help: unknown command %q (want plan, rollcheck, pins or adopt)\n", args[1])
+				return exitProblem
+			}
+			return a.run([]string{args[1], "-h"})
+		}
+		fmt.Fprintln(a.stdout, usage)
+		return exitOK
+	case "-h", "-help", "--help":
 		fmt.Fprintln(a.stdout, usage)
 		return exitOK
 	default:
@@ -69,8 +79,9 @@ func (a app) run(args []string) int {
 	// cluster that fails halfway leaves nothing behind but the one line.
 	var out bytes.Buffer
 	code, err := cmd(args[1:], &out)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(a.stdout, usage)
+	var help helpRequest
+	if errors.As(err, &help) {
+		writeVerbHelp(a.stdout, args[0], help.flags)
 		return exitOK
 	}
 	if err != nil {

@@ -144,12 +144,46 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 }
 
 func TestHelpIsUsageOnStdout(t *testing.T) {
-	for _, args := range [][]string{{"-help"}, {"plan", "-h"}, {"pins", "-help"}, {"adopt", "-h"}} {
-		r := cli(t, args...)
-		assert.Equal(t, exitOK, r.code, args)
-		assert.Empty(t, r.stderr)
-		for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins ", "workerimage adopt "} {
-			assert.Contains(t, r.stdout, cmd, args)
+	r := cli(t, "-help")
+	assert.Equal(t, exitOK, r.code)
+	assert.Empty(t, r.stderr)
+	for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins ", "workerimage adopt "} {
+		assert.Contains(t, r.stdout, cmd)
+	}
+	assert.Contains(t, r.stdout, "workerimage help COMMAND")
+}
+
+// Each verb's help says what it answers, every flag with its default, the exit
+// codes and an example; `help VERB`, `VERB -h` and `VERB -help` print the same.
+func TestEveryVerbHasItsOwnHelp(t *testing.T) {
+	flags := map[string][]string{
+		"plan":      {"-values", "-release", "-namespace", "-cluster", "-kubeconfig", "-context", "-chart", "-o (default \"text\")"},
+		"rollcheck": {"-base", "-head", "-values", "-cluster", "-kubeconfig", "-context", "-artifact", "-release", "-namespace", "-o (default \"text\")"},
+		"pins":      {"-cluster", "-kubeconfig", "-context", "-artifact", "-chart", "-o (default \"text\")"},
+		"adopt":     {"-cluster", "-kubeconfig", "-context", "-artifact", "-chart", "-o (default \"text\")"},
+	}
+	for verb, want := range flags {
+		help := cli(t, "help", verb)
+		require.Equal(t, exitOK, help.code, verb)
+		assert.Empty(t, help.stderr)
+		assert.True(t, strings.HasPrefix(help.stdout, "workerimage "+verb+"\n\n"), help.stdout)
+		for _, f := range want {
+			assert.Contains(t, help.stdout, "\n  "+f+"\n", "%s documents %s", verb, f)
+		}
+		assert.Contains(t, help.stdout, "\nexit codes:\n  0  ")
+		assert.Contains(t, help.stdout, "\n  2  bad input")
+		assert.Contains(t, help.stdout, "\nexample:\n  bin/workerimage "+verb+" -")
+		assert.NotContains(t, help.stdout, "workerimage rollcheck -base DIR", "not the all-verbs usage")
+		for _, alt := range [][]string{{verb, "-h"}, {verb, "-help"}} {
+			r := cli(t, alt...)
+			assert.Equal(t, exitOK, r.code)
+			assert.Equal(t, help.stdout, r.stdout, alt)
 		}
 	}
+	assert.Contains(t, cli(t, "help", "plan").stdout, "\n  1  the chart refuses the pool")
+	assert.NotContains(t, cli(t, "help", "pins").stdout, "\n  1  ", "pins never exits 1")
+
+	r := cli(t, "help", "plna")
+	assert.Equal(t, exitProblem, r.code)
+	assert.Equal(t, "workerimage help: unknown command \"plna\" (want plan, rollcheck, pins or adopt)\n", r.stderr)
 }

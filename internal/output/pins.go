@@ -27,6 +27,9 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 	if g.Retiring {
 		state += ", retiring"
 	}
+	for _, what := range g.ImportedWithout {
+		state += ", imported without " + map[string]string{"CA": "the CA the catalog now holds", "checksum": "a checksum"}[what]
+	}
 	verdict := fmt.Sprintf("in use: %s, %s", report.Count(len(g.Pools), "pool"), report.Count(len(g.Disks), "disk"))
 	if len(g.NoPoolDisks) > 0 {
 		verdict += fmt.Sprintf(", %s of no pool", report.Count(len(g.NoPoolDisks), "disk"))

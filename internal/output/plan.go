@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/report"
 )
 
@@ -40,6 +41,9 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 				}
 				tb.row("golden", g)
 				tb.row("golden source", orNotRecorded(d.GoldenSourceURL))
+				if d.GoldenCertConfigMap != "" || d.GoldenChecksum != "" {
+					tb.row("golden import", goldenImport(d.GoldenCertConfigMap, d.GoldenChecksum))
+				}
 			}
 		} else {
 			tb.row("disk source", "HTTP import from "+report.OrNone(d.URL))
@@ -49,6 +53,9 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 		tb.row("version", d.Version.Value+"  ("+d.Version.Source+")")
 		if d.ImageFactoryURL != nil {
 			tb.row("image factory", d.ImageFactoryURL.Value+"  ("+d.ImageFactoryURL.Source+")")
+		}
+		if d.ImageFactoryCA != nil {
+			tb.row("factory CA", d.ImageFactoryCA.Value+"  ("+d.ImageFactoryCA.Source+")")
 		}
 		if d.PoolClass != nil {
 			tb.row("pool class", report.OrNone(d.PoolClass.Value)+"  ("+d.PoolClass.Source+")")
@@ -86,6 +93,9 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 	}
 	if c := r.CreatedWith; c != nil {
 		what := fmt.Sprintf("platform defaults imageFactoryURL %s, osImage %s", report.OrNone(c.ImageFactoryURL), report.OrNone(strings.Join(strings.Fields(c.OSImage), " ")))
+		if c.ImageFactoryCA {
+			what += ", imageFactoryCA (applies: the platform's CA is read at each render)"
+		}
 		if c.Origin == "builtin" {
 			what = "the chart's built-in values"
 		}
@@ -100,4 +110,16 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 		tb.row("result", "refused: "+r.Refusal)
 	}
 	tb.write(out)
+}
+
+// goldenImport says what a golden's import was verified with.
+func goldenImport(certConfigMap, checksum string) string {
+	var parts []string
+	if certConfigMap != "" {
+		parts = append(parts, "trusting the CA in ConfigMap "+golden.Namespace+"/"+certConfigMap)
+	}
+	if checksum != "" {
+		parts = append(parts, "checksum "+checksum+" (CDI verifies it on import from v1.65.0 on; the catalog refuses it on an older CDI, but a catalog rendered where no CDI resource was readable left that unchecked)")
+	}
+	return strings.Join(parts, ", ")
 }

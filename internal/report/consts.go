@@ -10,4 +10,11 @@ const (
 	machineDeplAPI   = "cluster.x-k8s.io/v1beta1"
 	// annImportEndpoint: where CDI imported a PVC from.
 	annImportEndpoint = "cdi.kubevirt.io/storage.import.endpoint"
+	// annImportCertConfigMap and annImportChecksum: CDI's record, on a PVC it
+	// imported, of the source's certConfigMap and checksum.
+	annImportCertConfigMap = "cdi.kubevirt.io/storage.import.certConfigMap"
+	annImportChecksum      = "cdi.kubevirt.io/storage.import.checksum"
+	// catalogCAConfigMap is the catalog's ConfigMap of its chart-wide
+	// imageFactoryCA; an entry's own CA is in <it>-<schematicID>-<version>.
+	catalogCAConfigMap = "kubernetes-worker-image-ca"
 )

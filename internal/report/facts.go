@@ -79,6 +79,8 @@ type chartFacts struct {
 		VersionSource         scalar `json:"versionSource"`
 		ImageFactoryURL       scalar `json:"imageFactoryURL"`
 		ImageFactoryURLSource scalar `json:"imageFactoryURLSource"`
+		CertConfigMap         scalar `json:"certConfigMap"`
+		ImageFactoryCASource  scalar `json:"imageFactoryCASource"`
 		Preview               bool   `json:"preview"`
 		Report                *struct {
 			GoldenPhase       scalar `json:"goldenPhase"`
@@ -105,6 +107,7 @@ type chartFacts struct {
 		ImageFactoryURL scalar `json:"imageFactoryURL"`
 		OSImage         scalar `json:"osImage"`
 		From            scalar `json:"from"`
+		ImageFactoryCA  bool   `json:"imageFactoryCA"`
 	} `json:"creationDefaults"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that

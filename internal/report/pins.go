@@ -20,9 +20,20 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 		goldens[name] = g
 		return g
 	}
+	anyChecksum := false
+	for _, s := range f.stored {
+		anyChecksum = anyChecksum || s.checksum != ""
+	}
 	for name, s := range f.stored {
 		g := golden(name)
 		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.foundAs, s.phase, s.retiring, s.url
+		g.CertConfigMap, g.Checksum = s.certConfigMap, s.checksum
+		if s.certConfigMap == "" && f.caFor(name) != "" {
+			g.ImportedWithout = append(g.ImportedWithout, "CA")
+		}
+		if s.checksum == "" && anyChecksum {
+			g.ImportedWithout = append(g.ImportedWithout, "checksum")
+		}
 	}
 	for _, rp := range f.pools {
 		p := rp.pin
@@ -151,4 +162,16 @@ func sortDisks(d []DiskPin) {
 		}
 		return d[i].Name < d[j].Name
 	})
+}
+
+// caFor is the catalog CA ConfigMap that serves a golden's flavor now: the
+// entry's own, else the chart-wide one; "" when there is none.
+func (f *PinsFacts) caFor(name string) string {
+	if fl, ok := golden.Parse(name); ok && f.caConfigMaps[catalogCAConfigMap+"-"+fl.SchematicID+"-"+fl.Version] {
+		return catalogCAConfigMap + "-" + fl.SchematicID + "-" + fl.Version
+	}
+	if f.caConfigMaps[catalogCAConfigMap] {
+		return catalogCAConfigMap
+	}
+	return ""
 }

@@ -33,7 +33,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		}
 		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with -artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
-	f := &PinsFacts{stored: map[string]storedGolden{}, machineDeployments: map[string]*unstructured.Unstructured{}, poolObjects: fl.PoolObjects}
+	f := &PinsFacts{stored: map[string]storedGolden{}, machineDeployments: map[string]*unstructured.Unstructured{}, poolObjects: fl.PoolObjects, caConfigMaps: map[string]bool{}}
 	if err := f.gatherMachineDeployments(t); err != nil {
 		return nil, err
 	}
@@ -51,6 +51,9 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 				url:     text(dv.Object, "spec", "source", "http", "url"),
 				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
 				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
+
+				certConfigMap: text(dv.Object, "spec", "source", "http", "certConfigMap"),
+				checksum:      text(dv.Object, "spec", "source", "http", "checksum"),
 			}
 		}
 	}
@@ -69,6 +72,9 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 					url:     p.GetAnnotations()[annImportEndpoint],
 					storage: text(p.Object, "spec", "resources", "requests", "storage"),
 					class:   text(p.Object, "spec", "storageClassName"),
+
+					certConfigMap: p.GetAnnotations()[annImportCertConfigMap],
+					checksum:      p.GetAnnotations()[annImportChecksum],
 				}
 			}
 		}
@@ -130,6 +136,18 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 			return nil, prob
 		}
 		return nil, fmt.Errorf("asking the catalog chart who uses the goldens: %v", err)
+	}
+
+	// The catalog's CA ConfigMaps, to tell the goldens imported without the CA
+	// it holds now (after the pools, whose renders read the cluster first).
+	cms, err := t.list("v1", "ConfigMap", golden.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, cm := range cms {
+		if name := cm.GetName(); cm.GetNamespace() == golden.Namespace && (name == catalogCAConfigMap || strings.HasPrefix(name, catalogCAConfigMap+"-")) {
+			f.caConfigMaps[name] = true
+		}
 	}
 	return f, nil
 }

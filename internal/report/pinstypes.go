@@ -88,6 +88,14 @@ type GoldenPins struct {
 	// pool: the catalog's refusal names them apart, to be deleted once
 	// nothing needs them.
 	BlockersWithoutPool []string `json:"blockersWithoutPool,omitempty"`
+	// CertConfigMap and Checksum are what a live golden was imported with.
+	// ImportedWithout lists "CA" when the catalog now holds a CA for it (its
+	// ConfigMap is in cozy-public) that it was imported without, and
+	// "checksum" when other goldens carry one and it does not: a DataVolume's
+	// source cannot change, so only a new golden takes them.
+	CertConfigMap   string   `json:"certConfigMap,omitempty"`
+	Checksum        string   `json:"checksum,omitempty"`
+	ImportedWithout []string `json:"importedWithout,omitempty"`
 }
 
 // PoolPin is one pool, as pins resolves it.
@@ -160,6 +168,9 @@ type PinsFacts struct {
 	// "<namespace>/<name>": a disk belongs to the pool its annotation names
 	// only where that pool's MachineDeployment is.
 	machineDeployments map[string]*unstructured.Unstructured
+	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
+	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an entry's own).
+	caConfigMaps map[string]bool
 }
 
 type storedGolden struct {
@@ -174,6 +185,9 @@ type storedGolden struct {
 	// storage request and class, or, with only the PVC left, its request, its
 	// class and CDI's import endpoint annotation ("" where not recorded).
 	url, storage, class string
+	// certConfigMap and checksum are the CA ConfigMap and checksum it was
+	// imported with (spec.source.http, or CDI's import annotations on the PVC).
+	certConfigMap, checksum string
 }
 
 type resolvedPool struct {

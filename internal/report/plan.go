@@ -38,6 +38,11 @@ type DiskReport struct {
 	// spec.source.http.url, or with only its PVC left, CDI's import endpoint
 	// annotation ("" when the golden is absent or it is not recorded).
 	GoldenSourceURL string `json:"goldenSourceURL,omitempty"`
+	// GoldenCertConfigMap and GoldenChecksum are the CA ConfigMap and the
+	// checksum the golden was imported with (its DataVolume's source.http,
+	// else CDI's import annotations on its PVC); "" when none.
+	GoldenCertConfigMap string `json:"goldenCertConfigMap,omitempty"`
+	GoldenChecksum      string `json:"goldenChecksum,omitempty"`
 	// GoldenRetiring: the catalog retires the golden (retire: true); only a
 	// pool already running from it still renders.
 	GoldenRetiring bool `json:"goldenRetiring,omitempty"`
@@ -48,6 +53,9 @@ type DiskReport struct {
 	SchematicID     Sourced  `json:"schematicID"`
 	Version         Sourced  `json:"version"`
 	ImageFactoryURL *Sourced `json:"imageFactoryURL,omitempty"`
+	// ImageFactoryCA: the ConfigMap of the CA the HTTP import trusts, and
+	// where the CA came from; absent when none is in effect.
+	ImageFactoryCA *Sourced `json:"imageFactoryCA,omitempty"`
 	// PoolClass is the class the disk is written with; Value "" means none is
 	// written and the cluster's default applies when the disk is created.
 	PoolClass   *Sourced `json:"poolStorageClass,omitempty"`
@@ -127,6 +135,8 @@ type CreatedWith struct {
 	Origin          string `json:"origin"`
 	ImageFactoryURL string `json:"imageFactoryURL"`
 	OSImage         string `json:"osImage"`
+	// ImageFactoryCA: the platform's CA applied at creation (never the PEM).
+	ImageFactoryCA bool `json:"imageFactoryCA,omitempty"`
 }
 
 // Plan renders one pool and reports on it. A refusal is a report; only a
@@ -158,12 +168,12 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
 		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
-			if d.GoldenSourceURL, err = goldenSourceURL(t, d.Golden); err != nil {
+			if d.GoldenSourceURL, d.GoldenCertConfigMap, d.GoldenChecksum, err = goldenSource(t, d.Golden); err != nil {
 				return nil, nil, err
 			}
 		}
 		cd := facts.CreationDefaults
-		rep.CreatedWith = &CreatedWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage))}
+		rep.CreatedWith = &CreatedWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage)), ImageFactoryCA: cd.ImageFactoryCA}
 	}
 	return rep, m, nil
 }
@@ -179,6 +189,9 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 	if !ds.Clone {
 		d.URL = string(ds.URL)
 		d.ImageFactoryURL = &Sourced{string(ds.ImageFactoryURL), string(ds.ImageFactoryURLSource)}
+		if ds.CertConfigMap != "" {
+			d.ImageFactoryCA = &Sourced{"ConfigMap " + string(ds.CertConfigMap), string(ds.ImageFactoryCASource)}
+		}
 		if f.guarded {
 			src := "storageClass"
 			if ds.StorageClassName == "" {
@@ -235,25 +248,27 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 	return d
 }
 
-// goldenSourceURL reads where a golden in cozy-public was imported from: its
+// goldenSource reads where a golden in cozy-public was imported from: its
 // DataVolume's spec.source.http.url, else, with only its PVC left, CDI's
-// import endpoint annotation. "" when neither records one.
-func goldenSourceURL(t Target, name string) (string, error) {
+// import endpoint annotation ("" when neither records one); and the CA
+// ConfigMap and checksum of that import, read the same way.
+func goldenSource(t Target, name string) (url, certConfigMap, checksum string, err error) {
 	if t.Provider == nil {
-		return "", nil
+		return "", "", "", nil
 	}
 	for _, kind := range []struct{ apiVersion, kind string }{{"cdi.kubevirt.io/v1beta1", "DataVolume"}, {"v1", "PersistentVolumeClaim"}} {
 		obj, err := t.get(kind.apiVersion, kind.kind, golden.Namespace, name)
 		if err != nil {
-			return "", err
+			return "", "", "", err
 		}
 		if obj == nil {
 			continue
 		}
 		if kind.kind == "DataVolume" {
-			return text(obj.Object, "spec", "source", "http", "url"), nil
+			return text(obj.Object, "spec", "source", "http", "url"), text(obj.Object, "spec", "source", "http", "certConfigMap"), text(obj.Object, "spec", "source", "http", "checksum"), nil
 		}
-		return obj.GetAnnotations()[annImportEndpoint], nil
+		a := obj.GetAnnotations()
+		return a[annImportEndpoint], a[annImportCertConfigMap], a[annImportChecksum], nil
 	}
-	return "", nil
+	return "", "", "", nil
 }

@@ -57,7 +57,7 @@ const minUpgrades = 15
 // Secret's data.release as the API shows it; see releaseRecord), the requests
 // that reached the API server and the objects in the manifest per upgrade; the
 // log breaks the requests down by purpose, the CPU time by process and the
-// record by what the chart stores in it. Goals (DESIGN.md): HTTP pool within
+// record by what the chart stores in it. Goals (docs/design.md): HTTP pool within
 // 1.15x of the pre-feature chart's time and 1.5x of its record; clone pool
 // within 1.3x of the HTTP pool's time. Measured, never asserted. Charts named
 // in UPGRADE_BENCH_CHARTS are measured beside them (candidatesEnv).
@@ -317,7 +317,7 @@ func (s *upgradeSide) readRecord(b *testing.B, e *env) {
 // releaseRecord is one stored Helm release. Helm's Secret driver writes
 // base64(gzip(json(release))) as the bytes of the Secret's data.release, which
 // etcd holds as they are (stored); the API shows them base64-encoded once more
-// (size: the record size DESIGN.md bounds, as `kubectl get secret -o
+// (size: the record size docs/design.md bounds, as `kubectl get secret -o
 // jsonpath='{.data.release}' | wc -c` counts it, 4/3 of stored). The release
 // holds the chart's metadata, templates, values and schema and its other files
 // (not its dependencies), the values given, the manifest and the status.

@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -316,5 +317,23 @@ func (e *env) serverSideApply(t *testing.T, obj *unstructured.Unstructured, name
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	_, err = e.client(t, obj.GetAPIVersion(), obj.GetKind(), namespace).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, opts)
+	return err
+}
+
+// applyStatus applies an object's status through its status subresource, as
+// the tier's field manager, as a controller writes it.
+func (e *env) applyStatus(t *testing.T, obj *unstructured.Unstructured) error {
+	t.Helper()
+	body, err := json.Marshal(map[string]interface{}{
+		"apiVersion": obj.GetAPIVersion(), "kind": obj.GetKind(),
+		"metadata": map[string]interface{}{"name": obj.GetName(), "namespace": obj.GetNamespace()},
+		"status":   obj.Object["status"],
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	force := true
+	opts := metav1.PatchOptions{FieldManager: "apiserver-tier", Force: &force, FieldValidation: metav1.FieldValidationStrict}
+	_, err = e.client(t, obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace()).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, opts, "status")
 	return err
 }

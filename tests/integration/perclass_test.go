@@ -89,7 +89,7 @@ status: {storageClass: %[3]s, provisioner: %[4]s, claimPropertySets: [{accessMod
 `, cdiSpec, profileStrategy, rbdClass, rbdDriver, volumeMode)
 }
 
-// testPerClassAndFallbacks runs DESIGN.md "One flavor on several StorageClasses:
+// testPerClassAndFallbacks runs docs/design.md "One flavor on several StorageClasses:
 // per-class goldens" and "Every host-assisted fallback that can be known at
 // render time is refused" against the real API server and the controller-gen
 // CDI, StorageProfile and VolumeSnapshotClass CRDs: every object the chart
@@ -100,7 +100,7 @@ status: {storageClass: %[3]s, provisioner: %[4]s, claimPropertySets: [{accessMod
 func testPerClassAndFallbacks(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
 	plain := support.GoldenName(schematicID, perClassVersion)
-	perClass := plain + "--" + rbdClass // DESIGN.md: <golden>--<class>
+	perClass := plain + "--" + rbdClass // docs/design.md: <golden>--<class>
 	const plainRelease, rbdRelease, fallbackRelease = "kubernetes-nodes-acme-plain", "kubernetes-nodes-acme-rbd", "kubernetes-nodes-acme-fallback"
 	e.createNamespace(t, catalogNamespace)
 	e.createNamespace(t, perClassTenant)
@@ -394,6 +394,13 @@ func (e *env) applyYAML(t *testing.T, text string) []objectRef {
 	for _, obj := range objs {
 		if err := e.serverSideApply(t, obj, obj.GetNamespace(), false); err != nil {
 			t.Fatalf("apply %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		// CDI v1.65.0 serves a StorageProfile's status as a subresource (its
+		// controller writes it there): the main resource drops it.
+		if _, hasStatus := obj.Object["status"]; hasStatus && obj.GetKind() == "StorageProfile" {
+			if err := e.applyStatus(t, obj); err != nil {
+				t.Fatalf("apply the status of %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
 		}
 		refs = append(refs, objectRef{obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()})
 	}

@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// testCatalogRetire runs DESIGN.md "Retiring a golden" with Helm's SDK against
+// testCatalogRetire runs docs/design.md "Retiring a golden" with Helm's SDK against
 // the real API server: golden A is retired and deleted while golden B is never
 // touched. Its own release and flavors, so it shares nothing with testCatalog
 // (the clone Role's name is fixed: that test's release is gone by now).

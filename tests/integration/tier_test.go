@@ -55,6 +55,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("PerClassAndFallbacks", func(t *testing.T) { testPerClassAndFallbacks(t, e) })
 	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
 	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
+	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
@@ -484,6 +485,7 @@ func testDryRunRejects(t *testing.T, e *env) {
 	}{
 		{"DataVolume", "spec.storage.resources.requests", "storage", "lots"},
 		{"DataVolume", "spec.source.http", "notAField", "x"},
+		{"DataVolume", "spec.source.http", "checksum", 7},
 		{"DataVolume", "spec.storage", "storageClassName", 7},
 		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage", "notAField", "x"},
 		{kmtKind, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.http", "notAField", "x"},

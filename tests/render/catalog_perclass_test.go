@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Per-class goldens (DESIGN.md "One flavor on several StorageClasses"): the
+// Per-class goldens (docs/design.md "One flavor on several StorageClasses"): the
 // contract's name rule, written here independently of the charts.
 func perClassName(schematicID, version, class string) string {
 	return support.GoldenName(schematicID, version) + "--" + class

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Retiring a golden (DESIGN.md "Retiring a golden"): two flavors, A retires, B stays.
+// Retiring a golden (docs/design.md "Retiring a golden"): two flavors, A retires, B stays.
 const (
 	retireA = "talos-worker-abc-v1.13.5"
 	retireB = "talos-worker-abc-v1.13.6"

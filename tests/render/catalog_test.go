@@ -14,7 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 )
 
-// The catalog's contract constants, from DESIGN.md.
+// The catalog's contract constants, from docs/design.md.
 const (
 	catalogNamespace      = "cozy-public"
 	catalogRelease        = "kubernetes-worker-image"

@@ -13,7 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 )
 
-// Refusals 7 to 9 (DESIGN.md "Every host-assisted fallback that can be known
+// Refusals 7 to 9 (docs/design.md "Every host-assisted fallback that can be known
 // at render time is refused"). The pool is on "replicated", whose provisioner
 // in testdata/cluster/storageclasses.yaml is linstor.csi.linbit.com.
 

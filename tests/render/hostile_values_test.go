@@ -1,9 +1,12 @@
 package render
 
 import (
+	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -127,6 +130,7 @@ func hostileCharts() []hostileChart {
 			cluster: func(t testing.TB) *support.Cluster { return healthyCluster(t) },
 			fields: []hostileField{
 				setAt("storageClass"), setAt("instanceType"), setAt("diskSize"), setAt("nodeStartupTimeout"), setAt("maxUnhealthy"), setAt("roles.[]"),
+				setAt("talos.imageFactoryCA"), setAt("_cluster.talos.imageFactoryCA"),
 			},
 			embedded: []string{"spec.template.spec.strategicPatches.0"},
 		},
@@ -148,7 +152,7 @@ func hostileCharts() []hostileChart {
 			base:    "{}",
 			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
-				setAt("imageFactoryURL"), setAt("storageClass"), setAt("storage"), setAt("images"), setAt("images.[]"),
+				setAt("imageFactoryURL"), setAt("imageFactoryCA"), setAt("storageClass"), setAt("storage"), setAt("images"), setAt("images.[]"),
 				setAt("cloneSubjects"), setAt("cloneSubjects.[]"),
 				setAt("_kubernetesWorkerImageEntries.[]"),
 			},
@@ -160,7 +164,7 @@ func hostileCharts() []hostileChart {
 			base:    "{images: [{schematicID: abc, version: v1.13.6}], cloneSubjects: [{kind: Group, name: g}]}",
 			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
-				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("additionalStorageClasses"), entryField("{}"),
+				entryField("schematicID"), entryField("version"), entryField("imageFactoryURL"), entryField("storage"), entryField("storageClass"), entryField("additionalStorageClasses"), entryField("imageFactoryCA"), entryField("checksum"), entryField("{}"),
 				subjectField("name"), subjectField("kind"), subjectField("namespace"),
 			},
 		},
@@ -172,10 +176,10 @@ func hostileCharts() []hostileChart {
 			cluster: func(t testing.TB) *support.Cluster { return clusterFromYAML(t, "") },
 			fields: []hostileField{
 				setAt("bundles.enabledPackages.[]"), setAt("bundles.disabledPackages.[]"),
-				setAt("kubernetesWorkerImage.imageFactoryURL"), setAt("kubernetesWorkerImage.storageClass"), setAt("kubernetesWorkerImage.storage"), setAt("kubernetesWorkerImage.images.[]"),
+				setAt("kubernetesWorkerImage.imageFactoryURL"), setAt("kubernetesWorkerImage.imageFactoryCA"), setAt("kubernetesWorkerImage.storageClass"), setAt("kubernetesWorkerImage.storage"), setAt("kubernetesWorkerImage.images.[]"),
 				setAt("registries.mirrors.{}", mirror), setAt(`registries.mirrors.docker\.io.endpoints.[]`),
 				setAt("registries.config.{}", map[string]interface{}{}), setAt(`registries.config.m\.internal.auth.password`),
-				setAt("tenantWorkers.talos.installerRepository"), setAt("tenantWorkers.talos.imageFactoryURL"), setAt("tenantWorkers.osImage"),
+				setAt("tenantWorkers.talos.installerRepository"), setAt("tenantWorkers.talos.imageFactoryURL"), setAt("tenantWorkers.talos.imageFactoryCA"), setAt("tenantWorkers.osImage"),
 			},
 			embedded: []string{"stringData[values.yaml]"},
 		},
@@ -439,4 +443,134 @@ func requireChartRefusal(t *testing.T, err error) bool {
 		t.Fatalf("refused by something else than the chart's fail: %s", msg)
 	}
 	return true
+}
+
+// FuzzTrustedImportsSchemaOff: with schema validation off, whatever is written
+// into a CA (the pool's, the platform's default for it, the catalog's) or a
+// catalog entry's checksum is refused with the chart's own message, or reaches
+// the ConfigMap and the golden exactly as written, in the same documents a
+// valid value gives, with no key the valid value does not make.
+func FuzzTrustedImportsSchemaOff(f *testing.F) {
+	ca, err := os.ReadFile(support.Fixture("ca/factory-ca.pem"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range [][2]string{
+		{string(ca), testChecksum},
+		{string(ca) + string(ca), "md5:5d41402abc4b2a76b9719d911017c592"},
+		{string(ca) + "kind: Secret\n", "sha256:x\nkind: Secret"},
+		{"-----BEGIN CERTIFICATE-----\nMI\"}\n---\nkind: Secret\n-----END CERTIFICATE-----\n", "sha1:{{ .Release.Name }}"},
+		{strings.ReplaceAll(string(ca), "\n", "\r\n"), "sha512:" + strings.Repeat("0", 128)},
+		{"", ""},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	pc, cc := poolChart(f), catalogChart(f)
+	poolRel := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	catalogRel := render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
+	poolValues := func(key string, v interface{}) map[string]interface{} {
+		values := map[string]interface{}{"cluster": testCluster, "talos": map[string]interface{}{"imageFactoryURL": "https://factory.mirror.internal"}}
+		if key == "_cluster" {
+			values["_cluster"] = map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": v}}
+		} else {
+			values["talos"].(map[string]interface{})["imageFactoryCA"] = v
+		}
+		return values
+	}
+	catalogValues := func(ca, checksum interface{}) map[string]interface{} {
+		return map[string]interface{}{"imageFactoryCA": ca, "images": []interface{}{map[string]interface{}{"schematicID": "abc", "version": "v1.13.6", "checksum": checksum}}}
+	}
+	neutralPool, err := render.Render(pc, render.Options{Release: poolRel, Values: poolValues("talos", string(ca))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	neutralCatalog, err := render.Render(cc, render.Options{Release: catalogRel, Values: catalogValues(string(ca), testChecksum)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, caText, checksum string) {
+		var m *render.Manifest
+		var err error
+		requireWithinCostBound(t, "pool CA", func() {
+			m, err = render.Render(pc, render.Options{Release: poolRel, Values: poolValues("talos", caText)})
+		})
+		if !requireChartRefusal(t, err) && caText != "" {
+			requirePEMCertificates(t, caText)
+			requireSameShape(t, m, neutralPool)
+			if got := render.Get(mustFind(t, m, "ConfigMap", "kubernetes-acme-workers-image-factory-ca").Object, "data[ca.pem]"); got != caText {
+				t.Fatalf("ca.pem is %q, want %q", got, caText)
+			}
+		}
+		requireWithinCostBound(t, "platform CA", func() {
+			_, err = render.Render(pc, render.Options{Release: poolRel, Values: poolValues("_cluster", caText)})
+		})
+		requireChartRefusal(t, err)
+		requireWithinCostBound(t, "catalog CA and checksum", func() {
+			m, err = render.Render(cc, render.Options{Release: catalogRel, Values: catalogValues(caText, checksum)})
+		})
+		if !requireChartRefusal(t, err) && caText != "" && checksum != "" {
+			requireSameShape(t, m, neutralCatalog)
+			if got := render.Get(mustFind(t, m, "ConfigMap", "kubernetes-worker-image-ca").Object, "data[ca.pem]"); got != caText {
+				t.Fatalf("ca.pem is %q, want %q", got, caText)
+			}
+			requireCDIChecksum(t, checksum)
+			if got := render.Get(mustFind(t, m, "DataVolume", "talos-worker-abc-v1.13.6").Object, "spec.source.http.checksum"); got != checksum {
+				t.Fatalf("checksum is %q, want %q", got, checksum)
+			}
+		}
+	})
+}
+
+// requireSameShape: the same documents as the neutral render, and no key it does not have.
+func requireSameShape(t *testing.T, m, neutral *render.Manifest) {
+	t.Helper()
+	if got, want := identities(m), identities(neutral); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("documents %v, want %v\n%s", got, want, m.Text())
+	}
+	allowed := renderKeys(t, neutral)
+	for k := range renderKeys(t, m) {
+		if !allowed[k] {
+			t.Fatalf("the render has the key %q, which a valid value does not make\n%s", k, m.Text())
+		}
+	}
+}
+
+func mustFind(t *testing.T, m *render.Manifest, kind, name string) render.Doc {
+	t.Helper()
+	d, ok := m.Find(kind, name)
+	if !ok {
+		t.Fatalf("no %s %s in\n%s", kind, name, m.Text())
+	}
+	return d
+}
+
+// requirePEMCertificates: what the chart takes as a CA, Go's PEM reader (as
+// CDI's importer uses it) reads as CERTIFICATE blocks only, nothing else left.
+func requirePEMCertificates(t *testing.T, text string) {
+	t.Helper()
+	rest := []byte(text)
+	for {
+		block, more := pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" || len(block.Headers) > 0 || len(block.Bytes) < 2 || block.Bytes[0] != 0x30 {
+			t.Fatalf("the CA %q was taken, but it holds a %s block that is not a DER certificate", text, block.Type)
+		}
+		rest = more
+	}
+	if strings.TrimSpace(string(rest)) != "" || len(rest) == len(text) {
+		t.Fatalf("the CA %q was taken, but Go's PEM reader leaves %q unread", text, rest)
+	}
+}
+
+// requireCDIChecksum: what the chart takes as a checksum, CDI's rule
+// (pkg/util/checksum ParseAndValidate) takes too.
+func requireCDIChecksum(t *testing.T, checksum string) {
+	t.Helper()
+	algorithm, digest, ok := strings.Cut(checksum, ":")
+	want := map[string]int{"md5": 32, "sha1": 40, "sha256": 64, "sha512": 128}[strings.ToLower(strings.TrimSpace(algorithm))]
+	if _, err := hex.DecodeString(strings.TrimSpace(digest)); !ok || want == 0 || len(strings.TrimSpace(digest)) != want || err != nil {
+		t.Fatalf("the checksum %q was taken, but CDI refuses it", checksum)
+	}
 }

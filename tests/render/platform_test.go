@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Package names the platform registers (DESIGN.md names the catalog's).
+// Package names the platform registers (docs/design.md names the catalog's).
 const (
 	catalogPackage = "cozystack.kubernetes-worker-image"
 	cdiPackage     = "cozystack.kubevirt-cdi"

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// A pool chooses the golden for its class (DESIGN.md "One flavor on several
+// A pool chooses the golden for its class (docs/design.md "One flavor on several
 // StorageClasses"): the plain one on its class, else the per-class one.
 var perClassLocal = defaultGolden + "--local"
 

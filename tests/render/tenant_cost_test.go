@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 )
 
-// The cost bound DESIGN.md sets for one render: any values file of up to
+// The cost bound docs/design.md sets for one render: any values file of up to
 // 1 MiB renders or is refused within 250 ms (reported by the benchmark, never
 // asserted) and 64 MB allocated (asserted: allocations do not depend on load).
 const (
@@ -196,6 +197,24 @@ func costCases() []costCase {
 		{"storageClass of 1 MiB", "pool", pool(map[string]interface{}{"storageClass": huge}), false, false},
 		{"schematicID of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"schematicID": huge}}), false, false},
 		{"factory URL of 1 MiB", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"imageFactoryURL": "https://" + huge}}), false, false},
+		// Trusted imports: CAs at their 64 KiB limit render, a values file's worth is refused.
+		{"pool: a CA at the limit (64 KiB of certificates)", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": certificates(64 << 10)}}), true, false},
+		{"pool: a CA of 1 MiB of certificates", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": certificates(mib * 15 / 16)}}), false, false},
+		{"pool: a platform CA of 1 MiB of certificates", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": certificates(mib * 15 / 16)}}}), false, false},
+		{"catalog: CAs at the limit (chart-wide and per entry, 64 KiB each)", "catalog", func() map[string]interface{} {
+			es := entries(8, 8)
+			for _, e := range es {
+				e.(map[string]interface{})["imageFactoryCA"] = certificates(64 << 10)
+				e.(map[string]interface{})["checksum"] = "sha512:" + strings.Repeat("ab", 64)
+			}
+			return map[string]interface{}{"imageFactoryCA": certificates(64 << 10), "images": es}
+		}, true, false},
+		{"catalog: a CA of 1 MiB of certificates", "catalog", func() map[string]interface{} {
+			return map[string]interface{}{"imageFactoryCA": certificates(mib * 15 / 16)}
+		}, false, false},
+		{"catalog: a checksum of 1 MiB", "catalog", func() map[string]interface{} {
+			return map[string]interface{}{"images": []interface{}{map[string]interface{}{"schematicID": "abc", "version": "v1.13.6", "checksum": "sha256:" + strings.Repeat("a", mib-96)}}}
+		}, false, false},
 		// The catalog and the platform (the operator's values, rendered by the same process).
 		{"catalog at the limit (32 entries x 8 classes)", "catalog", func() map[string]interface{} {
 			return map[string]interface{}{"images": entries(32, 8)}
@@ -224,6 +243,15 @@ func costCases() []costCase {
 		}), false, false},
 	}
 	return cases
+}
+
+// certificates is the test CA repeated to at most n bytes: PEM certificates the chart takes, as long as asked.
+func certificates(n int) string {
+	raw, err := os.ReadFile(support.Fixture("ca/factory-ca.pem"))
+	if err != nil {
+		panic(err)
+	}
+	return strings.Repeat(string(raw), n/len(raw))
 }
 
 func stringListOfMaps(n int) []interface{} {

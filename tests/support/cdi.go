@@ -6,7 +6,7 @@ import (
 )
 
 // The cluster objects CDI's DataVolume controller and clone planner read
-// (DESIGN.md "Every host-assisted fallback that can be known at render time is
+// (docs/design.md "Every host-assisted fallback that can be known at render time is
 // refused" and "What CDI itself does"), as YAML documents to add to a fixture
 // cluster, shaped as CDI's controllers write them: the render tests, the CLI's
 // and the tier build the same states from them.

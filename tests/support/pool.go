@@ -31,9 +31,9 @@ func PoolDefaults() (Defaults, error) {
 	return Defaults{SchematicID: str("talos.schematicID"), Version: str("talos.version"), StorageClass: str("storageClass")}, nil
 }
 
-// GoldenName is the contract's name of a golden DataVolume: internal/golden's,
-// the one Go copy of the rule, whose own test renders the catalog's
-// worker-image-lib.goldenName and compares.
+// GoldenName is the contract's name of a golden DataVolume (docs/design.md):
+// internal/golden's, the one Go copy of the rule, whose own test renders the
+// catalog's worker-image-lib.goldenName and compares.
 func GoldenName(schematicID, version string) string {
 	return golden.Name(schematicID, version)
 }

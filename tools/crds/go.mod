@@ -8,7 +8,7 @@ require (
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 	k8s.io/apimachinery v0.37.0
 	kubevirt.io/api v1.6.0
-	kubevirt.io/containerized-data-importer-api v1.62.0
+	kubevirt.io/containerized-data-importer-api v1.65.0
 	sigs.k8s.io/controller-tools v0.23.0
 	sigs.k8s.io/yaml v1.6.0
 )

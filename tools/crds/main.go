@@ -4,7 +4,7 @@
 // upstream Go API types in the module cache, as those projects generate their
 // own CRDs:
 //
-//	CDI       DataVolume, CDI, StorageProfile,  kubevirt.io/containerized-data-importer-api v1.62.0
+//	CDI       DataVolume, CDI, StorageProfile,  kubevirt.io/containerized-data-importer-api v1.65.0
 //	          CDIConfig
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0

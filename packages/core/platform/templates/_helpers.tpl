@@ -51,7 +51,7 @@ an odd string could break). Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.kubernetesWorkerImage.values" -}}
 {{- $set := .root.Values.kubernetesWorkerImage | default dict -}}
-{{- range $key := list "imageFactoryURL" "storageClass" "storage" "images" -}}
+{{- range $key := list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images" -}}
 {{- if and (hasKey $set $key) (not (kindIs "invalid" (get $set $key))) -}}
 {{- $_ := set $.out $key (get $set $key) -}}
 {{- end -}}
@@ -75,7 +75,7 @@ Takes a dict: root, out (filled with those keys).
 {{- end -}}
 {{- $tenant := .root.Values.tenantWorkers | default dict -}}
 {{- $tenantTalos := $tenant.talos | default dict -}}
-{{- range $key := list "installerRepository" "imageFactoryURL" -}}
+{{- range $key := list "installerRepository" "imageFactoryURL" "imageFactoryCA" -}}
 {{- with get $tenantTalos $key -}}
 {{- $_ := set $talos $key . -}}
 {{- end -}}
@@ -130,7 +130,8 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- if not (kindIs "map" $catalog) -}}
 {{- fail (printf "kubernetesWorkerImage is %s, not a map of catalog settings" (include "worker-image-lib.describe" $catalog)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage" "value" $catalog "keys" (list "imageFactoryURL" "storageClass" "storage" "images")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage" "value" $catalog "keys" (list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images")) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "kubernetesWorkerImage.imageFactoryCA" "value" (get $catalog "imageFactoryCA")) -}}
 {{- range $field, $pattern := dict "imageFactoryURL" $patterns.imageFactoryURL "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
 {{- $value := get $catalog $field -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.%s" $field) "value" $value) -}}
@@ -148,6 +149,8 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" "kubernetesWorkerImage.images" "value" $images "max" 32 "items" "entries" "fix" "retire the flavors no pool uses (retire: true, then drop the entry)") -}}
 {{- range $i, $entry := $images -}}
 {{- include "worker-image-lib.assertCatalogEntryShape" (dict "label" (printf "kubernetesWorkerImage.images[%d]" $i) "entry" $entry) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.images[%d].imageFactoryCA" $i) "value" (get $entry "imageFactoryCA")) -}}
+{{- include "worker-image-lib.assertChecksum" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.images[%d].checksum" $i) "value" (get $entry "checksum")) -}}
 {{- end -}}
 {{- $registries := $v.registries | default dict -}}
 {{- if not (kindIs "map" $registries) -}}
@@ -168,7 +171,8 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- if not (kindIs "map" $talos) -}}
 {{- fail (printf "tenantWorkers.talos is %s, not a map" (include "worker-image-lib.describe" $talos)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "tenantWorkers.talos" "value" $talos "keys" (list "installerRepository" "imageFactoryURL")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "tenantWorkers.talos" "value" $talos "keys" (list "installerRepository" "imageFactoryURL" "imageFactoryCA")) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryCA" "value" $talos.imageFactoryCA) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" "" "field" "tenantWorkers.talos.installerRepository" "value" $talos.installerRepository) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryURL" "value" $talos.imageFactoryURL) -}}
 {{- $maxURL := (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryURL | int -}}

@@ -260,27 +260,14 @@ into the clone context's facts. Takes the clone context with poolClass and golde
 {{- $_ := set $facts "csiDriver" (lookup "storage.k8s.io/v1" "CSIDriver" "" $facts.provisioner | default dict) -}}
 {{- end -}}
 {{- end -}}
-{{- /* CDI's GetActiveCDI: one resource is the one; of several, the only one not in phase Error. */ -}}
 {{- $cdis := (lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "").items | default list -}}
 {{- $_ := set $facts "cdiCount" (len $cdis) -}}
-{{- if eq (len $cdis) 1 -}}
-{{- $_ := set $facts "cdi" (first $cdis) -}}
-{{- else if $cdis -}}
-{{- $active := list -}}
-{{- range $cdis -}}
-{{- if ne (dig "status" "phase" "" . | toString) "Error" -}}
-{{- $active = append $active . -}}
-{{- end -}}
-{{- end -}}
-{{- if eq (len $active) 1 -}}
-{{- $_ := set $facts "cdi" (first $active) -}}
-{{- else -}}
-{{- $names := list -}}
-{{- range $active -}}
-{{- $names = append $names .metadata.name -}}
-{{- end -}}
-{{- $_ := set $facts "cdiProblem" (printf "the cluster has %d CDI resources and %d of them not in phase Error (%s), and CDI fails every clone unless exactly one is" (len $cdis) (len $active) (join ", " (sortAlpha $names) | default "none")) -}}
-{{- end -}}
+{{- $active := dict -}}
+{{- include "worker-image-lib.activeCDI" (dict "items" $cdis "out" $active) -}}
+{{- if $active.problem -}}
+{{- $_ := set $facts "cdiProblem" (printf "%s, and CDI fails every clone unless exactly one is" $active.problem) -}}
+{{- else if $active.cdi -}}
+{{- $_ := set $facts "cdi" $active.cdi -}}
 {{- end -}}
 {{- $config := lookup "cdi.kubevirt.io/v1beta1" "CDIConfig" "" "config" | default dict -}}
 {{- $_ := set $facts "cdiConfig" $config -}}

@@ -1,6 +1,7 @@
 {{/*
 The worker disk's source, resolved once into ._kubernetesNodes.disk (the clone guards ask the cluster):
-clone, golden, url, storageClassName, the image fields, and on the clone path the CLI's report.
+clone, golden, url, certConfigMap (a CA in effect), storageClassName, the image fields, and on the
+clone path the CLI's report.
 */}}
 {{- define "kubernetes-nodes.ensureDiskSource" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
@@ -13,6 +14,11 @@ clone, golden, url, storageClassName, the image fields, and on the clone path th
 {{- else -}}
 {{- $_ := set $source "url" (include "worker-image-lib.imageURL" $image) -}}
 {{- $_ := set $source "storageClassName" (.Values.storageClass | toString) -}}
+{{- include "kubernetes-nodes.ensureImageFactoryCA" . -}}
+{{- with $state.ca.configMap -}}
+{{- $_ := set $source "certConfigMap" . -}}
+{{- $_ := set $source "imageFactoryCASource" $state.ca.source -}}
+{{- end -}}
 {{- end -}}
 {{- $_ := set $state "disk" (merge $source (deepCopy $image)) -}}
 {{- end -}}

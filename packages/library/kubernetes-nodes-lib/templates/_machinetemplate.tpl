@@ -38,6 +38,9 @@ template:
                 {{- else }}
                 http:
                   url: {{ $disk.url }}
+                  {{- with $disk.certConfigMap }}
+                  certConfigMap: {{ . }}
+                  {{- end }}
                 {{- end }}
               storage:
                 resources:

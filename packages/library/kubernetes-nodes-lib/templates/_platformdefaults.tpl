@@ -9,7 +9,8 @@ installerRepository: factory.talos.dev/installer
 
 {{/*
 The creation record (library README), read once into ._kubernetesNodes.creation: imageFactoryURL,
-osImage (absent when none), osImageText, origin (platform or builtin), from (where it was read).
+imageFactoryCA (whether the platform's CA applies; never the PEM), osImage (absent when none),
+osImageText, origin (platform or builtin), from (where it was read).
 */}}
 {{- define "kubernetes-nodes.ensureCreationDefaults" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -17,7 +18,7 @@ osImage (absent when none), osImageText, origin (platform or builtin), from (whe
 {{- if not (hasKey $state "creation") -}}
 {{- $namespace := .Release.Namespace -}}
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
-{{- $creation := dict "imageFactoryURL" "" "osImageText" "" "origin" "platform" -}}
+{{- $creation := dict "imageFactoryURL" "" "imageFactoryCA" false "osImageText" "" "origin" "platform" -}}
 {{- $recorded := dict -}}
 {{- if include "kubernetes-nodes.ensureMachineDeployment" . -}}
 {{- $text := dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/created-with" "" $state.machineDeployment | toString -}}
@@ -36,8 +37,11 @@ osImage (absent when none), osImageText, origin (platform or builtin), from (whe
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "pool %s: the %s is not a JSON object as this chart writes it (%s); set the pool's own talos.imageFactoryURL and osImage, or delete the annotation to take the built-in values (which re-images the pool if they differ)" $pool $creation.from (include "worker-image-lib.describe" $text)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage" "imageFactoryCA")) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "imageFactoryURL in the %s" $creation.from) "value" (get $parsed "imageFactoryURL")) -}}
+{{- if and (hasKey $parsed "imageFactoryCA") (not (eq (toJson (get $parsed "imageFactoryCA")) "true")) -}}
+{{- fail (printf "pool %s: imageFactoryCA in the %s is %s, but the chart writes only true there (the platform's CA applied at creation); delete that key to stop taking the platform's CA, or set it back to true" $pool $creation.from (include "worker-image-lib.describe" (get $parsed "imageFactoryCA"))) -}}
+{{- end -}}
 {{- $recorded = $parsed -}}
 {{- else -}}
 {{- /* An earlier chart version's record; a lookup error fails the render rather than guessing. */ -}}
@@ -85,11 +89,15 @@ osImage (absent when none), osImageText, origin (platform or builtin), from (whe
 {{- $platform := .Values._cluster | default dict -}}
 {{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
 {{- $_ := set $recorded "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
+{{- if get ($platform.talos | default dict) "imageFactoryCA" -}}
+{{- $_ := set $recorded "imageFactoryCA" true -}}
+{{- end -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $recorded "osImage" $platform.osImage -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $creation "imageFactoryURL" (get $recorded "imageFactoryURL" | default "" | toString) -}}
+{{- $_ := set $creation "imageFactoryCA" (hasKey $recorded "imageFactoryCA") -}}
 {{- if hasKey $recorded "osImage" -}}
 {{- $_ := set $creation "osImage" $recorded.osImage -}}
 {{- $_ := set $creation "osImageText" ($recorded.osImage | toYaml) -}}
@@ -141,6 +149,9 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- with $creation.imageFactoryURL -}}
 {{- $_ := set $record "imageFactoryURL" . -}}
 {{- end -}}
+{{- if $creation.imageFactoryCA -}}
+{{- $_ := set $record "imageFactoryCA" true -}}
+{{- end -}}
 {{- if hasKey $creation "osImage" -}}
 {{- $_ := set $record "osImage" $creation.osImage -}}
 {{- end -}}
@@ -153,7 +164,7 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- define "kubernetes-nodes.creationDefaults" -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
 {{- $creation := ._kubernetesNodes.creation -}}
-{{- dict "imageFactoryURL" $creation.imageFactoryURL "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from | toYaml -}}
+{{- dict "imageFactoryURL" $creation.imageFactoryURL "imageFactoryCA" $creation.imageFactoryCA "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from | toYaml -}}
 {{- end -}}
 
 {{/* How a recorded default is named in messages. */}}

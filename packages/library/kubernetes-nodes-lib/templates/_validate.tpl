@@ -26,8 +26,8 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- if not (kindIs "map" $v.talos) -}}
 {{- fail (printf "pool %s: talos is %s, not a map; remove the talos key to keep the chart's defaults, or write it as a map such as {version: v1.13.6}" $pool (include "worker-image-lib.describe" $v.talos)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" "talos" "value" $v.talos "keys" (list "version" "schematicID" "imageFactoryURL" "installerRepository" "registryMirrors")) -}}
-{{- range $field := list "version" "schematicID" "imageFactoryURL" "installerRepository" -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" "talos" "value" $v.talos "keys" (list "version" "schematicID" "imageFactoryURL" "installerRepository" "registryMirrors" "imageFactoryCA")) -}}
+{{- range $field := list "version" "schematicID" "imageFactoryURL" "imageFactoryCA" "installerRepository" -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "talos.%s" $field) "value" (get $v.talos $field)) -}}
 {{- end -}}
 {{- if not (kindIs "map" ($v.resources | default dict)) -}}
@@ -114,6 +114,7 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- /* Settings that reach the Talos machine config. */ -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" (printf "pool %s: " $pool) "field" "talos.installerRepository" "value" $v.talos.installerRepository) -}}
 {{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" (printf "pool %s: " $pool) "field" "talos.registryMirrors" "value" $v.talos.registryMirrors) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" (printf "pool %s: " $pool) "field" "talos.imageFactoryCA" "value" $v.talos.imageFactoryCA) -}}
 {{- $platform := $v._cluster | default dict -}}
 {{- if not (kindIs "map" $platform) -}}
 {{- fail (printf "pool %s: _cluster is %s, not a map; _cluster is the platform's values channel: remove it from the pool's values" $pool (include "worker-image-lib.describe" $platform)) -}}
@@ -124,6 +125,7 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- end -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.talos.installerRepository" "value" (get $platformTalos "installerRepository")) -}}
 {{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.talos.registryMirrors" "value" (get $platformTalos "registryMirrors")) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.talos.imageFactoryCA" "value" (get $platformTalos "imageFactoryCA")) -}}
 {{- $registryConfig := get $platformTalos "registryConfig" | default dict -}}
 {{- if not (kindIs "map" $registryConfig) -}}
 {{- fail (printf "pool %s: _cluster.talos.registryConfig is %s, not a map of registry host to auth/TLS config; it is set by the platform (registries.config in the platform chart)" $pool (include "worker-image-lib.describe" $registryConfig)) -}}

@@ -27,7 +27,7 @@ The keys a catalog images[] entry takes: retire is a boolean,
 additionalStorageClasses a list of strings, every other one a string.
 */}}
 {{- define "worker-image-lib.catalogEntryFields" -}}
-{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" "additionalStorageClasses" "retire" | toJson -}}
+{{- list "schematicID" "version" "imageFactoryURL" "storage" "storageClass" "additionalStorageClasses" "retire" "imageFactoryCA" "checksum" | toJson -}}
 {{- end -}}
 
 {{/*

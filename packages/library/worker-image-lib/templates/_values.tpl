@@ -251,3 +251,66 @@ error when refused).
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+A CA CDI's importer trusts for an Image Factory mirror: one or more PEM CERTIFICATE blocks of base64
+DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: prefix, field, value ("": none).
+*/}}
+{{- define "worker-image-lib.assertCA" -}}
+{{- include "worker-image-lib.assertString" . -}}
+{{- $s := .value | default "" -}}
+{{- if $s -}}
+{{- $max := int (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryCA -}}
+{{- $problem := "" -}}
+{{- if gt (len $s) $max -}}
+{{- $problem = printf "%d bytes long, more than the %d (64 KiB) the chart takes" (len $s) $max -}}
+{{- else if not (regexMatch (include "worker-image-lib.patterns" . | fromYaml).imageFactoryCA $s) -}}
+{{- $problem = "not PEM certificates: it must hold only -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- blocks of base64 (no private key, no other text between them)" -}}
+{{- else -}}
+{{- range $block := regexFindAll "-----BEGIN CERTIFICATE-----[^-]*-----END" $s -1 -}}
+{{- $body := regexReplaceAll "[\r\n]" (trimSuffix "-----END" (trimPrefix "-----BEGIN CERTIFICATE-----" $block)) "" -}}
+{{- if not (and (eq (mod (len $body) 4) 0) (regexMatch "^[A-Za-z0-9+/]+={0,2}$" $body)) -}}
+{{- $problem = "not PEM certificates: a certificate block's base64 is cut or padded wrongly" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $problem -}}
+{{- fail (printf "%s%s (%s) is %s; CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A checksum CDI verifies an HTTP import against (DataVolume spec.source.http.checksum, CDI v1.65.0 on):
+<md5|sha1|sha256|sha512>:<hex digest of that length>. Takes a dict: prefix, field, value ("": none).
+*/}}
+{{- define "worker-image-lib.assertChecksum" -}}
+{{- include "worker-image-lib.assertString" . -}}
+{{- $s := .value | default "" -}}
+{{- if and $s (not (and (le (len $s) 135) (regexMatch (include "worker-image-lib.patterns" . | fromYaml).checksum $s))) -}}
+{{- fail (printf "%s%s %s is not a checksum CDI takes: it must be <algorithm>:<hex digest>, with md5 (32 hex digits), sha1 (40), sha256 (64) or sha512 (128); set it to the image's digest, such as sha256:<the 64 hex digits sha256sum prints for openstack-amd64.raw.xz>, or remove it" .prefix .field (include "worker-image-lib.describe" $s)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The CDI resource CDI itself reads (its GetActiveCDI): the only one, or of several the only one not in
+phase Error. Takes a dict: items (the listed CDI resources), out (filled with cdi, or problem: which
+resources there are, for the caller to say what that stops).
+*/}}
+{{- define "worker-image-lib.activeCDI" -}}
+{{- $active := list -}}
+{{- range .items -}}
+{{- if or (eq (len $.items) 1) (ne (dig "status" "phase" "" . | toString) "Error") -}}
+{{- $active = append $active . -}}
+{{- end -}}
+{{- end -}}
+{{- if eq (len $active) 1 -}}
+{{- $_ := set .out "cdi" (first $active) -}}
+{{- else if .items -}}
+{{- $names := list -}}
+{{- range $active -}}
+{{- $names = append $names .metadata.name -}}
+{{- end -}}
+{{- $_ := set .out "problem" (printf "the cluster has %d CDI resources and %d of them not in phase Error (%s)" (len .items) (len $active) (join ", " (sortAlpha $names) | default "none")) -}}
+{{- end -}}
+{{- end -}}

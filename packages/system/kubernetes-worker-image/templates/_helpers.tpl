@@ -18,7 +18,7 @@ override (storageClass "" asks for the cluster default).
 
 {{/*
 Every images[] entry resolved and checked once, on the root context (README, "Inside the templates"):
-._kubernetesWorkerImageEntries (a list of maps) and ._kubernetesWorkerImageGoldens.
+._kubernetesWorkerImageEntries (a list of maps), ._kubernetesWorkerImageGoldens and ._kubernetesWorkerImageCAs.
 */}}
 {{- define "kubernetes-worker-image.entries" -}}
 {{- if not (hasKey . "_kubernetesWorkerImageEntries") -}}
@@ -30,6 +30,13 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
 {{- $maxLengths := include "worker-image-lib.maxLengths" . | fromYaml -}}
 {{- $chartWide := dict "imageFactoryURL" (.Values.imageFactoryURL | default "" | toString) "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "imageFactoryCA" "value" .Values.imageFactoryCA) -}}
+{{- $chartWideCA := .Values.imageFactoryCA | default "" | toString -}}
+{{- /* The CA ConfigMaps in cozy-public: named by what they serve, never by the certificate. */ -}}
+{{- $cas := list -}}
+{{- if $chartWideCA -}}
+{{- $cas = append $cas (dict "name" "kubernetes-worker-image-ca" "text" $chartWideCA "from" "imageFactoryCA") -}}
+{{- end -}}
 {{- $entries := list -}}
 {{- $byName := dict -}}
 {{- range $i, $e := $images -}}
@@ -72,6 +79,21 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- if not (or (eq $r.storageClass "") (include "worker-image-lib.isDNSSubdomain" $r.storageClass)) -}}
 {{- fail (printf "%s: storageClass %q (from %s) is not a StorageClass name; set %s to a class such as replicated, or \"\" for the cluster default" $label $r.storageClass (get $r.from "storageClass") (get $r.from "storageClass")) -}}
 {{- end -}}
+{{- /* The entry's own imageFactoryCA wins, "" included (no CA for it); checksum is per entry only. */ -}}
+{{- $_ := set $r "caConfigMap" (ternary "kubernetes-worker-image-ca" "" (ne $chartWideCA "")) -}}
+{{- $_ := set $r.from "imageFactoryCA" "imageFactoryCA" -}}
+{{- if include "kubernetes-worker-image.sets" (list $e "imageFactoryCA") -}}
+{{- $own := get $e "imageFactoryCA" -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" (printf "%s: " $label) "field" "imageFactoryCA" "value" $own) -}}
+{{- $_ := set $r.from "imageFactoryCA" (printf "images[%d].imageFactoryCA" $i) -}}
+{{- $_ := set $r "caConfigMap" "" -}}
+{{- if $own -}}
+{{- $_ := set $r "caConfigMap" (printf "kubernetes-worker-image-ca-%s-%s" $r.schematicID $r.version) -}}
+{{- $cas = append $cas (dict "name" $r.caConfigMap "text" $own "from" (get $r.from "imageFactoryCA")) -}}
+{{- end -}}
+{{- end -}}
+{{- include "worker-image-lib.assertChecksum" (dict "prefix" (printf "%s: " $label) "field" "checksum" "value" (get $e "checksum")) -}}
+{{- $_ := set $r "checksum" (get $e "checksum" | default "" | toString) -}}
 {{- $name := include "worker-image-lib.goldenName" $r -}}
 {{- /* Under the patterns above only the same pair can give the same name (a schematicID has no dot). */ -}}
 {{- if hasKey $byName $name -}}
@@ -99,13 +121,14 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- if gt (len $pcName) 253 -}}
 {{- fail (printf "%s: %s %q gives the golden name %s...(%d characters), longer than the 253 a DataVolume name may have; use a StorageClass with a shorter name" $label $field (include "worker-image-lib.truncate" $class) (trunc 80 $pcName) (len $pcName)) -}}
 {{- end -}}
-{{- $pc := dict "index" $i "label" (printf "%s, additional class %q" $label $class) "schematicID" $r.schematicID "version" $r.version "imageFactoryURL" $r.imageFactoryURL "storage" $r.storage "storageClass" $class "retire" $r.retire "name" $pcName "url" $r.url "perClassOf" $name "from" (dict "imageFactoryURL" (get $r.from "imageFactoryURL") "storage" (get $r.from "storage") "storageClass" $field) -}}
+{{- $pc := dict "index" $i "label" (printf "%s, additional class %q" $label $class) "schematicID" $r.schematicID "version" $r.version "imageFactoryURL" $r.imageFactoryURL "storage" $r.storage "storageClass" $class "retire" $r.retire "name" $pcName "url" $r.url "caConfigMap" $r.caConfigMap "checksum" $r.checksum "perClassOf" $name "from" (dict "imageFactoryURL" (get $r.from "imageFactoryURL") "imageFactoryCA" (get $r.from "imageFactoryCA") "storage" (get $r.from "storage") "storageClass" $field) -}}
 {{- $perClass = append $perClass $pc -}}
 {{- end -}}
 {{- $_ := set $r "perClass" $perClass -}}
 {{- $entries = append $entries $r -}}
 {{- end -}}
 {{- $_ := set . "_kubernetesWorkerImageEntries" $entries -}}
+{{- $_ := set . "_kubernetesWorkerImageCAs" $cas -}}
 {{- $goldens := list -}}
 {{- range $entries -}}
 {{- $goldens = concat $goldens (list .) .perClass -}}
@@ -117,15 +140,18 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 
 {{/*
 Refuses an entry whose golden (its DataVolume, else its PVC) exists with another spec, which cannot be
-patched in place (README). Takes one resolved entry.
+patched in place (README), and records on the entry the CA ConfigMap and checksum it is stored with
+(stored: certConfigMap, checksum, phase). Takes one resolved entry.
 */}}
 {{- define "kubernetes-worker-image.assertUnchanged" -}}
 {{- $ns := include "kubernetes-worker-image.namespace" . -}}
 {{- $found := dict -}}
 {{- $where := "" -}}
 {{- $dv := lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns .name -}}
+{{- $stored := dict -}}
 {{- if $dv -}}
 {{- $where = printf "DataVolume %s/%s" $ns .name -}}
+{{- $stored = dict "certConfigMap" (dig "spec" "source" "http" "certConfigMap" "" $dv | toString) "checksum" (dig "spec" "source" "http" "checksum" "" $dv | toString) "phase" (dig "status" "phase" "" $dv | toString) -}}
 {{- $_ := set $found "imageFactoryURL" (dig "spec" "source" "http" "url" "" $dv | toString) -}}
 {{- $_ := set $found "storage" (dig "spec" "storage" "resources" "requests" "storage" "" $dv | toString) -}}
 {{- $_ := set $found "storageClass" (dig "spec" "storage" "storageClassName" "" $dv | toString) -}}
@@ -138,11 +164,16 @@ patched in place (README). Takes one resolved entry.
 {{- if ne .storageClass "" -}}
 {{- $_ := set $found "storageClass" (dig "spec" "storageClassName" "" $pvc | toString) -}}
 {{- end -}}
+{{- $stored = dict "certConfigMap" (dig "metadata" "annotations" "cdi.kubevirt.io/storage.import.certConfigMap" "" $pvc | toString) "checksum" (dig "metadata" "annotations" "cdi.kubevirt.io/storage.import.checksum" "" $pvc | toString) "phase" "Succeeded" -}}
 {{- $endpoint := dig "metadata" "annotations" "cdi.kubevirt.io/storage.import.endpoint" "" $pvc | toString -}}
 {{- if $endpoint -}}
 {{- $_ := set $found "imageFactoryURL" $endpoint -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- /* An existing golden keeps the CA and checksum it was imported with (README, "Closed networks"). */ -}}
+{{- if $stored -}}
+{{- $_ := set . "stored" $stored -}}
 {{- end -}}
 {{- $want := dict "imageFactoryURL" .url "storage" .storage "storageClass" .storageClass -}}
 {{- $what := dict "imageFactoryURL" "source URL" "storage" "storage" "storageClass" "storageClass" -}}
@@ -333,6 +364,55 @@ of no pool) are sets of "<namespace>/<kind>/<name>". Takes a dict: root, names, 
 {{- if and (eq (dig "namespace" "" $src | toString) $ns) (hasKey $names $golden) -}}
 {{- $_ := set (get $out $golden) (printf "%s/KubevirtMachineTemplate/%s" $t.metadata.namespace $t.metadata.name) true -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Each golden's source as rendered (stored on the entry as source): a golden that exists keeps the CA
+ConfigMap and checksum it was imported with; a new one takes its entry's. Refuses a new checksum on a
+CDI older than v1.65.0, and an importing golden whose CA ConfigMap this render would drop. Takes root.
+*/}}
+{{- define "kubernetes-worker-image.sources" -}}
+{{- $ns := include "kubernetes-worker-image.namespace" . -}}
+{{- $rendered := dict -}}
+{{- range ._kubernetesWorkerImageCAs -}}
+{{- $_ := set $rendered .name true -}}
+{{- end -}}
+{{- $checksummed := list -}}
+{{- range ._kubernetesWorkerImageGoldens -}}
+{{- if .stored -}}
+{{- $_ := set . "source" (dict "certConfigMap" .stored.certConfigMap "checksum" .stored.checksum) -}}
+{{- $cm := .stored.certConfigMap -}}
+{{- if and (hasPrefix "kubernetes-worker-image-ca" $cm) (not (hasKey $rendered $cm)) (ne .stored.phase "Succeeded") -}}
+{{- fail (printf "%s: its golden %s/%s is still importing (phase %q) with the CA in ConfigMap %s/%s, which this render no longer holds (%s is not set any more), so Helm would delete it and the import could not verify the mirror; set %s back until the golden's phase is Succeeded, then remove it" .label $ns .name .stored.phase $ns $cm (get .from "imageFactoryCA") (get .from "imageFactoryCA")) -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set . "source" (dict "certConfigMap" .caConfigMap "checksum" .checksum) -}}
+{{- if .checksum -}}
+{{- $checksummed = append $checksummed .name -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $checksummed -}}
+{{- $list := lookup "cdi.kubevirt.io/v1beta1" "CDI" "" "" -}}
+{{- $cdi := dict -}}
+{{- include "worker-image-lib.activeCDI" (dict "items" ($list.items | default list) "out" $cdi) -}}
+{{- $subject := printf "the goldens %s would be imported with a checksum, which CDI verifies from v1.65.0 on" (join ", " $checksummed) -}}
+{{- if $cdi.problem -}}
+{{- fail (printf "%s, but %s, and CDI works only when exactly one is, so its version is not known; fix the CDI resources first, or remove checksum from those entries" $subject $cdi.problem) -}}
+{{- else if $cdi.cdi -}}
+{{- $version := dig "status" "observedVersion" "" $cdi.cdi | toString -}}
+{{- $release := regexFind "^v?[0-9]+[.][0-9]+[.][0-9]+" $version -}}
+{{- if not $release -}}
+{{- fail (printf "%s, but the CDI resource %s states no version it runs (status.observedVersion %s): CDI has not finished deploying; render again once it has, or remove checksum from those entries" $subject $cdi.cdi.metadata.name (include "worker-image-lib.describe" $version)) -}}
+{{- end -}}
+{{- if not (semverCompare ">=1.65.0" (trimPrefix "v" $release)) -}}
+{{- fail (printf "%s, but the CDI resource %s runs CDI %s (status.observedVersion), older than v1.65.0: that CDI would not verify the checksum. Upgrade CDI to v1.65.0 or later, or remove checksum from those entries until then" $subject $cdi.cdi.metadata.name (include "worker-image-lib.truncate" $version)) -}}
+{{- end -}}
+{{- else -}}
+{{- /* No CDI resource readable (helm template, a preview): rendered, said so on each golden. */ -}}
+{{- $_ := set . "_kubernetesWorkerImageChecksumUnchecked" true -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
