@@ -1,5 +1,6 @@
 // Package fleet finds a cluster's worker pools the way Cozystack deploys them
-// and computes each pool's values the way Flux does, for the operator CLI's
+// and computes each pool's values the way Flux does, and reads the goldens,
+// worker disks and MachineDeployments it holds (ReadGoldens), for the operator CLI's
 // fleet reports (pins, adopt). It only reads, through Helm's client provider,
 // so a cluster-state file and a live cluster are read by the same code.
 package fleet

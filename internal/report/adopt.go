@@ -7,12 +7,14 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"gopkg.in/inf.v0"
 	"helm.sh/helm/v3/pkg/chart"
@@ -72,7 +74,7 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 // built-in one.
 func platformCatalogURL(t Target) (Sourced, error) {
 	const field = "spec.components.kubernetes-worker-image.values.imageFactoryURL"
-	pkg, err := t.get(packageAPI, "Package", "", catalogPackage)
+	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
 	if err != nil {
 		return Sourced{}, err
 	}
@@ -94,13 +96,13 @@ func platformCatalogURL(t Target) (Sourced, error) {
 // imported from: the golden's own source URL less the path the catalog
 // appends, else its flavor's plain golden's (a per-class golden is imported
 // as its entry's); for a flavor with no golden yet, the catalog's URL.
-func goldenFactoryURL(stored map[string]storedGolden, p AdoptPool, catalogURL string) string {
+func goldenFactoryURL(stored map[string]fleet.Golden, p AdoptPool, catalogURL string) string {
 	suffix := golden.ImagePath(p.schematicID, p.version)
 	if p.Switched != nil && p.Switched.GoldenSourceURL != "" {
 		return strings.TrimSuffix(p.Switched.GoldenSourceURL, suffix)
 	}
-	if g, ok := stored[golden.Name(p.schematicID, p.version)]; ok && g.url != "" {
-		return strings.TrimSuffix(g.url, suffix)
+	if g, ok := stored[golden.Name(p.schematicID, p.version)]; ok && g.URL != "" {
+		return strings.TrimSuffix(g.URL, suffix)
 	}
 	if p.Outcome == OutcomeNeedsEntry {
 		return catalogURL
@@ -127,12 +129,12 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 	}
 	ap.MachineTemplate.Current = now.MachineTemplate
 	if mdDoc, err := manifest.One("MachineDeployment"); err == nil {
-		ap.MinReplicas = text(mdDoc.Object, "metadata", "annotations", annAutoscalerMin)
-		ap.MaxReplicas = text(mdDoc.Object, "metadata", "annotations", annAutoscalerMax)
+		ap.MinReplicas = fleet.Text(mdDoc.Object, "metadata", "annotations", annAutoscalerMin)
+		ap.MaxReplicas = fleet.Text(mdDoc.Object, "metadata", "annotations", annAutoscalerMax)
 	}
 	if md != nil {
 		ap.MachineDeployment = true
-		ap.Workers = wholeNumber(text(md, "status", "replicas"))
+		ap.Workers = wholeNumber(fleet.Text(md, "status", "replicas"))
 	}
 
 	vals, change, replaces := switchToBuiltin(rp.values, d)

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
 
@@ -21,7 +22,7 @@ import (
 // classes, and no imageFactoryURL of its own: it imports from the catalog's
 // URL (catalogURL), whatever URL its pools boot from. A pool booting from
 // another URL than its entry imports from is listed with both.
-func catalogFor(stored map[string]storedGolden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
+func catalogFor(stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
 	entries := existingEntries(stored)
 	byPlain := map[string]*CatalogEntry{}
 	for i := range entries {
@@ -138,11 +139,11 @@ func (e *CatalogEntry) addClass(class string) {
 // existingEntries reads each flavor's entry back from its goldens: the plain
 // golden's source URL (less the path the catalog appends), storage and class,
 // its per-class goldens' classes, and retire when it is marked retiring.
-func existingEntries(stored map[string]storedGolden) []CatalogEntry {
+func existingEntries(stored map[string]fleet.Golden) []CatalogEntry {
 	type flavor struct {
 		schematicID, version string
-		plain                *storedGolden
-		perClass             map[string]storedGolden
+		plain                *fleet.Golden
+		perClass             map[string]fleet.Golden
 	}
 	flavors := map[string]*flavor{}
 	for _, name := range SortedKeys(stored) {
@@ -153,7 +154,7 @@ func existingEntries(stored map[string]storedGolden) []CatalogEntry {
 		}
 		f := flavors[plain]
 		if f == nil {
-			f = &flavor{schematicID: schematicID, version: version, perClass: map[string]storedGolden{}}
+			f = &flavor{schematicID: schematicID, version: version, perClass: map[string]fleet.Golden{}}
 			flavors[plain] = f
 		}
 		g := stored[name]
@@ -173,22 +174,22 @@ func existingEntries(stored map[string]storedGolden) []CatalogEntry {
 			src = &first
 			e.Notes = append(e.Notes, "its own golden "+plain+" is not in cozy-public: storageClass is not known, set it as in your values")
 		} else {
-			class := src.class
+			class := src.Class
 			e.Entry.StorageClass = &class
-			e.Entry.Retire = src.retiring
+			e.Entry.Retire = src.Retiring
 		}
 		suffix := golden.ImagePath(f.schematicID, f.version)
 		switch {
-		case strings.HasSuffix(src.url, suffix):
-			e.Entry.ImageFactoryURL = strings.TrimSuffix(src.url, suffix)
+		case strings.HasSuffix(src.URL, suffix):
+			e.Entry.ImageFactoryURL = strings.TrimSuffix(src.URL, suffix)
 			e.ImportsFrom = e.Entry.ImageFactoryURL
-		case src.url == "":
+		case src.URL == "":
 			e.Notes = append(e.Notes, "its source URL is not recorded on its golden (only its PVC is left): imageFactoryURL as in your values")
 		default:
-			e.Notes = append(e.Notes, fmt.Sprintf("its source URL %q is not one the catalog builds: imageFactoryURL as in your values", src.url))
+			e.Notes = append(e.Notes, fmt.Sprintf("its source URL %q is not one the catalog builds: imageFactoryURL as in your values", src.URL))
 		}
-		e.Entry.Storage = src.storage
-		if src.storage == "" {
+		e.Entry.Storage = src.Storage
+		if src.Storage == "" {
 			e.Notes = append(e.Notes, "its storage is not recorded on its golden: storage as in your values")
 		}
 		e.Entry.AdditionalStorageClasses = SortedKeys(f.perClass)

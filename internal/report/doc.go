@@ -8,11 +8,12 @@
 //
 // It never resolves a disk source itself: every answer is the pool chart's,
 // rendered with Helm's own engine (internal/render) against a Target (a
-// cluster-state file, a live cluster or none), and the pools a cluster runs
-// are found as internal/fleet finds them. A chart's refusal is a report; an
+// cluster-state file, a live cluster or none); what the cluster holds (its
+// pools, goldens and worker disks) is read by internal/fleet.
+// A chart's refusal is a report; an
 // error is bad input or a cluster problem.
 //
-// Its files depend one way: words, consts, target and chart on nothing
+// Its files depend one way: words, target and chart on nothing
 // here; facts on words; plan on facts; pinstypes on facts; pinsfacts and
 // pins on pinstypes; adopttypes on plan and pinstypes; catalog on
 // adopttypes; adopt on all of them; rollcheck on facts, target and chart.

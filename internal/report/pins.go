@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
 
@@ -22,16 +23,16 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 	}
 	anyChecksum := false
 	for _, s := range f.stored {
-		anyChecksum = anyChecksum || s.checksum != ""
+		anyChecksum = anyChecksum || s.Checksum != ""
 	}
 	for name, s := range f.stored {
 		g := golden(name)
-		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.foundAs, s.phase, s.retiring, s.url
-		g.CertConfigMap, g.Checksum = s.certConfigMap, s.checksum
-		if s.certConfigMap == "" && f.caFor(name) != "" {
+		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.FoundAs, s.Phase, s.Retiring, s.URL
+		g.CertConfigMap, g.Checksum = s.CertConfigMap, s.Checksum
+		if s.CertConfigMap == "" && f.caFor(name) != "" {
 			g.ImportedWithout = append(g.ImportedWithout, "CA")
 		}
-		if s.checksum == "" && anyChecksum {
+		if s.Checksum == "" && anyChecksum {
 			g.ImportedWithout = append(g.ImportedWithout, "checksum")
 		}
 	}
@@ -167,11 +168,11 @@ func sortDisks(d []DiskPin) {
 // caFor is the catalog CA ConfigMap that serves a golden's flavor now: the
 // entry's own, else the chart-wide one; "" when there is none.
 func (f *PinsFacts) caFor(name string) string {
-	if fl, ok := golden.Parse(name); ok && f.caConfigMaps[catalogCAConfigMap+"-"+fl.SchematicID+"-"+fl.Version] {
-		return catalogCAConfigMap + "-" + fl.SchematicID + "-" + fl.Version
+	if fl, ok := golden.Parse(name); ok && f.caConfigMaps[fleet.CatalogCAConfigMap+"-"+fl.SchematicID+"-"+fl.Version] {
+		return fleet.CatalogCAConfigMap + "-" + fl.SchematicID + "-" + fl.Version
 	}
-	if f.caConfigMaps[catalogCAConfigMap] {
-		return catalogCAConfigMap
+	if f.caConfigMaps[fleet.CatalogCAConfigMap] {
+		return fleet.CatalogCAConfigMap
 	}
 	return ""
 }

@@ -2,15 +2,12 @@ package report
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
-	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ReadPins reads the goldens, the worker disks and the pools (found and
@@ -33,76 +30,13 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		}
 		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with -artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
-	f := &PinsFacts{stored: map[string]storedGolden{}, machineDeployments: map[string]*unstructured.Unstructured{}, poolObjects: fl.PoolObjects, caConfigMaps: map[string]bool{}}
-	if err := f.gatherMachineDeployments(t); err != nil {
-		return nil, err
-	}
-
-	// One list of every DataVolume: the goldens, and the worker disks below.
-	dvs, err := t.list("cdi.kubevirt.io/v1beta1", "DataVolume", "")
+	g, err := fleet.ReadGoldens(ctx, t.Provider)
 	if err != nil {
 		return nil, err
 	}
-	for _, dv := range dvs {
-		if dv.GetNamespace() == golden.Namespace && strings.HasPrefix(dv.GetName(), golden.Prefix) {
-			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-			f.stored[dv.GetName()] = storedGolden{
-				foundAs: "DataVolume", phase: phase, retiring: dv.GetAnnotations()[annRetiring] == "true",
-				url:     text(dv.Object, "spec", "source", "http", "url"),
-				storage: firstText(text(dv.Object, "spec", "storage", "resources", "requests", "storage"), text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
-				class:   firstText(text(dv.Object, "spec", "storage", "storageClassName"), text(dv.Object, "spec", "pvc", "storageClassName")),
-
-				certConfigMap: text(dv.Object, "spec", "source", "http", "certConfigMap"),
-				checksum:      text(dv.Object, "spec", "source", "http", "checksum"),
-			}
-		}
-	}
-	pvcs, err := t.list("v1", "PersistentVolumeClaim", "")
-	if err != nil {
-		return nil, err
-	}
-	pvcByKey := map[string]*unstructured.Unstructured{}
-	for i := range pvcs {
-		p := &pvcs[i]
-		pvcByKey[p.GetNamespace()+"/"+p.GetName()] = p
-		if p.GetNamespace() == golden.Namespace && strings.HasPrefix(p.GetName(), golden.Prefix) {
-			if _, ok := f.stored[p.GetName()]; !ok {
-				f.stored[p.GetName()] = storedGolden{
-					foundAs: "PersistentVolumeClaim",
-					url:     p.GetAnnotations()[annImportEndpoint],
-					storage: text(p.Object, "spec", "resources", "requests", "storage"),
-					class:   text(p.Object, "spec", "storageClassName"),
-
-					certConfigMap: p.GetAnnotations()[annImportCertConfigMap],
-					checksum:      p.GetAnnotations()[annImportChecksum],
-				}
-			}
-		}
-	}
-
-	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
-	// DataVolume is gone.
-	dvKeys := map[string]bool{}
-	for _, dv := range dvs {
-		ann := dv.GetAnnotations()
-		if ann[annGolden] == "" {
-			continue
-		}
-		dvKeys[dv.GetNamespace()+"/"+dv.GetName()] = true
-		claim, _, _ := unstructured.NestedString(dv.Object, "status", "claimName")
-		if claim == "" {
-			claim = dv.GetName()
-		}
-		d := diskOf(dv.GetNamespace(), dv.GetName(), ann, pvcByKey[dv.GetNamespace()+"/"+claim])
-		d.kind = "DataVolume"
-		f.addDisk(d)
-	}
-	for key, p := range pvcByKey {
-		if ann := p.GetAnnotations(); ann[annGolden] != "" && !dvKeys[key] {
-			d := diskOf(p.GetNamespace(), p.GetName(), ann, p)
-			d.kind = "PersistentVolumeClaim"
-			f.addDisk(d)
-		}
+	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects}
+	for _, d := range g.Disks {
+		f.addDisk(diskOf(d))
 	}
 
 	// Pools: resolved by the chart itself.
@@ -140,32 +74,10 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 
 	// The catalog's CA ConfigMaps, to tell the goldens imported without the CA
 	// it holds now (after the pools, whose renders read the cluster first).
-	cms, err := t.list("v1", "ConfigMap", golden.Namespace)
-	if err != nil {
+	if f.caConfigMaps, err = fleet.CAConfigMaps(ctx, t.Provider); err != nil {
 		return nil, err
 	}
-	for _, cm := range cms {
-		if name := cm.GetName(); cm.GetNamespace() == golden.Namespace && (name == catalogCAConfigMap || strings.HasPrefix(name, catalogCAConfigMap+"-")) {
-			f.caConfigMaps[name] = true
-		}
-	}
 	return f, nil
-}
-
-// gatherMachineDeployments lists every MachineDeployment once. A cluster
-// that does not serve them has none, so no disk there belongs to a pool.
-func (f *PinsFacts) gatherMachineDeployments(t Target) error {
-	if _, _, err := t.Provider.GetClientFor(machineDeplAPI, "MachineDeployment"); errors.Is(err, render.ErrKindNotServed) {
-		return nil
-	}
-	mds, err := t.list(machineDeplAPI, "MachineDeployment", "")
-	if err != nil {
-		return err
-	}
-	for i := range mds {
-		f.machineDeployments[mds[i].GetNamespace()+"/"+mds[i].GetName()] = &mds[i]
-	}
-	return nil
 }
 
 // addDisk records a worker disk, and whether it belongs to a pool: the pool
@@ -178,17 +90,16 @@ func (f *PinsFacts) addDisk(d DiskPin) {
 	f.disks = append(f.disks, d)
 }
 
-// diskOf reads what CDI recorded on the disk's PVC: the clone strategy it
-// used (cloneType) and why it fell back from a CSI clone, if it did.
-func diskOf(namespace, name string, ann map[string]string, pvc *unstructured.Unstructured) DiskPin {
-	d := DiskPin{Namespace: namespace, Name: name, Golden: ann[annGolden], Pool: ann[annPool]}
-	if pvc == nil {
+// diskOf says how a disk was cloned, from what CDI recorded on its PVC: the
+// clone strategy it used (cloneType) and why it fell back from a CSI clone,
+// if it did.
+func diskOf(disk fleet.Disk) DiskPin {
+	d := DiskPin{Namespace: disk.Namespace, Name: disk.Name, Golden: disk.Golden, Pool: disk.Pool, kind: disk.Kind,
+		PVC: disk.PVC, CloneType: disk.CloneType, FallbackReason: disk.FallbackReason}
+	if disk.PVC == "" {
 		d.Clone = "no PVC yet"
 		return d
 	}
-	d.PVC = pvc.GetName()
-	pa := pvc.GetAnnotations()
-	d.CloneType, d.FallbackReason = pa[annCloneType], pa[annCloneFallback]
 	// The report's line keeps annotation text on one line: whoever can edit
 	// the PVC writes it.
 	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -153,7 +153,7 @@ type DiskPin struct {
 // report is assembled from it in pins.go, as plan's is from chartFacts.
 type PinsFacts struct {
 	// stored are the goldens cozy-public holds, by name.
-	stored map[string]storedGolden
+	stored map[string]fleet.Golden
 	disks  []DiskPin
 	pools  []resolvedPool
 	// users are, by golden, what the catalog chart counts as using it
@@ -171,23 +171,6 @@ type PinsFacts struct {
 	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
 	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an entry's own).
 	caConfigMaps map[string]bool
-}
-
-type storedGolden struct {
-	// foundAs: DataVolume, or PersistentVolumeClaim when its DataVolume was
-	// garbage collected.
-	foundAs string
-	phase   string
-	// retiring: the catalog marked its DataVolume retiring (retire: true).
-	retiring bool
-	// url, storage and class are what the catalog compares an entry with
-	// (kubernetes-worker-image.assertUnchanged): the DataVolume's source URL,
-	// storage request and class, or, with only the PVC left, its request, its
-	// class and CDI's import endpoint annotation ("" where not recorded).
-	url, storage, class string
-	// certConfigMap and checksum are the CA ConfigMap and checksum it was
-	// imported with (spec.source.http, or CDI's import annotations on the PVC).
-	certConfigMap, checksum string
 }
 
 type resolvedPool struct {

@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
@@ -168,7 +167,7 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
 		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
-			if d.GoldenSourceURL, d.GoldenCertConfigMap, d.GoldenChecksum, err = goldenSource(t, d.Golden); err != nil {
+			if d.GoldenSourceURL, d.GoldenCertConfigMap, d.GoldenChecksum, err = t.goldenSource(d.Golden); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -246,29 +245,4 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 		}
 	}
 	return d
-}
-
-// goldenSource reads where a golden in cozy-public was imported from: its
-// DataVolume's spec.source.http.url, else, with only its PVC left, CDI's
-// import endpoint annotation ("" when neither records one); and the CA
-// ConfigMap and checksum of that import, read the same way.
-func goldenSource(t Target, name string) (url, certConfigMap, checksum string, err error) {
-	if t.Provider == nil {
-		return "", "", "", nil
-	}
-	for _, kind := range []struct{ apiVersion, kind string }{{"cdi.kubevirt.io/v1beta1", "DataVolume"}, {"v1", "PersistentVolumeClaim"}} {
-		obj, err := t.get(kind.apiVersion, kind.kind, golden.Namespace, name)
-		if err != nil {
-			return "", "", "", err
-		}
-		if obj == nil {
-			continue
-		}
-		if kind.kind == "DataVolume" {
-			return text(obj.Object, "spec", "source", "http", "url"), text(obj.Object, "spec", "source", "http", "certConfigMap"), text(obj.Object, "spec", "source", "http", "checksum"), nil
-		}
-		a := obj.GetAnnotations()
-		return a[annImportEndpoint], a[annImportCertConfigMap], a[annImportChecksum], nil
-	}
-	return "", "", "", nil
 }

@@ -5,8 +5,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Count spells n of a noun, as every report counts: "1 pool", "2 pools".
@@ -55,27 +53,6 @@ func FirstFive(items []string) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:5], ", "), len(items)-5)
-}
-
-// text reads a scalar field as its text: a quantity may be a YAML number.
-func text(obj map[string]any, fields ...string) string {
-	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
-	if !ok || v == nil {
-		return ""
-	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return fmt.Sprint(v)
-}
-
-func firstText(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // WithoutPath is a file error without the path, for messages that name the file already.
