@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -26,6 +29,17 @@ type planReport struct {
 	Objects         []string     `json:"objects,omitempty"`
 	Result          string       `json:"result"`
 	Refusal         string       `json:"refusal,omitempty"`
+	// ChartRefusal: when values.schema.json refused, what the chart's own
+	// checks say of the same values (rendered again with the schema off, only
+	// to explain); "" when they accept them.
+	ChartRefusal string `json:"chartRefusal,omitempty"`
+	// SchemaOnly: the schema refused values the chart's own checks accept.
+	SchemaOnly bool `json:"schemaOnly,omitempty"`
+	// ReleaseHint: the release name was taken from the values file's name,
+	// and that name cannot name a pool.
+	ReleaseHint string `json:"releaseHint,omitempty"`
+	// Preview: no cluster was read, so no golden, class or clone check ran.
+	Preview bool `json:"preview,omitempty"`
 }
 
 type diskReport struct {
@@ -172,6 +186,9 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if *release == "" {
+		rep.ReleaseHint = releaseHint(*values, vals)
+	}
 	switch *output {
 	case "yaml":
 		if rep.Result != "renders" {
@@ -194,7 +211,7 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 // planPool renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]interface{}) (*planReport, *render.Manifest, error) {
-	rep := &planReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.desc}
+	rep := &planReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.desc, Preview: t.provider == nil}
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
 	if err != nil {
 		refusal, prob := renderFailure(err)
@@ -202,6 +219,22 @@ func planPool(chrt *chart.Chart, t target, rel render.Release, vals map[string]i
 			return nil, nil, prob
 		}
 		rep.Result, rep.Refusal = "refused", refusal
+		var schema *render.SchemaError
+		if errors.As(err, &schema) {
+			// The schema's message quotes its patterns JSON-escaped; shown as written in the schema's regex.
+			rep.Refusal = strings.ReplaceAll(refusal, `\\`, `\`)
+			opts := t.options(rel, vals)
+			opts.Release.SkipSchemaValidation = true
+			if _, _, err := renderWithFacts(chrt, opts); err != nil {
+				chartSays, prob := renderFailure(err)
+				if prob != nil {
+					return nil, nil, prob
+				}
+				rep.ChartRefusal = chartSays
+			} else {
+				rep.SchemaOnly = true
+			}
+		}
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
 		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
@@ -395,13 +428,42 @@ func writePlanText(out *bytes.Buffer, r *planReport) {
 	if r.MachineTemplate != "" {
 		tb.row("machine template", r.MachineTemplate)
 	}
-	if r.Result == "renders" {
+	switch {
+	case r.Result == "renders" && r.Preview:
+		tb.row("result", "renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give -cluster or -kubeconfig to run them")
+	case r.Result == "renders":
 		tb.row("result", "renders")
-	} else {
+	default:
 		tb.row("result", "refused: "+r.Refusal)
+	}
+	if r.ChartRefusal != "" {
+		tb.row("chart says", r.ChartRefusal+"  (the chart's own check of the same values, rendered again without the schema only to explain)")
+	}
+	if r.SchemaOnly {
+		tb.row("chart says", "nothing: only values.schema.json refuses these values, the chart's own checks accept them")
+	}
+	if r.ReleaseHint != "" {
+		tb.row("release", r.ReleaseHint)
 	}
 	tb.write(out)
 }
+
+// releaseHint explains a release name taken from the values file's name when
+// that name cannot name a pool ("" when it can, or -release was given).
+func releaseHint(valuesPath string, vals map[string]any) string {
+	cluster, _ := vals["cluster"].(string)
+	base := filepath.Base(valuesPath)
+	pool := strings.TrimSuffix(base, filepath.Ext(base))
+	if cluster != "" && dnsLabel.MatchString(pool) {
+		return ""
+	}
+	if cluster == "" {
+		cluster = "<cluster>"
+	}
+	return fmt.Sprintf("the release name was taken from the values file's name %q (kubernetes-nodes-<cluster>-<file name>); name the pool with -release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label, or rename the file", base, cluster)
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // releaseFor names the release as the chart requires, from the flags or from
 // the values: kubernetes-nodes-<cluster>-<pool>, where <pool> is the values
@@ -422,7 +484,14 @@ func releaseFor(valuesPath string, vals map[string]interface{}, name, namespace 
 func readValues(path string) (map[string]interface{}, error) {
 	vals, err := render.ReadValues(path)
 	if err != nil {
-		return nil, problemf("values %s: %v", path, unwrapPath(err))
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			return nil, problemf("values %s: %v", path, pathErr.Err)
+		}
+		return nil, problemf("values %s %v", path, err)
+	}
+	if len(vals) == 0 {
+		return nil, problemf("values %s is empty: %s", path, render.ValuesFileIs)
 	}
 	return vals, nil
 }
