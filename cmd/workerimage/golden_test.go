@@ -27,7 +27,7 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 	pools, err := filepath.Glob(filepath.Join(support.RepoRoot(), "examples", "pools", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pools)
-	// Refused examples exit 1 on purpose (DESIGN: plan exits 1 on a refusal).
+	// Refused examples exit 1 on purpose (docs/design.md: plan exits 1 on a refusal).
 	refused := map[string]bool{"golden-local": true, "oversized": true}
 	var cases []cliGoldenCase
 	for _, p := range pools {

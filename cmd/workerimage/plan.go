@@ -115,7 +115,7 @@ type fallbackCheck struct {
 	Detail  string `json:"detail"`
 }
 
-// checkNames label the chart's refusal numbers (DESIGN.md) in reports.
+// checkNames label the chart's refusal numbers (docs/design.md) in reports.
 var checkNames = map[int]string{
 	4:  "same class",
 	5:  "not smaller",
@@ -141,7 +141,7 @@ type sourced struct {
 }
 
 // createdWith is the pool's record of the platform defaults it was created
-// with, and where the chart read it (DESIGN.md: its MachineDeployment's
+// with, and where the chart read it (docs/design.md: its MachineDeployment's
 // annotation, an earlier version's ConfigMap, or today's defaults for a new pool).
 type createdWith struct {
 	From            string `json:"from"`
