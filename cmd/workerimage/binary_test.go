@@ -64,7 +64,7 @@ func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
 }
 
 // The CLI is product code: its dependency graph holds no test package of this
-// repository and none of client-go's test fakes (DESIGN.md, Layout).
+// repository and none of client-go's test fakes (docs/design.md, Layout).
 func TestCLILinksNoTestCode(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
 	require.NoError(t, err, "go list -deps: %s", out)

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"github.com/cozystack/golden-worker-images/internal/render"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
 
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,7 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 	pools, err := filepath.Glob(filepath.Join(support.RepoRoot(), "examples", "pools", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, pools)
-	// Refused examples exit 1 on purpose (DESIGN: plan exits 1 on a refusal).
+	// Refused examples exit 1 on purpose (docs/design.md: plan exits 1 on a refusal).
 	refused := map[string]bool{"golden-local": true, "oversized": true}
 	var cases []cliGoldenCase
 	for _, p := range pools {

@@ -13,7 +13,7 @@ import (
 // golden on "replicated" and a per-class golden on "fast"; pools of v1.13.6
 // on replicated, fast and (two) local, where no golden of it is.
 
-// perClassOf is the per-class golden of a flavor (DESIGN.md: <plain>--<class>).
+// perClassOf is the per-class golden of a flavor (docs/design.md: <plain>--<class>).
 func perClassOf(version, class string) string { return goldenName(version) + "--" + class }
 
 func TestPinsGroupsPerClassGoldensUnderTheirFlavor(t *testing.T) {

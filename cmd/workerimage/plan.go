@@ -43,6 +43,9 @@ func (a app) plan(args []string, out *bytes.Buffer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if *release == "" {
+		rep.ReleaseHint = report.ReleaseHint(*values, vals)
+	}
 	output.Plan(out, rep, manifest, *format)
 	if rep.Result != "renders" {
 		return exitAttn, nil

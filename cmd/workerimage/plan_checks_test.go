@@ -12,7 +12,7 @@ import (
 
 // What plan says about the clone path beyond the golden: which golden serves
 // the pool's class and why, CDI's clone strategy and where it came from, and
-// each check behind refusals 4 to 9 (DESIGN.md "One flavor on several
+// each check behind refusals 4 to 9 (docs/design.md "One flavor on several
 // StorageClasses" and "Every host-assisted fallback ... is refused"). The
 // fixtures: testdata/state/golden.yaml holds the plain golden on "replicated"
 // (provisioner linstor.csi.linbit.com); testdata/state/per-class.yaml adds
@@ -43,7 +43,7 @@ func checkIn(t *testing.T, d *report.DiskReport, n int) report.FallbackCheck {
 
 func TestPlanSaysWhichGoldenServesThePoolAndWhy(t *testing.T) {
 	plain := goldenName(defaultVersion)
-	// DESIGN.md: the per-class golden of class C is <plain>--C.
+	// docs/design.md: the per-class golden of class C is <plain>--C.
 	perClass := func(class string) string { return plain + "--" + class }
 
 	t.Run("the plain golden, on the pool's class", func(t *testing.T) {

@@ -104,10 +104,22 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 	if r.MachineTemplate != "" {
 		tb.row("machine template", r.MachineTemplate)
 	}
-	if r.Result == "renders" {
+	switch {
+	case r.Result == "renders" && r.Preview:
+		tb.row("result", "renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give -cluster or -kubeconfig to run them")
+	case r.Result == "renders":
 		tb.row("result", "renders")
-	} else {
+	default:
 		tb.row("result", "refused: "+r.Refusal)
+	}
+	if r.ChartRefusal != "" {
+		tb.row("chart says", r.ChartRefusal+"  (the chart's own check of the same values, rendered again without the schema only to explain)")
+	}
+	if r.SchemaOnly {
+		tb.row("chart says", "nothing: only values.schema.json refuses these values, the chart's own checks accept them")
+	}
+	if r.ReleaseHint != "" {
+		tb.row("release", r.ReleaseHint)
 	}
 	tb.write(out)
 }

@@ -91,15 +91,23 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
+	// Helm's own coalescing, then its own schema check with its own message,
+	// kept apart so a schema refusal is told by its type (SchemaError).
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
 		Name:      opts.Release.Name,
 		Namespace: opts.Release.Namespace,
 		Revision:  opts.Release.Revision(),
 		IsInstall: !opts.Release.Upgrade,
 		IsUpgrade: opts.Release.Upgrade,
-	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
+	}, opts.Capabilities(), true)
 	if err != nil {
 		return nil, err
+	}
+	if !opts.Release.SkipSchemaValidation {
+		coalesced, _ := vals["Values"].(chartutil.Values)
+		if err := chartutil.ValidateAgainstSchema(chrt, coalesced); err != nil {
+			return nil, &SchemaError{Err: fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s", err.Error())}
+		}
 	}
 	var files map[string]string
 	if p := opts.Provider(); p == nil {
@@ -279,9 +287,30 @@ func ReadValues(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := map[string]any{}
-	if err := yaml.Unmarshal(raw, &vals); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	const want = ValuesFileIs
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("is not YAML (%s): %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), "yaml: "), want)
 	}
-	return vals, nil
+	switch v := doc.(type) {
+	case nil:
+		// No document, or only comments: no values, as Helm reads it.
+		return map[string]any{}, nil
+	case map[string]any:
+		return v, nil
+	case []any:
+		return nil, fmt.Errorf("is a list, not a map: %s", want)
+	default:
+		return nil, fmt.Errorf("is a single %T value, not a map: %s", v, want)
+	}
 }
+
+// ValuesFileIs says what a values file must be, for the messages that refuse one.
+const ValuesFileIs = "a values file is a YAML map of the pool's values, such as `cluster: acme`"
+
+// SchemaError is a render refused by the chart's values.schema.json, before
+// any template ran: Helm's own message.
+type SchemaError struct{ Err error }
+
+func (e *SchemaError) Error() string { return e.Err.Error() }
+func (e *SchemaError) Unwrap() error { return e.Err }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	charts "github.com/cozystack/golden-worker-images"
@@ -31,11 +32,35 @@ func ReleaseFor(valuesPath string, vals map[string]any, name, namespace string) 
 	return render.Release{Name: name, Namespace: namespace}
 }
 
+// ReleaseHint explains a release name taken from the values file's name when
+// that name cannot name a pool ("" when it can, or -release was given).
+func ReleaseHint(valuesPath string, vals map[string]any) string {
+	cluster, _ := vals["cluster"].(string)
+	base := filepath.Base(valuesPath)
+	pool := strings.TrimSuffix(base, filepath.Ext(base))
+	if cluster != "" && dnsLabel.MatchString(pool) {
+		return ""
+	}
+	if cluster == "" {
+		cluster = "<cluster>"
+	}
+	return fmt.Sprintf("the release name was taken from the values file's name %q (kubernetes-nodes-<cluster>-<file name>); name the pool with -release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label, or rename the file", base, cluster)
+}
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
 // ReadValues reads a pool values file.
 func ReadValues(path string) (map[string]any, error) {
 	vals, err := render.ReadValues(path)
 	if err != nil {
-		return nil, fmt.Errorf("values %s: %v", path, WithoutPath(err))
+		var pathErr *os.PathError
+		if errors.As(err, &pathErr) {
+			return nil, fmt.Errorf("values %s: %v", path, pathErr.Err)
+		}
+		return nil, fmt.Errorf("values %s %v", path, err)
+	}
+	if len(vals) == 0 {
+		return nil, fmt.Errorf("values %s is empty: %s", path, render.ValuesFileIs)
 	}
 	return vals, nil
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,17 @@ type PlanReport struct {
 	Objects         []string     `json:"objects,omitempty"`
 	Result          string       `json:"result"`
 	Refusal         string       `json:"refusal,omitempty"`
+	// ChartRefusal: when values.schema.json refused, what the chart's own
+	// checks say of the same values (rendered again with the schema off, only
+	// to explain); "" when they accept them.
+	ChartRefusal string `json:"chartRefusal,omitempty"`
+	// SchemaOnly: the schema refused values the chart's own checks accept.
+	SchemaOnly bool `json:"schemaOnly,omitempty"`
+	// ReleaseHint: the release name was taken from the values file's name,
+	// and that name cannot name a pool.
+	ReleaseHint string `json:"releaseHint,omitempty"`
+	// Preview: no cluster was read, so no golden, class or clone check ran.
+	Preview bool `json:"preview,omitempty"`
 }
 
 // DiskReport is how the chart resolved a pool's disk source, and what it checked.
@@ -100,7 +112,7 @@ type FallbackCheck struct {
 	Detail  string `json:"detail"`
 }
 
-// CheckNames label the chart's refusal numbers (DESIGN.md) in reports.
+// CheckNames label the chart's refusal numbers (docs/design.md) in reports.
 var CheckNames = map[int]string{
 	4:  "same class",
 	5:  "not smaller",
@@ -127,7 +139,7 @@ type Sourced struct {
 }
 
 // CreatedWith is the pool's record of the platform defaults it was created
-// with, and where the chart read it (DESIGN.md: its MachineDeployment's
+// with, and where the chart read it (docs/design.md: its MachineDeployment's
 // annotation, an earlier version's ConfigMap, or today's defaults for a new pool).
 type CreatedWith struct {
 	From            string `json:"from"`
@@ -141,7 +153,7 @@ type CreatedWith struct {
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
-	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc}
+	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
 	if err != nil {
 		refusal, prob := RenderFailure(err)
@@ -149,6 +161,22 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 			return nil, nil, prob
 		}
 		rep.Result, rep.Refusal = "refused", refusal
+		var schema *render.SchemaError
+		if errors.As(err, &schema) {
+			// The schema's message quotes its patterns JSON-escaped; shown as written in the schema's regex.
+			rep.Refusal = strings.ReplaceAll(refusal, `\\`, `\`)
+			opts := t.options(rel, vals)
+			opts.Release.SkipSchemaValidation = true
+			if _, _, err := renderWithFacts(chrt, opts); err != nil {
+				chartSays, prob := RenderFailure(err)
+				if prob != nil {
+					return nil, nil, prob
+				}
+				rep.ChartRefusal = chartSays
+			} else {
+				rep.SchemaOnly = true
+			}
+		}
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
 		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
