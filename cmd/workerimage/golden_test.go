@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
-
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 )

@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	charts "github.com/cozystack/golden-worker-images"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -22,8 +22,7 @@ import (
 func ReleaseFor(valuesPath string, vals map[string]any, name, namespace string) render.Release {
 	cluster, _ := vals["cluster"].(string)
 	if name == "" {
-		base := filepath.Base(valuesPath)
-		pool := strings.TrimSuffix(base, filepath.Ext(base))
+		_, pool := poolFromFile(valuesPath)
 		name = fmt.Sprintf("kubernetes-nodes-%s-%s", cluster, pool)
 	}
 	if namespace == "" {
@@ -36,9 +35,8 @@ func ReleaseFor(valuesPath string, vals map[string]any, name, namespace string) 
 // that name cannot name a pool ("" when it can, or -release was given).
 func ReleaseHint(valuesPath string, vals map[string]any) string {
 	cluster, _ := vals["cluster"].(string)
-	base := filepath.Base(valuesPath)
-	pool := strings.TrimSuffix(base, filepath.Ext(base))
-	if cluster != "" && dnsLabel.MatchString(pool) {
+	base, pool := poolFromFile(valuesPath)
+	if cluster != "" && len(validation.IsDNS1123Label(pool)) == 0 {
 		return ""
 	}
 	if cluster == "" {
@@ -47,7 +45,12 @@ func ReleaseHint(valuesPath string, vals map[string]any) string {
 	return fmt.Sprintf("the release name was taken from the values file's name %q (kubernetes-nodes-<cluster>-<file name>); name the pool with -release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label, or rename the file", base, cluster)
 }
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+// poolFromFile is a values file's base name and the pool name it gives: the
+// base name without its extension.
+func poolFromFile(valuesPath string) (base, pool string) {
+	base = filepath.Base(valuesPath)
+	return base, strings.TrimSuffix(base, filepath.Ext(base))
+}
 
 // ReadValues reads a pool values file.
 func ReadValues(path string) (map[string]any, error) {
