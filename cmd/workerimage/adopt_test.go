@@ -193,7 +193,12 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 	assert.Contains(t, r.Unresolved[0].Refusal, `"Not_Valid"`)
 	assert.NotContains(t, adoptText(t, fleet), "postgres-main", "another chart's release is not a pool")
 
-	assert.Equal(t, report.AdoptSavings{HTTPPools: 9, ReadyPools: 2, ImportsAvoidedNow: 3, BytesAvoidedNow: "18Gi"}, r.Savings)
+	// Every HTTP pool pins lists is counted, the refused one too; of the
+	// goldens to add, each is one download less saved.
+	assert.Equal(t, report.AdoptSavings{HTTPPools: 10, RenderToday: 9, RefusedToday: 1, ReadyPools: 2, ImportsAvoidedNow: 3, BytesAvoidedNow: "18Gi",
+		WaitingPools: 5, ImportsAvoidedLater: 8, GoldensToAdd: 3, GoldenBytesToAdd: "18Gi", NetImportsAvoided: 8}, r.Savings)
+	pins := decode[report.PinsReport](t, cli(t, "pins", "-cluster", fleet, "-o", "json"))
+	assert.Len(t, pins.HTTPPools, r.Savings.HTTPPools, "adopt counts the HTTP pools pins lists")
 }
 
 func adoptText(t *testing.T, state string) string {
@@ -353,7 +358,10 @@ func TestAdoptTextSaysWhatToDo(t *testing.T) {
 		"needs a catalog entry: add {schematicID: " + defaultSchematic + ", version: v1.13.5}",
 		"golden importing: the switched pool renders; CDI holds its disks until " + goldenName("v1.13.4") + " (phase ImportInProgress) has imported",
 		"\nkubernetesWorkerImage:\n  images:\n",
-		"switching the ready pools avoids 3 HTTP imports now (their workers) and 18Gi of image writes",
+		"\nsavings  10 pools import over HTTP: 9 render today, 1 is refused today (fix it first; workerimage plan shows why)\n",
+		"\n         now: 2 pools ready, 3 downloads not made (their workers), 18Gi\n",
+		"\n         later: 5 pools waiting for a golden, 8 downloads not made once it exists, minus 3 goldens to add (one download each, 18Gi)\n",
+		"\n         net: 8 downloads not made once every pool above has switched (3 now + 8 later - 3 goldens)",
 		"\npools already cloning a golden:\n  pool  tenant-acme/kubernetes-nodes-acme-golden",
 		"\npools that import over HTTP and are refused today (fix them first; workerimage plan shows why):\n  pool  tenant-beta/kubernetes-nodes-beta-big",
 		"\npools not resolved (their values are refused before a disk source resolves):\n  pool  tenant-beta/kubernetes-nodes-beta-broken",
@@ -371,7 +379,7 @@ func TestAdoptWithNothingToAdopt(t *testing.T) {
 	r := adoptOf(t, "-cluster", td("pins", "empty.yaml"))
 	assert.Empty(t, r.Flavors)
 	assert.False(t, r.Catalog.Changed)
-	assert.Equal(t, report.AdoptSavings{BytesAvoidedNow: "0"}, r.Savings)
+	assert.Equal(t, report.AdoptSavings{BytesAvoidedNow: "0", GoldenBytesToAdd: "0"}, r.Savings)
 	text := adoptText(t, td("pins", "empty.yaml"))
 	assert.Contains(t, text, "\nno pool imports over HTTP\n")
 	assert.Contains(t, text, "\ncatalog: no change needed (no pool that imports over HTTP waits for a golden)\n")
@@ -384,7 +392,7 @@ func TestAdoptBadInputAndClusterProblemsAreExit2(t *testing.T) {
 		"no cluster":     {"adopt"},
 		"both clusters":  {"adopt", "-cluster", fleet, "-kubeconfig", fleet},
 		"unknown flag":   {"adopt", "-cluster", fleet, "-all"},
-		"bad output":     {"adopt", "-cluster", fleet, "-o", "yaml"},
+		"bad output":     {"adopt", "-cluster", fleet, "-o", "xml"},
 		"missing state":  {"adopt", "-cluster", td("adopt", "nope.yaml")},
 		"stray argument": {"adopt", "-cluster", fleet, "extra"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"helm.sh/helm/v3/pkg/engine"
@@ -25,17 +26,18 @@ func servedAPIVersions(p engine.ClientProvider) ([]string, error) {
 // (required), kubectl's defaults (KUBECONFIG, ~/.kube/config, in-cluster).
 // plan and rollcheck without either render a preview: they never reach a
 // cluster the operator did not name.
-func (a app) connect(stateFile string, k kubeAccess, required bool) (report.Target, error) {
+func (a *app) connect(c clusterFlags, required bool) (report.Target, error) {
+	stateFile, k := c.state, c.kube
 	switch {
 	case stateFile != "" && k.given():
-		return report.Target{}, fmt.Errorf("-cluster and -kubeconfig/-context are exclusive: give one")
+		return report.Target{}, fmt.Errorf("--cluster and --kubeconfig/--context are exclusive: give one")
 	case stateFile != "":
-		c, err := render.LoadState(stateFile)
+		st, err := render.LoadState(stateFile)
 		if err != nil {
 			return report.Target{}, fmt.Errorf("cluster state %s: %v", stateFile, err)
 		}
-		served, _ := c.APIVersions()
-		return report.Target{Provider: c, Desc: "state file " + stateFile, APIVersions: served}, nil
+		served, _ := st.APIVersions()
+		return report.Target{Provider: st, Desc: "state file " + stateFile, APIVersions: served, Progress: a.progress()}, nil
 	case k.given() || required:
 		p, desc, err := a.dial(k)
 		if err != nil {
@@ -45,7 +47,7 @@ func (a app) connect(stateFile string, k kubeAccess, required bool) (report.Targ
 		if err != nil {
 			return report.Target{}, fmt.Errorf("%s: %v", desc, err)
 		}
-		return report.Target{Provider: p, Desc: desc, APIVersions: served}, nil
+		return report.Target{Provider: p, Desc: desc, APIVersions: served, Progress: a.progress()}, nil
 	}
 	return report.Target{Desc: "none (helm template preview: every lookup answers empty)"}, nil
 }
@@ -79,7 +81,7 @@ func dialKubeconfig(k kubeAccess) (engine.ClientProvider, string, error) {
 		case inCluster():
 			desc = "in-cluster config (service account)"
 		default:
-			return nil, "", fmt.Errorf("give the cluster: -cluster STATE.yaml, -kubeconfig PATH, or a kubeconfig in KUBECONFIG or ~/.kube/config (in a pod, its service account)")
+			return nil, "", fmt.Errorf("give the cluster: --cluster STATE.yaml, --kubeconfig PATH, or a kubeconfig in KUBECONFIG or ~/.kube/config (in a pod, its service account)")
 		}
 	}
 	cfg, err := loader.ClientConfig()
@@ -103,4 +105,31 @@ func dialKubeconfig(k kubeAccess) (engine.ClientProvider, string, error) {
 func inCluster() bool {
 	_, err := rest.InClusterConfig()
 	return err == nil
+}
+
+// progress is what a long read of the cluster reports, one line at a time
+// on stderr, each over the last: only when stderr is a terminal, never on a
+// pipe or into a file, where it would be noise in a log.
+func (a *app) progress() func(string) {
+	width, ok := a.terminal(a.stderr)
+	if !ok {
+		return nil
+	}
+	return func(step string) {
+		line := output.TermSafe(a.name + ": " + step)
+		if r := []rune(line); width > 1 && len(r) >= width {
+			line = string(r[:width-1])
+		}
+		fmt.Fprint(a.stderr, "\r\x1b[K"+line)
+		a.progressShown = true
+	}
+}
+
+// clearProgress erases the last progress line, before the result or the
+// one line of a problem.
+func (a *app) clearProgress() {
+	if a.progressShown {
+		fmt.Fprint(a.stderr, "\r\x1b[K")
+		a.progressShown = false
+	}
 }

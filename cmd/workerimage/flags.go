@@ -1,35 +1,68 @@
-// What every verb shares: the exit codes, the app with its outputs and its
-// seam to a live cluster, and the flags and their parsing.
+// What every verb shares: the exit codes, the app with its inputs, outputs
+// and its seam to a live cluster, the flags kubectl and Helm spell the same
+// way, and the spellings of earlier versions (-values, -cluster, ...).
 
 package main
 
 import (
-	"errors"
-	"flag"
+	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/output"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 	"helm.sh/helm/v3/pkg/engine"
 )
 
 const (
 	exitOK      = 0
-	exitAttn    = 1 // plan: refused; rollcheck: a pool rolls or is refused at head
+	exitAttn    = 1 // plan, catalog: refused; rollcheck: a pool rolls or is refused at head
 	exitProblem = 2 // bad input: missing file, unparsable YAML, unknown flag, unreachable cluster
 )
 
-// app carries the outputs and the one seam to a live cluster: dial turns a
-// kubeconfig and context into Helm's client provider. Tests swap in a fake provider, so the
-// -kubeconfig paths run the same code as -cluster.
+// app is one run of the command: how it was invoked (name: "workerimage",
+// or "kubectl workerimage" when kubectl runs it as the plugin
+// kubectl-workerimage), its standard streams, the one seam to a live
+// cluster (dial: a kubeconfig and context to Helm's client provider; tests
+// swap in a fake, so the --kubeconfig paths run the same code as --cluster),
+// and how it tells a terminal (tests swap in a fake check).
 type app struct {
+	name           string
+	stdin          io.Reader
 	stdout, stderr io.Writer
 	dial           func(k kubeAccess) (p engine.ClientProvider, desc string, err error)
+	terminal       func(w io.Writer) (width int, ok bool)
+
+	// out is what a verb prints, written to stdout only when it succeeds,
+	// so bad input or a cluster that fails halfway leaves nothing behind but
+	// one line on stderr; code is the verb's exit status then.
+	out  bytes.Buffer
+	code int
+	// progressShown: a progress line is on stderr, to be cleared.
+	progressShown bool
+}
+
+// isTerminal is the real check: a file descriptor that is a terminal, and
+// its width.
+func isTerminal(w io.Writer) (int, bool) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0, false
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		width = 0
+	}
+	return width, true
 }
 
 // kubeAccess is how a command reaches a live cluster, as kubectl does:
-// -kubeconfig (one file) else KUBECONFIG (a list of files) else
-// ~/.kube/config, -context else the current context, and in a pod with none
+// --kubeconfig (one file) else KUBECONFIG (a list of files) else
+// ~/.kube/config, --context else the current context, and in a pod with none
 // of them, its service account (in-cluster config).
 type kubeAccess struct {
 	kubeconfig, context string
@@ -38,39 +71,50 @@ type kubeAccess struct {
 // given: the operator named a kubeconfig or a context.
 func (k kubeAccess) given() bool { return k.kubeconfig != "" || k.context != "" }
 
-// clusterFlags adds -cluster, -kubeconfig and -context to a command's flags.
-func clusterFlags(fs *flag.FlagSet, kubeconfigHelp string) (state *string, k *kubeAccess) {
-	k = &kubeAccess{}
-	state = fs.String("cluster", "", "cluster state file (multi-document YAML)")
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", kubeconfigHelp)
-	fs.StringVar(&k.context, "context", "", "kubeconfig context to use (default: its current context)")
-	return state, k
+// clusterFlags are --cluster (a state file), --kubeconfig and --context.
+type clusterFlags struct {
+	state string
+	kube  kubeAccess
 }
 
-// newFlags returns a flag set that reports errors to the caller instead of
-// printing usage, so an unknown flag is one line like every other problem.
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
+func (c *clusterFlags) add(cmd *cobra.Command, kubeconfigHelp string) {
+	f := cmd.Flags()
+	f.StringVar(&c.state, "cluster", "", "cluster state file (multi-document YAML of the cluster's objects) instead of a live cluster")
+	f.StringVar(&c.kube.kubeconfig, "kubeconfig", "", kubeconfigHelp)
+	f.StringVar(&c.kube.context, "context", "", "kubeconfig context to use (default: its current context)")
+	_ = cmd.MarkFlagFilename("cluster", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("kubeconfig")
 }
 
-// helpRequest is -h or -help on a verb: its flags, for the verb's own help.
-type helpRequest struct{ flags *flag.FlagSet }
+// outputFlag adds -o/--output: text, json or yaml on every verb.
+func outputFlag(cmd *cobra.Command, format *string) {
+	cmd.Flags().StringVarP(format, "output", "o", "text", "output format: "+strings.Join(output.Formats, ", ")+" (yaml is the same report as json)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(output.Formats, cobra.ShellCompDirectiveNoFileComp))
+}
 
-func (helpRequest) Error() string { return flag.ErrHelp.Error() }
+// options are the output options for format: with the text report on a
+// terminal, its width, so long lines wrap there and nowhere else.
+func (a *app) options(format string) (output.Options, error) {
+	if err := oneOf("output", format, output.Formats...); err != nil {
+		return output.Options{}, err
+	}
+	o := output.Options{Format: format}
+	if width, ok := a.terminal(a.stdout); ok && format == "text" {
+		o.Width = width
+	}
+	return o, nil
+}
 
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return helpRequest{fs}
-		}
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return nil
+// valuesFlag adds -f/--values as Helm spells it: repeatable, "-" reads
+// standard input. One file each: a path may hold a comma.
+func valuesFlag(cmd *cobra.Command, files *[]string, help string) {
+	cmd.Flags().StringArrayVarP(files, "values", "f", nil, help)
+	_ = cmd.MarkFlagFilename("values", "yaml", "yml")
+}
+
+// artifactFlag adds --artifact: chartRef names that are the pool chart.
+func artifactFlag(cmd *cobra.Command, artifacts *[]string, help string) {
+	cmd.Flags().StringSliceVar(artifacts, "artifact", nil, help)
 }
 
 func oneOf(flagName, value string, allowed ...string) error {
@@ -79,19 +123,59 @@ func oneOf(flagName, value string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("-%s %q: want %s", flagName, value, strings.Join(allowed, ", "))
+	return fmt.Errorf("--%s %q: want %s", flagName, value, strings.Join(allowed, ", "))
 }
 
-// stringList is a repeatable flag; a comma also separates values.
-type stringList []string
-
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-
-func (l *stringList) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
+// normalizeArgs lets the spellings of earlier versions work: Go's flag
+// package took -values, -cluster, -kubeconfig with one dash, which pflag
+// would read as a row of one-letter flags. An argument of one dash and a
+// long flag's name (before any "="), up to a lone "--", gets its second
+// dash; one-letter flags (-f, -n, -o) and "-" (standard input) stay.
+func normalizeArgs(root *cobra.Command, args []string) []string {
+	long := map[string]bool{"help": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) { long[f.Name] = true })
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
 		}
 	}
-	return nil
+	walk(root)
+	out := make([]string, 0, len(args))
+	for i, arg := range args {
+		if arg == "--" {
+			return append(out, args[i:]...)
+		}
+		name, _, _ := strings.Cut(strings.TrimPrefix(arg, "-"), "=")
+		if strings.HasPrefix(arg, "-") && !strings.HasPrefix(arg, "--") && len(name) > 1 && long[name] {
+			arg = "-" + arg
+		}
+		out = append(out, arg)
+	}
+	return out
 }
+
+// exitCodes spells a verb's exit codes for its help; "" where the verb
+// never exits with one.
+func exitCodes(meanings ...string) string {
+	var b strings.Builder
+	for code, m := range meanings {
+		if m != "" {
+			fmt.Fprintf(&b, "  %d  %s\n", code, m)
+		}
+	}
+	return b.String()
+}
+
+// example is a verb's example as this binary is invoked.
+func (a *app) example(lines ...string) string {
+	for i, l := range lines {
+		lines[i] = "  " + a.name + " " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// errorf is a problem of the command line (exit 2).
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

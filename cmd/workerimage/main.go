@@ -1,93 +1,144 @@
-// Command workerimage answers three operator questions about worker pools by
-// rendering the pool chart with Helm's own engine (the internal/render harness)
+// Command workerimage answers operator questions about worker pools by
+// rendering the charts with Helm's own engine (the internal/render harness)
 // against a cluster-state file or a live cluster:
 //
 //	plan       what will this pool do against my cluster?
-//	rollcheck  will this chart upgrade roll any worker?
+//	rollcheck  will upgrading to this chart roll my workers?
 //	pins       can I delete this golden?
 //	adopt      which pools still import over HTTP, and what moving them to goldens takes
+//	catalog    what will the catalog chart do with these values against my cluster?
+//	version    which binary is this, and which charts does it carry?
+//
+// It is built on spf13/cobra, as kubectl and Helm are, and spells its flags
+// as they do (-f/--values, -n/--namespace, -o/--output, --kubeconfig,
+// --context); installed as kubectl-workerimage, it is the kubectl plugin
+// `kubectl workerimage`.
 //
 // Exit status: 0 fine, 1 the answer is "no" (refused, would roll), 2 bad input.
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"log"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/spf13/cobra"
 )
-
-const usage = `usage:
-  workerimage plan -values POOL.yaml [-release NAME] [-namespace NS] [-cluster STATE.yaml | -kubeconfig PATH [-context NAME]] [-chart DIR] [-o text|yaml|json]
-  workerimage rollcheck -base DIR -head DIR -values GLOB [-cluster STATE.yaml | -kubeconfig PATH [-context NAME]] [-release NAME] [-namespace NS] [-o text|json]
-  workerimage rollcheck -base DIR -head DIR (-cluster STATE.yaml | -kubeconfig PATH | -context NAME) [-artifact NAME]... [-o text|json]
-  workerimage pins [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
-  workerimage adopt [-cluster STATE.yaml | -kubeconfig PATH] [-context NAME] [-artifact NAME]... [-chart DIR] [-o text|json]
-
-pins and adopt without -cluster or -kubeconfig reach the cluster as kubectl does: KUBECONFIG, ~/.kube/config, or in a pod its service account.
-workerimage help COMMAND (or workerimage COMMAND -h) says what a command answers, its flags and defaults, its exit codes and an example.`
 
 func main() {
 	// client-go and Helm log some failures through the standard logger as well
 	// as returning them; the returned error is the one line we print.
 	log.SetOutput(io.Discard)
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	a := &app{name: commandName(os.Args[0]), stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, dial: dialKubeconfig, terminal: isTerminal}
+	os.Exit(a.run(os.Args[1:]))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	return app{stdout: stdout, stderr: stderr, dial: dialKubeconfig}.run(args)
-}
-
-func (a app) run(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintln(a.stderr, "workerimage: missing command: plan, rollcheck, pins or adopt (workerimage -help shows their flags)")
-		return exitProblem
+// commandName is how the binary names itself: as the kubectl plugin
+// kubectl-workerimage, "kubectl workerimage", as kubectl shows it.
+func commandName(argv0 string) string {
+	base := strings.TrimSuffix(filepath.Base(argv0), ".exe")
+	if plugin, ok := strings.CutPrefix(base, "kubectl-"); ok && plugin != "" {
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
 	}
-	var cmd func([]string, *bytes.Buffer) (int, error)
-	switch args[0] {
-	case "plan":
-		cmd = a.plan
-	case "rollcheck":
-		cmd = a.rollcheck
-	case "pins":
-		cmd = a.pins
-	case "adopt":
-		cmd = a.adopt
-	case "help":
-		if len(args) > 1 {
-			if _, ok := verbHelp[args[1]]; !ok {
-				fmt.Fprintf(a.stderr, "workerimage help: unknown command %q (want plan, rollcheck, pins or adopt)\n", args[1])
-				return exitProblem
+	return "workerimage"
+}
+
+// verbs are the commands, in the order help lists them. A new verb is one
+// more constructor here, built like the others (flags.go holds what they share).
+func (a *app) verbs() []*cobra.Command {
+	return []*cobra.Command{a.planCommand(), a.rollcheckCommand(), a.pinsCommand(), a.adoptCommand(), a.catalogCommand(), a.versionCommand()}
+}
+
+// helpTemplate is cobra's, with each command's exit codes after its usage.
+const helpTemplate = `{{with (or .Long .Short)}}{{. | trimTrailingWhitespaces}}
+
+{{end}}{{if or .Runnable .HasSubCommands}}{{.UsageString}}{{end}}{{with index .Annotations "exitCodes"}}
+Exit codes:
+{{.}}{{end}}`
+
+// root builds the command tree for this run.
+func (a *app) root() *cobra.Command {
+	// Help lists the verbs in the order of the questions, not alphabetically.
+	cobra.EnableCommandSorting = false
+	root := &cobra.Command{
+		Use:   "workerimage",
+		Short: "Golden Talos worker images: what a pool does, what an upgrade rolls, which goldens are used",
+		Long: `Answers an operator's questions about worker pools by rendering the charts it was built with
+(Helm's own engine) against a cluster: a live one, reached as kubectl reaches it (--kubeconfig,
+KUBECONFIG, --context, in a pod its service account), or a cluster state file (--cluster).`,
+		Annotations:   map[string]string{"exitCodes": exitCodes("every answer is fine", "the answer is no: a pool is refused or would roll", "bad input, an unreachable cluster; one line on stderr, nothing on stdout")},
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("missing command: %s (%s --help lists them)", verbNames(cmd), cmd.CommandPath())
 			}
-			return a.run([]string{args[1], "-h"})
+			return unknownCommand(cmd, args[0])
+		},
+	}
+	if a.name != "workerimage" {
+		root.Annotations[cobra.CommandDisplayNameAnnotation] = a.name
+	}
+	root.SetHelpTemplate(helpTemplate)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
+	root.AddCommand(a.verbs()...)
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				name := strings.Join(args, " ")
+				return unknownCommand(c.Root(), name)
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	})
+	return root
+}
+
+func verbNames(root *cobra.Command) string {
+	var names []string
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
 		}
-		fmt.Fprintln(a.stdout, usage)
-		return exitOK
-	case "-h", "-help", "--help":
-		fmt.Fprintln(a.stdout, usage)
-		return exitOK
-	default:
-		fmt.Fprintf(a.stderr, "workerimage: unknown command %q (want plan, rollcheck, pins or adopt; workerimage -help shows their flags)\n", args[0])
-		return exitProblem
 	}
-	// Output is built whole and written only on success, so bad input or a
-	// cluster that fails halfway leaves nothing behind but the one line.
-	var out bytes.Buffer
-	code, err := cmd(args[1:], &out)
-	var help helpRequest
-	if errors.As(err, &help) {
-		writeVerbHelp(a.stdout, args[0], help.flags)
-		return exitOK
+	return strings.Join(names, ", ")
+}
+
+func unknownCommand(root *cobra.Command, name string) error {
+	msg := fmt.Sprintf("unknown command %q (want %s)", name, verbNames(root))
+	if near := report.NearestWord(name, strings.Split(verbNames(root), ", ")); near != "" {
+		msg += "; did you mean " + near + "?"
 	}
+	return fmt.Errorf("%s", msg)
+}
+
+// run parses args and runs the verb they name; its exit status.
+func (a *app) run(args []string) int {
+	root := a.root()
+	root.SetArgs(normalizeArgs(root, args))
+	cmd, err := root.ExecuteC()
+	a.clearProgress()
 	if err != nil {
-		fmt.Fprintf(a.stderr, "workerimage %s: %s\n", args[0], output.TermSafe(report.OneLine(err.Error())))
+		where := a.name
+		if cmd != nil {
+			where = cmd.CommandPath()
+		}
+		fmt.Fprintf(a.stderr, "%s: %s\n", where, output.TermSafe(report.OneLine(err.Error())))
 		return exitProblem
 	}
-	_, _ = a.stdout.Write(out.Bytes())
-	return code
+	_, _ = a.stdout.Write(a.out.Bytes())
+	return a.code
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,9 +68,13 @@ func cli(t *testing.T, args ...string) result {
 func cliWith(t *testing.T, dial func(kubeAccess) (engine.ClientProvider, string, error), args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := app{stdout: &out, stderr: &errOut, dial: dial}.run(args)
+	a := &app{name: "workerimage", stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, dial: dial, terminal: noTerminal}
+	code := a.run(args)
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
+
+// noTerminal: the tests' outputs are buffers, never a terminal.
+func noTerminal(io.Writer) (int, bool) { return 0, false }
 
 // fakeDial serves a -kubeconfig PATH from the cluster-state file at PATH,
 // optionally failing API calls, so the live-cluster paths run on fixtures.
@@ -115,25 +120,37 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{"no command", nil, []string{"missing command"}},
 		{"unknown command", []string{"apply"}, []string{`unknown command "apply"`}},
 		{"plan unknown flag", []string{"plan", "-values", pool, "-bogus"}, []string{"-bogus"}},
-		{"plan stray argument", []string{"plan", "-values", pool, "extra"}, []string{`"extra"`}},
-		{"plan without values", []string{"plan", "-cluster", state}, []string{"-values is required"}},
+		{"plan stray argument", []string{"plan", pool, "extra"}, []string{`accepts at most 1 arg(s), received 2`}},
+		{"plan missing positional file", []string{"plan", "-values", pool, "extra"}, []string{"values extra: no such file"}},
+		{"plan without values", []string{"plan", "-cluster", state}, []string{"no values file: give the pool's values as a file (-f POOL.yaml, or POOL.yaml)"}},
+		{"plan stdin twice", []string{"plan", "-f", "-", "-f", "-"}, []string{"values - (standard input) is given twice"}},
+		{"plan manifests as json", []string{"plan", pool, "--manifests", "-o", "json"}, []string{"--manifests prints the rendered objects"}},
 		{"plan missing values file", []string{"plan", "-values", td("pools", "nope.yaml")}, []string{"nope.yaml", "no such file"}},
 		{"plan unparsable values", []string{"plan", "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
 		{"plan missing state file", []string{"plan", "-values", pool, "-cluster", td("state", "nope.yaml")}, []string{"nope.yaml"}},
 		{"plan unparsable state file", []string{"plan", "-values", pool, "-cluster", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
-		{"plan bad output", []string{"plan", "-values", pool, "-o", "xml"}, []string{`-o "xml"`}},
+		{"plan bad output", []string{"plan", "-values", pool, "-o", "xml"}, []string{`--output "xml": want text, json, yaml`}},
 		{"plan both clusters", []string{"plan", "-values", pool, "-cluster", state, "-kubeconfig", state}, []string{"exclusive"}},
 		{"plan missing kubeconfig", []string{"plan", "-values", pool, "-kubeconfig", td("nope.kubeconfig")}, []string{"nope.kubeconfig", "no such file"}},
 		{"plan unparsable kubeconfig", []string{"plan", "-values", pool, "-kubeconfig", td("pools", "unparsable.yaml")}, []string{"kubeconfig", "unparsable.yaml"}},
 		{"plan missing chart", []string{"plan", "-values", pool, "-chart", td("nochart")}, []string{"nochart"}},
-		{"rollcheck without head", []string{"rollcheck", "-base", ".", "-values", pool}, []string{"-head"}},
+		{"rollcheck without head", []string{"rollcheck", "-base", ".", "-values", pool}, []string{"give the head chart"}},
+		{"rollcheck head twice", []string{"rollcheck", ".", "-head", ".", "-values", pool}, []string{"the head chart is given twice"}},
+		{"rollcheck head is no chart", []string{"rollcheck", td(), "-cluster", state}, []string{"no pool chart there: give a chart folder (with Chart.yaml), a chart archive (.tgz), or a checkout"}},
+		{"rollcheck head is no archive", []string{"rollcheck", pool, "-cluster", state}, []string{"not a chart archive"}},
+		{"rollcheck head is OCI", []string{"rollcheck", "oci://registry.example/charts/kubernetes-nodes", "-cluster", state}, []string{"OCI references are not read yet; pull the chart first"}},
 		{"rollcheck glob matches nothing", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "*.nope")}, []string{"matches no file"}},
 		{"rollcheck base is not a checkout", []string{"rollcheck", "-base", td(), "-head", support.RepoRoot(), "-values", pool}, []string{"no pool chart there"}},
 		{"rollcheck unparsable values", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "unparsable.yaml")}, []string{"unparsable.yaml"}},
-		{"rollcheck bad output", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", pool, "-o", "yaml"}, []string{`-o "yaml"`}},
-		{"pins without cluster", []string{"pins"}, []string{"give the cluster: -cluster STATE.yaml, -kubeconfig PATH"}},
+		{"rollcheck bad output", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", pool, "-o", "xml"}, []string{`--output "xml"`}},
+		{"pins without cluster", []string{"pins"}, []string{"give the cluster: --cluster STATE.yaml, --kubeconfig PATH"}},
 		{"pins unknown flag", []string{"pins", "-cluster", state, "-all"}, []string{"-all"}},
-		{"pins bad output", []string{"pins", "-cluster", state, "-o", "yaml"}, []string{`-o "yaml"`}},
+		{"pins bad output", []string{"pins", "-cluster", state, "-o", "xml"}, []string{`--output "xml"`}},
+		{"pins tree as json", []string{"pins", "-cluster", state, "--tree", "-o", "json"}, []string{"--tree draws the text report"}},
+		{"pins unknown golden", []string{"pins", "talos-worker-nope-v1.0.0", "-cluster", state}, []string{`golden "talos-worker-nope-v1.0.0": no DataVolume or PersistentVolumeClaim of that name`}},
+		{"catalog bad output", []string{"catalog", "-cluster", state, "-o", "xml"}, []string{`--output "xml"`}},
+		{"catalog stray argument", []string{"catalog", "-cluster", state, "extra"}, []string{"unknown command \"extra\""}},
+		{"version stray argument", []string{"version", "extra"}, []string{"unknown command \"extra\""}},
 		{"pins missing state file", []string{"pins", "-cluster", td("state", "nope.yaml")}, []string{"nope.yaml"}},
 	}
 	for _, c := range cases {
@@ -144,37 +161,44 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 }
 
 func TestHelpIsUsageOnStdout(t *testing.T) {
-	r := cli(t, "-help")
-	assert.Equal(t, exitOK, r.code)
-	assert.Empty(t, r.stderr)
-	for _, cmd := range []string{"workerimage plan ", "workerimage rollcheck ", "workerimage pins ", "workerimage adopt "} {
-		assert.Contains(t, r.stdout, cmd)
+	for _, args := range [][]string{{"-help"}, {"--help"}, {"-h"}, {"help"}} {
+		r := cli(t, args...)
+		assert.Equal(t, exitOK, r.code, args)
+		assert.Empty(t, r.stderr)
+		for _, verb := range []string{"plan", "rollcheck", "pins", "adopt", "catalog", "version", "completion"} {
+			assert.Contains(t, r.stdout, "\n  "+verb+" ", "%v lists %s", args, verb)
+		}
+		assert.Contains(t, r.stdout, "\nExit codes:\n  0  ")
 	}
-	assert.Contains(t, r.stdout, "workerimage help COMMAND")
+	requireProblem(t, cli(t), "workerimage: missing command: plan, rollcheck, pins, adopt, catalog, version")
+	requireProblem(t, cli(t, "plna"), `unknown command "plna"`, "did you mean plan?")
 }
 
-// Each verb's help says what it answers, every flag with its default, the exit
-// codes and an example; `help VERB`, `VERB -h` and `VERB -help` print the same.
+// Each verb's help says what it answers, every flag with its default, an
+// example and its exit codes; `help VERB`, `VERB -h`, `VERB --help` and the
+// earlier `VERB -help` print the same.
 func TestEveryVerbHasItsOwnHelp(t *testing.T) {
 	flags := map[string][]string{
-		"plan":      {"-values", "-release", "-namespace", "-cluster", "-kubeconfig", "-context", "-chart", "-o (default \"text\")"},
-		"rollcheck": {"-base", "-head", "-values", "-cluster", "-kubeconfig", "-context", "-artifact", "-release", "-namespace", "-o (default \"text\")"},
-		"pins":      {"-cluster", "-kubeconfig", "-context", "-artifact", "-chart", "-o (default \"text\")"},
-		"adopt":     {"-cluster", "-kubeconfig", "-context", "-artifact", "-chart", "-o (default \"text\")"},
+		"plan":      {"-f, --values", "-n, --namespace", "--release", "--cluster", "--kubeconfig", "--context", "--chart", "-o, --output", "--manifests"},
+		"rollcheck": {"--base", "--head", "-f, --values", "--cluster", "--kubeconfig", "--context", "--artifact", "--release", "-n, --namespace", "-o, --output"},
+		"pins":      {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output", "--tree"},
+		"adopt":     {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
+		"catalog":   {"-f, --values", "--cluster", "--kubeconfig", "--context", "-o, --output"},
+		"version":   {"-o, --output"},
 	}
 	for verb, want := range flags {
 		help := cli(t, "help", verb)
 		require.Equal(t, exitOK, help.code, verb)
 		assert.Empty(t, help.stderr)
-		assert.True(t, strings.HasPrefix(help.stdout, "workerimage "+verb+"\n\n"), help.stdout)
 		for _, f := range want {
-			assert.Contains(t, help.stdout, "\n  "+f+"\n", "%s documents %s", verb, f)
+			assert.Contains(t, help.stdout, " "+f+" ", "%s documents %s", verb, f)
 		}
-		assert.Contains(t, help.stdout, "\nexit codes:\n  0  ")
+		assert.Contains(t, help.stdout, `(default "text")`, "%s says -o's default", verb)
+		assert.Contains(t, help.stdout, "\nUsage:\n  workerimage "+verb)
+		assert.Contains(t, help.stdout, "\nExamples:\n  workerimage "+verb)
+		assert.Contains(t, help.stdout, "\nExit codes:\n  0  ")
 		assert.Contains(t, help.stdout, "\n  2  bad input")
-		assert.Contains(t, help.stdout, "\nexample:\n  bin/workerimage "+verb+" -")
-		assert.NotContains(t, help.stdout, "workerimage rollcheck -base DIR", "not the all-verbs usage")
-		for _, alt := range [][]string{{verb, "-h"}, {verb, "-help"}} {
+		for _, alt := range [][]string{{verb, "-h"}, {verb, "--help"}, {verb, "-help"}} {
 			r := cli(t, alt...)
 			assert.Equal(t, exitOK, r.code)
 			assert.Equal(t, help.stdout, r.stdout, alt)
@@ -185,5 +209,5 @@ func TestEveryVerbHasItsOwnHelp(t *testing.T) {
 
 	r := cli(t, "help", "plna")
 	assert.Equal(t, exitProblem, r.code)
-	assert.Equal(t, "workerimage help: unknown command \"plna\" (want plan, rollcheck, pins or adopt)\n", r.stderr)
+	assert.Equal(t, "workerimage help: unknown command \"plna\" (want plan, rollcheck, pins, adopt, catalog, version, completion); did you mean plan?\n", r.stderr)
 }

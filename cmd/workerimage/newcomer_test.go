@@ -43,9 +43,9 @@ func TestValuesFilesThatAreNotAMapAreOneLine(t *testing.T) {
 func TestReleaseNameFromTheFileNameIsExplained(t *testing.T) {
 	r := cli(t, "plan", "-values", writeTemp(t, "my_pool.yaml", "cluster: acme\n"))
 	assert.Equal(t, exitAttn, r.code)
-	assert.Contains(t, r.stdout, "\nrelease  the release name was taken from the values file's name \"my_pool.yaml\" (kubernetes-nodes-<cluster>-<file name>); name the pool with -release kubernetes-nodes-acme-<pool>")
+	assert.Contains(t, r.stdout, "\nrelease  the release name was taken from the values file's name \"my_pool.yaml\" (kubernetes-nodes-<cluster>-<file name>); name the pool with --release kubernetes-nodes-acme-<pool>")
 	rep := decode[report.PlanReport](t, cli(t, "plan", "-values", writeTemp(t, "my_pool.yaml", "cluster: acme\n"), "-o", "json"))
-	assert.Contains(t, rep.ReleaseHint, "-release kubernetes-nodes-acme-<pool>")
+	assert.Contains(t, rep.ReleaseHint, "--release kubernetes-nodes-acme-<pool>")
 
 	r = cli(t, "plan", "-values", writeTemp(t, "my_pool.yaml", "cluster: acme\n"), "-release", "kubernetes-nodes-acme-mypool")
 	assert.Equal(t, exitOK, r.code, r.stdout)
@@ -55,30 +55,39 @@ func TestReleaseNameFromTheFileNameIsExplained(t *testing.T) {
 	assert.NotContains(t, r.stdout, "\nrelease ")
 }
 
-// When values.schema.json refuses, plan also shows what the chart's own check
-// says of the same values, which names the fix; the schema's pattern reads as
-// written, once escaped in JSON and not at all in text.
-func TestSchemaRefusalsShowTheChartsOwnMessage(t *testing.T) {
+// When values.schema.json refuses, plan leads with what the chart's own check
+// says of the same values, which names the fix, and gives the schema's rule
+// after; the schema's pattern reads as written, once escaped in JSON and not
+// at all in text. An unknown key gets the known key nearest to it.
+func TestRefusalsLeadWithTheChartsWords(t *testing.T) {
 	values := writeTemp(t, "workers.yaml", "cluster: acme\ndiskSize: 20GB\n")
 	r := cli(t, "plan", "-values", values)
 	assert.Equal(t, exitAttn, r.code)
-	assert.Contains(t, r.stdout, "\nresult      refused: values don't meet the specifications of the schema(s)")
+	assert.Contains(t, r.stdout, "\nresult       refused: pool kubernetes-acme-workers: diskSize \"20GB\" is not a plain value: it is not a Kubernetes quantity; it is written into an object as it is, so set diskSize to a quantity such as 20Gi (at most 32 characters, below 8Ei, no finer than 1n)\n")
+	assert.Contains(t, r.stdout, "\nschema says  values don't meet the specifications of the schema(s)")
 	assert.Contains(t, r.stdout, `'20GB' does not match pattern '^[0-9]+(\.[0-9]+)?`, "the pattern as the schema's regex reads")
-	assert.Contains(t, r.stdout, "\nchart says  pool kubernetes-acme-workers: diskSize \"20GB\" is not a plain value: it is not a Kubernetes quantity; it is written into an object as it is, so set diskSize to a quantity such as 20Gi")
+	assert.Less(t, strings.Index(r.stdout, "\nresult "), strings.Index(r.stdout, "\nschema says "), "the chart's words first")
 
 	rep := decode[report.PlanReport](t, cli(t, "plan", "-values", values, "-o", "json"))
-	assert.Contains(t, rep.Refusal, `'^[0-9]+(\.[0-9]+)?`, "JSON decodes to the regex itself")
-	assert.Contains(t, rep.ChartRefusal, "such as 20Gi")
+	assert.Contains(t, rep.SchemaRefusal, `'^[0-9]+(\.[0-9]+)?`, "JSON decodes to the regex itself")
+	assert.Contains(t, rep.Refusal, "such as 20Gi")
 	assert.False(t, rep.SchemaOnly)
+	assert.Empty(t, rep.Suggestions, "no unknown key")
 
-	typo := decode[report.PlanReport](t, cli(t, "plan", "-values", writeTemp(t, "workers.yaml", "cluster: acme\nosimage: {}\n"), "-o", "json"))
-	assert.Contains(t, typo.Refusal, "additional properties 'osimage' not allowed")
-	assert.Contains(t, typo.ChartRefusal, `the values have the key "osimage", which the chart does not take`)
+	typoFile := writeTemp(t, "workers.yaml", "cluster: acme\nosimage: {}\ntalos:\n  schematicId: abc\n")
+	typo := decode[report.PlanReport](t, cli(t, "plan", "-values", typoFile, "-o", "json"))
+	assert.Contains(t, typo.SchemaRefusal, "additional properties 'osimage' not allowed")
+	assert.Contains(t, typo.Refusal, `the values have the key "osimage", which the chart does not take`)
+	assert.Equal(t, []report.KeySuggestion{{Path: "osimage", Key: "osimage", Nearest: "osImage"}, {Path: "talos.schematicId", Key: "schematicId", Nearest: "schematicID"}}, typo.Suggestions)
+	text := cli(t, "plan", "-values", typoFile)
+	assert.Contains(t, text.stdout, "\ndid you mean  osImage instead of osimage?\n")
+	assert.Contains(t, text.stdout, "\ndid you mean  talos.schematicID instead of talos.schematicId?\n")
 
 	// The neighbour: a quantity renders, and says nothing of a schema.
 	ok := decode[report.PlanReport](t, cli(t, "plan", "-values", writeTemp(t, "workers.yaml", "cluster: acme\ndiskSize: 20Gi\n"), "-o", "json"))
 	assert.Equal(t, "renders", ok.Result)
-	assert.Empty(t, ok.ChartRefusal)
+	assert.Empty(t, ok.SchemaRefusal)
+	assert.Empty(t, ok.Suggestions)
 }
 
 // A chart whose schema refuses what its templates accept: plan says only the
@@ -115,7 +124,7 @@ func TestSchemaOnlyRefusalIsSaid(t *testing.T) {
 func TestPreviewResultSaysWhatDidNotRun(t *testing.T) {
 	r := cli(t, planArgs("builtin", "")...)
 	assert.Equal(t, exitOK, r.code)
-	assert.Contains(t, r.stdout, "\nresult            renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give -cluster or -kubeconfig to run them\n")
+	assert.Contains(t, r.stdout, "\nresult            renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give --cluster or --kubeconfig to run them\n")
 	assert.True(t, decode[report.PlanReport](t, cli(t, planArgs("builtin", "", "-o", "json")...)).Preview)
 
 	r = cli(t, planArgs("builtin", "golden")...)

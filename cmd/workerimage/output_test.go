@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // End to end: PVC annotations a tenant sets reach pins' text escaped and its
@@ -57,14 +59,22 @@ metadata:
 	assert.Contains(t, roll.stdout, `evil\x1b]52;c;cm0gLXJm\a\u202e.yaml`)
 }
 
-// plan -o yaml writes a refusal as YAML comments: escaped, so no refusal
-// quoting a hostile name ends a comment and starts data.
-func TestPlanYAMLRefusalCommentsAreEscaped(t *testing.T) {
-	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-release", "evil\x1b[2J\r\nkind: Secret\u202e", "-o", "yaml")
+// plan --manifests writes a refusal as YAML comments: escaped, so no refusal
+// quoting a hostile name ends a comment and starts data. plan -o yaml, the
+// report, holds the name exactly, as -o json does.
+func TestPlanManifestsRefusalCommentsAreEscaped(t *testing.T) {
+	evil := "evil\x1b[2J\r\nkind: Secret\u202e"
+	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-release", evil, "--manifests")
 	require.Equal(t, exitAttn, res.code, res.stderr)
-	support.RequireTerminalSafe(t, "plan -o yaml", res.stdout)
+	support.RequireTerminalSafe(t, "plan --manifests", res.stdout)
 	for _, line := range strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n") {
 		assert.True(t, strings.HasPrefix(line, "# "), "only comments: %q", line)
 	}
 	assert.Contains(t, res.stdout, `evil\x1b[2J\r\nkind: Secret\u202e`)
+
+	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "-release", evil, "-o", "yaml")
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	var back report.PlanReport
+	require.NoError(t, sigsyaml.Unmarshal([]byte(res.stdout), &back))
+	assert.Equal(t, evil, back.Release, "the YAML report reads back exactly")
 }

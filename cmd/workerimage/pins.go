@@ -1,60 +1,100 @@
 package main
 
 import (
-	"bytes"
-
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/spf13/cobra"
 	"helm.sh/helm/v3/pkg/chart"
 )
 
-func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
-	in, err := a.readFleet("pins", "resolved", args)
-	if err != nil {
-		return 0, err
+func (a *app) pinsCommand() *cobra.Command {
+	var tree bool
+	in := fleetFlags{}
+	cmd := &cobra.Command{
+		Use:   "pins [GOLDEN]",
+		Short: "Can I delete this golden?",
+		Long: `Can I delete this golden? Lists every golden in cozy-public (or only GOLDEN) with the pools whose
+values resolve to it, the disks and KubevirtMachineTemplates that use it, where it was imported
+from, and which goldens nothing uses (safe to delete, as the catalog chart's own retirement rule
+decides), with the steps that delete one for good: through its catalog entry (retire: true, then
+dropping it), since Helm would create again a golden its release still lists. --tree draws the
+goldens, their pools and disks as a tree.`,
+		Example: a.example(
+			"pins --cluster examples/cluster-state.yaml",
+			"pins talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5 --cluster examples/cluster-state.yaml",
+			"pins --tree --kubeconfig ~/.kube/management.yaml"),
+		Annotations: map[string]string{"exitCodes": exitCodes("the report was made", "", "bad input, an unreachable cluster, a GOLDEN nothing knows, or no pool readable while pool objects exist (it will not conclude)")},
+		Args:        cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if tree && in.format != "text" {
+				return errorf("--tree draws the text report; -o %s holds the same goldens, pools and disks as data", in.format)
+			}
+			r, err := a.readFleet(in)
+			if err != nil {
+				return err
+			}
+			rep := report.Pins(r.facts, r.target.Desc, r.chart.Metadata.Name)
+			report.WithDeleteSteps(&rep)
+			if len(args) == 1 {
+				if rep, err = report.OneGolden(rep, args[0]); err != nil {
+					return err
+				}
+			}
+			output.Pins(&a.out, &rep, r.options, tree)
+			return nil
+		},
 	}
-	rep := report.Pins(in.facts, in.target.Desc, in.chart.Metadata.Name)
-	output.Pins(out, &rep, in.format)
-	return exitOK, nil
+	in.add(cmd, "resolved")
+	cmd.Flags().BoolVar(&tree, "tree", false, "draw the goldens, the pools that use each and their disks as a tree")
+	return cmd
+}
+
+// fleetFlags are the flags pins and adopt share.
+type fleetFlags struct {
+	cluster   clusterFlags
+	artifacts []string
+	chartDir  string
+	format    string
+}
+
+// add adds them; poolsAre says what the chart does with the pools, for
+// --chart's help.
+func (f *fleetFlags) add(cmd *cobra.Command, poolsAre string) {
+	f.cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
+	artifactFlag(cmd, &f.artifacts, "a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart although it does not end in the chart's name (repeatable)")
+	cmd.Flags().StringVar(&f.chartDir, "chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
+	_ = cmd.MarkFlagDirname("chart")
+	outputFlag(cmd, &f.format)
 }
 
 // fleetRead is what pins and adopt read: the pool chart, the cluster and
-// what it holds, and the output format asked for.
+// what it holds, and the output options asked for.
 type fleetRead struct {
-	chart  *chart.Chart
-	target report.Target
-	facts  *report.PinsFacts
-	format string
+	chart   *chart.Chart
+	target  report.Target
+	facts   *report.PinsFacts
+	options output.Options
 }
 
-// readFleet parses the flags pins and adopt share and reads the cluster;
-// poolsAre says what the chart does with the pools, for -chart's help.
-func (a app) readFleet(verb, poolsAre string, args []string) (*fleetRead, error) {
-	fs := newFlags(verb)
-	state, kube := clusterFlags(fs, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
-	var artifacts stringList
-	fs.Var(&artifacts, "artifact", "a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart although it does not end in the chart's name (repeatable)")
-	chartDir := fs.String("chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
-	format := fs.String("o", "text", "output: text or json")
-	if err := parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if err := oneOf("o", *format, "text", "json"); err != nil {
-		return nil, err
-	}
-	chrt, err := report.LoadPoolChart(*chartDir)
+// readFleet reads the cluster as pins and adopt do.
+func (a *app) readFleet(f fleetFlags) (*fleetRead, error) {
+	o, err := a.options(f.format)
 	if err != nil {
 		return nil, err
 	}
-	t, err := a.connect(*state, *kube, true)
+	chrt, err := report.LoadPoolChart(f.chartDir)
 	if err != nil {
 		return nil, err
 	}
-	facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: artifacts})
+	t, err := a.connect(f.cluster, true)
 	if err != nil {
 		return nil, err
 	}
-	return &fleetRead{chart: chrt, target: t, facts: facts, format: *format}, nil
+	facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: f.artifacts})
+	if err != nil {
+		return nil, err
+	}
+	return &fleetRead{chart: chrt, target: t, facts: facts, options: o}, nil
 }

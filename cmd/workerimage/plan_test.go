@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 const (
@@ -164,16 +166,26 @@ func TestPlanReportsEachOutcome(t *testing.T) {
 	}
 }
 
-func TestPlanYAMLIsTheChartsManifest(t *testing.T) {
-	res := cli(t, planArgs("builtin", "golden", "-o", "yaml")...)
+func TestPlanManifestsAreTheChartsManifest(t *testing.T) {
+	res := cli(t, planArgs("builtin", "golden", "--manifests")...)
 	require.Equal(t, exitOK, res.code, res.stderr)
 	want := harnessRender(t, td("pools", "builtin.yaml"), td("state", "golden.yaml")).Text()
 	assert.Equal(t, want, res.stdout, "the same bytes the chart renders, without the CLI's facts template")
 	assert.NotContains(t, res.stdout, report.FactsKind)
 
-	res = cli(t, planArgs("builtin-local", "golden", "-o", "yaml")...)
+	res = cli(t, planArgs("builtin-local", "golden", "--manifests")...)
 	assert.Equal(t, exitAttn, res.code)
 	assert.True(t, strings.HasPrefix(res.stdout, "# "+testRelease+": refused\n# pool "+testPool+": "), res.stdout)
+
+	// -o yaml is the report, as -o json is; --manifests with it is refused.
+	yamlRep := cli(t, planArgs("builtin", "golden", "-o", "yaml")...)
+	require.Equal(t, exitOK, yamlRep.code, yamlRep.stderr)
+	var fromYAML, fromJSON report.PlanReport
+	require.NoError(t, sigsyaml.Unmarshal([]byte(yamlRep.stdout), &fromYAML))
+	require.NoError(t, json.Unmarshal([]byte(cli(t, planArgs("builtin", "golden", "-o", "json")...).stdout), &fromJSON))
+	assert.Equal(t, fromJSON, fromYAML)
+	assert.Equal(t, "renders", fromYAML.Result)
+	requireProblem(t, cli(t, planArgs("builtin", "golden", "--manifests", "-o", "yaml")...), "--manifests prints the rendered objects as YAML already")
 }
 
 func TestPlanTextIsAlignedAndNamesTheSources(t *testing.T) {

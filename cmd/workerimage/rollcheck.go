@@ -1,70 +1,108 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/output"
-	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/spf13/cobra"
 )
 
-func (a app) rollcheck(args []string, out *bytes.Buffer) (int, error) {
-	fs := newFlags("rollcheck")
-	base := fs.String("base", "", "checkout of the chart's current version (its "+render.PoolChart+" is rendered)")
-	head := fs.String("head", "", "checkout of the chart's next version")
-	glob := fs.String("values", "", "pool values files (a glob, quoted); without it, every pool of the cluster, with its values as Flux computes them")
-	state, kube := clusterFlags(fs, "kubeconfig of a live cluster (optional)")
-	var artifacts stringList
-	fs.Var(&artifacts, "artifact", "with a cluster and no -values: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
-	release := fs.String("release", "", "release name for every pool (default kubernetes-nodes-<cluster>-<values file name>)")
-	namespace := fs.String("namespace", "", "release namespace for every pool (default tenant-<cluster>)")
-	format := fs.String("o", "text", "output: text or json")
-	if err := parseFlags(fs, args); err != nil {
-		return 0, err
-	}
-	fromCluster := *glob == "" && (*state != "" || kube.given())
-	if *base == "" || *head == "" || (*glob == "" && !fromCluster) {
-		return 0, fmt.Errorf("-base and -head are required, and -values or a cluster (-cluster, -kubeconfig, -context) to read the pools from")
-	}
-	if fromCluster && (*release != "" || *namespace != "") {
-		return 0, fmt.Errorf("-release and -namespace apply to -values files; a cluster's pools are installed as their HelmReleases say")
-	}
-	if err := oneOf("o", *format, "text", "json"); err != nil {
-		return 0, err
-	}
-	baseChart, err := report.ChartAt(*base)
-	if err != nil {
-		return 0, err
-	}
-	headChart, err := report.ChartAt(*head)
-	if err != nil {
-		return 0, err
-	}
-	var pools []report.RollInput
-	if !fromCluster {
-		if pools, err = report.RollInputsFromFiles(*glob, *release, *namespace); err != nil {
-			return 0, err
-		}
-	}
-	t, err := a.connect(*state, *kube, false)
-	if err != nil {
-		return 0, err
-	}
-	if fromCluster {
-		if pools, err = report.RollInputsFromCluster(t, fleet.Options{Chart: headChart.Metadata.Name, Artifacts: artifacts}); err != nil {
-			return 0, err
-		}
-	}
+func (a *app) rollcheckCommand() *cobra.Command {
+	var (
+		base, head, release, namespace, format string
+		values, artifacts                      []string
+		cluster                                clusterFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "rollcheck [HEAD_CHART] [--base BASE_CHART] [-f POOLS]...",
+		Short: "Will upgrading to this chart roll my workers?",
+		Long: `Will upgrading to this chart roll my workers? Renders every pool with the head chart (HEAD_CHART or
+--head: a chart folder, a packaged chart .tgz as helm package builds it, or a checkout of this
+repository) and compares its KubevirtMachineTemplate with the one it has now:
 
-	rep, err := report.Rollcheck(baseChart, headChart, t, *base, *head, pools)
-	if err != nil {
-		return 0, err
+- without --base, the template each pool's MachineDeployment runs on the cluster (read from a live
+  cluster or a state file): "will upgrading to this chart roll my workers";
+- with --base (a chart in the same forms), the template the base chart renders.
+
+The pools are the cluster's (found and valued as Flux deploys them; -n keeps one namespace), or
+the -f files: each a glob, each file it matches one pool, released as plan names it. A template
+name that changes rolls that pool; the first differing lines of its body are shown. A pool both
+sides refuse is reported, and does not fail the check.`,
+		Example: a.example(
+			"rollcheck packages/apps/kubernetes-nodes --cluster cmd/workerimage/testdata/rollcheck/deployed.yaml",
+			"rollcheck kubernetes-nodes-0.2.0.tgz --kubeconfig ~/.kube/management.yaml",
+			"rollcheck --base . --head ../next -f 'examples/pools/*.yaml' --cluster examples/cluster-state.yaml"),
+		Annotations: map[string]string{"exitCodes": exitCodes("no pool rolls", "a pool rolls, the head chart refuses one the base renders (or that runs), or a pool could not be checked", "bad input")},
+		Args:        cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if head != "" {
+					return errorf("the head chart is given twice (%s and --head %s): give one", args[0], head)
+				}
+				head = args[0]
+			}
+			o, err := a.options(format)
+			if err != nil {
+				return err
+			}
+			clusterGiven := cluster.state != "" || cluster.kube.given()
+			fromCluster := len(values) == 0
+			switch {
+			case head == "":
+				return errorf("give the head chart: rollcheck HEAD_CHART (a chart folder, a .tgz, or a checkout), or --head")
+			case base != "" && fromCluster && !clusterGiven:
+				return errorf("--base and --head are given: give -f pool values files, or a cluster (--cluster, --kubeconfig, --context) to read the pools from")
+			case fromCluster && release != "":
+				return errorf("--release applies to -f files; a cluster's pools are installed as their HelmReleases say")
+			}
+			headChart, err := report.ChartAt(head)
+			if err != nil {
+				return err
+			}
+			var pools []report.RollInput
+			if !fromCluster {
+				if pools, err = report.RollInputsFromFiles(values, release, namespace); err != nil {
+					return err
+				}
+			}
+			// Against what runs, a cluster is needed: kubectl's defaults
+			// when none is named; two charts compare without one.
+			t, err := a.connect(cluster, base == "")
+			if err != nil {
+				return err
+			}
+			if fromCluster {
+				if pools, err = report.RollInputsFromCluster(t, fleet.Options{Chart: headChart.Metadata.Name, Artifacts: artifacts}, namespace); err != nil {
+					return err
+				}
+			}
+			var rep report.RollReport
+			if base == "" {
+				rep, err = report.RollcheckDeployed(headChart, t, head, pools)
+			} else {
+				baseChart, baseErr := report.ChartAt(base)
+				if baseErr != nil {
+					return baseErr
+				}
+				rep, err = report.Rollcheck(baseChart, headChart, t, base, head, pools)
+			}
+			if err != nil {
+				return err
+			}
+			output.Rollcheck(&a.out, rep, o)
+			if rep.Attention() {
+				a.code = exitAttn
+			}
+			return nil
+		},
 	}
-	output.Rollcheck(out, rep, *format)
-	if rep.Attention() {
-		return exitAttn, nil
-	}
-	return exitOK, nil
+	cmd.Flags().StringVar(&head, "head", "", "the chart to upgrade to: a chart folder, a .tgz, or a checkout of this repository (or give it as the argument)")
+	cmd.Flags().StringVar(&base, "base", "", "the chart to compare with, in the same forms (default: what each pool runs on the cluster)")
+	valuesFlag(cmd, &values, "pool values files, a glob each (quoted), each file one pool (default: every pool of the cluster, with its values as Flux computes them)")
+	cmd.Flags().StringVar(&release, "release", "", "release name for every -f pool (default kubernetes-nodes-<cluster>-<values file name>)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
+	cluster.add(cmd, "kubeconfig of a live cluster (default without --base: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
+	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
+	outputFlag(cmd, &format)
+	return cmd
 }

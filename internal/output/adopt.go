@@ -37,8 +37,8 @@ func valuesText(change map[string]any) string {
 	return strings.TrimSuffix(yamlText(yamlMap(false, "osImage", yamlMap(true, "builtin", fields))), "\n")
 }
 
-func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport) {
-	var head table
+func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport, o Options) {
+	head := newTable(o)
 	head.raw("cluster  " + r.Cluster)
 	head.raw(fmt.Sprintf("pools    of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", r.Chart, fleet.HelmReleaseAPI))
 	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
@@ -46,7 +46,7 @@ func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport) {
 	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")
 	head.write(out)
 	// Each section is a table of its own, so its columns align only with its own rows.
-	var flavors table
+	flavors := newTable(o)
 	if len(r.Flavors) == 0 {
 		flavors.raw("")
 		flavors.raw("no pool imports over HTTP")
@@ -75,15 +75,20 @@ func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport) {
 	flavors.write(out)
 
 	s := r.Savings
-	var savings table
-	savings.row("savings", fmt.Sprintf("ready now: %d of %s that import over HTTP and render today", s.ReadyPools, report.Count(s.HTTPPools, "pool")))
-	savings.row("", fmt.Sprintf("switching the ready pools avoids %s now (their workers) and %s of image writes (each worker times its golden's size)%s",
-		report.Count(int(s.ImportsAvoidedNow), "HTTP import"), bytesText(s.BytesAvoidedNow), unknownNote(s.ImportsOfUnknownSize)))
-	savings.row("", "every worker that later joins a switched pool is one more HTTP import avoided (its pool's size per import above)")
+	savings := newTable(o)
+	savings.row("savings", fmt.Sprintf("%s import over HTTP: %d %s today, %d %s refused today (fix %s first; workerimage plan shows why)",
+		report.Count(s.HTTPPools, "pool"), s.RenderToday, verb(s.RenderToday, "renders", "render"), s.RefusedToday, verb(s.RefusedToday, "is", "are"), verb(s.RefusedToday, "it", "them")))
+	savings.row("", "each worker that switches is one HTTP download of its Talos image not made; bytes are counted at the golden's storage, the size CDI writes per import (the download itself is the compressed image, smaller)")
+	savings.row("", fmt.Sprintf("now: %s ready, %s not made (their workers), %s%s",
+		report.Count(s.ReadyPools, "pool"), report.Count(int(s.ImportsAvoidedNow), "download"), bytesText(s.BytesAvoidedNow), unknownNote(s.ImportsOfUnknownSize)))
+	savings.row("", fmt.Sprintf("later: %s waiting for a golden, %s not made once it exists, minus %s to add (one download each, %s%s)",
+		report.Count(s.WaitingPools, "pool"), report.Count(int(s.ImportsAvoidedLater), "download"), report.Count(s.GoldensToAdd, "golden"), bytesText(s.GoldenBytesToAdd), unknownGoldens(s.GoldensOfUnknownSize)))
+	savings.row("", fmt.Sprintf("net: %s not made once every pool above has switched (%d now + %d later - %d goldens), then one more per worker that joins a switched pool",
+		report.Count(int(s.NetImportsAvoided), "download"), s.ImportsAvoidedNow, s.ImportsAvoidedLater, s.GoldensToAdd))
 	savings.raw("")
 	savings.write(out)
 
-	var lists table
+	lists := newTable(o)
 	writePoolList(&lists, "pools already cloning a golden", r.Cloning, func(p report.PoolPin) []string {
 		note := "golden " + p.Golden
 		if p.Refusal != "" {
@@ -106,6 +111,21 @@ func bytesText(q string) string {
 		return "0 bytes"
 	}
 	return q
+}
+
+// verb picks the singular or plural word for n.
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func unknownGoldens(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", plus %s of unknown size", report.Count(n, "golden"))
 }
 
 func unknownNote(n int64) string {

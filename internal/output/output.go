@@ -1,63 +1,179 @@
 // Package output writes the reports of internal/report: as text for a
 // terminal, every string escaped on the way (TermSafe, the one text path),
-// as JSON exactly as the report holds it, and for plan as YAML (the rendered
-// manifest). It decides nothing a report does not already say.
+// and as JSON or YAML exactly as the report holds it (YAML is the same
+// report as JSON, field for field). It decides nothing a report does not
+// already say.
 package output
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	yaml "go.yaml.in/yaml/v3"
 )
 
-// Plan writes plan's report as text, json, or yaml: the manifest the pool
-// renders (m), or a refused pool's refusal as YAML comments.
-func Plan(out *bytes.Buffer, r *report.PlanReport, m *render.Manifest, format string) {
-	switch format {
-	case "yaml":
-		if r.Result != "renders" {
-			// Comments, not data: escaped like text, so no refusal starts a line.
-			fmt.Fprintf(out, "# %s: refused\n# %s\n", TermSafe(r.Release), TermSafe(r.Refusal))
-		} else {
-			out.WriteString(m.Text())
-		}
+// structured writes v as JSON or YAML when o asks for one, and says so.
+func structured(out *bytes.Buffer, v any, o Options) bool {
+	switch o.Format {
 	case "json":
-		writeJSON(out, r)
+		writeJSON(out, v)
+	case "yaml":
+		writeYAML(out, v)
 	default:
-		writePlanText(out, r)
+		return false
 	}
+	return true
 }
 
-// Pins writes pins' report as text or json.
-func Pins(out *bytes.Buffer, r *report.PinsReport, format string) {
-	if format == "json" {
-		writeJSON(out, r)
+// writeYAML writes v as its JSON does, in YAML: the same field names, in the
+// same order, every string written by yamlString so it reads back exactly
+// (escaped where it holds a control character, quoted where a YAML 1.1 or
+// 1.2 reader would read another type).
+func writeYAML(out *bytes.Buffer, v any) {
+	raw, err := json.Marshal(v)
+	var doc *yaml.Node
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		doc, err = jsonNode(dec)
+	}
+	if err != nil {
+		fmt.Fprintf(out, "# cannot write the report as YAML: %s\n", TermSafe(err.Error()))
 		return
 	}
-	writePinsText(out, r)
+	out.WriteString(yamlText(doc))
 }
 
-// Adopt writes adopt's report as text or json, with the catalog's values as
-// YAML to paste (report.AdoptCatalog.Values) when the catalog changes.
-func Adopt(out *bytes.Buffer, r *report.AdoptReport, format string) {
+// jsonNode reads the next JSON value of dec as a YAML node, keeping the
+// order of object keys: collections in block style, strings as yamlString
+// writes them, numbers as written, true, false and null plain.
+func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		if tok == '{' {
+			n.Kind = yaml.MappingNode
+		}
+		for dec.More() {
+			if n.Kind == yaml.MappingNode {
+				key, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, yamlString(fmt.Sprint(key)))
+			}
+			child, err := jsonNode(dec)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, child)
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+		if len(n.Content) == 0 {
+			n.Style = yaml.FlowStyle // {} and []
+		}
+		return n, nil
+	case string:
+		return yamlString(tok), nil
+	case json.Number:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: tok.String()}, nil
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(tok)}, nil
+	default:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+	}
+}
+
+// Plan writes plan's report.
+func Plan(out *bytes.Buffer, r *report.PlanReport, o Options) {
+	if !structured(out, r, o) {
+		writePlanText(out, r, o)
+	}
+}
+
+// Manifests writes what a pool renders, as `helm template` prints it, or a
+// refused pool's refusal as YAML comments.
+func Manifests(out *bytes.Buffer, r *report.PlanReport, m *render.Manifest) {
+	if r.Result != "renders" || m == nil {
+		// Comments, not data: escaped like text, so no refusal starts a line.
+		fmt.Fprintf(out, "# %s: refused\n# %s\n", TermSafe(r.Release), TermSafe(r.Refusal))
+		return
+	}
+	out.WriteString(m.Text())
+}
+
+// Pins writes pins' report; tree draws its goldens, pools and disks as a tree.
+func Pins(out *bytes.Buffer, r *report.PinsReport, o Options, tree bool) {
+	switch {
+	case structured(out, r, o):
+	case tree:
+		writePinsTree(out, r)
+	default:
+		writePinsText(out, r, o)
+	}
+}
+
+// Adopt writes adopt's report, with the catalog's values as YAML to paste
+// (report.AdoptCatalog.Values) when the catalog changes.
+func Adopt(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	withValues := *r
 	if r.Catalog.Changed {
 		withValues.Catalog.Values = catalogValuesYAML(r.Catalog.Images)
 	}
-	if format == "json" {
-		writeJSON(out, &withValues)
-		return
+	if !structured(out, &withValues, o) {
+		writeAdoptText(out, &withValues, o)
 	}
-	writeAdoptText(out, &withValues)
 }
 
-// Rollcheck writes rollcheck's report as text or json.
-func Rollcheck(out *bytes.Buffer, r report.RollReport, format string) {
-	if format == "json" {
-		writeJSON(out, r)
+// Rollcheck writes rollcheck's report.
+func Rollcheck(out *bytes.Buffer, r report.RollReport, o Options) {
+	if !structured(out, r, o) {
+		writeRollText(out, &r, o)
+	}
+}
+
+// Catalog writes the catalog preview.
+func Catalog(out *bytes.Buffer, r *report.CatalogReport, o Options) {
+	if !structured(out, r, o) {
+		writeCatalogPreviewText(out, r, o)
+	}
+}
+
+// Version writes what the binary is and the charts it carries.
+func Version(out *bytes.Buffer, r report.VersionReport, o Options) {
+	if structured(out, r, o) {
 		return
 	}
-	writeRollText(out, &r)
+	b := r.Binary
+	line := "workerimage " + b.Version
+	if b.Module != "" {
+		line += " (" + b.Module + ")"
+	}
+	if b.Revision != "" {
+		line += ", revision " + b.Revision
+		if b.Modified {
+			line += " with uncommitted changes"
+		}
+		if b.Time != "" {
+			line += ", committed " + b.Time
+		}
+	}
+	if b.GoVersion != "" {
+		line += ", built with " + b.GoVersion
+	}
+	tb := newTable(o)
+	tb.raw(line)
+	for _, c := range r.Charts {
+		tb.row("chart", c.Name, c.Version, c.Path)
+	}
+	tb.write(out)
 }

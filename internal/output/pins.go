@@ -9,6 +9,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/xlab/treeprint"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -40,7 +41,7 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 	if g.SafeToDelete {
 		verdict = "safe to delete: no pool declares it, no disk or template uses it"
 	}
-	tb.raw(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
+	tb.wrap(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	if g.FoundAs != "absent" {
 		// Raw, so the pool and disk rows keep their columns.
 		tb.raw("  imported from " + orNotRecorded(g.SourceURL))
@@ -66,6 +67,14 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 		_, name, _ := strings.Cut(rest, "/")
 		tb.row("  template", ns+"/"+name, "KubevirtMachineTemplate cloning it")
 	}
+	// Raw lines, so the pool and disk rows keep their columns.
+	for i, step := range g.DeleteSteps {
+		label := "             "
+		if i == 0 {
+			label = "  to delete: "
+		}
+		tb.wrap(fmt.Sprintf("%s%d. %s", label, i+1, step))
+	}
 	if g.Retiring {
 		if len(g.Blockers) == 0 {
 			tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")
@@ -86,10 +95,13 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 	}
 }
 
-func writePinsText(out *bytes.Buffer, r *report.PinsReport) {
-	var tb table
+func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
+	tb := newTable(o)
 	tb.raw("cluster  " + r.Cluster)
 	tb.raw(fmt.Sprintf("pools    %s of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", report.Count(r.PoolsRead, "pool"), r.Chart, fleet.HelmReleaseAPI))
+	if r.Golden != "" {
+		tb.raw("golden   " + r.Golden + " only (the pools not resolved are listed too: any of them may use it)")
+	}
 	tb.raw("")
 	if len(r.Goldens) == 0 {
 		tb.raw("no golden in " + golden.Namespace)
@@ -190,4 +202,61 @@ func printable(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// writePinsTree draws the goldens of cozy-public, each with the pools whose
+// values resolve to it, their disks and the templates cloning it (kubectl's
+// plugins draw trees with the same library, github.com/xlab/treeprint).
+func writePinsTree(out *bytes.Buffer, r *report.PinsReport) {
+	root := treeprint.NewWithRoot(TermSafe(golden.Namespace + " (" + r.Cluster + ")"))
+	for _, g := range r.Goldens {
+		state := g.FoundAs
+		if g.Phase != "" {
+			state += ", phase " + g.Phase
+		}
+		if g.FoundAs == "absent" {
+			state = "absent"
+		}
+		verdict := "in use"
+		if g.SafeToDelete {
+			verdict = "safe to delete"
+		}
+		gb := root.AddBranch(TermSafe(fmt.Sprintf("golden %s  (%s)  %s", g.Name, state, verdict)))
+		owned := map[int]bool{}
+		for _, p := range g.Pools {
+			pb := gb.AddBranch(TermSafe(fmt.Sprintf("pool %s (%s)", p.HelmRelease, p.Pool)))
+			for i, d := range g.Disks {
+				if d.Namespace == p.Namespace && d.Pool == p.Pool {
+					owned[i] = true
+					pb.AddNode(TermSafe(fmt.Sprintf("disk %s/%s  %s", d.Namespace, d.Name, d.Clone)))
+				}
+			}
+		}
+		for i, d := range g.Disks {
+			if !owned[i] {
+				gb.AddNode(TermSafe(fmt.Sprintf("disk %s/%s  pool %s (its values resolve to another golden)  %s", d.Namespace, d.Name, report.OrNone(d.Pool), d.Clone)))
+			}
+		}
+		for _, d := range g.NoPoolDisks {
+			gb.AddNode(TermSafe(fmt.Sprintf("disk %s/%s  (no pool: %s)  %s", d.Namespace, d.Name, noPoolReason(d), d.Clone)))
+		}
+		for _, tpl := range g.Templates {
+			ns, rest, _ := strings.Cut(tpl, "/")
+			_, name, _ := strings.Cut(rest, "/")
+			gb.AddNode(TermSafe("template " + ns + "/" + name))
+		}
+	}
+	if len(r.HTTPPools) > 0 {
+		hb := root.AddBranch("pools that import over HTTP (no golden)")
+		for _, p := range r.HTTPPools {
+			hb.AddNode(TermSafe(fmt.Sprintf("pool %s (%s)", p.HelmRelease, p.Pool)))
+		}
+	}
+	if len(r.Unresolved) > 0 {
+		ub := root.AddBranch("pools not resolved (check them before deleting)")
+		for _, p := range r.Unresolved {
+			ub.AddNode(TermSafe("pool " + p.HelmRelease))
+		}
+	}
+	out.WriteString(root.String())
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/report"
 )
 
-func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
-	var tb table
+func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
+	tb := newTable(o)
 	tb.row("pool", fmt.Sprintf("%s in %s", r.Release, r.Namespace))
 	tb.row("cluster", r.Cluster)
 	if d := r.DiskSource; d != nil {
@@ -106,18 +106,13 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport) {
 	}
 	switch {
 	case r.Result == "renders" && r.Preview:
-		tb.row("result", "renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give -cluster or -kubeconfig to run them")
+		tb.row("result", "renders in a preview: no cluster was read, so the golden, class, clone and instancetype checks did not run; give --cluster or --kubeconfig to run them")
 	case r.Result == "renders":
 		tb.row("result", "renders")
 	default:
 		tb.row("result", "refused: "+r.Refusal)
 	}
-	if r.ChartRefusal != "" {
-		tb.row("chart says", r.ChartRefusal+"  (the chart's own check of the same values, rendered again without the schema only to explain)")
-	}
-	if r.SchemaOnly {
-		tb.row("chart says", "nothing: only values.schema.json refuses these values, the chart's own checks accept them")
-	}
+	writeRefusalNotes(&tb, r.SchemaRefusal, r.SchemaOnly, r.Suggestions)
 	if r.ReleaseHint != "" {
 		tb.row("release", r.ReleaseHint)
 	}
@@ -134,4 +129,29 @@ func goldenImport(certConfigMap, checksum string) string {
 		parts = append(parts, "checksum "+checksum+" (CDI verifies it on import from v1.65.0 on; the catalog refuses it on an older CDI, but a catalog rendered where no CDI resource was readable left that unchecked)")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeRefusalNotes writes, under a refusal in the chart's words, the
+// schema's rule and the known key nearest to each unknown one.
+func writeRefusalNotes(tb *table, schemaRefusal string, schemaOnly bool, suggestions []report.KeySuggestion) {
+	switch {
+	case schemaOnly:
+		tb.row("chart says", "nothing: only values.schema.json refuses these values, the chart's own checks accept them")
+	case schemaRefusal != "":
+		tb.row("schema says", schemaRefusal+"  (values.schema.json, which refuses the same values first)")
+	}
+	for _, s := range suggestions {
+		tb.row("did you mean", fmt.Sprintf("%s instead of %s?", withPath(s.Path, s.Nearest), s.Path))
+	}
+}
+
+// withPath is the path of a key with its last step replaced by key.
+func withPath(path, key string) string {
+	if i := strings.LastIndexAny(path, ".]"); i >= 0 {
+		if path[i] == ']' {
+			return path[:i+1] + "." + key
+		}
+		return path[:i+1] + key
+	}
+	return key
 }

@@ -8,26 +8,30 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/report"
 )
 
-func writeRollText(out *bytes.Buffer, r *report.RollReport) {
-	var head table
+func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
+	head := newTable(o)
 	head.raw("base     " + r.Base)
 	head.raw("head     " + r.Head)
 	head.raw("cluster  " + r.Cluster)
 	head.raw("")
 	head.write(out)
-	var tb table
-	tb.row("VALUES", "MACHINE TEMPLATE AT BASE", "AT HEAD", "ROLL")
+	tb := newTable(o)
+	baseColumn := "MACHINE TEMPLATE AT BASE"
+	if r.Deployed {
+		baseColumn = "RUNNING TEMPLATE"
+	}
+	tb.row("VALUES", baseColumn, "AT HEAD", "ROLL")
 	for _, p := range r.Pools {
 		tb.row(p.Values, sideName(p.Base), sideName(p.Head), p.Status)
 		switch {
 		case p.Base.Refusal != "" && p.Base.Refusal == p.Head.Refusal:
-			tb.raw("    refused at base and head: " + p.Base.Refusal)
+			tb.wrap("    refused at base and head (refused today too, so the upgrade changes nothing for it): " + p.Base.Refusal)
 		default:
 			if p.Base.Refusal != "" {
-				tb.raw("    refused at base: " + p.Base.Refusal)
+				tb.wrap("    refused at base: " + p.Base.Refusal)
 			}
 			if p.Head.Refusal != "" {
-				tb.raw("    refused at head: " + p.Head.Refusal)
+				tb.wrap("    refused at head: " + p.Head.Refusal)
 			}
 		}
 		if len(p.Diff) > 0 {
@@ -40,12 +44,15 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport) {
 			tb.raw("    also changes (never rolls): " + strings.Join(p.OtherChanges, ", "))
 		}
 		if p.Unresolved != "" {
-			tb.raw("    not checked: " + p.Unresolved)
+			tb.wrap("    not checked: " + p.Unresolved)
 		}
 	}
 	tb.write(out)
 	s := r.Summary
-	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d no roll", report.Count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.NoRoll)
+	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d refused at both (not counted against the upgrade), %d no roll", report.Count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.RefusedAtBoth, s.NoRoll)
+	if s.NotDeployed > 0 {
+		fmt.Fprintf(out, ", %d not deployed (created by the upgrade)", s.NotDeployed)
+	}
 	if s.Unresolved > 0 {
 		fmt.Fprintf(out, ", %d not resolved (not checked)", s.Unresolved)
 	}
@@ -53,8 +60,11 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport) {
 }
 
 func sideName(s report.RollSide) string {
-	if s.Refusal != "" {
+	switch {
+	case s.Refusal != "":
 		return "(refused)"
+	case s.MachineTemplate == "":
+		return "(not deployed)"
 	}
 	return s.MachineTemplate
 }

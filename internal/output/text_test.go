@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestTermSafeEscapesWhatATerminalActsOn(t *testing.T) {
@@ -83,25 +85,76 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 	adopt.Catalog.Changed = true
 	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog.Images)
 
-	for name, write := range map[string]func(*bytes.Buffer){
-		"plan":      func(b *bytes.Buffer) { writePlanText(b, &plan) },
-		"pins":      func(b *bytes.Buffer) { writePinsText(b, &pins) },
-		"rollcheck": func(b *bytes.Buffer) { writeRollText(b, &roll) },
-		"adopt":     func(b *bytes.Buffer) { writeAdoptText(b, &adopt) },
-	} {
-		var out bytes.Buffer
-		write(&out)
-		support.RequireTerminalSafe(t, name, out.String())
-		assert.Contains(t, out.String(), TermSafe(support.HostileText), "%s prints the string, escaped", name)
+	var catalog report.CatalogReport
+	fillStrings(reflect.ValueOf(&catalog))
+	var version report.VersionReport
+	fillStrings(reflect.ValueOf(&version))
+
+	for _, width := range []int{0, 80} {
+		o := Options{Format: "text", Width: width}
+		for name, write := range map[string]func(*bytes.Buffer){
+			"plan":      func(b *bytes.Buffer) { writePlanText(b, &plan, o) },
+			"pins":      func(b *bytes.Buffer) { writePinsText(b, &pins, o) },
+			"pins tree": func(b *bytes.Buffer) { writePinsTree(b, &pins) },
+			"rollcheck": func(b *bytes.Buffer) { writeRollText(b, &roll, o) },
+			"adopt":     func(b *bytes.Buffer) { writeAdoptText(b, &adopt, o) },
+			"catalog":   func(b *bytes.Buffer) { writeCatalogPreviewText(b, &catalog, o) },
+			"version":   func(b *bytes.Buffer) { Version(b, version, o) },
+		} {
+			var out bytes.Buffer
+			write(&out)
+			support.RequireTerminalSafe(t, name, out.String())
+			assert.Contains(t, out.String(), TermSafe(support.HostileText)[:20], "%s prints the string, escaped", name)
+		}
 	}
 
-	for name, report := range map[string]any{"plan": &plan, "pins": &pins, "rollcheck": &roll} {
-		var out bytes.Buffer
-		writeJSON(&out, report)
-		back := reflect.New(reflect.TypeOf(report).Elem())
-		require.NoError(t, json.Unmarshal(out.Bytes(), back.Interface()), name)
-		assert.Equal(t, report, back.Interface(), "%s -o json reads back exactly", name)
+	for name, report := range map[string]any{"plan": &plan, "pins": &pins, "rollcheck": &roll, "catalog": &catalog, "version": &version} {
+		for _, format := range []string{"json", "yaml"} {
+			var out bytes.Buffer
+			require.True(t, structured(&out, report, Options{Format: format}))
+			back := reflect.New(reflect.TypeOf(report).Elem())
+			read := json.Unmarshal
+			if format == "yaml" {
+				read = func(b []byte, v any) error { return sigsyaml.Unmarshal(b, v) }
+			}
+			require.NoError(t, read(out.Bytes(), back.Interface()), name)
+			assert.Equal(t, report, back.Interface(), "%s -o %s reads back exactly", name, format)
+		}
 	}
+}
+
+// Prose wraps to a terminal's width under where it started, at spaces; a
+// pipe (width 0) gets each item on one line; a word wider than the room
+// stays whole; what is not prose (YAML to paste) never wraps.
+func TestLongLinesWrapOnATerminalOnly(t *testing.T) {
+	long := "refused: pool kubernetes-beta-web: its disks would be on StorageClass ceph-rbd but golden talos-worker-x is on replicated; set storageClass to replicated"
+	build := func(width int) string {
+		tb := table{width: width}
+		tb.row("result", long)
+		tb.raw("    - schematicID: " + strings.Repeat("a", 70) + " " + strings.Repeat("b", 20))
+		tb.wrap("    refused at head: " + long)
+		var out bytes.Buffer
+		tb.write(&out)
+		return out.String()
+	}
+	piped := build(0)
+	assert.Equal(t, 3, strings.Count(piped, "\n"), "one line each on a pipe: %s", piped)
+
+	wrapped := build(60)
+	lines := strings.Split(strings.TrimSuffix(wrapped, "\n"), "\n")
+	require.Greater(t, len(lines), 3, wrapped)
+	assert.Equal(t, "result  refused: pool kubernetes-beta-web: its disks would", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "        be on"), "continued under the cell: %q", lines[1])
+	for _, l := range lines {
+		if !strings.Contains(l, "schematicID") {
+			assert.LessOrEqual(t, len(l), 60, "%q", l)
+		}
+	}
+	assert.Contains(t, wrapped, "    - schematicID: "+strings.Repeat("a", 70)+" "+strings.Repeat("b", 20)+"\n", "not prose: never wrapped")
+	assert.Contains(t, wrapped, "\n      ", "a wrapped raw line goes on two columns in")
+	assert.Equal(t, strings.Fields(piped), strings.Fields(wrapped), "the same words")
+
+	assert.Equal(t, "a  "+strings.Repeat("x", 80), wrapText("a  "+strings.Repeat("x", 80), 3, 3, 40), "one word wider than the room stays whole")
 }
 
 func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {

@@ -287,6 +287,13 @@ func ReadValues(path string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ParseValues(raw)
+}
+
+// ParseValues reads one values document (a file's bytes, or standard input's)
+// as Helm reads a -f file: sigs.k8s.io/yaml into a map; no document at all is
+// no values.
+func ParseValues(raw []byte) (map[string]any, error) {
 	const want = ValuesFileIs
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
@@ -303,6 +310,27 @@ func ReadValues(path string) (map[string]any, error) {
 	default:
 		return nil, fmt.Errorf("is a single %T value, not a map: %s", v, want)
 	}
+}
+
+// MergeValues layers over on base as Helm layers its -f files, the later
+// over the earlier (helm's pkg/cli/values): a key both hold as maps merges
+// key by key, any other value of over replaces base's (a list whole, a null
+// included, which the render then drops as Helm does). Neither map is changed.
+func MergeValues(base, over map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		if overMap, ok := v.(map[string]any); ok {
+			if baseMap, ok := out[k].(map[string]any); ok {
+				out[k] = MergeValues(baseMap, overMap)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // ValuesFileIs says what a values file must be, for the messages that refuse one.

@@ -36,7 +36,8 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		byRelease[rp.pin.HelmRelease] = rp
 	}
 	var pools []AdoptPool
-	for _, p := range pins.HTTPPools {
+	for i, p := range pins.HTTPPools {
+		t.progress("rendering HTTP pool %d of %d as it is and switched: %s", i+1, len(pins.HTTPPools), p.HelmRelease)
 		rp := byRelease[p.HelmRelease]
 		var md map[string]any
 		if u := f.machineDeployments[rp.pin.Namespace+"/"+rp.pin.Pool]; u != nil {
@@ -53,7 +54,7 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		}
 		pools = append(pools, ap)
 	}
-	catalogURL, err := platformCatalogURL(t)
+	catalogURL, catalogStorage, err := platformCatalog(t)
 	if err != nil {
 		return nil, err
 	}
@@ -64,32 +65,49 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 	}
 	rep.Flavors = groupAdoptPools(pools)
 	rep.Catalog = catalogFor(f.stored, pools, catalogURL)
-	rep.Savings = savingsOf(pools)
+	rep.Savings = savingsOf(pools, rep.Catalog, catalogStorage)
+	rep.Savings.HTTPPools = len(pins.HTTPPools)
+	rep.Savings.RefusedToday = len(rep.RefusedToday)
 	return rep, nil
 }
 
-// platformCatalogURL is the factory URL the catalog imports a new entry
-// from: the platform's kubernetesWorkerImage.imageFactoryURL, as the
-// platform forwards it into the catalog's Package, else the catalog's
-// built-in one.
-func platformCatalogURL(t Target) (Sourced, error) {
-	const field = "spec.components.kubernetes-worker-image.values.imageFactoryURL"
+// platformCatalog is the factory URL the catalog imports a new entry from,
+// and the storage it gives one: the platform's kubernetesWorkerImage
+// settings, as the platform forwards them into the catalog's Package, else
+// the catalog's built-in ones.
+func platformCatalog(t Target) (url Sourced, storage string, err error) {
+	const field = "spec.components.kubernetes-worker-image.values"
 	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
 	if err != nil {
-		return Sourced{}, err
+		return Sourced{}, "", err
 	}
+	storage = builtinCatalogStorage()
 	if pkg == nil {
-		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, nil
+		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, storage, nil
 	}
-	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, strings.Split(field, ".")...)
+	if s := fleet.Text(pkg.Object, append(strings.Split(field, "."), "storage")...); s != "" {
+		storage = s
+	}
+	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, append(strings.Split(field, "."), "imageFactoryURL")...)
 	if !found || v == nil || v == "" {
-		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, nil
+		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, storage, nil
 	}
-	url, ok := v.(string)
+	u, ok := v.(string)
 	if !ok {
-		return Sourced{}, fmt.Errorf("Package %s: %s is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
+		return Sourced{}, "", fmt.Errorf("Package %s: %s.imageFactoryURL is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
 	}
-	return Sourced{url, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + " of Package " + catalogPackage + ")"}, nil
+	return Sourced{u, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + ".imageFactoryURL of Package " + catalogPackage + ")"}, storage, nil
+}
+
+// builtinCatalogStorage is the storage the catalog chart built into this
+// binary gives an entry that sets none ("" when it cannot be read).
+func builtinCatalogStorage() string {
+	c, err := fleet.CatalogChart()
+	if err != nil {
+		return ""
+	}
+	s, _ := c.Values["storage"].(string)
+	return s
 }
 
 // goldenFactoryURL is the factory URL the golden a switched pool clones is
@@ -252,13 +270,23 @@ func groupAdoptPools(pools []AdoptPool) []AdoptFlavor {
 	return out
 }
 
-func savingsOf(pools []AdoptPool) AdoptSavings {
-	s := AdoptSavings{HTTPPools: len(pools)}
+// savingsOf adds up what switching saves: each worker of a switched pool is
+// one HTTP download of the image not made (counted in bytes at its golden's
+// storage, the size CDI writes per import), less one download per golden the
+// catalog values add.
+func savingsOf(pools []AdoptPool, c AdoptCatalog, catalogStorage string) AdoptSavings {
+	s := AdoptSavings{RenderToday: len(pools)}
 	// Exact decimals: workers (up to 2^31 each) times a golden's size (up to
 	// 8Ei) does not fit an int64.
 	bytes := inf.NewDec(0, 0)
 	for _, p := range pools {
-		if p.Outcome != OutcomeReady {
+		switch p.Outcome {
+		case OutcomeImporting, OutcomeNeedsEntry, OutcomeNeedsPerClass:
+			s.WaitingPools++
+			s.ImportsAvoidedLater += p.Workers
+			continue
+		case OutcomeReady:
+		default:
 			continue
 		}
 		s.ReadyPools++
@@ -271,6 +299,33 @@ func savingsOf(pools []AdoptPool) AdoptSavings {
 		bytes.Add(bytes, new(inf.Dec).Mul(size.AsDec(), inf.NewDec(p.Workers, 0)))
 	}
 	s.BytesAvoidedNow = resource.NewDecimalQuantity(*bytes, resource.BinarySI).String()
+
+	added := inf.NewDec(0, 0)
+	for _, e := range c.Images {
+		n := 0
+		storage := e.Entry.Storage
+		switch e.Change {
+		case ChangeNew:
+			n = 1 + len(e.Entry.AdditionalStorageClasses)
+			if storage == "" {
+				storage = catalogStorage
+			}
+		case ChangeClassesAdded:
+			n = len(e.AddedClasses)
+		}
+		if n == 0 {
+			continue
+		}
+		s.GoldensToAdd += n
+		size, err := resource.ParseQuantity(storage)
+		if err != nil {
+			s.GoldensOfUnknownSize += n
+			continue
+		}
+		added.Add(added, new(inf.Dec).Mul(size.AsDec(), inf.NewDec(int64(n), 0)))
+	}
+	s.GoldenBytesToAdd = resource.NewDecimalQuantity(*added, resource.BinarySI).String()
+	s.NetImportsAvoided = s.ImportsAvoidedNow + s.ImportsAvoidedLater - int64(s.GoldensToAdd)
 	return s
 }
 

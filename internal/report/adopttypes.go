@@ -118,19 +118,40 @@ type AdoptTemplates struct {
 	New     string `json:"new,omitempty"`
 }
 
-// AdoptSavings add up the HTTP imports the ready switches avoid.
+// AdoptSavings add up what switching the HTTP pools saves. An HTTP import is
+// one download of the Talos image per worker; a switched pool's workers clone
+// a golden instead. Each golden the catalog values add is one download.
 type AdoptSavings struct {
-	// HTTPPools counts the pools that import over HTTP and render today;
-	// ReadyPools those of them that are ready.
-	HTTPPools  int `json:"httpPools"`
-	ReadyPools int `json:"readyPools"`
-	// ImportsAvoidedNow is the workers of ready pools.
+	// HTTPPools counts every pool that imports over HTTP, as pins lists them;
+	// RenderToday those the chart renders as they are, RefusedToday the rest
+	// (fix them first); ReadyPools those that can switch now.
+	HTTPPools    int `json:"httpPools"`
+	RenderToday  int `json:"renderToday"`
+	RefusedToday int `json:"refusedToday"`
+	ReadyPools   int `json:"readyPools"`
+	// ImportsAvoidedNow is the workers of ready pools: downloads their roll
+	// replaces with clones.
 	ImportsAvoidedNow int64 `json:"importsAvoidedNow"`
-	// BytesAvoidedNow is the sum of workers times golden size over the ready
-	// pools whose golden has a known size; ImportsOfUnknownSize counts the
-	// avoided imports whose size is not known (left out of the sum).
+	// BytesAvoidedNow is the sum of workers times golden storage over the
+	// ready pools whose golden has a known size (what CDI writes per import;
+	// the download itself is the compressed image); ImportsOfUnknownSize
+	// counts the avoided imports whose size is not known (left out of the sum).
 	BytesAvoidedNow      string `json:"bytesAvoidedNow"`
 	ImportsOfUnknownSize int64  `json:"importsOfUnknownSize"`
+	// WaitingPools are the pools that can switch once a golden exists (a
+	// catalog entry, a per-class golden, or an import to finish), and
+	// ImportsAvoidedLater their workers.
+	WaitingPools        int   `json:"waitingPools"`
+	ImportsAvoidedLater int64 `json:"importsAvoidedLater"`
+	// GoldensToAdd are the goldens the catalog values add (new entries, with
+	// their classes, and added classes): one download each, of
+	// GoldenBytesToAdd (their storage; GoldensOfUnknownSize left out).
+	GoldensToAdd         int    `json:"goldensToAdd"`
+	GoldenBytesToAdd     string `json:"goldenBytesToAdd"`
+	GoldensOfUnknownSize int    `json:"goldensOfUnknownSize,omitempty"`
+	// NetImportsAvoided is ImportsAvoidedNow + ImportsAvoidedLater -
+	// GoldensToAdd: downloads not made once every switchable pool switched.
+	NetImportsAvoided int64 `json:"netImportsAvoided"`
 }
 
 // Boots is the flavor the pool boots today: its schematicID, version and

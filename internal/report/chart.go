@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
@@ -42,18 +44,97 @@ func ReleaseHint(valuesPath string, vals map[string]any) string {
 	if cluster == "" {
 		cluster = "<cluster>"
 	}
-	return fmt.Sprintf("the release name was taken from the values file's name %q (kubernetes-nodes-<cluster>-<file name>); name the pool with -release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label, or rename the file", base, cluster)
+	if valuesPath == "" {
+		return fmt.Sprintf("the values came from standard input, which has no file name to name the pool by; name it with --release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label", cluster)
+	}
+	return fmt.Sprintf("the release name was taken from the values file's name %q (kubernetes-nodes-<cluster>-<file name>); name the pool with --release kubernetes-nodes-%s-<pool>, where <pool> is a DNS label, or rename the file", base, cluster)
+}
+
+// PoolFile is the values file a pool is named by: the first file given that
+// is not standard input; "" when there is none.
+func PoolFile(paths []string) string {
+	for _, p := range paths {
+		if p != Stdin {
+			return p
+		}
+	}
+	return ""
 }
 
 // poolFromFile is a values file's base name and the pool name it gives: the
 // base name without its extension.
 func poolFromFile(valuesPath string) (base, pool string) {
+	if valuesPath == "" {
+		return "", ""
+	}
 	base = filepath.Base(valuesPath)
 	return base, strings.TrimSuffix(base, filepath.Ext(base))
 }
 
 // ReadValues reads a pool values file.
 func ReadValues(path string) (map[string]any, error) {
+	vals, err := readValuesFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) == 0 {
+		return nil, fmt.Errorf("values %s is empty: %s", path, render.ValuesFileIs)
+	}
+	return vals, nil
+}
+
+// Stdin is how a values file named "-" is read: standard input, as Helm's
+// `-f -` reads it.
+const Stdin = "-"
+
+// ReadValuesFiles reads values files and layers them in order as Helm layers
+// its -f files (render.MergeValues); "-" reads stdin, once. Each file is
+// refused as ReadValues refuses it, except that a layer may be empty; the
+// merged values may not.
+func ReadValuesFiles(paths []string, stdin io.Reader) (map[string]any, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no values file: give the pool's values as a file (-f POOL.yaml, or POOL.yaml), or - for standard input")
+	}
+	merged := map[string]any{}
+	readStdin := false
+	for _, path := range paths {
+		var vals map[string]any
+		var err error
+		if path == Stdin {
+			if readStdin {
+				return nil, fmt.Errorf("values - (standard input) is given twice; it can be read once")
+			}
+			readStdin = true
+			var raw []byte
+			if raw, err = io.ReadAll(io.LimitReader(stdin, maxValuesBytes+1)); err == nil && len(raw) > maxValuesBytes {
+				err = fmt.Errorf("is larger than %d bytes", maxValuesBytes)
+			}
+			if err == nil {
+				vals, err = render.ParseValues(raw)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("values from standard input %v", err)
+			}
+		} else if vals, err = readValuesFile(path); err != nil {
+			return nil, err
+		}
+		merged = render.MergeValues(merged, vals)
+	}
+	if len(merged) == 0 {
+		if len(paths) == 1 {
+			return nil, fmt.Errorf("values %s is empty: %s", paths[0], render.ValuesFileIs)
+		}
+		return nil, fmt.Errorf("values %s are empty: %s", strings.Join(paths, ", "), render.ValuesFileIs)
+	}
+	return merged, nil
+}
+
+// maxValuesBytes bounds standard input as the API bounds what it stores (a
+// Secret or ConfigMap holds at most 1 MiB): no values file is larger.
+const maxValuesBytes = 1 << 20
+
+// readValuesFile reads one file, naming it in any error.
+func readValuesFile(path string) (map[string]any, error) {
 	vals, err := render.ReadValues(path)
 	if err != nil {
 		var pathErr *os.PathError
@@ -61,9 +142,6 @@ func ReadValues(path string) (map[string]any, error) {
 			return nil, fmt.Errorf("values %s: %v", path, pathErr.Err)
 		}
 		return nil, fmt.Errorf("values %s %v", path, err)
-	}
-	if len(vals) == 0 {
-		return nil, fmt.Errorf("values %s is empty: %s", path, render.ValuesFileIs)
 	}
 	return vals, nil
 }
@@ -88,17 +166,50 @@ func LoadPoolChart(dir string) (*chart.Chart, error) {
 	return c, nil
 }
 
-// ChartAt loads the pool chart of a checkout of this repository (rollcheck's -base and -head).
-func ChartAt(dir string) (*chart.Chart, error) {
-	path := filepath.Join(dir, render.PoolChart)
+// ChartAt loads the pool chart rollcheck names with -base or -head: a chart
+// folder (it holds Chart.yaml), a packaged chart (a .tgz archive as `helm
+// package` builds it), a checkout of this repository (its
+// packages/apps/kubernetes-nodes), or an OCI reference (oci://...).
+func ChartAt(ref string) (*chart.Chart, error) {
+	if strings.HasPrefix(ref, "oci://") {
+		return ociChart(ref)
+	}
+	st, err := os.Stat(ref)
+	if err != nil {
+		return nil, fmt.Errorf("chart %s: %v", ref, WithoutPath(err))
+	}
+	if !st.IsDir() {
+		// Helm's own archive loader, as `helm install CHART.tgz` reads it:
+		// every file comes out of the archive, so no link can leave it.
+		c, err := loader.LoadFile(ref)
+		if err != nil {
+			return nil, fmt.Errorf("chart %s: not a chart archive (a .tgz as helm package builds it): %v", ref, err)
+		}
+		return c, nil
+	}
+	if _, err := os.Stat(filepath.Join(ref, "Chart.yaml")); err == nil {
+		abs, err := filepath.Abs(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", ref, err)
+		}
+		return LoadPoolChart(abs)
+	}
+	path := filepath.Join(ref, render.PoolChart)
 	if st, err := os.Stat(path); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: no pool chart there (want a checkout of this repository)", path)
+		return nil, fmt.Errorf("%s: no pool chart there: give a chart folder (with Chart.yaml), a chart archive (.tgz), or a checkout of this repository (with %s)", ref, render.PoolChart)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return LoadPoolChart(abs)
+}
+
+// ociChart is where a chart in an OCI registry will be pulled from (the
+// release work that pushes the charts adds it); until then the reference is
+// refused with the way round it.
+func ociChart(ref string) (*chart.Chart, error) {
+	return nil, fmt.Errorf("chart %s: OCI references are not read yet; pull the chart first (helm pull %s) and give the .tgz it writes", ref, ref)
 }
 
 // CheckChartLinks refuses a -chart folder holding a symbolic link that leaves
@@ -142,7 +253,7 @@ func checkChartLinksIn(dir string, seen map[string]bool) error {
 		if dep, ok := deps[filepath.ToSlash(rel)]; ok && dep == target {
 			return checkChartLinksIn(target, seen)
 		}
-		return fmt.Errorf("%s is a symbolic link out of the chart folder; a chart is read from its own files only (a dependency may be linked as charts/<name> when Chart.yaml lists it with repository file://<its folder>): copy the file in, or give -chart the folder it belongs to", rel)
+		return fmt.Errorf("%s is a symbolic link out of the chart folder; a chart is read from its own files only (a dependency may be linked as charts/<name> when Chart.yaml lists it with repository file://<its folder>): copy the file in, or give --chart the folder it belongs to", rel)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 // runs pools none of which could be read: no verdict is safe there.
 func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
 	ctx := context.Background()
+	t.progress("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(ctx, t.Provider, o)
 	if err != nil {
 		return nil, fmt.Errorf("%v", err)
@@ -28,8 +29,9 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		case len(fl.Pools) > 0:
 			why = fmt.Sprintf("none of the %s found has values that resolve (first: %s: %s)", Count(len(fl.Pools), "pool"), fl.Pools[0].ID(), fl.Pools[0].Unresolved)
 		}
-		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with -artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with --artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
+	t.progress("reading the goldens and worker disks")
 	g, err := fleet.ReadGoldens(ctx, t.Provider)
 	if err != nil {
 		return nil, err
@@ -40,7 +42,8 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	}
 
 	// Pools: resolved by the chart itself.
-	for _, pool := range fl.Pools {
+	for i, pool := range fl.Pools {
+		t.progress("rendering pool %d of %d: %s", i+1, len(fl.Pools), pool.ID())
 		rp, err := resolvePool(chrt, t, pool)
 		if err != nil {
 			return nil, err
@@ -65,6 +68,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if err != nil {
 		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
+	t.progress("asking the catalog chart who uses %s", Count(len(names), "golden"))
 	if f.users, err = fleet.GoldenUsers(catalog, t.Provider, SortedKeys(names)); err != nil {
 		if _, prob := RenderFailure(err); prob != nil {
 			return nil, prob

@@ -10,6 +10,8 @@ import (
 // disk pins, and which goldens nothing pins.
 type PinsReport struct {
 	Cluster string `json:"cluster"`
+	// Golden is the one golden asked about (pins GOLDEN); "" for all.
+	Golden string `json:"golden,omitempty"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
 	Chart   string       `json:"chart"`
 	Goldens []GoldenPins `json:"goldens"`
@@ -77,6 +79,10 @@ type GoldenPins struct {
 	// holds its golden through its template alone.
 	Templates    []string `json:"templates"`
 	SafeToDelete bool     `json:"safeToDelete"`
+	// DeleteSteps, for a golden safe to delete that exists, say how to
+	// delete it for good: through its catalog entry, as the catalog retires
+	// a golden (a kubectl delete alone would be undone by Helm).
+	DeleteSteps []string `json:"deleteSteps,omitempty"`
 	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
 	// retiring and has lost helm.sh/resource-policy: keep).
 	Retiring bool `json:"retiring,omitempty"`

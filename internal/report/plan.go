@@ -22,13 +22,19 @@ type PlanReport struct {
 	MachineTemplate string       `json:"machineTemplate,omitempty"`
 	Objects         []string     `json:"objects,omitempty"`
 	Result          string       `json:"result"`
-	Refusal         string       `json:"refusal,omitempty"`
-	// ChartRefusal: when values.schema.json refused, what the chart's own
-	// checks say of the same values (rendered again with the schema off, only
-	// to explain); "" when they accept them.
-	ChartRefusal string `json:"chartRefusal,omitempty"`
+	// Refusal is the chart's own words: when values.schema.json refused too,
+	// what the chart's checks say of the same values (rendered again with the
+	// schema off, only to explain), which names the fix; the schema's message
+	// when only the schema refuses (SchemaOnly).
+	Refusal string `json:"refusal,omitempty"`
+	// SchemaRefusal is values.schema.json's message, its patterns shown as
+	// the regex reads them; "" when the schema accepted the values.
+	SchemaRefusal string `json:"schemaRefusal,omitempty"`
 	// SchemaOnly: the schema refused values the chart's own checks accept.
 	SchemaOnly bool `json:"schemaOnly,omitempty"`
+	// Suggestions name, for each key of the values the chart does not know,
+	// the known key nearest to it (a refused pool only).
+	Suggestions []KeySuggestion `json:"suggestions,omitempty"`
 	// ReleaseHint: the release name was taken from the values file's name,
 	// and that name cannot name a pool.
 	ReleaseHint string `json:"releaseHint,omitempty"`
@@ -164,7 +170,8 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 		var schema *render.SchemaError
 		if errors.As(err, &schema) {
 			// The schema's message quotes its patterns JSON-escaped; shown as written in the schema's regex.
-			rep.Refusal = strings.ReplaceAll(refusal, `\\`, `\`)
+			rep.SchemaRefusal = strings.ReplaceAll(refusal, `\\`, `\`)
+			rep.Refusal = rep.SchemaRefusal
 			opts := t.options(rel, vals)
 			opts.Release.SkipSchemaValidation = true
 			if _, _, err := renderWithFacts(chrt, opts); err != nil {
@@ -172,11 +179,12 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 				if prob != nil {
 					return nil, nil, prob
 				}
-				rep.ChartRefusal = chartSays
+				rep.Refusal = chartSays
 			} else {
 				rep.SchemaOnly = true
 			}
 		}
+		rep.Suggestions = SuggestKeys(chrt.Schema, vals)
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
 		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {

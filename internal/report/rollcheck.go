@@ -11,24 +11,38 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/pmezard/go-difflib/difflib"
 	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
 )
 
 // maxDiffLines bounds the excerpt of a template body change: enough to see
 // what moved, short enough to scan a fleet.
 const maxDiffLines = 6
 
-// RollReport is what rollcheck answers: which pools the upgrade from base to head rolls.
+// RollReport is what rollcheck answers: which pools the upgrade from base to
+// head rolls. Base is a chart, or, with Deployed, what each pool runs now.
 type RollReport struct {
-	Base    string     `json:"base"`
-	Head    string     `json:"head"`
-	Cluster string     `json:"cluster"`
-	Pools   []PoolRoll `json:"pools"`
-	Summary struct {
-		Pools         int `json:"pools"`
-		Rolls         int `json:"rolls"`
+	Base    string `json:"base"`
+	Head    string `json:"head"`
+	Cluster string `json:"cluster"`
+	// Deployed: the base side of each pool is the KubevirtMachineTemplate its
+	// MachineDeployment runs now, read from the cluster, not a chart's render.
+	Deployed bool       `json:"deployed,omitempty"`
+	Pools    []PoolRoll `json:"pools"`
+	Summary  struct {
+		Pools int `json:"pools"`
+		Rolls int `json:"rolls"`
+		// RefusedAtHead counts the pools the head chart refuses and base
+		// renders (or that run now): the upgrade would fail their release.
 		RefusedAtHead int `json:"refusedAtHead"`
 		RefusedAtBase int `json:"refusedAtBaseOnly"`
+		// RefusedAtBoth counts the pools both charts refuse: refused today as
+		// well, so the upgrade changes nothing for them; reported, and they
+		// do not fail the check.
+		RefusedAtBoth int `json:"refusedAtBoth"`
 		NoRoll        int `json:"noRoll"`
+		// NotDeployed counts the pools (with Deployed) that have no
+		// MachineDeployment yet: the upgrade creates them, rolling nothing.
+		NotDeployed int `json:"notDeployed,omitempty"`
 		// Unresolved counts the cluster's pools whose values could not be
 		// computed (-values omitted): they are not checked.
 		Unresolved int `json:"unresolved,omitempty"`
@@ -47,7 +61,8 @@ type PoolRoll struct {
 	Namespace  string   `json:"namespace"`
 	Base       RollSide `json:"base"`
 	Head       RollSide `json:"head"`
-	// Status: "no roll", "rolls", "refused at head", "refused at base" or "refused at both".
+	// Status: "no roll", "rolls", "refused at head", "refused at base",
+	// "refused at both", "not deployed" or "values not resolved".
 	Status string `json:"status"`
 	Rolls  bool   `json:"rolls"`
 	// FirstDiffLine is the base body's line (1-based) where the first change starts.
@@ -59,10 +74,14 @@ type PoolRoll struct {
 }
 
 // RollSide is one pool's render at one side: its template, or its refusal.
+// On the deployed side, MachineTemplate is what the pool's MachineDeployment
+// runs (its infrastructureRef), RunningFrom names that MachineDeployment.
 type RollSide struct {
 	MachineTemplate string `json:"machineTemplate,omitempty"`
 	Refusal         string `json:"refusal,omitempty"`
+	RunningFrom     string `json:"runningFrom,omitempty"`
 	body            string
+	object          map[string]any
 	docs            map[string]string
 }
 
@@ -70,42 +89,84 @@ type RollSide struct {
 // the same cluster and reports which would roll: a refusal is a report, a
 // cluster problem an error.
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
-	var err error
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
-	for _, in := range pools {
-		vals, rel := in.values, in.release
-		p := PoolRoll{Values: in.source, Release: rel.Name, Namespace: rel.Namespace, Unresolved: in.unresolved}
-		if in.unresolved != "" {
-			p.Status = "values not resolved"
-			rep.Pools = append(rep.Pools, p)
-			rep.Summary.Pools++
-			rep.Summary.Unresolved++
-			continue
+	for i, in := range pools {
+		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
+		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
+		if in.unresolved == "" {
+			var err error
+			if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
+				return RollReport{}, err
+			}
+			if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
+				return RollReport{}, err
+			}
+			compareSides(&p)
 		}
-		if p.Base, err = renderSide(baseChart, t, rel, vals); err != nil {
-			return RollReport{}, err
-		}
-		if p.Head, err = renderSide(headChart, t, rel, vals); err != nil {
-			return RollReport{}, err
-		}
-		compareSides(&p)
-		rep.Pools = append(rep.Pools, p)
-		rep.Summary.Pools++
-		switch {
-		case p.Rolls:
-			rep.Summary.Rolls++
-		case p.Head.Refusal != "":
-			rep.Summary.RefusedAtHead++
-		case p.Base.Refusal != "":
-			rep.Summary.RefusedAtBase++
-		default:
-			rep.Summary.NoRoll++
-		}
+		rep.add(p)
 	}
 	return rep, nil
 }
 
-// Attention: a pool rolls, is refused at head, or was not checked.
+// RollcheckDeployed answers "will upgrading to this chart roll my workers"
+// against what runs: each pool rendered with the head chart against the
+// cluster, its template name compared with the one its MachineDeployment
+// runs (spec.template.spec.infrastructureRef), its body with that template's
+// spec as the cluster stores it. Two GETs per pool, no list.
+func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
+	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
+	for i, in := range pools {
+		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
+		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
+		if in.unresolved == "" {
+			var err error
+			if p.Base, err = runningSide(t, in.release); err != nil {
+				return RollReport{}, err
+			}
+			if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
+				return RollReport{}, err
+			}
+			if p.Base.RunningFrom == "" {
+				p.Status = "not deployed"
+				if p.Head.Refusal != "" {
+					p.Status = "refused at head"
+				}
+			} else {
+				p.Head.body = normalizedSpec(p.Head.object)
+				compareSides(&p)
+				p.OtherChanges = nil
+			}
+		}
+		rep.add(p)
+	}
+	return rep, nil
+}
+
+// add counts a checked pool into the summary.
+func (r *RollReport) add(p PoolRoll) {
+	r.Pools = append(r.Pools, p)
+	r.Summary.Pools++
+	switch {
+	case p.Unresolved != "":
+		r.Summary.Unresolved++
+	case p.Rolls:
+		r.Summary.Rolls++
+	case p.Status == "refused at both":
+		r.Summary.RefusedAtBoth++
+	case p.Head.Refusal != "":
+		r.Summary.RefusedAtHead++
+	case p.Base.Refusal != "":
+		r.Summary.RefusedAtBase++
+	case p.Status == "not deployed":
+		r.Summary.NotDeployed++
+	default:
+		r.Summary.NoRoll++
+	}
+}
+
+// Attention: a pool rolls, is refused at head only, or was not checked. A
+// pool refused at both sides is refused today too: the upgrade changes
+// nothing for it.
 func (r RollReport) Attention() bool {
 	return r.Summary.Rolls > 0 || r.Summary.RefusedAtHead > 0 || r.Summary.Unresolved > 0
 }
@@ -119,17 +180,27 @@ type RollInput struct {
 	unresolved string
 }
 
-// RollInputsFromFiles reads the pools of -values files (a glob), released
-// as ReleaseFor names them.
-func RollInputsFromFiles(glob, release, namespace string) ([]RollInput, error) {
-	files, err := filepath.Glob(glob)
-	if err != nil {
-		return nil, fmt.Errorf("-values %q: %v", glob, err)
+// RollInputsFromFiles reads the pools of values files (each argument a
+// glob; every file it matches is one pool), released as ReleaseFor names them.
+func RollInputsFromFiles(globs []string, release, namespace string) ([]RollInput, error) {
+	var files []string
+	seen := map[string]bool{}
+	for _, glob := range globs {
+		matched, err := filepath.Glob(glob)
+		if err != nil {
+			return nil, fmt.Errorf("values %q: %v", glob, err)
+		}
+		if len(matched) == 0 {
+			return nil, fmt.Errorf("values %q matches no file", glob)
+		}
+		sort.Strings(matched)
+		for _, f := range matched {
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("-values %q matches no file", glob)
-	}
-	sort.Strings(files)
 	var out []RollInput
 	for _, f := range files {
 		vals, err := ReadValues(f)
@@ -141,19 +212,23 @@ func RollInputsFromFiles(glob, release, namespace string) ([]RollInput, error) {
 	return out, nil
 }
 
-// RollInputsFromCluster reads the cluster's pools as pins does; a cluster
-// that runs pools none of which could be read is a problem, never "nothing
-// rolls".
-func RollInputsFromCluster(t Target, o fleet.Options) ([]RollInput, error) {
+// RollInputsFromCluster reads the cluster's pools as pins does (only those of
+// namespace, when it is not ""); a cluster that runs pools none of which
+// could be read is a problem, never "nothing rolls".
+func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollInput, error) {
+	t.progress("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(context.Background(), t.Provider, o)
 	if err != nil {
 		return nil, fmt.Errorf("%v", err)
 	}
 	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
-		return nil, fmt.Errorf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with -artifact, or give -values", Count(len(fl.Pools), "pool"), Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+		return nil, fmt.Errorf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with --artifact, or give -f pool values files", Count(len(fl.Pools), "pool"), Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
 	var out []RollInput
 	for _, p := range fl.Pools {
+		if namespace != "" && p.Namespace != namespace {
+			continue
+		}
 		source := "helmrelease " + p.HelmRelease
 		if p.HelmRelease == "" {
 			source = "release " + p.ID()
@@ -162,6 +237,53 @@ func RollInputsFromCluster(t Target, o fleet.Options) ([]RollInput, error) {
 			release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}})
 	}
 	return out, nil
+}
+
+// runningSide reads the template a pool runs now: its MachineDeployment
+// (named as the chart names it, kubernetes-<cluster>-<pool> from the release
+// kubernetes-nodes-<cluster>-<pool>), the KubevirtMachineTemplate that names,
+// and that template's spec. No MachineDeployment: the pool is not deployed.
+func runningSide(t Target, rel render.Release) (RollSide, error) {
+	ctx := context.Background()
+	name := "kubernetes-" + strings.TrimPrefix(rel.Name, "kubernetes-nodes-")
+	md, err := fleet.Get(ctx, t.Provider, machineDeploymentAPI, "MachineDeployment", rel.Namespace, name)
+	if err != nil || md == nil {
+		return RollSide{}, err
+	}
+	s := RollSide{RunningFrom: "MachineDeployment " + rel.Namespace + "/" + name}
+	s.MachineTemplate = fleet.Text(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	if s.MachineTemplate == "" {
+		s.MachineTemplate = "(none)"
+		return s, nil
+	}
+	kmt, err := fleet.Get(ctx, t.Provider, machineTemplateAPI, "KubevirtMachineTemplate", rel.Namespace, s.MachineTemplate)
+	if err != nil {
+		return RollSide{}, err
+	}
+	if kmt != nil {
+		s.body = normalizedSpec(kmt.Object)
+	}
+	return s, nil
+}
+
+const (
+	machineDeploymentAPI = "cluster.x-k8s.io/v1beta1"
+	machineTemplateAPI   = "infrastructure.cluster.x-k8s.io/v1alpha1"
+)
+
+// normalizedSpec writes an object's spec as sigs.k8s.io/yaml writes it
+// (sorted keys), so a rendered template and one the cluster stores compare
+// line by line whatever their formatting; "" without a spec.
+func normalizedSpec(obj map[string]any) string {
+	spec, ok := obj["spec"]
+	if !ok {
+		return ""
+	}
+	out, err := yaml.Marshal(spec)
+	if err != nil {
+		return ""
+	}
+	return string(out)
 }
 
 func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (RollSide, error) {
@@ -178,6 +300,7 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 		if d.Kind() == "KubevirtMachineTemplate" {
 			s.MachineTemplate = d.Name()
 			s.body = templateBody(d.Text)
+			s.object = d.Object
 			continue
 		}
 		s.docs[d.Kind()+"/"+d.Name()] = d.Text

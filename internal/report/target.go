@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -18,6 +19,16 @@ type Target struct {
 	// APIVersions are what the cluster serves of the API versions the charts
 	// ask .Capabilities about, so a render sees what `helm install` would.
 	APIVersions []string
+	// Progress, when set, is told what a long read of the cluster is doing
+	// (one short line each step); the CLI shows it on a terminal only.
+	Progress func(step string)
+}
+
+// progress tells Progress, when there is one.
+func (t Target) progress(format string, args ...any) {
+	if t.Progress != nil {
+		t.Progress(fmt.Sprintf(format, args...))
+	}
 }
 
 func (t Target) options(rel render.Release, values map[string]any) render.Options {

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/cozystack/golden-worker-images/internal/output"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/spf13/cobra"
+)
+
+func (a *app) versionCommand() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Which binary is this, and which charts does it carry?",
+		Long: `Which binary is this, and which charts does it carry? Prints the binary's version as Go recorded
+its build (the module version go install built, or for a build from a checkout its VCS revision),
+and the name and version of each chart built into it: the charts plan, pins, adopt and catalog render.`,
+		Example:     a.example("version", "version -o json"),
+		Annotations: map[string]string{"exitCodes": exitCodes("printed", "", "bad input")},
+		Args:        cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o, err := a.options(format)
+			if err != nil {
+				return err
+			}
+			rep, err := report.Version()
+			if err != nil {
+				return err
+			}
+			output.Version(&a.out, rep, o)
+			return nil
+		},
+	}
+	outputFlag(cmd, &format)
+	return cmd
+}

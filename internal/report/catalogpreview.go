@@ -1,0 +1,418 @@
+// catalog answers: what will the catalog chart do against my cluster with
+// these values? The values are the platform's (its kubernetesWorkerImage
+// section, forwarded by the platform chart itself), the ones the cluster's
+// catalog Package holds, or the catalog's own defaults. The catalog chart
+// decides every outcome, rendered against the cluster: the whole chart, as
+// `helm upgrade` would render it, and each golden's own check, so a refusal
+// of one entry does not hide what the others do.
+
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	charts "github.com/cozystack/golden-worker-images"
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"helm.sh/helm/v3/pkg/chart"
+	"sigs.k8s.io/yaml"
+)
+
+// Outcomes of a golden in the catalog preview.
+const (
+	GoldenCreates       = "creates"        // no golden of that name yet: CDI imports it
+	GoldenKeeps         = "keeps"          // exists as the entry says: untouched
+	GoldenRefusesEdit   = "refuses-edit"   // exists with another source, storage or class
+	GoldenRetires       = "retires"        // retire: true and nothing uses it
+	GoldenRetireRefused = "retire-refused" // retire: true (or dropped while retiring), still used
+	GoldenDeletes       = "deletes"        // marked retiring, dropped from the values: Helm deletes it
+	GoldenDropped       = "dropped"        // exists, not in the values: kept by Helm, no longer managed
+)
+
+// CatalogReport is what `workerimage catalog` answers.
+type CatalogReport struct {
+	Cluster string `json:"cluster"`
+	// ValuesFrom says where the catalog's values came from.
+	ValuesFrom string `json:"valuesFrom"`
+	// Enabled: the platform values enable the catalog (bundles.enabledPackages);
+	// nil when the values are not the platform's.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Values are the catalog's values the preview renders with.
+	Values map[string]any `json:"values"`
+	// Result is "renders" or "refused": the whole catalog chart, as an upgrade
+	// renders it (or, when the platform chart refuses its values, that chart).
+	Result        string          `json:"result"`
+	Refusal       string          `json:"refusal,omitempty"`
+	SchemaRefusal string          `json:"schemaRefusal,omitempty"`
+	SchemaOnly    bool            `json:"schemaOnly,omitempty"`
+	Suggestions   []KeySuggestion `json:"suggestions,omitempty"`
+	// Goldens are the values' goldens and the live goldens they leave out,
+	// each with what the chart does to it.
+	Goldens []CatalogGolden `json:"goldens"`
+	// CloneRole are the goldens the rendered clone Role lets workers clone
+	// (empty when the render is refused, or there is no Role).
+	CloneRole []string `json:"cloneRole"`
+	// CAConfigMaps are the CA ConfigMaps the render holds.
+	CAConfigMaps []string `json:"caConfigMaps"`
+}
+
+// CatalogGolden is one golden and what the catalog does to it.
+type CatalogGolden struct {
+	Name string `json:"name"`
+	// Entry is the images[] entry it comes from, as the chart labels it; ""
+	// for a live golden no entry lists.
+	Entry        string `json:"entry,omitempty"`
+	SourceURL    string `json:"sourceURL,omitempty"`
+	Storage      string `json:"storage,omitempty"`
+	StorageClass string `json:"storageClass,omitempty"`
+	// Outcome: creates, keeps, refuses-edit, retires, retire-refused,
+	// deletes or dropped.
+	Outcome string `json:"outcome"`
+	// Detail is the chart's refusal, word for word, or what the outcome means.
+	Detail string `json:"detail,omitempty"`
+	// Live is how cozy-public holds it now ("" when it does not).
+	Live        string `json:"live,omitempty"`
+	InCloneRole bool   `json:"inCloneRole"`
+}
+
+// Refused: the catalog (or the platform chart before it) refuses the values.
+func (r *CatalogReport) Refused() bool { return r.Result != "renders" }
+
+// CatalogValuesFromPlatform is what the platform chart built into this binary
+// forwards to the catalog for the platform values vals (its
+// kubernetesWorkerImage section, only the keys set), rendered by the chart
+// itself with its own checks, and whether they enable the catalog. A refusal
+// of the platform chart is returned as refusal, a report; err is a problem.
+func CatalogValuesFromPlatform(vals map[string]any) (catalog map[string]any, enabled bool, refusal *CatalogReport, err error) {
+	chrt, err := render.LoadChartFS(charts.FS, render.PlatformChart)
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("built-in chart %s: %v", render.PlatformChart, err)
+	}
+	const body = `{{- $out := dict }}
+{{- include "platform.kubernetesWorkerImage.values" (dict "root" . "out" $out) }}
+kind: ` + catalogValuesKind + `
+values: {{ $out | toJson }}
+`
+	rel := render.Release{Name: "cozystack", Namespace: "cozy-system", Upgrade: true}
+	m, err := render.Render(render.WithTemplate(chrt, "templates/0-workerimage-catalog-values.yaml", []byte(body)), render.Options{Release: rel, Values: vals})
+	if err != nil {
+		rep := &CatalogReport{Result: "refused"}
+		if err := explainRefusal(chrt, render.Options{Release: rel, Values: vals}, err, &rep.Refusal, &rep.SchemaRefusal, &rep.SchemaOnly); err != nil {
+			return nil, false, nil, err
+		}
+		rep.Refusal = "the platform chart refuses these values: " + rep.Refusal
+		rep.Suggestions = SuggestKeys(chrt.Schema, vals)
+		return nil, false, rep, nil
+	}
+	for _, d := range m.Docs {
+		switch {
+		case d.Kind() == catalogValuesKind:
+			var doc struct {
+				Values map[string]any `json:"values"`
+			}
+			if err := yaml.Unmarshal([]byte(d.Text), &doc); err != nil {
+				return nil, false, nil, fmt.Errorf("reading the platform's catalog values: %w", err)
+			}
+			catalog = doc.Values
+		case d.Kind() == "Package" && d.Name() == catalogPackage:
+			enabled = true
+		}
+	}
+	if catalog == nil {
+		catalog = map[string]any{}
+	}
+	return catalog, enabled, nil, nil
+}
+
+// CatalogValuesFromCluster are the values the cluster's catalog Package
+// holds (what the platform forwarded at its last upgrade); with no Package,
+// none: the catalog's defaults.
+func CatalogValuesFromCluster(t Target) (map[string]any, string, error) {
+	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
+	if err != nil {
+		return nil, "", err
+	}
+	if pkg == nil {
+		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", nil
+	}
+	vals, _ := fleetNested(pkg.Object, "spec", "components", "kubernetes-worker-image", "values").(map[string]any)
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values, what the platform forwards now)", nil
+}
+
+func fleetNested(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[p]
+	}
+	return cur
+}
+
+const (
+	catalogValuesKind  = "WorkerImageCatalogValues"
+	catalogGoldensKind = "WorkerImageCatalogGoldens"
+	catalogCheckKind   = "WorkerImageCatalogCheck"
+	catalogNamesFile   = "workerimage-golden-name.json"
+	catalogRelease     = "kubernetes-worker-image"
+)
+
+// CatalogPreview renders the catalog chart built into this binary with
+// values against t and says what it does to each golden.
+func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*CatalogReport, error) {
+	chrt, err := fleet.CatalogChart()
+	if err != nil {
+		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
+	}
+	rep := &CatalogReport{Cluster: t.Desc, ValuesFrom: valuesFrom, Values: values, Goldens: []CatalogGolden{}, CloneRole: []string{}, CAConfigMaps: []string{}}
+	opts := t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, values)
+
+	t.progress("rendering the catalog chart")
+	m, err := render.Render(chrt, opts)
+	if err != nil {
+		rep.Result = "refused"
+		if err := explainRefusal(chrt, opts, err, &rep.Refusal, &rep.SchemaRefusal, &rep.SchemaOnly); err != nil {
+			return nil, err
+		}
+		rep.Suggestions = SuggestKeys(chrt.Schema, values)
+	} else {
+		rep.Result = "renders"
+		for _, d := range m.Docs {
+			switch d.Kind() {
+			case "Role":
+				for _, rule := range asList(render.Get(d.Object, "rules")) {
+					for _, n := range asList(render.Get(rule, "resourceNames")) {
+						if s, ok := n.(string); ok {
+							rep.CloneRole = append(rep.CloneRole, s)
+						}
+					}
+				}
+			case "ConfigMap":
+				rep.CAConfigMaps = append(rep.CAConfigMaps, d.Name())
+			}
+		}
+	}
+
+	// The values' goldens as the chart resolves them; values it refuses
+	// before any golden resolves leave only the live goldens to show.
+	entries, err := catalogGoldens(chrt, opts)
+	if err != nil {
+		return nil, err
+	}
+	var live map[string]fleet.Golden
+	if t.Provider != nil {
+		t.progress("reading the goldens in %s", golden.Namespace)
+		g, err := fleet.ReadGoldens(context.Background(), t.Provider)
+		if err != nil {
+			return nil, err
+		}
+		live = g.Stored
+	}
+	inRole := map[string]bool{}
+	for _, n := range rep.CloneRole {
+		inRole[n] = true
+	}
+	var retiring []string
+	listed := map[string]bool{}
+	for i, e := range entries {
+		t.progress("checking golden %d of %d: %s", i+1, len(entries), e.Name)
+		listed[e.Name] = true
+		g := CatalogGolden{Name: e.Name, Entry: e.Label, SourceURL: e.URL, Storage: e.Storage, StorageClass: e.StorageClass, InCloneRole: inRole[e.Name]}
+		if s, ok := live[e.Name]; ok {
+			g.Live = liveState(s)
+		}
+		refusal, stored, err := checkUnchanged(chrt, opts, e.Name)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case refusal != "":
+			g.Outcome, g.Detail = GoldenRefusesEdit, refusal
+		case e.Retire:
+			g.Outcome = GoldenRetires
+			retiring = append(retiring, e.Name)
+		case stored:
+			g.Outcome, g.Detail = GoldenKeeps, "exists as the entry says; the upgrade leaves it untouched"
+		default:
+			g.Outcome, g.Detail = GoldenCreates, "no golden of that name yet: CDI imports it once the release is applied"
+		}
+		rep.Goldens = append(rep.Goldens, g)
+	}
+	for _, name := range SortedKeys(live) {
+		s := live[name]
+		if listed[name] || s.FoundAs != "DataVolume" {
+			continue
+		}
+		g := CatalogGolden{Name: name, SourceURL: s.URL, Storage: s.Storage, StorageClass: s.Class, Live: liveState(s)}
+		if s.Retiring {
+			g.Outcome = GoldenDeletes
+			retiring = append(retiring, name)
+		} else {
+			g.Outcome, g.Detail = GoldenDropped, "in cozy-public, in no entry of these values: Helm keeps it (helm.sh/resource-policy: keep) but the catalog no longer manages it, and it is not in the clone Role, so pools still on it cannot clone new workers"
+		}
+		rep.Goldens = append(rep.Goldens, g)
+	}
+
+	// Retirement: the catalog's own rule of who uses a golden.
+	if len(retiring) > 0 && t.Provider != nil {
+		t.progress("asking the catalog chart who uses %s", Count(len(retiring), "retiring golden"))
+		users, err := fleet.GoldenUsers(chrt, t.Provider, retiring)
+		if err != nil {
+			if _, prob := RenderFailure(err); prob != nil {
+				return nil, prob
+			}
+			return nil, fmt.Errorf("asking the catalog chart who uses the goldens: %v", err)
+		}
+		for i := range rep.Goldens {
+			g := &rep.Goldens[i]
+			if g.Outcome != GoldenRetires && g.Outcome != GoldenDeletes {
+				continue
+			}
+			if u := users.Users[g.Name]; len(u) > 0 {
+				g.Outcome = GoldenRetireRefused
+				g.Detail = fmt.Sprintf("still used by %s: %s; move those pools off it first (workerimage pins %s lists them)", Count(len(u), "object"), FirstFive(u), g.Name)
+			} else if g.Outcome == GoldenRetires {
+				g.Detail = "nothing uses it: rendered without helm.sh/resource-policy: keep, marked retiring and out of the clone Role; a later upgrade without the entry lets Helm delete it"
+			} else {
+				g.Detail = "marked retiring, its entry dropped and nothing uses it: Helm deletes its DataVolume at this upgrade (CDI its PersistentVolumeClaim)"
+			}
+		}
+	}
+	for i := range rep.Goldens {
+		g := &rep.Goldens[i]
+		if t.Provider == nil && (g.Outcome == GoldenRetires) {
+			g.Detail = "retire: true; with no cluster read, who uses it was not checked"
+		}
+	}
+	sort.SliceStable(rep.Goldens, func(i, j int) bool { return rep.Goldens[i].Name < rep.Goldens[j].Name })
+	return rep, nil
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// liveState says how cozy-public holds a golden.
+func liveState(s fleet.Golden) string {
+	out := s.FoundAs
+	if s.Phase != "" {
+		out += ", phase " + s.Phase
+	}
+	if s.Retiring {
+		out += ", marked retiring"
+	}
+	return out
+}
+
+// catalogEntry is one golden as kubernetes-worker-image.entries resolves it.
+type catalogEntry struct {
+	Name         string `json:"name"`
+	Label        string `json:"label"`
+	URL          string `json:"url"`
+	Storage      string `json:"storage"`
+	StorageClass string `json:"storageClass"`
+	Retire       bool   `json:"retire"`
+}
+
+// catalogGoldens asks the chart for the goldens its values resolve to
+// (._kubernetesWorkerImageGoldens, each entry's own then its per-class
+// ones); none when it refuses the values before they resolve.
+func catalogGoldens(chrt *chart.Chart, opts render.Options) ([]catalogEntry, error) {
+	const body = `{{- include "kubernetes-worker-image.entries" . }}
+kind: ` + catalogGoldensKind + `
+goldens: {{ $._kubernetesWorkerImageGoldens | toJson }}
+`
+	opts.Release.SkipSchemaValidation = true
+	m, err := render.Render(render.WithTemplate(render.HelpersOnly(chrt), "templates/0-workerimage-goldens.yaml", []byte(body)), opts)
+	if err != nil {
+		if _, prob := RenderFailure(err); prob != nil {
+			return nil, prob
+		}
+		return nil, nil
+	}
+	for _, d := range m.Docs {
+		if d.Kind() != catalogGoldensKind {
+			continue
+		}
+		var doc struct {
+			Goldens []catalogEntry `json:"goldens"`
+		}
+		if err := yaml.Unmarshal([]byte(d.Text), &doc); err != nil {
+			return nil, fmt.Errorf("reading the catalog's goldens: %w", err)
+		}
+		return doc.Goldens, nil
+	}
+	return nil, fmt.Errorf("the catalog render has no %s document", catalogGoldensKind)
+}
+
+// checkUnchanged runs the chart's own edit check
+// (kubernetes-worker-image.assertUnchanged) on the one golden name: its
+// refusal, word for word, or whether the golden exists.
+func checkUnchanged(chrt *chart.Chart, opts render.Options, name string) (refusal string, exists bool, err error) {
+	const body = `{{- include "kubernetes-worker-image.entries" . }}
+{{- $want := fromJson (.Files.Get "` + catalogNamesFile + `") }}
+{{- range $._kubernetesWorkerImageGoldens }}
+{{- if eq .name $want.name }}
+{{- include "kubernetes-worker-image.assertUnchanged" . }}
+kind: ` + catalogCheckKind + `
+exists: {{ not (empty .stored) }}
+{{- end }}
+{{- end }}
+`
+	want, _ := json.Marshal(map[string]string{"name": name})
+	c := render.WithTemplate(render.HelpersOnly(chrt), "templates/0-workerimage-check.yaml", []byte(body))
+	c.Files = append(append([]*chart.File{}, c.Files...), &chart.File{Name: catalogNamesFile, Data: want})
+	opts.Release.SkipSchemaValidation = true
+	m, err := render.Render(c, opts)
+	if err != nil {
+		refusal, prob := RenderFailure(err)
+		return refusal, false, prob
+	}
+	for _, d := range m.Docs {
+		if d.Kind() == catalogCheckKind {
+			exists, _ := d.Object["exists"].(bool)
+			return "", exists, nil
+		}
+	}
+	return "", false, nil
+}
+
+// explainRefusal fills in a refused render as plan does: the chart's own
+// words first (rendered again with the schema off, only to explain, when the
+// schema refused), the schema's message after.
+func explainRefusal(chrt *chart.Chart, opts render.Options, err error, refusal, schemaRefusal *string, schemaOnly *bool) error {
+	msg, prob := RenderFailure(err)
+	if prob != nil {
+		return prob
+	}
+	*refusal = msg
+	var schema *render.SchemaError
+	if !errors.As(err, &schema) {
+		return nil
+	}
+	*schemaRefusal = strings.ReplaceAll(msg, `\\`, `\`)
+	*refusal = *schemaRefusal
+	opts.Release.SkipSchemaValidation = true
+	if _, err := render.Render(chrt, opts); err != nil {
+		chartSays, prob := RenderFailure(err)
+		if prob != nil {
+			return prob
+		}
+		*refusal = chartSays
+	} else {
+		*schemaOnly = true
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+// What pins adds on top of its verdicts: the steps that delete a golden safe
+// to delete (a `kubectl delete` of a golden the catalog still lists would be
+// undone by Helm), and the report narrowed to one golden (`pins GOLDEN`).
+
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/golden"
+)
+
+// WithDeleteSteps fills in, for each golden safe to delete that exists,
+// how to delete it as the catalog chart retires one (its README, "Retiring
+// an entry"), and, for a golden of an entry whose other goldens are in use,
+// why its entry cannot retire.
+func WithDeleteSteps(rep *PinsReport) {
+	inUse := map[string][]string{}
+	for _, g := range rep.Goldens {
+		if !g.SafeToDelete {
+			inUse[g.Flavor] = append(inUse[g.Flavor], g.Name)
+		}
+	}
+	for i := range rep.Goldens {
+		g := &rep.Goldens[i]
+		if !g.SafeToDelete || g.FoundAs == "absent" {
+			continue
+		}
+		g.DeleteSteps = deleteSteps(*g, inUse[g.Flavor])
+	}
+}
+
+// deleteSteps says how one unused golden is deleted for good; flavorInUse
+// are the goldens of its flavor something still uses.
+func deleteSteps(g GoldenPins, flavorInUse []string) []string {
+	fl, ok := golden.Parse(g.Name)
+	entry := fmt.Sprintf("the catalog entry {schematicID: %s, version: %s} (kubernetesWorkerImage.images in the platform's values)", fl.SchematicID, fl.Version)
+	notKubectl := "a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the next upgrade"
+	switch {
+	case !ok:
+		return []string{"its name is not one the catalog builds, so no catalog entry manages it: delete it with kubectl -n " + golden.Namespace + " delete datavolume " + g.Name + " (and its PersistentVolumeClaim, if CDI left one)"}
+	case g.FoundAs == "PersistentVolumeClaim":
+		return []string{
+			"remove " + entry + " if the catalog still lists it, so no pool is pointed at it any more, and upgrade the platform",
+			"its DataVolume is gone and Helm never created its PersistentVolumeClaim, so no upgrade deletes it: kubectl -n " + golden.Namespace + " delete pvc " + g.Name,
+		}
+	case g.Class != "" && len(flavorInUse) > 0:
+		return []string{
+			fmt.Sprintf("remove %q from the additionalStorageClasses of %s and upgrade the platform: the catalog stops managing the golden and Helm keeps it (helm.sh/resource-policy: keep); the entry stays, since %s of its flavor %s in use", g.Class, entry, strings.Join(flavorInUse, ", "), map[bool]string{true: "is", false: "are"}[len(flavorInUse) == 1]),
+			"then delete it, which nothing undoes any more: kubectl -n " + golden.Namespace + " delete datavolume " + g.Name,
+		}
+	case len(flavorInUse) > 0:
+		return []string{fmt.Sprintf("its entry cannot retire yet: %s retires every golden of the flavor, and %s still in use; move their pools first (workerimage pins shows them), or keep the entry", entry, strings.Join(flavorInUse, ", ")+map[bool]string{true: " is", false: " are"}[len(flavorInUse) == 1])}
+	case g.Retiring:
+		return []string{"its entry sets retire: true already: remove " + entry + " and upgrade the platform; Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")"}
+	}
+	return []string{
+		"set retire: true on " + entry + " and upgrade the platform: the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
+		"then remove the entry and upgrade again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")",
+	}
+}
+
+// OneGolden narrows a pins report to the golden name: that golden, its
+// flavor with that golden alone, and its disks; the pools whose values do
+// not resolve stay listed, since any of them may use it. A name nothing
+// knows (not in cozy-public, named by no pool or disk) is an error that
+// names the nearest known golden.
+func OneGolden(rep PinsReport, name string) (PinsReport, error) {
+	var known []string
+	var g *GoldenPins
+	for i := range rep.Goldens {
+		known = append(known, rep.Goldens[i].Name)
+		if rep.Goldens[i].Name == name {
+			g = &rep.Goldens[i]
+		}
+	}
+	if g == nil {
+		msg := fmt.Sprintf("golden %q: no DataVolume or PersistentVolumeClaim of that name in %s, and no pool or disk names it", name, golden.Namespace)
+		if near := NearestWord(name, known); near != "" {
+			msg += fmt.Sprintf("; did you mean %s?", near)
+		} else if len(known) > 0 {
+			msg += "; the goldens there: " + FirstFive(known)
+		}
+		return PinsReport{}, fmt.Errorf("%s", msg)
+	}
+	out := rep
+	out.Golden = name
+	out.Goldens = []GoldenPins{*g}
+	out.Unused = []string{}
+	if g.SafeToDelete && g.FoundAs != "absent" {
+		out.Unused = []string{name}
+	}
+	out.HTTPPools = []PoolPin{}
+	out.HostAssisted = disksOf(rep.HostAssisted, name)
+	out.NoPoolDisks = disksOf(rep.NoPoolDisks, name)
+	out.Flavors = []FlavorPins{}
+	for _, f := range rep.Flavors {
+		if f.Flavor != g.Flavor {
+			continue
+		}
+		f.Goldens = []string{name}
+		gaps := []ClassGap{}
+		for _, c := range f.ClassesWithoutGolden {
+			if c.Golden == name || (g.Class == "" && c.Golden == "") {
+				gaps = append(gaps, c)
+			}
+		}
+		f.ClassesWithoutGolden = gaps
+		out.Flavors = append(out.Flavors, f)
+	}
+	return out, nil
+}
+
+func disksOf(disks []DiskPin, name string) []DiskPin {
+	out := []DiskPin{}
+	for _, d := range disks {
+		if d.Golden == name {
+			out = append(out, d)
+		}
+	}
+	return out
+}
