@@ -360,7 +360,7 @@ func TestAdoptTextSaysWhatToDo(t *testing.T) {
 		"\nkubernetesWorkerImage:\n  images:\n",
 		"\nsavings  10 pools import over HTTP: 9 render today, 1 is refused today (fix it first; workerimage plan shows why)\n",
 		"\n         now: 2 pools ready, 3 downloads not made (their workers), 18Gi\n",
-		"\n         later: 5 pools waiting for a golden, 8 downloads not made once it exists, minus 3 goldens to add (one download each, 18Gi)\n",
+		"\n         later: 5 pools waiting for a golden, 8 downloads not made once their goldens exist, minus 3 goldens to add (one download each, 18Gi)\n",
 		"\n         net: 8 downloads not made once every pool above has switched (3 now + 8 later - 3 goldens)",
 		"\npools already cloning a golden:\n  pool  tenant-acme/kubernetes-nodes-acme-golden",
 		"\npools that import over HTTP and are refused today (fix them first; workerimage plan shows why):\n  pool  tenant-beta/kubernetes-nodes-beta-big",

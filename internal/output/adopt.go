@@ -81,7 +81,7 @@ func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	savings.row("", "each worker that switches is one HTTP download of its Talos image not made; bytes are counted at the golden's storage, the size CDI writes per import (the download itself is the compressed image, smaller)")
 	savings.row("", fmt.Sprintf("now: %s ready, %s not made (their workers), %s%s",
 		report.Count(s.ReadyPools, "pool"), report.Count(int(s.ImportsAvoidedNow), "download"), bytesText(s.BytesAvoidedNow), unknownNote(s.ImportsOfUnknownSize)))
-	savings.row("", fmt.Sprintf("later: %s waiting for a golden, %s not made once it exists, minus %s to add (one download each, %s%s)",
+	savings.row("", fmt.Sprintf("later: %s waiting for a golden, %s not made once their goldens exist, minus %s to add (one download each, %s%s)",
 		report.Count(s.WaitingPools, "pool"), report.Count(int(s.ImportsAvoidedLater), "download"), report.Count(s.GoldensToAdd, "golden"), bytesText(s.GoldenBytesToAdd), unknownGoldens(s.GoldensOfUnknownSize)))
 	savings.row("", fmt.Sprintf("net: %s not made once every pool above has switched (%d now + %d later - %d goldens), then one more per worker that joins a switched pool",
 		report.Count(int(s.NetImportsAvoided), "download"), s.ImportsAvoidedNow, s.ImportsAvoidedLater, s.GoldensToAdd))
