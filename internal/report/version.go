@@ -44,13 +44,15 @@ type ChartInfo struct {
 // Version reads the binary's build information and the embedded charts'
 // Chart.yaml files.
 func Version() (VersionReport, error) {
-	rep := VersionReport{Binary: binaryVersion(debug.ReadBuildInfo)}
+	rep := VersionReport{Binary: BinaryVersionOf(debug.ReadBuildInfo)}
 	var err error
 	rep.Charts, err = EmbeddedCharts(charts.FS)
 	return rep, err
 }
 
-func binaryVersion(read func() (*debug.BuildInfo, bool)) BinaryVersion {
+// BinaryVersionOf reads the build information read returns
+// (debug.ReadBuildInfo for this binary's).
+func BinaryVersionOf(read func() (*debug.BuildInfo, bool)) BinaryVersion {
 	info, ok := read()
 	if !ok {
 		return BinaryVersion{Version: "unknown (built without module support)"}
