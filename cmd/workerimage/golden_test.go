@@ -82,6 +82,29 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"adopt", "-cluster", "examples/cluster-state.yaml", "-o", format},
 				code: exitOK,
 			},
+			// The chart against what the example cluster runs.
+			cliGoldenCase{
+				name: "rollcheck-deployed." + format,
+				args: []string{"rollcheck", "packages/apps/kubernetes-nodes", "--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml", "-o", format},
+				code: exitAttn, // gamma-big never rendered and head refuses it
+			},
+			// The closed-networks page's values against the example cluster:
+			// refused as an edit; then the cutover as the catalog takes it.
+			cliGoldenCase{
+				name: "catalog-closed-network." + format,
+				args: []string{"catalog", "-f", "examples/platform/closed-network.yaml", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitAttn,
+			},
+			cliGoldenCase{
+				name: "catalog-cutover." + format,
+				args: []string{"catalog", "-f", "examples/platform/closed-network-cutover.yaml", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitOK,
+			},
+			cliGoldenCase{
+				name: "pins-one." + format,
+				args: []string{"pins", "talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitOK,
+			},
 			// The mixed fleet: every outcome, and the pools listed apart.
 			cliGoldenCase{
 				name: "adopt-fleet." + format,
@@ -90,6 +113,18 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 			},
 		)
 	}
+	cases = append(cases,
+		cliGoldenCase{
+			name: "pins-tree.text",
+			args: []string{"pins", "--tree", "--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml"},
+			code: exitOK,
+		},
+		cliGoldenCase{
+			name: "pins-tree-per-class.text",
+			args: []string{"pins", "--tree", "--cluster", "cmd/workerimage/testdata/pins/per-class.yaml"},
+			code: exitOK,
+		},
+	)
 	return cases
 }
 

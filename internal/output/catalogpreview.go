@@ -62,11 +62,18 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 		}
 		src += ", class " + report.OrNone(g.StorageClass)
 		gt.row("  golden", src)
+		if g.CAConfigMap != "" || g.Checksum != "" {
+			gt.row("  imports", goldenImport(g.CAConfigMap, g.Checksum))
+		}
 		if g.Live != "" {
 			gt.row("  now", g.Live+" in "+golden.Namespace)
 		}
-		if g.Detail != "" {
-			gt.row("  "+map[bool]string{true: "refusal", false: "means"}[g.Outcome == report.GoldenRefusesEdit], g.Detail)
+		detail := g.Detail
+		if detail != "" && detail == r.Refusal {
+			detail = "the refusal in result"
+		}
+		if detail != "" {
+			gt.row("  "+map[bool]string{true: "refusal", false: "means"}[g.Outcome == report.GoldenRefusesEdit], detail)
 		}
 	}
 	gt.write(out)

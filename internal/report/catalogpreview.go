@@ -79,6 +79,10 @@ type CatalogGolden struct {
 	// Live is how cozy-public holds it now ("" when it does not).
 	Live        string `json:"live,omitempty"`
 	InCloneRole bool   `json:"inCloneRole"`
+	// CAConfigMap and Checksum are what a golden to create imports with (the
+	// CA ConfigMap it trusts, the checksum CDI verifies); "" when none.
+	CAConfigMap string `json:"caConfigMap,omitempty"`
+	Checksum    string `json:"checksum,omitempty"`
 }
 
 // Refused: the catalog (or the platform chart before it) refuses the values.
@@ -246,6 +250,7 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 			g.Outcome, g.Detail = GoldenKeeps, "exists as the entry says; the upgrade leaves it untouched"
 		default:
 			g.Outcome, g.Detail = GoldenCreates, "no golden of that name yet: CDI imports it once the release is applied"
+			g.CAConfigMap, g.Checksum = e.CAConfigMap, e.Checksum
 		}
 		rep.Goldens = append(rep.Goldens, g)
 	}
@@ -324,6 +329,8 @@ type catalogEntry struct {
 	Storage      string `json:"storage"`
 	StorageClass string `json:"storageClass"`
 	Retire       bool   `json:"retire"`
+	CAConfigMap  string `json:"caConfigMap"`
+	Checksum     string `json:"checksum"`
 }
 
 // catalogGoldens asks the chart for the goldens its values resolve to

@@ -41,9 +41,10 @@ func SuggestKeys(schema []byte, values map[string]any) []KeySuggestion {
 
 // schemaNode is the part of a JSON schema the walk reads.
 type schemaNode struct {
-	Properties           map[string]*schemaNode `json:"properties"`
-	AdditionalProperties *bool                  `json:"additionalProperties"`
-	Items                *schemaNode            `json:"items"`
+	Properties map[string]*schemaNode `json:"properties"`
+	// AdditionalProperties is false for a closed map; a schema or true opens it.
+	AdditionalProperties json.RawMessage `json:"additionalProperties"`
+	Items                *schemaNode     `json:"items"`
 }
 
 // maxSuggestions bounds the walk: values are a tenant's, and a report needs
@@ -69,7 +70,7 @@ func walkSchema(n *schemaNode, v any, path string, out *[]KeySuggestion) {
 				walkSchema(child, v[k], at, out)
 				continue
 			}
-			if n.AdditionalProperties == nil || *n.AdditionalProperties {
+			if string(n.AdditionalProperties) != "false" {
 				continue
 			}
 			if near := NearestWord(k, known); near != "" && len(*out) < maxSuggestions {

@@ -103,3 +103,26 @@ func TestNearestWordSuggestsOnlyMisspellings(t *testing.T) {
 	}
 	assert.Empty(t, NearestWord(strings.Repeat("a", 300), keys), "a long word costs nothing")
 }
+
+// Unknown keys are found in maps the schema closes, beside maps a schema
+// opens (additionalProperties a schema), and in list items.
+func TestSuggestKeysWalksTheSchema(t *testing.T) {
+	schema := []byte(`{"type":"object","additionalProperties":false,"properties":{
+		"mirrors":{"type":"object","additionalProperties":{"type":"object"}},
+		"talos":{"type":"object","additionalProperties":false,"properties":{"schematicID":{},"version":{}}},
+		"images":{"type":"array","items":{"type":"object","additionalProperties":false,"properties":{"retire":{},"version":{}}}}}}`)
+	got := SuggestKeys(schema, map[string]any{
+		"mirors":    map[string]any{},
+		"mirrors":   map[string]any{"docker.io": map[string]any{}},
+		"talos":     map[string]any{"schematicId": "x", "verison": "v1"},
+		"images":    []any{map[string]any{"retier": true}, map[string]any{"version": "v1"}},
+		"elsewhere": 1,
+	})
+	assert.Equal(t, []KeySuggestion{
+		{Path: "images[0].retier", Key: "retier", Nearest: "retire"},
+		{Path: "mirors", Key: "mirors", Nearest: "mirrors"},
+		{Path: "talos.schematicId", Key: "schematicId", Nearest: "schematicID"},
+		{Path: "talos.verison", Key: "verison", Nearest: "version"},
+	}, got)
+	assert.Empty(t, SuggestKeys([]byte("not json"), map[string]any{"a": 1}))
+}
