@@ -51,7 +51,7 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 render: $(BIN)/workerimage
 	@for f in examples/pools/*.yaml; do \
 		echo "### $$f"; \
-		$(BIN)/workerimage plan -values $$f -cluster examples/cluster-state.yaml; \
+		$(BIN)/workerimage plan -f $$f --cluster examples/cluster-state.yaml; \
 		rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
 		echo; \
 	done

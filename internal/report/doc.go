@@ -1,10 +1,12 @@
 // Package report answers the operator CLI's questions about worker pools as
 // Go values, printing nothing (internal/output writes them):
 //
-//	Plan       what will this pool do against my cluster?
-//	Rollcheck  will this chart upgrade roll any worker?
-//	Pins       can I delete this golden?
-//	Adopt      which pools still import over HTTP, and what moving them to goldens takes
+//	Plan            what will this pool do against my cluster?
+//	Rollcheck       will this chart upgrade roll any worker? (RollcheckDeployed: against what runs)
+//	Pins            can I delete this golden? (OneGolden, WithDeleteSteps)
+//	Adopt           which pools still import over HTTP, and what moving them to goldens takes
+//	CatalogPreview  what will the catalog chart do with these values against my cluster?
+//	Version         which binary is this, and which charts does it carry?
 //
 // It never resolves a disk source itself: every answer is the pool chart's,
 // rendered with Helm's own engine (internal/render) against a Target (a
@@ -16,5 +18,7 @@
 // Its files depend one way: words, target and chart on nothing
 // here; facts on words; plan on facts; pinstypes on facts; pinsfacts and
 // pins on pinstypes; adopttypes on plan and pinstypes; catalog on
-// adopttypes; adopt on all of them; rollcheck on facts, target and chart.
+// adopttypes; adopt on all of them; rollcheck on facts, target and chart;
+// suggest on words; pinsone on pinstypes and suggest; catalogpreview on
+// facts, target, suggest and adopttypes; version on nothing.
 package report

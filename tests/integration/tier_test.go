@@ -528,7 +528,7 @@ func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed 
 		return out, code
 	}
 
-	out, code := plan("golden.yaml", "-release", release, "-namespace", namespace, "-o", "yaml")
+	out, code := plan("golden.yaml", "-release", release, "-namespace", namespace, "--manifests")
 	if code != 0 {
 		t.Fatalf("workerimage plan of the installed builtin pool exited %d:\n%s", code, out)
 	}
@@ -543,10 +543,18 @@ func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed 
 		}
 	}
 	if planned == nil {
-		t.Fatalf("workerimage plan -o yaml printed no %s:\n%s", kmtKind, out)
+		t.Fatalf("workerimage plan --manifests printed no %s:\n%s", kmtKind, out)
 	}
 	if planned.GetName() != installed.GetName() {
 		t.Errorf("workerimage plan names the template %s, Helm installed %s", planned.GetName(), installed.GetName())
+	}
+
+	// rollcheck of this chart folder against what the pool runs: the
+	// MachineDeployment Helm installed names that very template, so nothing rolls.
+	rollOut, _, rollCode := e.workerimage(t, "rollcheck", filepath.Join(root, "packages", "apps", "kubernetes-nodes"),
+		"-f", filepath.Join(root, "examples", "pools", "golden.yaml"), "--release", release, "-n", namespace, "--kubeconfig", e.kubeconfig, "-o", "json")
+	if rollCode != 0 || !strings.Contains(rollOut, `"status": "no roll"`) || !strings.Contains(rollOut, `"machineTemplate": "`+installed.GetName()+`"`) {
+		t.Errorf("workerimage rollcheck against the installed pool exited %d, want no roll of %s:\n%s", rollCode, installed.GetName(), rollOut)
 	}
 	if !equality.Semantic.DeepEqual(planned.Object["spec"], installed.Object["spec"]) {
 		t.Errorf("workerimage plan's %s spec differs from the one Helm installed", kmtKind)
