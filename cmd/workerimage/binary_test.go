@@ -61,6 +61,20 @@ func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
 	code, outText = run("adopt", "-cluster", state)
 	require.Equal(t, exitOK, code, "adopt: %s", outText)
 	require.Contains(t, outText, "\nkubernetesWorkerImage:\n", "adopt renders the pools with the built-in chart")
+	code, outText = run("catalog", "-f", support.Path("examples", "platform", "closed-network-cutover.yaml"), "--cluster", state)
+	require.Equal(t, exitOK, code, "catalog renders the built-in catalog with the built-in platform chart's forward: %s", outText)
+	code, outText = run("version", "-o", "json")
+	require.Equal(t, exitOK, code, outText)
+	require.Contains(t, outText, `"module": "github.com/cozystack/golden-worker-images"`, "the build's module, from its build info")
+	require.Contains(t, outText, `"path": "packages/system/kubernetes-worker-image"`)
+
+	// Installed as kubectl-workerimage, it is the kubectl plugin.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kubectl-workerimage"), raw, 0o755))
+	plugin := exec.Command("./kubectl-workerimage", "pins", "--help")
+	plugin.Dir = dir
+	help, err := plugin.CombinedOutput()
+	require.NoError(t, err, "%s", help)
+	require.Contains(t, string(help), "\nUsage:\n  kubectl workerimage pins [GOLDEN] [flags]\n")
 }
 
 // The CLI is product code: its dependency graph holds no test package of this
