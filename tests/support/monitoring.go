@@ -17,6 +17,14 @@ const (
 	MonitoringAgentsPackage = "cozystack.monitoring-agents"
 )
 
+// The metrics the platform's kube-state-metrics configuration exports and the
+// alert rules read (docs/monitoring.md).
+const (
+	GoldenInfoMetric   = "kubernetes_worker_image_golden_info"
+	GoldenStatusMetric = "kubernetes_worker_image_golden_status_info"
+	WorkerDiskMetric   = "kubernetes_worker_image_worker_disk_info"
+)
+
 // RenderCatalog renders the catalog as the platform installs it (release
 // kubernetes-worker-image in cozy-public), with no cluster.
 func RenderCatalog(values map[string]any) (*render.Manifest, error) {
