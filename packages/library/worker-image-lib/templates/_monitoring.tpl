@@ -75,7 +75,7 @@ seconds, or error).
 {{- $s := .value -}}
 {{- if not (kindIs "string" $s) -}}
 {{- $_ := set .out "error" (printf "%s, not a string" (include "worker-image-lib.describe" $s)) -}}
-{{- else if or (gt (len $s) 32) (not (regexMatch "^(0|([0-9]{1,6}y)?([0-9]{1,6}w)?([0-9]{1,6}d)?([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?)$" $s)) (eq $s "") -}}
+{{- else if or (gt (len $s) 32) (eq $s "") (not (regexMatch (include "worker-image-lib.patterns" . | fromYaml).alertDuration $s)) -}}
 {{- $_ := set .out "error" (printf "%s, not a Prometheus duration such as 30m or 1h30m (units y, w, d, h, m, s in that order, whole numbers of at most 6 digits)" (include "worker-image-lib.describe" $s)) -}}
 {{- else -}}
 {{- $units := dict "y" 31536000 "w" 604800 "d" 86400 "h" 3600 "m" 60 "s" 1 -}}
@@ -132,6 +132,7 @@ subject of messages), field ("monitoring" or "kubernetesWorkerImage.monitoring")
 {{- fail (printf "%s%s.labels is %s, not a map of label names to values" .prefix .field (include "worker-image-lib.describe" $labels)) -}}
 {{- end -}}
 {{- include "worker-image-lib.assertAtMost" (dict "prefix" .prefix "field" (printf "%s.labels" .field) "value" $labels "max" $rules.maxLabels "items" "labels" "fix" "keep the labels your rule selector needs") -}}
+{{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
 {{- range $key := keys $labels | sortAlpha -}}
 {{- $value := get $labels $key -}}
 {{- $parts := splitList "/" $key -}}
@@ -143,7 +144,7 @@ subject of messages), field ("monitoring" or "kubernetesWorkerImage.monitoring")
 {{- if eq $key "app.kubernetes.io/part-of" -}}
 {{- fail (printf "%s%s.labels sets app.kubernetes.io/part-of, which the catalog sets on the rule object itself (kubernetes-worker-image); remove it" $.prefix $.field) -}}
 {{- end -}}
-{{- if not (and (kindIs "string" $value) (le (len $value) 63) (regexMatch "^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$" $value)) -}}
+{{- if not (and (kindIs "string" $value) (le (len $value) 63) (regexMatch $patterns.labelValue $value)) -}}
 {{- fail (printf "%s%s.labels[%q] is %s, not a label value (a string of at most 63 letters, digits, - _ . starting and ending alphanumeric); quote numbers and booleans" $.prefix $.field $key (include "worker-image-lib.describe" $value)) -}}
 {{- end -}}
 {{- end -}}
