@@ -64,7 +64,9 @@ promtool: $(PROMTOOL_BIN)/promtool
 
 $(PROMTOOL_BIN)/promtool: tools/promtool/go.mod
 	@mkdir -p $(@D)
-	cd tools/promtool && CGO_ENABLED=0 $(GO) build -tags remove_all_sd -trimpath -ldflags '-s -w' -o $(abspath $@).tmp github.com/prometheus/prometheus/cmd/promtool
+	cd tools/promtool && CGO_ENABLED=0 $(GO) build -tags remove_all_sd -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$$($(GO) list -m -f '{{.Version}}' github.com/prometheus/prometheus)" \
+		-o $(abspath $@).tmp github.com/prometheus/prometheus/cmd/promtool
 	mv $@.tmp $@
 
 ## kube-state-metrics: build kube-state-metrics into .cache/kube-state-metrics/bin (once).
@@ -72,7 +74,9 @@ kube-state-metrics: $(KSM_BIN)/kube-state-metrics
 
 $(KSM_BIN)/kube-state-metrics: tools/kube-state-metrics/go.mod
 	@mkdir -p $(@D)
-	cd tools/kube-state-metrics && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@).tmp k8s.io/kube-state-metrics/v2
+	cd tools/kube-state-metrics && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$$($(GO) list -m -f '{{.Version}}' k8s.io/kube-state-metrics/v2)" \
+		-o $(abspath $@).tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
 
 ## render: `workerimage plan` (its text report) for every example pool against
