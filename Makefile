@@ -5,14 +5,15 @@ BIN := bin
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit talos integration apiserver render lint golden bench vet
+.PHONY: test unit talos integration apiserver promtool kube-state-metrics tools render lint golden bench vet
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
 
-## unit: the fast suite alone (no API server), with the Talos patch check.
-unit: talos
-	$(GO) test ./...
+## unit: the fast suite alone (no API server), with the Talos patch check and
+## Prometheus's promtool over the catalog's alert rules (tests/monitoring).
+unit: talos promtool
+	PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test ./...
 
 ## talos: Talos's own config patcher applies every golden pool's machine-config
 ## patch; tests/talos is its own module, so Talos never enters go.mod.
@@ -20,8 +21,8 @@ talos:
 	cd tests/talos && $(GO) test ./...
 
 ## integration: the charts installed for real against kube-apiserver + etcd.
-integration: apiserver
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+integration: apiserver kube-state-metrics
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.
@@ -43,6 +44,39 @@ $(APISERVER_BIN)/kube-apiserver: tools/apiserver/go.mod
 $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 	@mkdir -p $(@D)
 	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$@.tmp go.etcd.io/etcd/server/v3
+	mv $@.tmp $@
+
+# The software that consumes what the charts render for monitoring, each built
+# from its own tools/ module (so neither enters the project's go.mod) once into
+# .cache, then reused: Prometheus's promtool checks and unit-tests the alert
+# rules; kube-state-metrics runs in the tier with the platform's configuration.
+# Their versions are the ones their go.mod pins.
+PROMTOOL_BIN ?= .cache/promtool/bin
+KSM_BIN ?= .cache/kube-state-metrics/bin
+
+## tools: build promtool and kube-state-metrics (once).
+tools: promtool kube-state-metrics
+
+## promtool: build Prometheus's promtool into .cache/promtool/bin (once), with
+## Prometheus's own remove_all_sd tag: checking rules needs no service discovery,
+## and leaving the cloud SDKs out builds it in a fraction of the time.
+promtool: $(PROMTOOL_BIN)/promtool
+
+$(PROMTOOL_BIN)/promtool: tools/promtool/go.mod
+	@mkdir -p $(@D)
+	cd tools/promtool && CGO_ENABLED=0 $(GO) build -tags remove_all_sd -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$$($(GO) list -m -f '{{.Version}}' github.com/prometheus/prometheus)" \
+		-o $(abspath $@).tmp github.com/prometheus/prometheus/cmd/promtool
+	mv $@.tmp $@
+
+## kube-state-metrics: build kube-state-metrics into .cache/kube-state-metrics/bin (once).
+kube-state-metrics: $(KSM_BIN)/kube-state-metrics
+
+$(KSM_BIN)/kube-state-metrics: tools/kube-state-metrics/go.mod
+	@mkdir -p $(@D)
+	cd tools/kube-state-metrics && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$$($(GO) list -m -f '{{.Version}}' k8s.io/kube-state-metrics/v2)" \
+		-o $(abspath $@).tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
 
 ## render: `workerimage plan` (its text report) for every example pool against

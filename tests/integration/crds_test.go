@@ -70,6 +70,8 @@ var generatedCRDs = []string{
 	"cdi.kubevirt.io_storageprofiles.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
+	"monitoring.coreos.com_prometheusrules.yaml",
+	"operator.victoriametrics.com_vmrules.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
 	"source.toolkit.fluxcd.io_externalartifacts.yaml",
 }
@@ -227,6 +229,8 @@ func testGeneratedCRDs(t *testing.T, e *env) {
 		{dataVolumeVersion, "CDIConfig", false},
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", false},
 		{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", false},
+		{"operator.victoriametrics.com/v1beta1", "VMRule", true},
+		{"monitoring.coreos.com/v1", "PrometheusRule", true},
 	} {
 		m, err := e.resourceFor(c.apiVersion, c.kind)
 		if err != nil {

@@ -262,18 +262,23 @@ func (e *env) stop() {
 	procs := append([]*process(nil), e.procs...)
 	e.mu.Unlock()
 	for i := len(procs) - 1; i >= 0; i-- {
-		p := procs[i]
-		p.once.Do(func() {
-			pgid := p.cmd.Process.Pid
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			select {
-			case <-p.done:
-			case <-time.After(10 * time.Second):
-				_ = syscall.Kill(-pgid, syscall.SIGKILL)
-				<-p.done
-			}
-		})
+		procs[i].stop()
 	}
+}
+
+// stop stops one process and its group: SIGTERM, SIGKILL after 10 s. Safe to
+// call more than once.
+func (p *process) stop() {
+	p.once.Do(func() {
+		pgid := p.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
 }
 
 func (e *env) dumpLogs(t testing.TB) {

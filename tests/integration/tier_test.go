@@ -56,6 +56,9 @@ func TestAPIServerTier(t *testing.T) {
 	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
 	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
+	t.Run("RuleObjectsDryRun", func(t *testing.T) { testRuleObjectsDryRun(t, e) })
+	t.Run("KubeStateMetrics", func(t *testing.T) { testKubeStateMetrics(t, e) })
+	t.Run("GoldenRecovery", func(t *testing.T) { testGoldenRecovery(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the

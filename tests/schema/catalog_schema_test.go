@@ -115,3 +115,22 @@ func jsonAt(t *testing.T, v interface{}, path ...string) interface{} {
 	}
 	return v
 }
+
+// The monitoring values' schema (the catalog's, and the platform's, which
+// forwards it) repeats the template's patterns: thresholds, runbook URL, label
+// values.
+func TestMonitoringSchemaPatternsAreTheTemplates(t *testing.T) {
+	patterns := libraryPatterns(t)
+	for _, file := range []string{catalogChart + "/values.schema.json", "packages/core/platform/values.schema.json"} {
+		schema := document(t, chartFile(t, file))
+		monitoring := []string{"definitions", "monitoring", "properties"}
+		for field, path := range map[string][]string{
+			"alertDuration":   append(append([]string{}, monitoring...), "goldenFailedFor", "pattern"),
+			"imageFactoryURL": append(append([]string{}, monitoring...), "runbookURL", "pattern"),
+			"labelValue":      append(append([]string{}, monitoring...), "labels", "additionalProperties", "pattern"),
+		} {
+			require.Equal(t, patterns[field], jsonAt(t, schema, path...), "%s: %s", file, field)
+		}
+		require.Equal(t, jsonAt(t, schema, append(monitoring, "goldenFailedFor", "pattern")...), jsonAt(t, schema, append(monitoring, "goldenNotSucceededFor", "pattern")...), file)
+	}
+}

@@ -10,6 +10,8 @@
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
 //	          ExternalArtifact (v1)             github.com/fluxcd/source-controller/api v1.9.6
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
+//	VM        VMRule                            github.com/VictoriaMetrics/operator/api v0.66.1
+//	Prom-op   PrometheusRule                    github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
 // controller-tools' Go API, followed by two steps controller-gen leaves to the
@@ -19,8 +21,8 @@
 // generated YAML by hand, with the value used below). It checks each CRD's
 // scope against what the upstream operators register.
 //
-// Its own module keeps controller-tools, KubeVirt, CDI, Flux and the CSI
-// client out of the project's module graph.
+// Its own module keeps controller-tools, KubeVirt, CDI, Flux, the CSI client
+// and the two monitoring operators' APIs out of the project's module graph.
 //
 // Usage (from this folder): go run . -out DIR
 package main
@@ -48,6 +50,8 @@ var packages = []string{
 	"github.com/fluxcd/helm-controller/api/v2",
 	"github.com/fluxcd/source-controller/api/v1",
 	"github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1",
+	"github.com/VictoriaMetrics/operator/api/operator/v1beta1",
+	"github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1",
 }
 
 // want is every CRD kept, by name, with the scope its upstream registers.
@@ -60,6 +64,8 @@ var want = map[string]string{
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
 	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
+	"vmrules.operator.victoriametrics.com":                        "Namespaced",
+	"prometheusrules.monitoring.coreos.com":                       "Namespaced",
 }
 
 // apiApproved is the annotation external-snapshotter v8.2.0 writes on its

@@ -51,7 +51,7 @@ an odd string could break). Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.kubernetesWorkerImage.values" -}}
 {{- $set := .root.Values.kubernetesWorkerImage | default dict -}}
-{{- range $key := list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images" -}}
+{{- range $key := list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images" "monitoring" -}}
 {{- if and (hasKey $set $key) (not (kindIs "invalid" (get $set $key))) -}}
 {{- $_ := set $.out $key (get $set $key) -}}
 {{- end -}}
@@ -130,7 +130,11 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- if not (kindIs "map" $catalog) -}}
 {{- fail (printf "kubernetesWorkerImage is %s, not a map of catalog settings" (include "worker-image-lib.describe" $catalog)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage" "value" $catalog "keys" (list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage" "value" $catalog "keys" (list "imageFactoryURL" "imageFactoryCA" "storageClass" "storage" "images" "monitoring" "metrics")) -}}
+{{- if and (hasKey $catalog "monitoring") (not (kindIs "invalid" $catalog.monitoring)) -}}
+{{- include "worker-image-lib.assertMonitoring" (dict "prefix" "" "field" "kubernetesWorkerImage.monitoring" "value" $catalog.monitoring) -}}
+{{- end -}}
+{{- $_ := include "platform.metricsEnabled" . -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "kubernetesWorkerImage.imageFactoryCA" "value" (get $catalog "imageFactoryCA")) -}}
 {{- range $field, $pattern := dict "imageFactoryURL" $patterns.imageFactoryURL "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
 {{- $value := get $catalog $field -}}
@@ -184,4 +188,78 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- end -}}
 {{- $_ := set . "_platformValidated" true -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+"true" when kubernetesWorkerImage.metrics.enabled is true; refuses a metrics value of another shape, and
+metrics while bundles.disabledPackages drops cozystack.monitoring-agents (nothing would export them).
+*/}}
+{{- define "platform.metricsEnabled" -}}
+{{- $catalog := .Values.kubernetesWorkerImage | default dict -}}
+{{- $metrics := index $catalog "metrics" -}}
+{{- if and (hasKey $catalog "metrics") (not (kindIs "invalid" $metrics)) -}}
+{{- if not (kindIs "map" $metrics) -}}
+{{- fail (printf "kubernetesWorkerImage.metrics is %s, not a map; write it as {enabled: true}" (include "worker-image-lib.describe" $metrics)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "kubernetesWorkerImage.metrics" "value" $metrics "keys" (list "enabled")) -}}
+{{- if and (hasKey $metrics "enabled") (not (kindIs "bool" $metrics.enabled)) -}}
+{{- fail (printf "kubernetesWorkerImage.metrics.enabled is %s, not a boolean; write true to export the goldens' and worker disks' metrics through monitoring-agents, false (the default) for none" (include "worker-image-lib.describe" $metrics.enabled)) -}}
+{{- end -}}
+{{- if $metrics.enabled -}}
+{{- if has "cozystack.monitoring-agents" (.Values.bundles.disabledPackages | default list) -}}
+{{- fail "kubernetesWorkerImage.metrics.enabled is true, but bundles.disabledPackages lists cozystack.monitoring-agents, whose kube-state-metrics would export the metrics; remove it from disabledPackages, or set metrics.enabled to false and give your own kube-state-metrics the configuration in docs/monitoring.md" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The custom resources Cozystack's monitoring-agents already gives its kube-state-metrics: Flux's objects as
+gotk_resource_info, which its Flux alerts read. The Cozystack operator hands a Package's component values
+to the HelmRelease as they are, and Helm replaces a list rather than merging it, so values that add the
+goldens to customResourceState.config.spec.resources (and a rule to rbac.extraRules) must carry these
+too, or Flux's metrics and alerts would go. Each row: group, version, kind, whether it reports Ready, and
+its own labels (name: path). Read from monitoring-agents' values.yaml at Cozystack 3c780acd4.
+*/}}
+{{- define "platform.monitoringAgents.fluxKinds" -}}
+- [kustomize.toolkit.fluxcd.io, v1, Kustomization, true, {revision: [status, lastAppliedRevision], source_name: [spec, sourceRef, name]}]
+- [helm.toolkit.fluxcd.io, v2, HelmRelease, true, {revision: [status, history, "0", chartVersion], chart_name: [status, history, "0", chartName], chart_app_version: [status, history, "0", appVersion], chart_ref_name: [spec, chartRef, name], chart_source_name: [spec, chart, spec, sourceRef, name]}]
+- [source.toolkit.fluxcd.io, v1, GitRepository, true, {revision: [status, artifact, revision], url: [spec, url]}]
+- [source.toolkit.fluxcd.io, v1beta2, Bucket, true, {revision: [status, artifact, revision], endpoint: [spec, endpoint], bucket_name: [spec, bucketName]}]
+- [source.toolkit.fluxcd.io, v1, HelmRepository, true, {revision: [status, artifact, revision], url: [spec, url]}]
+- [source.toolkit.fluxcd.io, v1, HelmChart, true, {revision: [status, artifact, revision], chart_name: [spec, chart], chart_version: [spec, version]}]
+- [source.toolkit.fluxcd.io, v1beta2, OCIRepository, true, {revision: [status, artifact, revision], url: [spec, url]}]
+- [notification.toolkit.fluxcd.io, v1beta3, Alert, false, {}]
+- [notification.toolkit.fluxcd.io, v1beta3, Provider, false, {}]
+- [notification.toolkit.fluxcd.io, v1, Receiver, true, {webhook_path: [status, webhookPath]}]
+- [image.toolkit.fluxcd.io, v1beta2, ImageRepository, true, {image: [spec, image]}]
+- [image.toolkit.fluxcd.io, v1beta2, ImagePolicy, true, {source_name: [spec, imageRepositoryRef, name]}]
+- [image.toolkit.fluxcd.io, v1beta2, ImageUpdateAutomation, true, {source_name: [spec, sourceRef, name]}]
+{{- end -}}
+
+{{/*
+The cozystack.monitoring-agents component values with the goldens' metrics (docs/monitoring.md): the
+Package Cozystack's platform emits (global.target), its kube-state-metrics' custom resources and read
+rule for Flux (above), and the catalog's, from the library. Takes the root context; a YAML map.
+*/}}
+{{- define "platform.monitoringAgents.values" -}}
+{{- $resources := list -}}
+{{- $groups := list -}}
+{{- $plurals := list -}}
+{{- range $row := include "platform.monitoringAgents.fluxKinds" . | fromYamlArray -}}
+{{- $group := index $row 0 -}}
+{{- $kind := index $row 2 -}}
+{{- $labels := dict "exported_namespace" (list "metadata" "namespace") "suspended" (list "spec" "suspend") -}}
+{{- if index $row 3 -}}
+{{- $_ := set $labels "ready" (list "status" "conditions" "[type=Ready]" "status") -}}
+{{- end -}}
+{{- $metric := dict "name" "resource_info" "help" (printf "The state of a Flux %s." $kind) "each" (dict "type" "Info" "info" (dict "labelsFromPath" (dict "name" (list "metadata" "name")))) "labelsFromPath" (merge $labels (index $row 4)) -}}
+{{- $resources = append $resources (dict "groupVersionKind" (dict "group" $group "version" (index $row 1) "kind" $kind) "metricNamePrefix" "gotk" "metrics" (list $metric)) -}}
+{{- $groups = append $groups $group -}}
+{{- $plurals = append $plurals (regexReplaceAll "ys$" (printf "%ss" (lower $kind)) "ies") -}}
+{{- end -}}
+{{- $resources = concat $resources (include "worker-image-lib.kubeStateMetricsResources" . | fromYamlArray) -}}
+{{- $rules := concat (list (dict "apiGroups" ($groups | uniq) "resources" $plurals "verbs" (list "list" "watch"))) (include "worker-image-lib.kubeStateMetricsRules" . | fromYamlArray) -}}
+{{- dict "global" (dict "target" "tenant-root") "kube-state-metrics" (dict "rbac" (dict "extraRules" $rules) "customResourceState" (dict "enabled" true "config" (dict "spec" (dict "resources" $resources)))) | toYaml -}}
 {{- end -}}

@@ -9,6 +9,8 @@ imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})
 quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 checksum: '^(md5:[0-9a-fA-F]{32}|sha1:[0-9a-fA-F]{40}|sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
+alertDuration: '^(0|([0-9]{1,6}y)?([0-9]{1,6}w)?([0-9]{1,6}d)?([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?)$'
+labelValue: '^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'
 imageFactoryCA: '^[ \t\r\n]*(-----BEGIN CERTIFICATE-----\r?\nMI[A-Za-z0-9+/=\r\n]*\n-----END CERTIFICATE-----(\r?\n[ \t\r\n]*|$))+$'
 {{- end -}}
 

@@ -1,0 +1,649 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// The flavor of the goldens this part creates (a made-up schematic ID).
+const ksmSchematicID = "6b0e6ad1c6d4c1f0a7e3b59c2d8e4f1a3b5c7d9e0f2a4b6c8d0e1f3a5b7c9d1e"
+
+// testKubeStateMetrics runs kube-state-metrics (built from tools/kube-state-metrics
+// by `make kube-state-metrics`) against the tier's kube-apiserver with the
+// custom-resource-state configuration the platform hands Cozystack's
+// monitoring-agents, and reads its /metrics: goldens the catalog renders (their
+// status written as CDI's controllers write it) and worker disks as a pool
+// writes them (their clone type annotated as CDI's DataVolume controller does)
+// export every series the catalog's alert rules read, with the labels the
+// rules select and aggregate by.
+func testKubeStateMetrics(t *testing.T, e *env) {
+	bin, ok, why := support.Tool("kube-state-metrics", "KUBE_STATE_METRICS")
+	if !ok {
+		t.Fatal(why)
+	}
+
+	// The configuration, exactly as monitoring-agents' kube-state-metrics
+	// chart writes it into its ConfigMap (toYaml of customResourceState.config).
+	platform, err := support.RenderPlatform(map[string]any{"kubernetesWorkerImage": map[string]any{"metrics": map[string]any{"enabled": true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agents, err := support.PackageComponentValues(platform, support.MonitoringAgentsPackage, "monitoring-agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := yaml.Marshal(render.Get(agents, "kube-state-metrics.customResourceState.config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configFile := filepath.Join(e.dir, "customresourcestate-config.yaml")
+	writeFile(t, configFile, string(config))
+
+	// Goldens: the catalog's own DataVolumes (one per-class), created as Helm
+	// would, then each given the status CDI writes at one point of an import.
+	e.createNamespace(t, catalogNamespace)
+	catalog, err := support.RenderCatalog(map[string]any{
+		"images": []any{
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.1", "additionalStorageClasses": []any{"ceph-rbd"}},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.2"},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.3"},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.4"},
+		},
+		"monitoring": map[string]any{"enabled": true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := func(version string) string { return support.GoldenName(ksmSchematicID, version) }
+	var created []objectRef
+	for _, d := range catalog.OfKind("DataVolume") {
+		obj := &unstructured.Unstructured{Object: d.Object}
+		e.create(t, obj)
+		created = append(created, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, obj.GetName()})
+	}
+	status := map[string]string{
+		name("v1.13.1"):                "Succeeded|100.0%",
+		name("v1.13.1") + "--ceph-rbd": "ImportInProgress|45.20%",
+		name("v1.13.2"):                "Failed|N/A",
+		name("v1.13.3"):                "ImportScheduled|N/A",
+		// v1.13.4: no status at all, as before CDI's controller first reconciles it.
+	}
+	for dv, s := range status {
+		phase, progress, _ := strings.Cut(s, "|")
+		e.patchStatus(t, dataVolumeVersion, "DataVolume", catalogNamespace, dv, map[string]any{"phase": phase, "progress": progress})
+	}
+
+	// A tenant's DataVolume labelled like a golden, and a plain one: kube-state-
+	// metrics reads both, and the rules must not take the first for a golden.
+	const tenant = "tenant-ksm"
+	e.createNamespace(t, tenant)
+	lookAlike := fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: %s
+  namespace: %s
+  labels: {app.kubernetes.io/part-of: kubernetes-worker-image}
+spec:
+  source: {http: {url: "https://factory.talos.dev/image/x/v1.13.2/openstack-amd64.raw.xz"}}
+  storage: {resources: {requests: {storage: 6Gi}}}
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: plain-disk, namespace: %s}
+spec:
+  source: {blank: {}}
+  storage: {resources: {requests: {storage: 1Gi}}}
+`, name("v1.13.2"), tenant, tenant)
+	e.createYAML(t, lookAlike)
+	e.patchStatus(t, dataVolumeVersion, "DataVolume", tenant, name("v1.13.2"), map[string]any{"phase": "Failed"})
+	created = append(created, objectRef{dataVolumeVersion, "DataVolume", tenant, name("v1.13.2")}, objectRef{dataVolumeVersion, "DataVolume", tenant, "plain-disk"})
+
+	// Worker disks: the pool's dataVolumeTemplates entry as the committed
+	// render of a builtin pool holds it, created as KubeVirt creates a VM's
+	// disks; CDI then records the clone strategy it took on each.
+	disk := poolDiskTemplate(t)
+	pool := render.Get(disk, "metadata.annotations").(map[string]any)["kubernetes-worker-image.cozystack.io/pool"].(string)
+	golden := render.Get(disk, "metadata.annotations").(map[string]any)["kubernetes-worker-image.cozystack.io/golden"].(string)
+	disks := map[string]string{pool + "-aaaaa-disk-system": "copy", pool + "-bbbbb-disk-system": "csi-clone", pool + "-ccccc-disk-system": ""}
+	for diskName, cloneType := range disks {
+		obj := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": dataVolumeVersion, "kind": "DataVolume",
+			"metadata": map[string]any{"name": diskName, "namespace": tenant, "annotations": render.Get(disk, "metadata.annotations")},
+			"spec":     render.Get(disk, "spec"),
+		}}
+		e.create(t, obj)
+		created = append(created, objectRef{dataVolumeVersion, "DataVolume", tenant, diskName})
+		if cloneType != "" {
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"cdi.kubevirt.io/cloneType":%q}}}`, cloneType)
+			if _, err := e.client(t, dataVolumeVersion, "DataVolume", tenant).Patch(context.Background(), diskName, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { e.remove(t, created...) })
+
+	port, telemetry := freePort(t), freePort(t)
+	started := time.Now()
+	e.start(t, "kube-state-metrics", bin,
+		"--kubeconfig="+e.kubeconfig,
+		"--host=127.0.0.1", "--port="+strconv.Itoa(port),
+		"--telemetry-host=127.0.0.1", "--telemetry-port="+strconv.Itoa(telemetry),
+		"--custom-resource-state-config-file="+configFile)
+	t.Cleanup(func() { e.stopProcess("kube-state-metrics") })
+
+	// What each object exports, label by label.
+	type expect struct {
+		metric string
+		labels map[string]string
+		absent []string
+	}
+	var expects []expect
+	for _, d := range catalog.OfKind("DataVolume") {
+		labels := map[string]string{
+			"exported_namespace": catalogNamespace, "name": d.Name(),
+			"source_url":    render.Get(d.Object, "spec.source.http.url").(string),
+			"storage_class": render.Get(d.Object, "spec.storage.storageClassName").(string),
+		}
+		expects = append(expects, expect{support.GoldenInfoMetric, labels, []string{"retiring"}})
+		s := map[string]string{"exported_namespace": catalogNamespace, "name": d.Name(), "part_of": "kubernetes-worker-image"}
+		var absent []string
+		if phase, progress, ok := strings.Cut(status[d.Name()], "|"); ok {
+			s["phase"], s["progress"] = phase, progress
+		} else {
+			absent = []string{"phase", "progress"}
+		}
+		expects = append(expects, expect{support.GoldenStatusMetric, s, absent})
+	}
+	for diskName, cloneType := range disks {
+		labels := map[string]string{"exported_namespace": tenant, "name": diskName, "golden": golden, "pool": pool}
+		var absent []string
+		if cloneType != "" {
+			labels["clone_type"] = cloneType
+		} else {
+			absent = []string{"clone_type"}
+		}
+		expects = append(expects, expect{support.WorkerDiskMetric, labels, absent})
+	}
+	expects = append(expects, expect{support.GoldenStatusMetric, map[string]string{"exported_namespace": tenant, "name": name("v1.13.2"), "phase": "Failed"}, nil})
+	// Wait until every object above is exported: other parts of the tier
+	// leave goldens too, so count none, look for each.
+	var series []metricSeries
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		series = scrape(t, port)
+		missing := 0
+		for _, x := range expects {
+			if len(filterSeries(series, x.metric, x.labels)) == 0 {
+				missing++
+			}
+		}
+		if missing == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			e.dumpLogs(t)
+			t.Fatalf("kube-state-metrics exported %d series after 60 s, %d objects still missing:\n%s", len(series), missing, dumpSeries(series))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	t.Logf("kube-state-metrics exported every golden and worker disk %s after it started:\n%s", time.Since(started).Round(100*time.Millisecond), dumpSeries(series))
+
+	for _, x := range expects {
+		found := filterSeries(series, x.metric, x.labels)
+		if len(found) != 1 {
+			t.Errorf("%s%v: %d series, want 1", x.metric, x.labels, len(found))
+			continue
+		}
+		for _, l := range x.absent {
+			if _, has := found[0].labels[l]; has {
+				t.Errorf("%s%v has label %s=%q, want none", x.metric, x.labels, l, found[0].labels[l])
+			}
+		}
+	}
+	// Nothing for a DataVolume that is neither a golden nor a worker disk.
+	for _, s := range series {
+		if strings.HasPrefix(s.name, "kubernetes_worker_image_") && s.labels["name"] == "plain-disk" {
+			t.Errorf("kube-state-metrics exported %s for plain-disk, which is no golden and no worker disk", s)
+		}
+	}
+
+	// Every selector of every rule the catalog renders matches what was
+	// exported, and carries the labels the rule aggregates by.
+	rules, err := support.RuleObject(catalog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, g := range render.Get(rules.Object, "spec.groups").([]any) {
+		for _, r := range g.(map[string]any)["rules"].([]any) {
+			rule := r.(map[string]any)
+			expr := rule["expr"].(string)
+			by := byLabels(t, expr)
+			for _, sel := range selectors(t, expr) {
+				matched := 0
+				for _, s := range series {
+					if s.name == sel.metric && sel.matches(s.labels) {
+						matched++
+						for _, l := range by {
+							if s.labels[l] == "" {
+								t.Errorf("alert %s: series %s lacks %s, which the rule aggregates by", rule["alert"], s, l)
+							}
+						}
+					}
+				}
+				if matched == 0 {
+					t.Errorf("alert %s: no series kube-state-metrics exported matches %s", rule["alert"], sel.text)
+				}
+				t.Logf("alert %s: %s matches %d series", rule["alert"], sel.text, matched)
+				checked++
+			}
+		}
+	}
+	if checked != 3 {
+		t.Errorf("checked %d rule selectors, want one per alert (3)", checked)
+	}
+}
+
+// patchStatus writes status fields through the status subresource, as CDI's
+// controllers do.
+func (e *env) patchStatus(t testing.TB, apiVersion, kind, namespace, name string, status map[string]any) {
+	t.Helper()
+	raw, err := yaml.Marshal(map[string]any{"status": status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client(t, apiVersion, kind, namespace).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("patch status of %s %s/%s: %v", kind, namespace, name, err)
+	}
+}
+
+// poolDiskTemplate is the worker disk of the committed builtin pool render.
+func poolDiskTemplate(t testing.TB) map[string]any {
+	t.Helper()
+	objs, err := render.LoadObjects(support.Fixture("golden/pool-builtin-declared-class.golden.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if o.GetKind() == kmtKind {
+			templates := render.Get(o.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates").([]any)
+			return templates[0].(map[string]any)
+		}
+	}
+	t.Fatal("the builtin pool render holds no KubevirtMachineTemplate")
+	return nil
+}
+
+// metricSeries is one sample line of the Prometheus text format.
+type metricSeries struct {
+	name   string
+	labels map[string]string
+	value  string
+}
+
+func (s metricSeries) String() string {
+	keys := make([]string, 0, len(s.labels))
+	for k := range s.labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, s.labels[k]))
+	}
+	return fmt.Sprintf("%s{%s} %s", s.name, strings.Join(parts, ","), s.value)
+}
+
+func scrape(t testing.TB, port int) []metricSeries {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	series, err := parseText(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return series
+}
+
+// parseText reads the sample lines of the Prometheus text exposition format
+// (the label values' escapes \\, \" and \n included).
+func parseText(text string) ([]metricSeries, error) {
+	var out []metricSeries
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		s := metricSeries{labels: map[string]string{}}
+		i := strings.IndexAny(line, "{ ")
+		if i < 0 {
+			return nil, fmt.Errorf("unreadable line %q", line)
+		}
+		s.name, line = line[:i], line[i:]
+		if strings.HasPrefix(line, "{") {
+			line = line[1:]
+			for !strings.HasPrefix(line, "}") {
+				eq := strings.Index(line, `="`)
+				if eq < 0 {
+					return nil, fmt.Errorf("unreadable labels in %q", line)
+				}
+				key := strings.TrimLeft(line[:eq], ",")
+				line = line[eq+2:]
+				var b strings.Builder
+				for {
+					if line == "" {
+						return nil, fmt.Errorf("unterminated label value for %s", key)
+					}
+					c := line[0]
+					line = line[1:]
+					if c == '"' {
+						break
+					}
+					if c == '\\' && line != "" {
+						switch line[0] {
+						case 'n':
+							b.WriteByte('\n')
+						default:
+							b.WriteByte(line[0])
+						}
+						line = line[1:]
+						continue
+					}
+					b.WriteByte(c)
+				}
+				s.labels[key] = b.String()
+				line = strings.TrimPrefix(line, ",")
+			}
+			line = line[1:]
+		}
+		s.value = strings.TrimSpace(line)
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// filterSeries are the series of metric carrying every label given.
+func filterSeries(series []metricSeries, metric string, labels map[string]string) []metricSeries {
+	var out []metricSeries
+	for _, s := range series {
+		if s.name != metric {
+			continue
+		}
+		ok := true
+		for k, v := range labels {
+			if s.labels[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func dumpSeries(series []metricSeries) string {
+	var lines []string
+	for _, s := range series {
+		if strings.HasPrefix(s.name, "kubernetes_worker_image_") {
+			lines = append(lines, s.String())
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// selector is one metric selector of a rule's expression.
+type selector struct {
+	text     string
+	metric   string
+	matchers []matcher
+}
+
+type matcher struct {
+	label, op, value string
+}
+
+func (s selector) matches(labels map[string]string) bool {
+	for _, m := range s.matchers {
+		v := labels[m.label]
+		switch m.op {
+		case "=":
+			if v != m.value {
+				return false
+			}
+		case "!=":
+			if v == m.value {
+				return false
+			}
+		case "=~", "!~":
+			matched := regexp.MustCompile("^(?:" + m.value + ")$").MatchString(v)
+			if matched != (m.op == "=~") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var (
+	selectorRE = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}`)
+	matcherRE  = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$`)
+	byRE       = regexp.MustCompile(`\bby\s*\(([^)]*)\)`)
+)
+
+// selectors reads the metric selectors of a rule expression (the rules hold
+// only name{matchers} selectors, checked here: any other form fails).
+func selectors(t testing.TB, expr string) []selector {
+	t.Helper()
+	var out []selector
+	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		sel := selector{text: m[0], metric: m[1]}
+		for _, part := range strings.Split(m[2], ",") {
+			mm := matcherRE.FindStringSubmatch(part)
+			if mm == nil {
+				t.Fatalf("unreadable matcher %q in %s", part, expr)
+			}
+			sel.matchers = append(sel.matchers, matcher{mm[1], mm[2], mm[3]})
+		}
+		out = append(out, sel)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no selector in %s", expr)
+	}
+	return out
+}
+
+func byLabels(t testing.TB, expr string) []string {
+	t.Helper()
+	var out []string
+	for _, m := range byRE.FindAllStringSubmatch(expr, -1) {
+		for _, l := range strings.Split(m[1], ",") {
+			out = append(out, strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+// stopProcess stops one process the tier started, by name.
+func (e *env) stopProcess(name string) {
+	e.mu.Lock()
+	procs := append([]*process(nil), e.procs...)
+	e.mu.Unlock()
+	for _, p := range procs {
+		if p.name == name {
+			p.stop()
+		}
+	}
+}
+
+// testGoldenRecovery walks docs/runbooks.md's recovery of a Failed golden on
+// the real API server, as far as it goes without CDI: a golden the catalog
+// installed fails; new pools of its flavor are refused; the runbook's step
+// deletes its DataVolume and its PVC (CDI's DataVolume owns the PVC, and the
+// garbage collector, which the tier does not run, would delete it); while it
+// is gone new pools are refused as absent; an unchanged `helm upgrade` of the
+// catalog (what Flux's forced reconcile runs) creates it again, with the same
+// name and spec and a new UID; a new pool of the flavor then installs while it
+// imports, as CDI's clone waits for its source.
+func testGoldenRecovery(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const version = "v1.13.0"
+	golden := support.GoldenName(schematicID, version)
+	values := map[string]any{"images": []any{map[string]any{"schematicID": schematicID, "version": version}}}
+
+	e.createNamespace(t, catalogNamespace)
+	cat := e.helm(t, catalogNamespace)
+	cat.mustInstall(catalogRelease, render.CatalogChart, values)
+	t.Cleanup(func() {
+		cat.mustUninstall(catalogRelease)
+		e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, golden})
+	})
+	before, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
+	if !ok {
+		t.Fatalf("the catalog did not create golden %s", golden)
+	}
+	// The PVC CDI makes for the golden, owned by its DataVolume.
+	e.createYAML(t, fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: %s
+  namespace: %s
+  ownerReferences:
+    - {apiVersion: cdi.kubevirt.io/v1beta1, kind: DataVolume, name: %s, uid: %s, controller: true, blockOwnerDeletion: true}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: replicated
+  resources: {requests: {storage: 6Gi}}
+`, golden, catalogNamespace, golden, before.GetUID()))
+	e.patchStatus(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden, map[string]any{"phase": "Failed", "progress": "N/A"})
+
+	const poolNS = "tenant-recover"
+	e.createNamespace(t, poolNS)
+	pools := e.helm(t, poolNS)
+	poolValues := map[string]any{"cluster": poolCluster, "osImage": map[string]any{"builtin": map[string]any{"version": version}}}
+	refused := func(want string) {
+		t.Helper()
+		if _, err := pools.dryRunInstall("kubernetes-nodes-acme-recover", render.PoolChart, poolValues); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("a new pool of the flavor: got %v, want a refusal containing %q", err, want)
+		}
+	}
+	refused(fmt.Sprintf("golden %s in cozy-public failed to import (status.phase Failed)", golden))
+
+	// The runbook: delete the DataVolume, then its PVC if it is left.
+	e.deleteOne(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
+	pvcs := e.client(t, "v1", "PersistentVolumeClaim", catalogNamespace)
+	if err := pvcs.Delete(context.Background(), golden, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete the golden's PVC: %v", err)
+	}
+	// The API server's admission put kubernetes.io/pvc-protection on the claim;
+	// kube-controller-manager, which the tier does not run, lifts it once no pod
+	// uses the claim. Do what it does.
+	if _, err := pvcs.Patch(context.Background(), golden, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("lift the PVC's protection finalizer: %v", err)
+	}
+	e.waitGone(t, []objectRef{{dataVolumeVersion, "DataVolume", catalogNamespace, golden}, {"v1", "PersistentVolumeClaim", catalogNamespace, golden}})
+	refused(fmt.Sprintf("golden %s is absent from cozy-public", golden))
+
+	cat.mustUpgrade(catalogRelease, render.CatalogChart, values)
+	after, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
+	if !ok {
+		t.Fatalf("an unchanged helm upgrade of the catalog did not create golden %s again", golden)
+	}
+	if after.GetUID() == before.GetUID() {
+		t.Errorf("golden %s kept its UID: it was not created again", golden)
+	}
+	for _, path := range [][]string{{"spec"}, {"metadata", "annotations"}, {"metadata", "labels"}} {
+		b, _, _ := unstructured.NestedFieldNoCopy(before.Object, path...)
+		a, _, _ := unstructured.NestedFieldNoCopy(after.Object, path...)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("golden %s: %s is %v after it was created again, was %v", golden, strings.Join(path, "."), a, b)
+		}
+	}
+	if phase, found, _ := unstructured.NestedString(after.Object, "status", "phase"); found {
+		t.Errorf("golden %s created again carries status.phase %q; CDI would import it anew", golden, phase)
+	}
+	rel, err := pools.dryRunInstall("kubernetes-nodes-acme-recover", render.PoolChart, poolValues)
+	if err != nil {
+		t.Fatalf("a new pool of the flavor while its golden imports again: %v", err)
+	}
+	if !strings.Contains(rel.Manifest, "name: "+golden) {
+		t.Errorf("the new pool does not clone %s:\n%s", golden, rel.Manifest)
+	}
+}
+
+// testRuleObjectsDryRun sends every rule object the catalog renders (VMRule and
+// PrometheusRule, defaults and thresholds, labels, as the platform forwards
+// them) through strict server-side dry-run apply against the CRDs controller-gen
+// generates from the VictoriaMetrics operator's and prometheus-operator's API
+// types; an undeclared field and a number where a duration string belongs are
+// refused, so a pass means something.
+func testRuleObjectsDryRun(t *testing.T, e *env) {
+	e.createNamespace(t, catalogNamespace)
+	variants := []map[string]any{
+		{"enabled": true},
+		{"enabled": true, "ruleKind": "PrometheusRule"},
+		{"enabled": true, "goldenFailedFor": "0s", "goldenNotSucceededFor": "1w", "labels": map[string]any{"release": "kube-prometheus-stack"}},
+		{"enabled": true, "ruleKind": "PrometheusRule", "goldenFailedFor": "1d", "goldenNotSucceededFor": "2h30m", "runbookURL": "http://docs.internal:8080/runbooks.md", "labels": map[string]any{"example.com/team": "platform"}},
+	}
+	kinds := map[string]int{}
+	for _, v := range variants {
+		m, err := support.RenderCatalog(map[string]any{"monitoring": v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := support.RuleObject(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds[d.Kind()]++
+		_, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{d}}, catalogNamespace)
+		for _, p := range problems {
+			t.Errorf("%s %v: %s", d.Kind(), v, p)
+		}
+		for name, spoil := range map[string]func(rule map[string]any){
+			"an undeclared field": func(rule map[string]any) { rule["severity"] = "critical" },
+			"a number for for":    func(rule map[string]any) { rule["for"] = int64(300) },
+		} {
+			obj := (&unstructured.Unstructured{Object: d.Object}).DeepCopy()
+			groups, _, _ := unstructured.NestedSlice(obj.Object, "spec", "groups")
+			spoil(groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any))
+			if err := unstructured.SetNestedSlice(obj.Object, groups, "spec", "groups"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.serverSideApply(t, obj, catalogNamespace, true); err == nil {
+				t.Errorf("%s with %s passed strict dry-run apply", d.Kind(), name)
+			}
+		}
+	}
+	if kinds["VMRule"] != 2 || kinds["PrometheusRule"] != 2 {
+		t.Errorf("dry-ran %v, want two of each kind", kinds)
+	}
+}

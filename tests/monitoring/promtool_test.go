@@ -1,0 +1,211 @@
+// Package monitoring checks the catalog's alert rules with Prometheus's own
+// promtool (built from tools/promtool by `make promtool`): every rendered rule
+// object passes `promtool check rules`, and `promtool test rules` runs the unit
+// tests in testdata/ over synthetic series, each alert firing and its
+// neighbours staying quiet.
+package monitoring
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+// The alerts the catalog ships (docs/runbooks.md), and the section of the
+// runbook each links.
+var alerts = map[string]string{
+	"KubernetesWorkerImageGoldenFailed":       "golden-failed",
+	"KubernetesWorkerImageGoldenNotSucceeded": "golden-not-succeeded",
+	"KubernetesWorkerImageHostAssistedClone":  "host-assisted-clone",
+}
+
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, ok, why := support.Tool("promtool", "PROMTOOL")
+	if !ok {
+		if os.Getenv("CI") != "" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	return path
+}
+
+// ruleCase is one rendering of the rules: the catalog's values, or the
+// platform's (whose catalog Package values the catalog then renders with).
+type ruleCase struct {
+	name     string
+	catalog  string
+	platform string
+	kind     string
+	// unitTests are the promtool test files (testdata/) this rendering must pass.
+	unitTests []string
+}
+
+var ruleCases = []ruleCase{
+	{name: "defaults", catalog: "monitoring: {enabled: true}", kind: "VMRule", unitTests: []string{"defaults.test.yaml"}},
+	{name: "prometheus-rule", catalog: "monitoring: {enabled: true, ruleKind: PrometheusRule, labels: {release: kube-prometheus-stack}}", kind: "PrometheusRule", unitTests: []string{"defaults.test.yaml"}},
+	{name: "thresholds", catalog: "monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
+	{name: "forwarded-by-platform", platform: "bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}\nkubernetesWorkerImage: {monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
+}
+
+func values(t *testing.T, snippet string) map[string]any {
+	t.Helper()
+	v := map[string]any{}
+	require.NoError(t, yaml.Unmarshal([]byte(snippet), &v))
+	return v
+}
+
+// renderRules renders c and returns its rule object.
+func renderRules(t *testing.T, c ruleCase) render.Doc {
+	t.Helper()
+	catalogValues := values(t, c.catalog)
+	if c.platform != "" {
+		m, err := support.RenderPlatform(values(t, c.platform))
+		require.NoError(t, err)
+		catalogValues, err = support.PackageComponentValues(m, "cozystack.kubernetes-worker-image", "kubernetes-worker-image")
+		require.NoError(t, err)
+	}
+	m, err := support.RenderCatalog(catalogValues)
+	require.NoError(t, err)
+	d, err := support.RuleObject(m)
+	require.NoError(t, err)
+	require.Equal(t, c.kind, d.Kind())
+	require.Equal(t, support.RuleObjectName, d.Name())
+	return d
+}
+
+// writeRuleFile writes the rule object's spec (its groups) as a Prometheus
+// rule file, which is what VMAlert and the prometheus-operator load from it.
+func writeRuleFile(t *testing.T, dir string, d render.Doc, keep func(annotation string) bool) string {
+	t.Helper()
+	spec, ok := d.Object["spec"].(map[string]any)
+	require.True(t, ok, "the rule object has a spec")
+	groups, ok := spec["groups"].([]any)
+	require.True(t, ok, "the rule object's spec has groups")
+	if keep != nil {
+		for _, g := range groups {
+			for _, r := range g.(map[string]any)["rules"].([]any) {
+				annotations, _ := r.(map[string]any)["annotations"].(map[string]any)
+				for k := range annotations {
+					if !keep(k) {
+						delete(annotations, k)
+					}
+				}
+			}
+		}
+	}
+	raw, err := yaml.Marshal(map[string]any{"groups": groups})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "rules.yaml")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	return path
+}
+
+func run(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	require.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// Every rendered rule object passes `promtool check rules`, holding exactly
+// the shipped alerts, each linking its runbook section.
+func TestPromtoolCheckRules(t *testing.T) {
+	bin := promtool(t)
+	for _, c := range ruleCases {
+		t.Run(c.name, func(t *testing.T) {
+			d := renderRules(t, c)
+			out := run(t, bin, "check", "rules", writeRuleFile(t, t.TempDir(), d, nil))
+			require.Contains(t, out, "SUCCESS: 3 rules found", "promtool read every rule")
+			seen := map[string]bool{}
+			for _, g := range render.Get(d.Object, "spec.groups").([]any) {
+				for _, r := range g.(map[string]any)["rules"].([]any) {
+					rule := r.(map[string]any)
+					name, _ := rule["alert"].(string)
+					section, known := alerts[name]
+					require.True(t, known, "alert %q is one the runbooks describe", name)
+					seen[name] = true
+					url := render.Get(rule, "annotations.runbook_url")
+					base := "https://github.com/cozystack/golden-worker-images/blob/main/docs/runbooks.md"
+					if strings.Contains(c.catalog+c.platform, "docs.mirror.internal") {
+						base = "https://docs.mirror.internal/runbooks.md"
+					}
+					require.Equal(t, base+"#"+section, url, "alert %s links its runbook section", name)
+				}
+			}
+			require.Len(t, seen, len(alerts), "every alert is shipped")
+		})
+	}
+}
+
+// `promtool check rules` is no rubber stamp: a rule object the chart could
+// not have rendered (a broken expression, a broken annotation template, a
+// duplicated alert in a group) is refused.
+func TestPromtoolCheckRulesRefuses(t *testing.T) {
+	bin := promtool(t)
+	d := renderRules(t, ruleCases[0])
+	for name, spoil := range map[string]func(rule map[string]any){
+		"expression": func(rule map[string]any) { rule["expr"] = "max by (name (up)" },
+		"template":   func(rule map[string]any) { rule["annotations"].(map[string]any)["summary"] = "{{ $labels.name " },
+		"for":        func(rule map[string]any) { rule["for"] = "5 minutes" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			copied := map[string]any{}
+			raw, err := yaml.Marshal(d.Object)
+			require.NoError(t, err)
+			require.NoError(t, yaml.Unmarshal(raw, &copied))
+			rule := render.Get(copied, "spec.groups").([]any)[0].(map[string]any)["rules"].([]any)[0].(map[string]any)
+			spoil(rule)
+			path := writeRuleFile(t, t.TempDir(), render.Doc{Object: copied}, nil)
+			out, err := exec.Command(bin, "check", "rules", path).CombinedOutput()
+			require.Error(t, err, "promtool refuses a spoiled %s:\n%s", name, out)
+		})
+	}
+}
+
+// `promtool test rules` over synthetic series (testdata/*.test.yaml): each
+// alert fires, and its neighbours (a healthy golden, a look-alike outside
+// cozy-public, a shorter wait than the threshold, a CSI clone) stay quiet. The
+// summary and description are human text and left out of the comparison;
+// `check rules` above expands their templates.
+func TestPromtoolTestRules(t *testing.T) {
+	bin := promtool(t)
+	for _, c := range ruleCases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeRuleFile(t, dir, renderRules(t, c), func(a string) bool { return a == "runbook_url" })
+			for _, test := range c.unitTests {
+				raw, err := os.ReadFile(filepath.Join("testdata", test))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(dir, test), raw, 0o644))
+				out := run(t, bin, "test", "rules", filepath.Join(dir, test))
+				require.Contains(t, out, "SUCCESS", "%s passes", test)
+			}
+		})
+	}
+}
+
+// A unit test that expects what the rules do not do fails: the tests above
+// can fail.
+func TestPromtoolTestRulesCanFail(t *testing.T) {
+	bin := promtool(t)
+	dir := t.TempDir()
+	writeRuleFile(t, dir, renderRules(t, ruleCases[0]), func(a string) bool { return a == "runbook_url" })
+	raw, err := os.ReadFile(filepath.Join("testdata", "defaults.test.yaml"))
+	require.NoError(t, err)
+	// The failed golden's alert, expected a minute before goldenFailedFor (5m) has passed.
+	wrong := strings.Replace(string(raw), "eval_time: 6m # failed-fires", "eval_time: 4m # failed-fires", 1)
+	require.NotEqual(t, string(raw), wrong, "the marker is in the test file")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "wrong.test.yaml"), []byte(wrong), 0o644))
+	out, err := exec.Command(bin, "test", "rules", filepath.Join(dir, "wrong.test.yaml")).CombinedOutput()
+	require.Error(t, err, "promtool fails a wrong expectation:\n%s", out)
+	require.Contains(t, string(out), "KubernetesWorkerImageGoldenFailed")
+}
