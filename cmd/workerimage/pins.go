@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/output"
@@ -17,6 +18,10 @@ func (a app) pins(args []string, out *bytes.Buffer) (int, error) {
 	}
 	rep := report.Pins(in.facts, in.target.Desc, in.chart.Metadata.Name)
 	output.Pins(out, &rep, in.format)
+	if why := rep.WhyNotConcluded(); why != "" {
+		fmt.Fprintf(a.stderr, "workerimage pins: %s\n", output.TermSafe(why))
+		return exitProblem, nil
+	}
 	return exitOK, nil
 }
 

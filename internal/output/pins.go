@@ -37,8 +37,11 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 	if len(g.Templates) > 0 {
 		verdict += ", " + report.Count(len(g.Templates), "KubevirtMachineTemplate")
 	}
-	if g.SafeToDelete {
+	switch {
+	case g.SafeToDelete:
 		verdict = "safe to delete: no pool declares it, no disk or template uses it"
+	case g.NotConcluded:
+		verdict = "not concluded: nothing read uses it, but some namespaces' pools could not be read (below)"
 	}
 	tb.raw(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	if g.FoundAs != "absent" {
@@ -129,6 +132,8 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport) {
 	}
 	tb.raw("")
 	switch {
+	case !r.Concludes():
+		tb.raw(fmt.Sprintf("unused goldens (safe to delete): not concluded while the pools of %s could not be read (below)", report.Count(len(r.UnreadNamespaces), "namespace")))
 	case len(r.Unused) == 0:
 		tb.raw("unused goldens (safe to delete): none")
 	default:
@@ -171,6 +176,8 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport) {
 			}
 		}
 	}
+	writeUnread(&tb, r.UnreadNamespaces, "what their pools use is not known, so no golden is called safe to delete and pins exits 2")
+	writeIgnored(&tb, r.Ignored)
 	tb.write(out)
 }
 

@@ -11,7 +11,7 @@ import (
 // Pins decides, from what the cluster holds, which golden each pool
 // and disk pins and which goldens nothing pins.
 func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
-	rep := PinsReport{Cluster: cluster, Chart: chartName}
+	rep := PinsReport{Cluster: cluster, Chart: chartName, UnreadNamespaces: f.unread, Ignored: f.ignored}
 	goldens := map[string]*GoldenPins{}
 	golden := func(name string) *GoldenPins {
 		if g, ok := goldens[name]; ok {
@@ -84,6 +84,9 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 			}
 		}
 		g.SafeToDelete = len(g.Pools) == 0 && len(users) == 0
+		if g.SafeToDelete && len(f.unread) > 0 {
+			g.SafeToDelete, g.NotConcluded = false, true
+		}
 		if g.Retiring {
 			g.Blockers = append([]string{}, users...)
 			g.BlockersWithoutPool = append([]string(nil), f.users.NoPool[n]...)

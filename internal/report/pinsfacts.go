@@ -13,7 +13,9 @@ import (
 // ReadPins reads the goldens, the worker disks and the pools (found and
 // valued as Flux deploys them, internal/fleet), and asks the catalog chart who
 // uses each golden. Any error is a cluster problem, and so is a cluster that
-// runs pools none of which could be read: no verdict is safe there.
+// runs pools none of which could be read: no verdict is safe there. A
+// cluster where only some namespaces' pools could not be read is reported,
+// those namespaces named (Pins then calls no golden safe to delete).
 func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
 	ctx := context.Background()
 	fl, err := fleet.Read(ctx, t.Provider, o)
@@ -34,7 +36,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects}
+	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, unread: fl.Unread(), ignored: fl.Ignored}
 	for _, d := range g.Disks {
 		f.addDisk(diskOf(d))
 	}

@@ -30,9 +30,13 @@ type RollReport struct {
 		RefusedAtBase int `json:"refusedAtBaseOnly"`
 		NoRoll        int `json:"noRoll"`
 		// Unresolved counts the cluster's pools whose values could not be
-		// computed (-values omitted): they are not checked.
+		// computed (-values omitted), and the namespaces none of whose pools
+		// could be read: they are not checked.
 		Unresolved int `json:"unresolved,omitempty"`
 	} `json:"summary"`
+	// Ignored are the cluster's tenant objects not read as pools: they name
+	// what their place does not, or cannot be decoded.
+	Ignored []fleet.Ignored `json:"ignored,omitempty"`
 }
 
 // PoolRoll is one pool rendered at base and at head.
@@ -73,6 +77,10 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 	var err error
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
 	for _, in := range pools {
+		if in.ignored != nil {
+			rep.Ignored = append(rep.Ignored, *in.ignored)
+			continue
+		}
 		vals, rel := in.values, in.release
 		p := PoolRoll{Values: in.source, Release: rel.Name, Namespace: rel.Namespace, Unresolved: in.unresolved}
 		if in.unresolved != "" {
@@ -111,12 +119,14 @@ func (r RollReport) Attention() bool {
 }
 
 // RollInput is one pool to check: where its values came from, the values
-// and its release.
+// and its release; or, from a cluster, a tenant object not read as a pool
+// (ignored), listed in the report beside the pools.
 type RollInput struct {
 	source     string
 	values     map[string]any
 	release    render.Release
 	unresolved string
+	ignored    *fleet.Ignored
 }
 
 // RollInputsFromFiles reads the pools of -values files (a glob), released
@@ -143,7 +153,8 @@ func RollInputsFromFiles(glob, release, namespace string) ([]RollInput, error) {
 
 // RollInputsFromCluster reads the cluster's pools as pins does; a cluster
 // that runs pools none of which could be read is a problem, never "nothing
-// rolls".
+// rolls", and each namespace none of whose pools could be read is a pool
+// input not resolved: never checked, never "no roll".
 func RollInputsFromCluster(t Target, o fleet.Options) ([]RollInput, error) {
 	fl, err := fleet.Read(context.Background(), t.Provider, o)
 	if err != nil {
@@ -160,6 +171,13 @@ func RollInputsFromCluster(t Target, o fleet.Options) ([]RollInput, error) {
 		}
 		out = append(out, RollInput{source: source, values: p.Values, unresolved: p.Unresolved,
 			release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}})
+	}
+	for _, u := range fl.Unread() {
+		out = append(out, RollInput{source: "namespace " + u.Namespace, release: render.Release{Namespace: u.Namespace},
+			unresolved: fmt.Sprintf("it holds %s (%s) and none of its pools could be read", Count(len(u.Objects), "pool object"), FirstFive(u.Objects))})
+	}
+	for i := range fl.Ignored {
+		out = append(out, RollInput{ignored: &fl.Ignored[i]})
 	}
 	return out, nil
 }
