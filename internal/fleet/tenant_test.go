@@ -325,7 +325,7 @@ data: {v: "v1.13.6,k[2]=1"}`)
 
 	big := configMap("big", "values.yaml", "_namespace:\n"+strings.Repeat("  k: v\n", 1)+func() string {
 		var b strings.Builder
-		for i := 0; i < 5000; i++ {
+		for i := 0; i < 2000; i++ {
 			fmt.Fprintf(&b, "  k%05d: v\n", i)
 		}
 		return b.String()
@@ -335,9 +335,9 @@ data: {v: "v1.13.6,k[2]=1"}`)
 	}
 	p = valuesOf(t, refs(200), big)
 	assert.Contains(t, p.Unresolved, fmt.Sprintf("merges more than %d elements", fleet.MaxValuesElements))
-	p = valuesOf(t, refs(3), big)
+	p = valuesOf(t, refs(2), big)
 	assert.Empty(t, p.Unresolved)
-	assert.Len(t, p.Values["_namespace"], 5001)
+	assert.Len(t, p.Values["_namespace"], 2001)
 
 	// spec.values itself is counted.
 	huge := make([]any, fleet.MaxValuesElements+1)

@@ -19,17 +19,20 @@ import (
 
 // What computing one pool's values may cost the reader: tenants write the
 // HelmRelease, its valuesFrom objects and release records, and one process
-// reads every tenant's. A pool's values are a few hundred elements; a values
-// file the chart takes is at most 1 MiB.
+// reads every tenant's, then renders each pool. A pool's values are a few
+// hundred elements (Cozystack's cozystack-values included); at these bounds
+// a pool costs a report well within 250 ms and 64 MB, reading and rendering
+// (BenchmarkTenantObjectCost in internal/report).
 const (
 	// MaxValuesElements bounds the elements (each map, list and scalar)
 	// merged into one pool's values, every source counted each time it is
 	// merged: spec.values, each valuesFrom document, each targetPath value
 	// (which, with commas and list indexes, can spell many), the values a
 	// targetPath is set over.
-	MaxValuesElements = 1 << 17
-	// MaxValuesBytes bounds the text those sources hold, counted likewise.
-	MaxValuesBytes = 2 << 20
+	MaxValuesElements = 1 << 14
+	// MaxValuesBytes bounds the text those sources hold, counted likewise: a
+	// values file the chart takes is at most 1 MiB.
+	MaxValuesBytes = 1 << 20
 )
 
 // budget counts what computing one pool's values has merged so far.
