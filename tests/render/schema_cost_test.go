@@ -64,6 +64,10 @@ func schemaCostCases() []costCase {
 	return []costCase{
 		{"pool roles: 524,000 numbers", "pool", func() map[string]interface{} { return pool(map[string]interface{}{"roles": numbers(524000)})() }, false, false},
 		{"pool roles: names", "pool", fit(func(n int) map[string]interface{} { return pool(map[string]interface{}{"roles": roleNames(n)})() }), false, false},
+		{"pool unknown top-level keys", "pool", fit(func(n int) map[string]interface{} { return pool(junkMap(n))() }), false, false},
+		{"pool unknown keys under osImage.builtin", "pool", fit(func(n int) map[string]interface{} {
+			return pool(map[string]interface{}{"osImage": map[string]interface{}{"builtin": junkMap(n)}})()
+		}), false, false},
 		{"pool registry mirrors: hosts of numbers", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": numberMap(n)}})()
 		}), false, false},

@@ -89,8 +89,8 @@ func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
 	patterns := libraryPatterns(t)
 	schema := document(t, chartFile(t, catalogChart+"/values.schema.json"))
 	for field, path := range map[string][]string{
-		"schematicID":     {"properties", "images", "items", "properties", "schematicID", "pattern"},
-		"version":         {"properties", "images", "items", "properties", "version", "pattern"},
+		"schematicID":     {"properties", "images", "then", "items", "properties", "schematicID", "pattern"},
+		"version":         {"properties", "images", "then", "items", "properties", "version", "pattern"},
 		"imageFactoryURL": {"definitions", "factoryURL", "pattern"},
 		"quantity":        {"definitions", "quantity", "pattern"},
 		"storageClass":    {"properties", "storageClass", "pattern"},
