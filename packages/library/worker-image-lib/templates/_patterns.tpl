@@ -8,7 +8,7 @@ version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
 imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
 quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
-checksum: '^(md5:[0-9a-fA-F]{32}|sha1:[0-9a-fA-F]{40}|sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
+checksum: '^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
 imageFactoryCA: '^[ \t\r\n]*(-----BEGIN CERTIFICATE-----\r?\nMI[A-Za-z0-9+/=\r\n]*\n-----END CERTIFICATE-----(\r?\n[ \t\r\n]*|$))+$'
 {{- end -}}
 
