@@ -176,6 +176,14 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport) {
 			}
 		}
 	}
+	if len(r.CAProblems) > 0 {
+		tb.raw("catalog CAs with certificates CDI's importer cannot use as a CA (goldens imported with them from now on may fail TLS; fix the catalog's imageFactoryCA):")
+		for _, c := range r.CAProblems {
+			for _, p := range c.Problems {
+				tb.raw("  ConfigMap " + c.ConfigMap + ": " + p)
+			}
+		}
+	}
 	writeUnread(&tb, r.UnreadNamespaces, "what their pools use is not known, so no golden is called safe to delete and pins exits 2")
 	writeIgnored(&tb, r.Ignored)
 	tb.write(out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -79,6 +80,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if f.caConfigMaps, err = fleet.CAConfigMaps(ctx, t.Provider); err != nil {
 		return nil, err
 	}
+	f.now = time.Now()
 	return f, nil
 }
 

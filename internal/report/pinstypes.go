@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -40,6 +41,17 @@ type PinsReport struct {
 	// namespace, a HelmRelease whose release or record is elsewhere), or
 	// cannot be decoded.
 	Ignored []fleet.Ignored `json:"ignored,omitempty"`
+	// CAProblems are the catalog's CA ConfigMaps holding a certificate that
+	// does not parse, is expired or not yet valid, or is not a CA: the
+	// goldens imported with it from now on may fail TLS.
+	CAProblems []CAConfigMapProblems `json:"caProblems,omitempty"`
+}
+
+// CAConfigMapProblems are what X.509 makes of one CA ConfigMap (CAProblems).
+type CAConfigMapProblems struct {
+	// ConfigMap is "<namespace>/<name>".
+	ConfigMap string   `json:"configMap"`
+	Problems  []string `json:"problems"`
 }
 
 // Concludes: no namespace's pools went unread, so the verdicts stand.
@@ -200,8 +212,10 @@ type PinsFacts struct {
 	// only where that pool's MachineDeployment is.
 	machineDeployments map[string]*unstructured.Unstructured
 	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
-	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an entry's own).
-	caConfigMaps map[string]bool
+	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an
+	// entry's own), with the PEM each holds; now is when they were read.
+	caConfigMaps map[string]string
+	now          time.Time
 	// unread are the namespaces holding pool objects none of whose pools
 	// could be read; ignored the tenant objects not read as pools.
 	unread  []fleet.UnreadNamespace
