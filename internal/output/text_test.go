@@ -120,8 +120,8 @@ func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
 func TestPinsTextNamesUnreadNamespacesIgnoredObjectsAndCAProblems(t *testing.T) {
 	r := &report.PinsReport{
 		Cluster: "state file x", Chart: "kubernetes-nodes",
-		Goldens: []report.GoldenPins{{Name: "talos-worker-abc-v1.13.6", FoundAs: "DataVolume", Phase: "Succeeded", NotConcluded: true}},
-		Flavors: []report.FlavorPins{{Flavor: "talos-worker-abc-v1.13.6", SchematicID: "abc", Version: "v1.13.6", Goldens: []string{"talos-worker-abc-v1.13.6"}}},
+		Goldens:          []report.GoldenPins{{Name: "talos-worker-abc-v1.13.6", FoundAs: "DataVolume", Phase: "Succeeded", NotConcluded: true}},
+		Flavors:          []report.FlavorPins{{Flavor: "talos-worker-abc-v1.13.6", SchematicID: "abc", Version: "v1.13.6", Goldens: []string{"talos-worker-abc-v1.13.6"}}},
 		UnreadNamespaces: []fleet.UnreadNamespace{{Namespace: "tenant-acme", Objects: []string{"tenant-acme/MachineDeployment/kubernetes-acme-w"}}},
 		Ignored:          []fleet.Ignored{{Object: "Secret tenant-evil/sh.helm.release.v1.x.v1", Reason: "its body names release \"x\" in namespace \"tenant-acme\""}},
 		CAProblems:       []report.CAConfigMapProblems{{ConfigMap: "cozy-public/kubernetes-worker-image-ca", Problems: []string{"certificate 1 of 1 (CN=Old) expired on 2020-01-01T00:00:00Z: TLS refuses a chain through it"}}},
