@@ -27,7 +27,7 @@ var verbHelp = map[string]verbDoc{
 	},
 	"pins": {
 		answers: "Can I delete this golden? Lists every golden in cozy-public with the pools whose values resolve to\nit, the disks and KubevirtMachineTemplates that use it, where it was imported from, and which\ngoldens nothing uses (safe to delete, as the catalog chart's own retirement rule decides).",
-		exits:   [3]string{"the report was made", "", "bad input, an unreachable cluster, or no pool readable while pool objects exist (it will not conclude)"},
+		exits:   [3]string{"the report was made", "", "bad input, an unreachable cluster, or a namespace holding pool objects none of whose pools is readable (it will not conclude)"},
 		example: "bin/workerimage pins -cluster examples/cluster-state.yaml",
 	},
 	"adopt": {
