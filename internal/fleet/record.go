@@ -29,10 +29,11 @@ const (
 	// maxSecretData is what the API server lets a Secret hold.
 	maxSecretData = 1 << 20
 	// maxRecordUnzipped bounds what a record is read to once unzipped: a
-	// pool's release (its chart without dependencies, its manifest and
-	// values) is a few hundred KiB; a record of another chart is read no
-	// further than its chart's name, which Helm writes near its start.
-	maxRecordUnzipped = 4 << 20
+	// pool's release (its chart without dependencies, its manifest, and
+	// values of at most MaxValuesBytes) is under 1.2 MiB, and tens of KiB in
+	// practice; a record of another chart is read no further than its
+	// chart's name, which Helm writes near its start.
+	maxRecordUnzipped = 2 << 20
 )
 
 // record is the part of a Helm release the fleet tools read.

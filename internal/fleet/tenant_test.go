@@ -234,7 +234,7 @@ func TestRecordBoundsBeforeDecoding(t *testing.T) {
 	f := read(t, opts, bomb)
 	assert.Empty(t, f.Pools)
 	require.Len(t, f.Ignored, 1)
-	assert.Contains(t, f.Ignored[0].Reason, "larger than 4 MiB unzipped")
+	assert.Contains(t, f.Ignored[0].Reason, "larger than 2 MiB unzipped")
 
 	// Another chart's record: its config, before or after the chart, and
 	// anything after the chart's name, are never decoded.
