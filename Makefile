@@ -114,13 +114,16 @@ GOLDEN_PKGS := ./tests/render ./cmd/workerimage
 golden:
 	$(GO) test $(GOLDEN_PKGS) -update
 
-## bench: render benchmarks, then what an unchanged `helm upgrade` costs a pool on
+## bench: render benchmarks (each chart schema's worst lists on against off among
+## them), what a fleet report reads and what one costly tenant object adds to pins,
+## then what an unchanged `helm upgrade` costs a pool on
 ## the real API server (BenchmarkUpgradeCost; skipped, saying so, while kube-apiserver
 ## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them).
 ## -v: the benchmark's log holds its breakdown tables.
 KUBE_APISERVER_BIN_DIR ?= $(CURDIR)/$(APISERVER_BIN)
 bench:
 	$(GO) test ./tests/render -run '^$$' -bench . -benchmem
+	$(GO) test ./internal/fleet ./internal/report -run '^$$' -bench . -benchmem -benchtime 5x
 	KUBE_APISERVER_BIN_DIR=$(KUBE_APISERVER_BIN_DIR) $(GO) test -tags integration ./tests/integration/ -run '^$$' -bench BenchmarkUpgradeCost -v -timeout 30m
 
 .PHONY: FORCE

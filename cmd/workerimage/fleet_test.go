@@ -118,7 +118,9 @@ metadata: {name: kubernetes-zeta-idle-abc123, namespace: %s}
 spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: %s, name: %s}}}}]}}}}}
 `, ns, sourceNS, g5)
 	}
-	r, text := pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "cozy-public")))
+	// The idle pool itself: its values now clone the default flavor.
+	idle := zetaValues + cozyRelease("kubernetes-nodes-zeta-idle", cozyArtifact, "{cluster: zeta, minReplicas: 0}")
+	r, text := pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "cozy-public"), idle))
 	g := goldenIn(t, r, g5)
 	assert.False(t, g.SafeToDelete)
 	assert.Empty(t, g.Pools)
@@ -127,9 +129,53 @@ spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{
 	assert.Contains(t, text, g5+"  (DataVolume, phase Succeeded)  in use: 0 pools, 0 disks, 1 KubevirtMachineTemplate\n")
 	assert.Regexp(t, `\n  template +tenant-zeta/kubernetes-zeta-idle-abc123 +KubevirtMachineTemplate cloning it\n`, text)
 
-	r, _ = pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "tenant-zeta")))
+	r, _ = pinsOfFile(t, pinsWith(t, "cluster", template("tenant-zeta", "tenant-zeta"), idle))
 	assert.True(t, goldenIn(t, r, g5).SafeToDelete)
 	assert.Contains(t, r.Unused, g5)
+}
+
+// A namespace that runs pool objects none of whose pools can be read keeps
+// every golden out of "safe to delete", and pins exits 2 naming it, however
+// many other namespaces' pools read: a record forged elsewhere, naming its
+// pool, changes nothing. Its neighbour with its pool readable concludes.
+func TestPinsWillNotConcludePerNamespace(t *testing.T) {
+	g5 := goldenName("v1.13.5")
+	zetaObjects := `---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineDeployment
+metadata: {name: kubernetes-zeta-w, namespace: tenant-zeta}
+spec: {template: {spec: {infrastructureRef: {kind: KubevirtMachineTemplate, name: kubernetes-zeta-w-abc123}}}}
+`
+	rec, err := fleet.EncodeRecordBody("kubernetes-nodes-zeta-w", "tenant-evil", 1, "deployed",
+		[]byte(`{"name":"kubernetes-nodes-zeta-w","namespace":"tenant-zeta","info":{"status":"deployed"},"chart":{"metadata":{"name":"kubernetes-nodes"}},"config":{"cluster":"zeta"}}`))
+	require.NoError(t, err)
+	forged, err := (&unstructured.Unstructured{Object: rec}).MarshalJSON()
+	require.NoError(t, err)
+	state := pinsWith(t, "cluster", zetaObjects, "---\n"+string(forged)+"\n")
+
+	res := cli(t, "pins", "-cluster", state, "-o", "json")
+	require.Equal(t, exitProblem, res.code, res.stderr)
+	r := decode[report.PinsReport](t, res)
+	assert.Equal(t, []fleet.UnreadNamespace{{Namespace: "tenant-zeta", Objects: []string{"tenant-zeta/MachineDeployment/kubernetes-zeta-w"}}}, r.UnreadNamespaces)
+	assert.Empty(t, r.Unused, "no golden is safe while tenant-zeta's pools are unread")
+	g := goldenIn(t, r, g5)
+	assert.False(t, g.SafeToDelete)
+	assert.True(t, g.NotConcluded)
+	assert.Equal(t, []fleet.Ignored{{Object: "Secret tenant-evil/sh.helm.release.v1.kubernetes-nodes-zeta-w.v1", Reason: `Helm release record tenant-evil/sh.helm.release.v1.kubernetes-nodes-zeta-w.v1: its body names release "kubernetes-nodes-zeta-w" in namespace "tenant-zeta", not release kubernetes-nodes-zeta-w of its labels in its own namespace tenant-evil`}}, r.Ignored)
+	assert.Equal(t, "workerimage pins: will not conclude: the pools of 1 namespace could not be read (tenant-zeta), though they hold pool objects, so no golden is called safe to delete; make their HelmReleases or Helm release records readable, or name their chart artifact with --artifact\n", res.stderr)
+
+	text := cli(t, "pins", "-cluster", state)
+	require.Equal(t, exitProblem, text.code)
+	assert.Contains(t, text.stdout, g5+"  (DataVolume, phase Succeeded)  not concluded: nothing read uses it, but some namespaces' pools could not be read (below)\n")
+	assert.Contains(t, text.stdout, "\nunused goldens (safe to delete): not concluded while the pools of 1 namespace could not be read (below)\n")
+	assert.Regexp(t, `\nnamespaces that run pools none of which could be read \(.*\):\n  namespace tenant-zeta: 1 pool object: tenant-zeta/MachineDeployment/kubernetes-zeta-w\n`, text.stdout)
+	assert.Regexp(t, `\nobjects not read as pools \(.*\):\n  Secret tenant-evil/sh.helm.release.v1.kubernetes-nodes-zeta-w.v1: Helm release record`, text.stdout)
+
+	// The neighbour: tenant-zeta's pool readable, the report concludes.
+	r, _ = pinsOfFile(t, pinsWith(t, "cluster", zetaObjects, "---\n"+string(forged)+"\n", zetaValues, cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}")))
+	assert.Empty(t, r.UnreadNamespaces)
+	assert.True(t, goldenIn(t, r, g5).SafeToDelete)
+	assert.Len(t, r.Ignored, 1, "the forged record is still listed")
 }
 
 // goldensOnly is a cluster holding one golden and nothing else of a pool.

@@ -262,8 +262,19 @@ func TestKubeconfigClusterProblemsAreOneLine(t *testing.T) {
 		})
 	}
 
-	// A reachable cluster without Flux that runs pools: pins cannot read
-	// them, so it reports nothing rather than call every golden unused.
-	srv := newAPIServer(t, td("pins", "cluster.yaml"), "helm.toolkit.fluxcd.io/v2")
-	requireProblem(t, cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL)), "could not read the pools: the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)", "tenant-acme/MachineDeployment/kubernetes-acme-golden", "no golden can be called unused")
+	// A reachable cluster without Flux that runs pools, none with a release
+	// record: pins cannot read them, so it reports nothing rather than call
+	// every golden unused.
+	srv := newAPIServer(t, td("pins", "retiring.yaml"), "helm.toolkit.fluxcd.io/v2")
+	requireProblem(t, cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL)), "could not read the pools: the cluster serves no HelmRelease (helm.toolkit.fluxcd.io/v2)", "tenant-acme/MachineDeployment/kubernetes-acme-old", "no golden can be called unused")
+
+	// With one pool readable from its release record, the report is made,
+	// names the namespaces it could not read, calls no golden safe to
+	// delete, and exits 2 saying why on one line.
+	srv = newAPIServer(t, td("pins", "cluster.yaml"), "helm.toolkit.fluxcd.io/v2")
+	res := cli(t, "pins", "-kubeconfig", writeKubeconfig(t, srv.URL))
+	assert.Equal(t, exitProblem, res.code)
+	assert.Equal(t, 1, strings.Count(res.stderr, "\n"), res.stderr)
+	assert.Contains(t, res.stderr, "will not conclude: the pools of 1 namespace could not be read (tenant-acme), though they hold pool objects")
+	assert.Contains(t, res.stdout, "unused goldens (safe to delete): not concluded while the pools of 1 namespace could not be read (below)\n")
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -25,7 +27,7 @@ goldens, their pools and disks as a tree.`,
 			"pins --cluster examples/cluster-state.yaml",
 			"pins talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5 --cluster examples/cluster-state.yaml",
 			"pins --tree --kubeconfig ~/.kube/management.yaml"),
-		Annotations: map[string]string{"exitCodes": exitCodes("the report was made", "", "bad input, an unreachable cluster, a GOLDEN nothing knows, or no pool readable while pool objects exist (it will not conclude)")},
+		Annotations: map[string]string{"exitCodes": exitCodes("the report was made", "", "bad input, an unreachable cluster, a GOLDEN nothing knows, or a namespace holding pool objects none of whose pools is readable (it will not conclude; the report is still printed)")},
 		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if tree && in.format != "text" {
@@ -43,6 +45,12 @@ goldens, their pools and disks as a tree.`,
 				}
 			}
 			output.Pins(&a.out, &rep, r.options, tree)
+			// The report stands, but no golden it leaves unused is safe
+			// while a namespace's pools could not be read.
+			if why := rep.WhyNotConcluded(); why != "" {
+				fmt.Fprintf(a.stderr, "%s: %s\n", cmd.CommandPath(), output.TermSafe(why))
+				a.code = exitProblem
+			}
 			return nil
 		},
 	}

@@ -70,7 +70,7 @@ func TestPinsListsDisksOfNoPoolApart(t *testing.T) {
 	assert.Equal(t, []string{"tenant-acme/kubernetes-acme-gone-1a2b3c-zzzzz-disk-system", "tenant-beta/bare", "tenant-evil/forged"}, diskNames(r.NoPoolDisks))
 	assert.Empty(t, before.NoPoolDisks)
 
-	assert.Contains(t, text, g6+"  (DataVolume, phase Succeeded)  in use: 2 pools, 4 disks, 1 disk of no pool\n")
+	assert.Contains(t, text, g6+"  (DataVolume, phase Succeeded)  in use: 3 pools, 4 disks, 1 disk of no pool\n")
 	assert.Contains(t, text, g5+"  (DataVolume, phase Succeeded)  in use: 0 pools, 0 disks, 2 disks of no pool\n")
 	assert.Regexp(t, `\n  disk  tenant-evil/forged +\(no pool\) +its pool annotation names "kubernetes-acme-golden", which is no MachineDeployment in tenant-evil; no PVC yet\n`, text)
 	assert.Regexp(t, `\n  disk  tenant-beta/bare +\(no pool\) +no pool annotation; no PVC yet\n`, text)
@@ -93,10 +93,12 @@ func TestPinsAttributesADiskOnlyBesideItsPoolsMachineDeployment(t *testing.T) {
 	assert.Empty(t, g.NoPoolDisks)
 	assert.Equal(t, 4, g.Pools[0].Disks)
 
-	// A pool of the same name in another tenant's namespace owns the disks
-	// there, not acme's pool's count.
+	// A pool of the same name in another tenant's namespace (its
+	// HelmRelease, as Cozystack creates it, beside its MachineDeployment)
+	// owns the disks there, not acme's pool's count.
 	other := forgedDisk("DataVolume", "tenant-evil", "kubernetes-acme-golden-1a1a1a-eeeee-disk-system", g6, "kubernetes-acme-golden")
-	r, _ = pinsOfFile(t, pinsWith(t, "cluster", other, md("tenant-evil", "kubernetes-acme-golden")))
+	evilPool := strings.ReplaceAll(cozyRelease("kubernetes-nodes-acme-golden", cozyArtifact, "{cluster: acme}")+zetaValues, "tenant-zeta", "tenant-evil")
+	r, _ = pinsOfFile(t, pinsWith(t, "cluster", other, md("tenant-evil", "kubernetes-acme-golden"), evilPool))
 	g = goldenIn(t, r, g6)
 	assert.Contains(t, diskNames(g.Disks), "tenant-evil/kubernetes-acme-golden-1a1a1a-eeeee-disk-system")
 	assert.Equal(t, 3, g.Pools[0].Disks, "tenant-acme's pool counts only its namespace's disks")

@@ -87,10 +87,13 @@ func TestPinsFindsEveryPoolAndDiskOfAGolden(t *testing.T) {
 	g6 := goldenIn(t, r, goldenName("v1.13.6"))
 	assert.Equal(t, "DataVolume", g6.FoundAs)
 	assert.Equal(t, "Succeeded", g6.Phase)
-	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-delta/kubernetes-nodes-delta-big"}, helmReleases(g6.Pools))
+	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-delta/kubernetes-nodes-delta-big", "tenant-old/kubernetes-nodes-old-legacy"}, helmReleases(g6.Pools))
 	assert.Equal(t, 3, g6.Pools[0].Disks)
 	assert.Equal(t, "kubernetes-acme-golden", g6.Pools[0].Pool)
 	assert.Equal(t, 0, g6.Pools[1].Disks)
+	// A pool installed with plain helm install: read from its release record.
+	assert.Equal(t, "Helm release record tenant-old/sh.helm.release.v1.kubernetes-nodes-old-legacy.v2 (no HelmRelease)", g6.Pools[2].FoundBy)
+	assert.Equal(t, 1, g6.Pools[2].Disks)
 	require.Equal(t, []string{
 		"tenant-acme/kubernetes-acme-golden-7d9f2a-aaaaa-disk-system",
 		"tenant-acme/kubernetes-acme-golden-7d9f2a-bbbbb-disk-system",
@@ -144,7 +147,7 @@ func TestPinsTextListsUnusedAndFallbacksAtTheEnd(t *testing.T) {
 	require.Equal(t, exitOK, res.code, res.stderr)
 	text := res.stdout
 	assert.Contains(t, text, goldenName("v1.13.5")+"  (DataVolume, phase Succeeded)  safe to delete: no pool declares it, no disk or template uses it\n")
-	assert.Contains(t, text, goldenName("v1.13.6")+"  (DataVolume, phase Succeeded)  in use: 2 pools, 4 disks\n")
+	assert.Contains(t, text, goldenName("v1.13.6")+"  (DataVolume, phase Succeeded)  in use: 3 pools, 4 disks\n")
 	assert.Contains(t, text, "\nunused goldens (safe to delete):\n  "+goldenName("v1.13.5")+"\n")
 	_, tail, ok := strings.Cut(text, "\ndisks that fell back to a host-assisted copy:\n")
 	require.True(t, ok, text)

@@ -113,47 +113,60 @@ func TestArtifactNamedByFlagOrByRecord(t *testing.T) {
 	f := read(t, opts, withRecords...)
 	require.Equal(t, []string{"tenant-a/nodes-y"}, ids(f))
 	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.nodes-y.v2 (chart kubernetes-nodes)", f.Pools[0].FoundBy)
-	// A reference that names another chart by name decides: no record read.
-	named := read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+	// A reference that names another chart by name decides that the
+	// HelmRelease is no pool; being none, it claims no release, so a record
+	// of the pool chart under its release's name is read on its own.
+	named := read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "postgres", 1, "deployed", nil))
 	assert.Empty(t, named.Pools)
+	named = read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+	require.Equal(t, []string{"tenant-a/db"}, ids(named))
+	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.db.v1 (no HelmRelease)", named.Pools[0].FoundBy)
 }
 
-// Flux names the release [<targetNamespace>-]<name> unless releaseName is
-// set, installs it in targetNamespace and keeps its record in storageNamespace.
+// Flux names the release <name> unless releaseName is set, or, once
+// installed, as its status records it (the controller shortens a name longer
+// than Helm allows). A HelmRelease is read only as a pool of its own
+// namespace: one whose release or record is elsewhere is listed, not read.
 func TestReleaseNameAndNamespaceAsFlux(t *testing.T) {
 	f := read(t, opts,
-		hr("kubernetes-nodes-a-t", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
-  targetNamespace: tenant-b`),
 		hr("kubernetes-nodes-a-r", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
   releaseName: own-name`),
+		hr("kubernetes-nodes-a-t", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+  targetNamespace: tenant-b`),
 		hr("plain-ref", `  chartRef: {kind: OCIRepository, name: workers}
   releaseName: rel
   storageNamespace: flux-store`),
-		record(t, "rel", "flux-store", "kubernetes-nodes", 1, "deployed", nil),
 	)
-	require.Len(t, f.Pools, 3)
-	byID := map[string]fleet.Pool{}
-	for _, p := range f.Pools {
-		byID[p.ID()] = p
-	}
-	assert.Equal(t, "tenant-b-kubernetes-nodes-a-t", byID["tenant-a/kubernetes-nodes-a-t"].Release)
-	assert.Equal(t, "tenant-b", byID["tenant-a/kubernetes-nodes-a-t"].Namespace)
-	assert.Equal(t, "own-name", byID["tenant-a/kubernetes-nodes-a-r"].Release)
-	assert.Equal(t, "tenant-a", byID["tenant-a/kubernetes-nodes-a-r"].Namespace)
-	assert.Equal(t, "rel", byID["tenant-a/plain-ref"].Release, "found by its record in the storage namespace")
+	require.Equal(t, []string{"tenant-a/kubernetes-nodes-a-r"}, ids(f))
+	assert.Equal(t, "own-name", f.Pools[0].Release)
+	assert.Equal(t, "tenant-a", f.Pools[0].Namespace)
+	assert.Equal(t, []fleet.Ignored{
+		{Object: "HelmRelease tenant-a/kubernetes-nodes-a-t", Reason: "installs its release tenant-b-kubernetes-nodes-a-t into namespace tenant-b, not its own namespace tenant-a: a HelmRelease is read only as a pool of its own namespace"},
+		{Object: "HelmRelease tenant-a/plain-ref", Reason: "keeps its release record in namespace flux-store, not its own namespace tenant-a: a HelmRelease is read only as a pool of its own namespace"},
+	}, f.Ignored)
 
-	// What the controller installed, as its status records it, wins: it
-	// shortens a name longer than Helm allows.
 	long := "kubernetes-nodes-a-pool-with-a-name-longer-than-helm-allows"
 	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: nodes}
-  targetNamespace: tenant-b
 status:
   storageNamespace: tenant-a
-  history: [{name: tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab, namespace: tenant-b, chartName: kubernetes-nodes}]`),
-		record(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
+  history: [{name: kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab, namespace: tenant-a, chartName: kubernetes-nodes}]`),
+		record(t, "kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
 	require.Len(t, f.Pools, 1, "found by the record of the shortened release")
-	assert.Equal(t, "tenant-b-kubernetes-nodes-a-pool-wi-0123456789ab", f.Pools[0].Release)
-	assert.Equal(t, "tenant-b", f.Pools[0].Namespace)
+	assert.Equal(t, "kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab", f.Pools[0].Release)
+	assert.Equal(t, "tenant-a", f.Pools[0].Namespace)
+	assert.Empty(t, f.Ignored)
+
+	// The status is written by whoever writes the HelmRelease too.
+	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+status:
+  history: [{name: kubernetes-nodes-b-w, namespace: tenant-b, chartName: kubernetes-nodes}]`))
+	assert.Empty(t, f.Pools)
+	require.Len(t, f.Ignored, 1)
+	assert.Contains(t, f.Ignored[0].Reason, "installs its release kubernetes-nodes-b-w into namespace tenant-b")
+	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+status: {storageNamespace: tenant-b}`))
+	assert.Empty(t, f.Pools)
+	assert.Contains(t, f.Ignored[0].Reason, "keeps its release record in namespace tenant-b")
 }
 
 // A release of the pool chart that no HelmRelease manages (helm install) is a

@@ -52,10 +52,11 @@ func TestValuesAsFluxComputesThem(t *testing.T) {
 		configMap("pool", "pool.yaml", "cluster: a\ntalos: {version: v1.9.0}"),
 		configMap("empty", "values.yaml", ""),
 		configMap("bad", "values.yaml", "a: [unclosed"),
+		configMap("anchors", "values.yaml", "a: &a {x: 1, y: [2]}\nb: *a\nhost: '*.example.org'"),
 		`apiVersion: v1
 kind: ConfigMap
 metadata: {name: scalars, namespace: tenant-a}
-data: {v: v1.11.2, quoted: "'0x10'", num: "42", list: "{a,b}", odd: "a,b=c", nl: "line\n"}`,
+data: {v: v1.11.2, quoted: "'0x10'", num: "42", list: "{a,b}", odd: "a,b=c", nl: "line\n", commas: "v1.13.6,k[2]=1,m.n=x"}`,
 		`apiVersion: v1
 kind: Secret
 metadata: {name: data-secret, namespace: tenant-a}
@@ -86,6 +87,10 @@ data: {values.yaml: Y2x1c3RlcjogZnJvbS1kYXRhCg==}`,
 		"missing optional key":    "  valuesFrom: [{kind: ConfigMap, name: pool, optional: true}]\n  values: {cluster: a}",
 		"missing configmap":       "  valuesFrom: [{kind: ConfigMap, name: gone}]",
 		"unsupported kind":        "  valuesFrom: [{kind: Service, name: x}]",
+		"yaml aliases":            "  valuesFrom: [{kind: ConfigMap, name: anchors}]",
+		"targetPath commas":       "  valuesFrom: [{kind: ConfigMap, name: scalars, valuesKey: commas, targetPath: talos.version}]\n  values: {talos: {schematicID: own}}",
+		"one object many times":   "  valuesFrom: [{kind: ConfigMap, name: first}, {kind: ConfigMap, name: scalars, valuesKey: v, targetPath: talos.version}, {kind: ConfigMap, name: first}, {kind: ConfigMap, name: first}]",
+		"targetPath into a list":  "  valuesFrom: [{kind: ConfigMap, name: first}, {kind: ConfigMap, name: scalars, valuesKey: v, targetPath: 'roles[1]'}, {kind: ConfigMap, name: first}]",
 		"optional then required":  "  valuesFrom: [{kind: Secret, name: gone, optional: true}, {kind: Secret, name: gone}]",
 	}
 	for name, spec := range cases {

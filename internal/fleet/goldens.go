@@ -31,6 +31,9 @@ const (
 	// CatalogCAConfigMap is the catalog's ConfigMap of its chart-wide
 	// imageFactoryCA; an entry's own CA is in <it>-<schematicID>-<version>.
 	CatalogCAConfigMap = "kubernetes-worker-image-ca"
+	// CAKey is the key of a CA ConfigMap that holds the PEM, the catalog's
+	// and a pool's alike.
+	CAKey = "ca.pem"
 )
 
 // Goldens is what a cluster holds of the goldens and their users: the
@@ -170,16 +173,17 @@ func ReadGoldens(ctx context.Context, p engine.ClientProvider) (*Goldens, error)
 }
 
 // CAConfigMaps are the catalog's CA ConfigMaps in cozy-public
-// (CatalogCAConfigMap, and <it>-<schematicID>-<version> for an entry's own).
-func CAConfigMaps(ctx context.Context, p engine.ClientProvider) (map[string]bool, error) {
+// (CatalogCAConfigMap, and <it>-<schematicID>-<version> for an entry's own),
+// each with the PEM it holds (its ca.pem, as the catalog writes it).
+func CAConfigMaps(ctx context.Context, p engine.ClientProvider) (map[string]string, error) {
 	cms, err := List(ctx, p, "v1", "ConfigMap", golden.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[string]string{}
 	for _, cm := range cms {
 		if name := cm.GetName(); cm.GetNamespace() == golden.Namespace && (name == CatalogCAConfigMap || strings.HasPrefix(name, CatalogCAConfigMap+"-")) {
-			out[name] = true
+			out[name] = Text(cm.Object, "data", CAKey)
 		}
 	}
 	return out, nil

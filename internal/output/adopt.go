@@ -100,8 +100,13 @@ func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 		return []string{"  pool", p.HelmRelease, p.Pool, "refused: " + p.Refusal}
 	})
 	writePoolList(&lists, "pools not resolved (their values are refused before a disk source resolves)", r.Unresolved, func(p report.PoolPin) []string {
+		if p.Unresolved != "" {
+			return []string{"  pool", p.HelmRelease, "values not resolved: " + p.Unresolved}
+		}
 		return []string{"  pool", p.HelmRelease, "refused: " + p.Refusal}
 	})
+	writeUnread(&lists, r.UnreadNamespaces, "adopt says nothing of their pools")
+	writeIgnored(&lists, r.Ignored)
 	lists.write(out)
 }
 

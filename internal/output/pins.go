@@ -38,8 +38,11 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 	if len(g.Templates) > 0 {
 		verdict += ", " + report.Count(len(g.Templates), "KubevirtMachineTemplate")
 	}
-	if g.SafeToDelete {
+	switch {
+	case g.SafeToDelete:
 		verdict = "safe to delete: no pool declares it, no disk or template uses it"
+	case g.NotConcluded:
+		verdict = "not concluded: nothing read uses it, but some namespaces' pools could not be read (below)"
 	}
 	tb.wrap(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	if g.FoundAs != "absent" {
@@ -141,6 +144,8 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 	}
 	tb.raw("")
 	switch {
+	case !r.Concludes():
+		tb.raw(fmt.Sprintf("unused goldens (safe to delete): not concluded while the pools of %s could not be read (below)", report.Count(len(r.UnreadNamespaces), "namespace")))
 	case len(r.Unused) == 0:
 		tb.raw("unused goldens (safe to delete): none")
 	default:
@@ -183,6 +188,16 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 			}
 		}
 	}
+	if len(r.CAProblems) > 0 {
+		tb.raw("catalog CAs with certificates CDI's importer cannot use as a CA (goldens imported with them from now on may fail TLS; fix the catalog's imageFactoryCA):")
+		for _, c := range r.CAProblems {
+			for _, p := range c.Problems {
+				tb.raw("  ConfigMap " + c.ConfigMap + ": " + p)
+			}
+		}
+	}
+	writeUnread(&tb, r.UnreadNamespaces, "what their pools use is not known, so no golden is called safe to delete and pins exits 2")
+	writeIgnored(&tb, r.Ignored)
 	tb.write(out)
 }
 

@@ -56,6 +56,9 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
 		}
 		if d.ImageFactoryCA != nil {
 			tb.row("factory CA", d.ImageFactoryCA.Value+"  ("+d.ImageFactoryCA.Source+")")
+			for _, p := range d.ImageFactoryCAProblems {
+				tb.row("", "X.509: "+p)
+			}
 		}
 		if d.PoolClass != nil {
 			tb.row("pool class", report.OrNone(d.PoolClass.Value)+"  ("+d.PoolClass.Source+")")

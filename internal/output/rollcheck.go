@@ -48,6 +48,12 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
 		}
 	}
 	tb.write(out)
+	if len(r.Ignored) > 0 {
+		var ignored table
+		ignored.raw("")
+		writeIgnored(&ignored, r.Ignored)
+		ignored.write(out)
+	}
 	s := r.Summary
 	fmt.Fprintf(out, "\n%s: %d roll, %d refused at head, %d refused at base only, %d refused at both (not counted against the upgrade), %d no roll", report.Count(s.Pools, "pool"), s.Rolls, s.RefusedAtHead, s.RefusedAtBase, s.RefusedAtBoth, s.NoRoll)
 	if s.NotDeployed > 0 {

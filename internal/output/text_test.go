@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
@@ -165,4 +166,25 @@ func TestTableAlignsColumnsAcrossRawLines(t *testing.T) {
 	var out bytes.Buffer
 	tb.write(&out)
 	assert.Equal(t, "a       one  x\n  free text\nlonger  2    y\n", out.String())
+}
+
+// What keeps pins from concluding, the objects not read as pools and the
+// catalog CAs X.509 finds wanting each have their lines, after the verdicts.
+func TestPinsTextNamesUnreadNamespacesIgnoredObjectsAndCAProblems(t *testing.T) {
+	r := &report.PinsReport{
+		Cluster: "state file x", Chart: "kubernetes-nodes",
+		Goldens:          []report.GoldenPins{{Name: "talos-worker-abc-v1.13.6", FoundAs: "DataVolume", Phase: "Succeeded", NotConcluded: true}},
+		Flavors:          []report.FlavorPins{{Flavor: "talos-worker-abc-v1.13.6", SchematicID: "abc", Version: "v1.13.6", Goldens: []string{"talos-worker-abc-v1.13.6"}}},
+		UnreadNamespaces: []fleet.UnreadNamespace{{Namespace: "tenant-acme", Objects: []string{"tenant-acme/MachineDeployment/kubernetes-acme-w"}}},
+		Ignored:          []fleet.Ignored{{Object: "Secret tenant-evil/sh.helm.release.v1.x.v1", Reason: "its body names release \"x\" in namespace \"tenant-acme\""}},
+		CAProblems:       []report.CAConfigMapProblems{{ConfigMap: "cozy-public/kubernetes-worker-image-ca", Problems: []string{"certificate 1 of 1 (CN=Old) expired on 2020-01-01T00:00:00Z: TLS refuses a chain through it"}}},
+	}
+	var out bytes.Buffer
+	Pins(&out, r, Options{Format: "text"}, false)
+	text := out.String()
+	assert.Contains(t, text, "talos-worker-abc-v1.13.6  (DataVolume, phase Succeeded)  not concluded: nothing read uses it, but some namespaces' pools could not be read (below)\n")
+	assert.Contains(t, text, "\nunused goldens (safe to delete): not concluded while the pools of 1 namespace could not be read (below)\n")
+	assert.Contains(t, text, "\ncatalog CAs with certificates CDI's importer cannot use as a CA (goldens imported with them from now on may fail TLS; fix the catalog's imageFactoryCA):\n  ConfigMap cozy-public/kubernetes-worker-image-ca: certificate 1 of 1 (CN=Old) expired on 2020-01-01T00:00:00Z: TLS refuses a chain through it\n")
+	assert.Contains(t, text, "\n  namespace tenant-acme: 1 pool object: tenant-acme/MachineDeployment/kubernetes-acme-w\n")
+	assert.Contains(t, text, "\n  Secret tenant-evil/sh.helm.release.v1.x.v1: its body names release \"x\" in namespace \"tenant-acme\"\n")
 }

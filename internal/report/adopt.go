@@ -26,19 +26,21 @@ import (
 // the report. pins' verdicts sort the pools: cloning, HTTP, not resolved.
 func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 	pins := Pins(f, t.Desc, chrt.Metadata.Name)
-	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved}
+	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved,
+		UnreadNamespaces: pins.UnreadNamespaces, Ignored: pins.Ignored}
 	for _, g := range pins.Goldens {
 		rep.Cloning = append(rep.Cloning, g.Pools...)
 	}
 	sort.Slice(rep.Cloning, func(i, j int) bool { return rep.Cloning[i].HelmRelease < rep.Cloning[j].HelmRelease })
+	// A pool is its release, in its namespace: no two pools share one.
 	byRelease := map[string]resolvedPool{}
 	for _, rp := range f.pools {
-		byRelease[rp.pin.HelmRelease] = rp
+		byRelease[rp.pin.Namespace+"/"+rp.pin.Release] = rp
 	}
 	var pools []AdoptPool
 	for i, p := range pins.HTTPPools {
 		t.progress("rendering HTTP pool %d of %d as it is and switched: %s", i+1, len(pins.HTTPPools), p.HelmRelease)
-		rp := byRelease[p.HelmRelease]
+		rp := byRelease[p.Namespace+"/"+p.Release]
 		var md map[string]any
 		if u := f.machineDeployments[rp.pin.Namespace+"/"+rp.pin.Pool]; u != nil {
 			md = u.Object

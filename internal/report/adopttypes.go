@@ -1,5 +1,7 @@
 package report
 
+import "github.com/cozystack/golden-worker-images/internal/fleet"
+
 // Outcomes of switching a pool to osImage.builtin, from the chart's answer.
 const (
 	OutcomeReady          = "ready"                  // renders, and its golden is populated
@@ -34,6 +36,11 @@ type AdoptReport struct {
 	RefusedToday []PoolPin `json:"refusedToday"`
 	// Unresolved are pools whose values are refused before a disk source resolves.
 	Unresolved []PoolPin `json:"unresolved"`
+	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
+	// not be read (adopt says nothing of them), and tenant objects not read
+	// as pools.
+	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
+	Ignored          []fleet.Ignored         `json:"ignored,omitempty"`
 }
 
 // AdoptFlavor is the HTTP pools booting one flavor from one factory URL.

@@ -11,7 +11,7 @@ import (
 // Pins decides, from what the cluster holds, which golden each pool
 // and disk pins and which goldens nothing pins.
 func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
-	rep := PinsReport{Cluster: cluster, Chart: chartName}
+	rep := PinsReport{Cluster: cluster, Chart: chartName, UnreadNamespaces: f.unread, Ignored: f.ignored}
 	goldens := map[string]*GoldenPins{}
 	golden := func(name string) *GoldenPins {
 		if g, ok := goldens[name]; ok {
@@ -84,6 +84,9 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 			}
 		}
 		g.SafeToDelete = len(g.Pools) == 0 && len(users) == 0
+		if g.SafeToDelete && len(f.unread) > 0 {
+			g.SafeToDelete, g.NotConcluded = false, true
+		}
 		if g.Retiring {
 			g.Blockers = append([]string{}, users...)
 			g.BlockersWithoutPool = append([]string(nil), f.users.NoPool[n]...)
@@ -94,6 +97,7 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 		rep.Goldens = append(rep.Goldens, *g)
 	}
 	rep.Flavors = flavorsOf(rep.Goldens)
+	rep.CAProblems = f.caProblems()
 	sortDisks(rep.HostAssisted)
 	sortDisks(rep.NoPoolDisks)
 	for _, l := range [][]PoolPin{rep.HTTPPools, rep.Unresolved} {
@@ -168,11 +172,24 @@ func sortDisks(d []DiskPin) {
 // caFor is the catalog CA ConfigMap that serves a golden's flavor now: the
 // entry's own, else the chart-wide one; "" when there is none.
 func (f *PinsFacts) caFor(name string) string {
-	if fl, ok := golden.Parse(name); ok && f.caConfigMaps[fleet.CatalogCAConfigMap+"-"+fl.SchematicID+"-"+fl.Version] {
-		return fleet.CatalogCAConfigMap + "-" + fl.SchematicID + "-" + fl.Version
+	if fl, ok := golden.Parse(name); ok {
+		if _, own := f.caConfigMaps[fleet.CatalogCAConfigMap+"-"+fl.SchematicID+"-"+fl.Version]; own {
+			return fleet.CatalogCAConfigMap + "-" + fl.SchematicID + "-" + fl.Version
+		}
 	}
-	if f.caConfigMaps[fleet.CatalogCAConfigMap] {
+	if _, ok := f.caConfigMaps[fleet.CatalogCAConfigMap]; ok {
 		return fleet.CatalogCAConfigMap
 	}
 	return ""
+}
+
+// caProblems reads each catalog CA ConfigMap as X.509 (CAProblems).
+func (f *PinsFacts) caProblems() []CAConfigMapProblems {
+	var out []CAConfigMapProblems
+	for _, name := range SortedKeys(f.caConfigMaps) {
+		if problems := CAProblems(f.caConfigMaps[name], f.now); len(problems) > 0 {
+			out = append(out, CAConfigMapProblems{ConfigMap: golden.Namespace + "/" + name, Problems: problems})
+		}
+	}
+	return out
 }

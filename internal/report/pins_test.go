@@ -44,7 +44,7 @@ func TestPinsVerdictsFromFacts(t *testing.T) {
 			Users:  map[string][]string{used: {"tenant-acme/DataVolume/d1"}, byDisk: {"tenant-evil/DataVolume/d2"}, byTempl: {"tenant-acme/KubevirtMachineTemplate/t1"}},
 			NoPool: map[string][]string{byDisk: {"tenant-evil/DataVolume/d2"}},
 		},
-		caConfigMaps: map[string]bool{"kubernetes-worker-image-ca": true},
+		caConfigMaps: map[string]string{"kubernetes-worker-image-ca": ""},
 	}
 	r := Pins(f, "state file x", "kubernetes-nodes")
 	byName := map[string]GoldenPins{}

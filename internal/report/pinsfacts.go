@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -13,7 +14,9 @@ import (
 // ReadPins reads the goldens, the worker disks and the pools (found and
 // valued as Flux deploys them, internal/fleet), and asks the catalog chart who
 // uses each golden. Any error is a cluster problem, and so is a cluster that
-// runs pools none of which could be read: no verdict is safe there.
+// runs pools none of which could be read: no verdict is safe there. A
+// cluster where only some namespaces' pools could not be read is reported,
+// those namespaces named (Pins then calls no golden safe to delete).
 func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
 	ctx := context.Background()
 	t.progress("reading the pools (HelmReleases and Helm release records)")
@@ -36,7 +39,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects}
+	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, unread: fl.Unread(), ignored: fl.Ignored}
 	for _, d := range g.Disks {
 		f.addDisk(diskOf(d))
 	}
@@ -81,6 +84,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if f.caConfigMaps, err = fleet.CAConfigMaps(ctx, t.Provider); err != nil {
 		return nil, err
 	}
+	f.now = time.Now()
 	return f, nil
 }
 

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +33,43 @@ type PinsReport struct {
 	// Flavors group the goldens by (schematicID, version): the plain golden
 	// and its per-class ones, and the classes whose pools have none.
 	Flavors []FlavorPins `json:"flavors"`
+	// UnreadNamespaces hold pool objects none of whose pools could be read:
+	// what those pools use is not known (their values could name any golden
+	// next), so while one is listed no golden is called safe to delete and
+	// pins exits 2, whatever other namespaces hold.
+	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
+	// Ignored are tenant objects not read as pools: they name what their
+	// place does not (a release record whose body names another release or
+	// namespace, a HelmRelease whose release or record is elsewhere), or
+	// cannot be decoded.
+	Ignored []fleet.Ignored `json:"ignored,omitempty"`
+	// CAProblems are the catalog's CA ConfigMaps holding a certificate that
+	// does not parse, is expired or not yet valid, or is not a CA: the
+	// goldens imported with it from now on may fail TLS.
+	CAProblems []CAConfigMapProblems `json:"caProblems,omitempty"`
+}
+
+// CAConfigMapProblems are what X.509 makes of one CA ConfigMap (CAProblems).
+type CAConfigMapProblems struct {
+	// ConfigMap is "<namespace>/<name>".
+	ConfigMap string   `json:"configMap"`
+	Problems  []string `json:"problems"`
+}
+
+// Concludes: no namespace's pools went unread, so the verdicts stand.
+func (r PinsReport) Concludes() bool { return len(r.UnreadNamespaces) == 0 }
+
+// WhyNotConcluded says, in one line, which namespaces keep the report from
+// concluding; "" when it concludes.
+func (r PinsReport) WhyNotConcluded() string {
+	if r.Concludes() {
+		return ""
+	}
+	var names []string
+	for _, u := range r.UnreadNamespaces {
+		names = append(names, u.Namespace)
+	}
+	return fmt.Sprintf("will not conclude: the pools of %s could not be read (%s), though they hold pool objects, so no golden is called safe to delete; make their HelmReleases or Helm release records readable, or name their chart artifact with --artifact", Count(len(names), "namespace"), FirstFive(names))
 }
 
 // FlavorPins are the goldens of one flavor and the classes it lacks.
@@ -83,6 +123,9 @@ type GoldenPins struct {
 	// delete it for good: through its catalog entry, as the catalog retires
 	// a golden (a kubectl delete alone would be undone by Helm).
 	DeleteSteps []string `json:"deleteSteps,omitempty"`
+	// NotConcluded: nothing read uses it, yet it is not called safe to
+	// delete: some namespace's pools could not be read (UnreadNamespaces).
+	NotConcluded bool `json:"notConcluded,omitempty"`
 	// Retiring: the catalog entry sets retire: true (its DataVolume is marked
 	// retiring and has lost helm.sh/resource-policy: keep).
 	Retiring bool `json:"retiring,omitempty"`
@@ -175,8 +218,14 @@ type PinsFacts struct {
 	// only where that pool's MachineDeployment is.
 	machineDeployments map[string]*unstructured.Unstructured
 	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
-	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an entry's own).
-	caConfigMaps map[string]bool
+	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an
+	// entry's own), with the PEM each holds; now is when they were read.
+	caConfigMaps map[string]string
+	now          time.Time
+	// unread are the namespaces holding pool objects none of whose pools
+	// could be read; ignored the tenant objects not read as pools.
+	unread  []fleet.UnreadNamespace
+	ignored []fleet.Ignored
 }
 
 type resolvedPool struct {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 )
@@ -73,6 +75,11 @@ type DiskReport struct {
 	// ImageFactoryCA: the ConfigMap of the CA the HTTP import trusts, and
 	// where the CA came from; absent when none is in effect.
 	ImageFactoryCA *Sourced `json:"imageFactoryCA,omitempty"`
+	// ImageFactoryCAProblems name each certificate of that CA that X.509
+	// says CDI's importer cannot use as a CA (CAProblems): it does not
+	// parse, is expired or not yet valid, or is not a CA. Read from the
+	// rendered ConfigMap, so only when the pool renders.
+	ImageFactoryCAProblems []string `json:"imageFactoryCAProblems,omitempty"`
 	// PoolClass is the class the disk is written with; Value "" means none is
 	// written and the cluster's default applies when the disk is created.
 	PoolClass   *Sourced `json:"poolStorageClass,omitempty"`
@@ -202,6 +209,11 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 	if facts != nil {
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
+		if name := string(facts.DiskSource.CertConfigMap); name != "" && m != nil && !facts.DiskSource.Clone {
+			if cm, ok := m.Find("ConfigMap", name); ok {
+				rep.DiskSource.ImageFactoryCAProblems = CAProblems(fleet.Text(cm.Object, "data", fleet.CAKey), time.Now())
+			}
+		}
 		if d := rep.DiskSource; d.Golden != "" && (d.GoldenFoundAs == "DataVolume" || d.GoldenFoundAs == "PersistentVolumeClaim") {
 			if d.GoldenSourceURL, d.GoldenCertConfigMap, d.GoldenChecksum, err = t.goldenSource(d.Golden); err != nil {
 				return nil, nil, err

@@ -44,9 +44,13 @@ type RollReport struct {
 		// MachineDeployment yet: the upgrade creates them, rolling nothing.
 		NotDeployed int `json:"notDeployed,omitempty"`
 		// Unresolved counts the cluster's pools whose values could not be
-		// computed (-values omitted): they are not checked.
+		// computed (-values omitted), and the namespaces none of whose pools
+		// could be read: they are not checked.
 		Unresolved int `json:"unresolved,omitempty"`
 	} `json:"summary"`
+	// Ignored are the cluster's tenant objects not read as pools: they name
+	// what their place does not, or cannot be decoded.
+	Ignored []fleet.Ignored `json:"ignored,omitempty"`
 }
 
 // PoolRoll is one pool rendered at base and at head.
@@ -91,6 +95,9 @@ type RollSide struct {
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
 	for i, in := range pools {
+		if rep.ignore(in) {
+			continue
+		}
 		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
 		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
 		if in.unresolved == "" {
@@ -116,6 +123,9 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
 	for i, in := range pools {
+		if rep.ignore(in) {
+			continue
+		}
 		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
 		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
 		if in.unresolved == "" {
@@ -143,6 +153,16 @@ func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []Ro
 }
 
 // add counts a checked pool into the summary.
+// ignore lists in, when it is a tenant object not read as a pool, beside
+// the pools; true when it was one.
+func (r *RollReport) ignore(in RollInput) bool {
+	if in.ignored == nil {
+		return false
+	}
+	r.Ignored = append(r.Ignored, *in.ignored)
+	return true
+}
+
 func (r *RollReport) add(p PoolRoll) {
 	r.Pools = append(r.Pools, p)
 	r.Summary.Pools++
@@ -172,12 +192,14 @@ func (r RollReport) Attention() bool {
 }
 
 // RollInput is one pool to check: where its values came from, the values
-// and its release.
+// and its release; or, from a cluster, a tenant object not read as a pool
+// (ignored), listed in the report beside the pools.
 type RollInput struct {
 	source     string
 	values     map[string]any
 	release    render.Release
 	unresolved string
+	ignored    *fleet.Ignored
 }
 
 // RollInputsFromFiles reads the pools of values files (each argument a
@@ -214,7 +236,9 @@ func RollInputsFromFiles(globs []string, release, namespace string) ([]RollInput
 
 // RollInputsFromCluster reads the cluster's pools as pins does (only those of
 // namespace, when it is not ""); a cluster that runs pools none of which
-// could be read is a problem, never "nothing rolls".
+// could be read is a problem, never "nothing rolls", and each namespace none
+// of whose pools could be read is a pool input not resolved: never checked,
+// never "no roll".
 func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollInput, error) {
 	t.progress("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(context.Background(), t.Provider, o)
@@ -235,6 +259,16 @@ func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollI
 		}
 		out = append(out, RollInput{source: source, values: p.Values, unresolved: p.Unresolved,
 			release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}})
+	}
+	for _, u := range fl.Unread() {
+		if namespace != "" && u.Namespace != namespace {
+			continue
+		}
+		out = append(out, RollInput{source: "namespace " + u.Namespace, release: render.Release{Namespace: u.Namespace},
+			unresolved: fmt.Sprintf("it holds %s (%s) and none of its pools could be read", Count(len(u.Objects), "pool object"), FirstFive(u.Objects))})
+	}
+	for i := range fl.Ignored {
+		out = append(out, RollInput{ignored: &fl.Ignored[i]})
 	}
 	return out, nil
 }

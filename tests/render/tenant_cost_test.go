@@ -159,6 +159,9 @@ func costCases() []costCase {
 		{"roles over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"roles": stringList(n, func(i int) string { return fmt.Sprintf("r%06d", i) })})()
 		}), false, false},
+		// Items of the wrong type cost a schema validator an error each: the
+		// schema checks a list's items only within its limit.
+		{"roles over the limit: 524,000 numbers", "pool", pool(map[string]interface{}{"roles": numbers(524000)}), false, false},
 		{"mirrors at the limit (64 hosts x 16 endpoints of 1 KiB)", "pool", pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 950)}}), true, false},
 		{"mirrors over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(n, 1, 1)}})()

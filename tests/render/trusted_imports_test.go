@@ -357,30 +357,50 @@ func TestCatalogChecksumInAPreviewIsRenderedAndSaidUnchecked(t *testing.T) {
 }
 
 func TestMalformedChecksumsAreRefusedSchemaOnAndOff(t *testing.T) {
+	render1 := func(checksum string, skip bool) error {
+		v := vals(t, "{images: [{schematicID: abc, version: v1.13.6}]}")
+		v["images"].([]interface{})[0].(map[string]interface{})["checksum"] = checksum
+		_, err := renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: skip}, v, nil)
+		return err
+	}
 	for _, bad := range []string{
 		"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",          // no algorithm
 		"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a0",    // one digit short
 		"sha384:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",   // an algorithm CDI does not take
 		"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a0g",   // not hex
-		"md5:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",      // sha256's length
 		"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n", // a newline
 		"SHA256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",   // the algorithm as CDI names it
 	} {
 		for _, skip := range []bool{false, true} {
-			v := vals(t, "{images: [{schematicID: abc, version: v1.13.6}]}")
-			v["images"].([]interface{})[0].(map[string]interface{})["checksum"] = bad
-			_, err := renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: skip}, v, nil)
+			err := render1(bad, skip)
 			require.Error(t, err, bad)
 			if !skip && strings.Contains(err.Error(), "values don't meet the specifications of the schema") {
 				assert.Contains(t, err.Error(), "checksum")
 				continue
 			}
-			requireRefusal(t, err, `images[0] (schematicID "abc", version "v1.13.6"): checksum`, "is not a checksum CDI takes", "md5 (32 hex digits), sha1 (40), sha256 (64) or sha512 (128)")
+			requireRefusal(t, err, `images[0] (schematicID "abc", version "v1.13.6"): checksum`, "is not a checksum the catalog takes", "sha256 (64 hex digits) or sha512 (128)")
 		}
 	}
+	// md5 and sha1 are checksums CDI takes, and their collisions can be made:
+	// refused by name, schema on and off, whatever their case or length.
+	for _, weak := range []struct{ checksum, algorithm string }{
+		{"md5:5d41402abc4b2a76b9719d911017c592", "md5"},
+		{"sha1:2fd4e1c67a2d28fced849ee1bb76e7391b93eb12", "sha1"},
+		{"MD5:5D41402ABC4B2A76B9719D911017C592", "md5"},
+		{"md5:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "md5"}, // sha256's length
+	} {
+		for _, skip := range []bool{false, true} {
+			err := render1(weak.checksum, skip)
+			require.Error(t, err, weak.checksum)
+			if !skip {
+				assert.Contains(t, err.Error(), "values don't meet the specifications of the schema", "the schema refuses it first")
+				continue
+			}
+			requireRefusal(t, err, `images[0] (schematicID "abc", version "v1.13.6"): checksum "`+weak.checksum+`" uses `+weak.algorithm+`, whose collisions can be made`, "a golden is the image every tenant's workers boot", "set it to the image's sha256")
+		}
+	}
+	// The neighbours: sha256 and sha512, in either case of hex, render.
 	for _, good := range []string{
-		"md5:5d41402abc4b2a76b9719d911017c592",
-		"sha1:2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
 		testChecksum,
 		"sha512:" + strings.Repeat("ab", 64),
 		"sha256:9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08",
@@ -501,7 +521,7 @@ kubernetesWorkerImage:
 		_, err := renderChartAs(t, platformChart(t), render.Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: skip}, v, nil)
 		require.Error(t, err)
 		if skip {
-			requireRefusal(t, err, `kubernetesWorkerImage.images[0].checksum "sha256:abc" is not a checksum CDI takes`)
+			requireRefusal(t, err, `kubernetesWorkerImage.images[0].checksum "sha256:abc" is not a checksum the catalog takes`)
 		}
 	}
 }

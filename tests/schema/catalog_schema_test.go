@@ -89,8 +89,8 @@ func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
 	patterns := libraryPatterns(t)
 	schema := document(t, chartFile(t, catalogChart+"/values.schema.json"))
 	for field, path := range map[string][]string{
-		"schematicID":     {"properties", "images", "items", "properties", "schematicID", "pattern"},
-		"version":         {"properties", "images", "items", "properties", "version", "pattern"},
+		"schematicID":     {"properties", "images", "then", "items", "properties", "schematicID", "pattern"},
+		"version":         {"properties", "images", "then", "items", "properties", "version", "pattern"},
 		"imageFactoryURL": {"definitions", "factoryURL", "pattern"},
 		"quantity":        {"definitions", "quantity", "pattern"},
 		"storageClass":    {"properties", "storageClass", "pattern"},
@@ -127,7 +127,7 @@ func TestMonitoringSchemaPatternsAreTheTemplates(t *testing.T) {
 		for field, path := range map[string][]string{
 			"alertDuration":   append(append([]string{}, monitoring...), "goldenFailedFor", "pattern"),
 			"imageFactoryURL": append(append([]string{}, monitoring...), "runbookURL", "pattern"),
-			"labelValue":      append(append([]string{}, monitoring...), "labels", "additionalProperties", "pattern"),
+			"labelValue":      append(append([]string{}, monitoring...), "labels", "then", "additionalProperties", "pattern"),
 		} {
 			require.Equal(t, patterns[field], jsonAt(t, schema, path...), "%s: %s", file, field)
 		}

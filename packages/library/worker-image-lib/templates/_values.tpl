@@ -282,13 +282,18 @@ DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: pref
 
 {{/*
 A checksum CDI verifies an HTTP import against (DataVolume spec.source.http.checksum, CDI v1.65.0 on):
-<md5|sha1|sha256|sha512>:<hex digest of that length>. Takes a dict: prefix, field, value ("": none).
+<sha256|sha512>:<hex digest of that length>. CDI also takes md5 and sha1, which are refused: collisions
+of both can be made, and a golden is the image every tenant's workers boot. Takes a dict: prefix,
+field, value ("": none).
 */}}
 {{- define "worker-image-lib.assertChecksum" -}}
 {{- include "worker-image-lib.assertString" . -}}
 {{- $s := .value | default "" -}}
+{{- if and $s (le (len $s) 135) (regexMatch "^(?i)[ \t]*(md5|sha1)[ \t]*:" $s) -}}
+{{- fail (printf "%s%s %s uses %s, whose collisions can be made: it cannot prove that the image is the one published, and a golden is the image every tenant's workers boot; set it to the image's sha256 (sha256:<the 64 hex digits sha256sum prints for openstack-amd64.raw.xz>) or sha512 digest, or remove it" .prefix .field (include "worker-image-lib.describe" $s) (regexFind "(?i)md5|sha1" $s | lower)) -}}
+{{- end -}}
 {{- if and $s (not (and (le (len $s) 135) (regexMatch (include "worker-image-lib.patterns" . | fromYaml).checksum $s))) -}}
-{{- fail (printf "%s%s %s is not a checksum CDI takes: it must be <algorithm>:<hex digest>, with md5 (32 hex digits), sha1 (40), sha256 (64) or sha512 (128); set it to the image's digest, such as sha256:<the 64 hex digits sha256sum prints for openstack-amd64.raw.xz>, or remove it" .prefix .field (include "worker-image-lib.describe" $s)) -}}
+{{- fail (printf "%s%s %s is not a checksum the catalog takes: it must be <algorithm>:<hex digest>, with sha256 (64 hex digits) or sha512 (128), as CDI verifies it; set it to the image's digest, such as sha256:<the 64 hex digits sha256sum prints for openstack-amd64.raw.xz>, or remove it" .prefix .field (include "worker-image-lib.describe" $s)) -}}
 {{- end -}}
 {{- end -}}
 

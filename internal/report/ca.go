@@ -1,0 +1,48 @@
+package report
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"time"
+)
+
+// CAProblems reads a CA in effect (PEM certificates CDI's importer adds to
+// the roots it trusts) as X.509, which the charts cannot: they check only
+// its PEM form. It names each certificate that does not parse (its DER is
+// not a certificate: CDI skips it), that is expired or not yet valid at now,
+// or that is not a CA; none when every certificate is a CA valid now.
+func CAProblems(pemText string, now time.Time) []string {
+	var blocks []*pem.Block
+	for rest := []byte(pemText); ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		blocks = append(blocks, b)
+	}
+	var out []string
+	for i, b := range blocks {
+		which := fmt.Sprintf("certificate %d of %d", i+1, len(blocks))
+		if b.Type != "CERTIFICATE" {
+			out = append(out, fmt.Sprintf("%s is a %q block, not a certificate: CDI's importer skips it", which, b.Type))
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: its DER is not an X.509 certificate (%v): CDI's importer skips it", which, err))
+			continue
+		}
+		which += " (" + c.Subject.String() + ")"
+		switch {
+		case now.After(c.NotAfter):
+			out = append(out, fmt.Sprintf("%s expired on %s: TLS refuses a chain through it", which, c.NotAfter.UTC().Format(time.RFC3339)))
+		case now.Before(c.NotBefore):
+			out = append(out, fmt.Sprintf("%s is not valid before %s: TLS refuses a chain through it until then", which, c.NotBefore.UTC().Format(time.RFC3339)))
+		}
+		if !c.BasicConstraintsValid || !c.IsCA {
+			out = append(out, which+" is not a CA (its basic constraints do not say CA:TRUE): TLS trusts it only when the mirror serves this very certificate, never one it issued")
+		}
+	}
+	return out
+}
