@@ -23,7 +23,7 @@ var verbHelp = map[string]verbDoc{
 	"rollcheck": {
 		answers: "Will this chart upgrade roll any worker? Renders every pool with the chart of two checkouts (-base,\n-head) and reports, per pool, whether its KubevirtMachineTemplate name changes, with the first\ndiffering lines of its body. With a cluster and no -values it checks every pool of the cluster.",
 		exits:   [3]string{"no pool rolls", "a pool rolls, the head chart refuses one, or a pool could not be checked", "bad input"},
-		example: "bin/workerimage rollcheck -base . -head . -values 'tests/render/testdata/baseline/0[1-3]*.values.yaml' -release kubernetes-nodes-acme-workers -namespace tenant-acme",
+		example: "bin/workerimage rollcheck -base . -head . -values 'tests/render/testdata/golden/pool-cozystack-0[1-3]*.values.yaml' -release kubernetes-nodes-acme-workers -namespace tenant-acme",
 	},
 	"pins": {
 		answers: "Can I delete this golden? Lists every golden in cozy-public with the pools whose values resolve to\nit, the disks and KubevirtMachineTemplates that use it, where it was imported from, and which\ngoldens nothing uses (safe to delete, as the catalog chart's own retirement rule decides).",

@@ -72,19 +72,25 @@ func (e *env) createClusterFixtures(t testing.TB) {
 	}
 }
 
-func baselineValues(t *testing.T) map[string]map[string]interface{} {
+// baselineCorner is a baseline case's release and values.
+type baselineCorner struct {
+	release string
+	values  map[string]interface{}
+}
+
+func baselineValues(t *testing.T) map[string]baselineCorner {
 	t.Helper()
 	corners, err := support.BaselineCases()
 	if err != nil || len(corners) == 0 {
 		t.Fatalf("no baseline values (%v)", err)
 	}
-	out := map[string]map[string]interface{}{}
+	out := map[string]baselineCorner{}
 	for _, c := range corners {
 		vals, err := render.ReadValues(c.ValuesFile)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[strings.TrimPrefix(c.Name, "baseline/")] = vals
+		out[c.Name] = baselineCorner{release: c.ReleaseOf().Name, values: vals}
 	}
 	return out
 }
@@ -115,7 +121,7 @@ func testBaselineDryRun(t *testing.T, e *env) {
 	sort.Strings(names)
 	total := 0
 	for _, name := range names {
-		m := renderPool(t, poolRelease, poolNamespace, corners[name])
+		m := renderPool(t, corners[name].release, poolNamespace, corners[name].values)
 		n, problems := e.dryRunApply(t, m, poolNamespace)
 		total += n
 		for _, p := range problems {
@@ -197,7 +203,7 @@ func withValues(base map[string]interface{}, kv ...interface{}) map[string]inter
 // change keep its KubevirtMachineTemplate (same name, same object); a diskSize
 // change creates a new one (the documented re-image); uninstall removes it all.
 func testPoolLifecycle(t *testing.T, e *env) {
-	vals := baselineValues(t)["01-defaults"]
+	vals := baselineValues(t)["pool-cozystack-01-defaults"].values
 	h := e.helm(t, poolNamespace)
 	rel := h.mustInstall(poolRelease, render.PoolChart, vals)
 
@@ -467,7 +473,7 @@ func names(docs []render.Doc) []string {
 // charts write to, must be refused, or a passing dry-run would prove nothing.
 func testDryRunRejects(t *testing.T, e *env) {
 	e.createNamespace(t, poolNamespace)
-	m := renderPool(t, poolRelease, poolNamespace, baselineValues(t)["01-defaults"])
+	m := renderPool(t, poolRelease, poolNamespace, baselineValues(t)["pool-cozystack-01-defaults"].values)
 	if chrt, err := support.LoadChart(render.CatalogChart); err == nil {
 		// The golden, against the DataVolume CRD tools/crds generates with controller-gen.
 		cm, err := render.Render(chrt, render.Options{Release: render.Release{Name: catalogRelease, Namespace: catalogNamespace}})

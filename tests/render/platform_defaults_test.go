@@ -342,7 +342,7 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 	channel := clusterChannel(t, mirrorPlatform+"  osImage: {builtin: {}}\n")
 	for _, c := range baselineCorners(t) {
-		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			values, err := render.ReadValues(c.ValuesFile)
 			require.NoError(t, err)
 			golden, err := os.ReadFile(c.GoldenFile)
@@ -356,10 +356,22 @@ func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 				}
 			}
 			require.Len(t, md, 1)
-			cluster := loadCluster(t, "cluster/instancetypes.yaml")
+			cluster, err := c.LoadCluster()
+			require.NoError(t, err)
 			require.NoError(t, cluster.Add(md...))
-			values["_cluster"] = channel
-			m, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, values, cluster)
+			platform := map[string]interface{}{}
+			if own, ok := values["_cluster"].(map[string]interface{}); ok {
+				for k, v := range own {
+					platform[k] = v
+				}
+			}
+			for k, v := range channel {
+				platform[k] = v
+			}
+			values["_cluster"] = platform
+			release := c.ReleaseOf()
+			release.Upgrade = true
+			m, err := renderPoolAs(t, release, values, cluster)
 			require.NoError(t, err)
 			for _, kind := range []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck"} {
 				assert.Contains(t, string(golden), doc(t, m, kind).Text, "%s of %s keeps its committed bytes", kind, c.Name)

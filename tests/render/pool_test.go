@@ -38,7 +38,7 @@ func TestMachineDeploymentIsOwnedByTheAutoscaler(t *testing.T) {
 	assert.Equal(t, "KubevirtMachineTemplate", render.Get(md.Object, "spec.template.spec.infrastructureRef.kind"))
 	assert.Equal(t, testPoolName, render.Get(md.Object, "spec.template.spec.bootstrap.configRef.name"))
 	assert.Equal(t, "TalosConfigTemplate", render.Get(md.Object, "spec.template.spec.bootstrap.configRef.kind"))
-	assert.Equal(t, "v1.35.1", render.Get(md.Object, "spec.template.spec.version"))
+	assert.Equal(t, "v1.35.6", render.Get(md.Object, "spec.template.spec.version"))
 }
 
 func TestWorkerDiskImportsTheTalosImageOverHTTP(t *testing.T) {
@@ -90,7 +90,8 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 		values string
 		want   interface{}
 	}{
-		{"{cluster: acme}", "100%"},
+		{"{cluster: acme}", "50%"},
+		{"{cluster: acme, maxUnhealthy: '2'}", float64(2)},
 		{"{cluster: acme, maxUnhealthy: 3}", float64(3)},
 		{"{cluster: acme, maxUnhealthy: '0%'}", "0%"},
 		{"{cluster: acme, maxUnhealthy: 0}", float64(0)},
@@ -98,7 +99,9 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 		m := mustRenderPool(t, vals(t, tc.values), nil)
 		mhc := doc(t, m, "MachineHealthCheck")
 		assert.Equal(t, tc.want, render.Get(mhc.Object, "spec.maxUnhealthy"), tc.values)
-		assert.Equal(t, "10m", render.Get(mhc.Object, "spec.nodeStartupTimeout"))
+		assert.Equal(t, "20m", render.Get(mhc.Object, "spec.nodeStartupTimeout"))
+		assert.Equal(t, "5m", render.Get(mhc.Object, "spec.unhealthyConditions.0.timeout"))
+		assert.Equal(t, "10m", render.Get(mhc.Object, "spec.unhealthyConditions.1.timeout"))
 		assert.Equal(t, testPoolName, render.Get(mhc.Object, "spec.selector.matchLabels[cluster.x-k8s.io/deployment-name]"))
 	}
 }
@@ -136,8 +139,9 @@ func TestMachineTemplateNameMovesOnlyWithTheBody(t *testing.T) {
 	base := machineTemplateName(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
 	for _, same := range []string{
 		"{cluster: acme, minReplicas: 3, maxReplicas: 9}",
-		"{cluster: acme, roles: [ingress-nginx]}",
-		"{cluster: acme, maxUnhealthy: 1, nodeStartupTimeout: 1h}",
+		"{cluster: acme, maxUnhealthy: 1, nodeStartupTimeout: 1h, readyUnknownTimeout: 1m, readyFalseTimeout: 1h, maxNodeProvisionTime: 1h}",
+		"{cluster: acme, kubelet: {systemReservedMemory: 300Mi, evictionHardMemory: 5%}}",
+		"{cluster: acme, images: {kubectl: registry.internal/kubectl:1.35}}",
 		"{cluster: acme, talos: {installerRepository: registry.internal/installer}}",
 		"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}",
 		"{cluster: acme, version: v1.34}",
@@ -149,6 +153,9 @@ func TestMachineTemplateNameMovesOnlyWithTheBody(t *testing.T) {
 		"{cluster: acme, diskSize: 30Gi}",
 		"{cluster: acme, instanceType: u1.large}",
 		"{cluster: acme, resources: {cpu: 2, memory: 4Gi}}",
+		"{cluster: acme, roles: [ingress-nginx]}",
+		"{cluster: acme, gpus: [{name: nvidia.com/AD102GL_L40S}]}",
+		"{cluster: acme, logSerialConsole: true}",
 		"{cluster: acme, talos: {version: v1.13.5}}",
 		"{cluster: acme, talos: {imageFactoryURL: 'https://mirror.internal'}}",
 	} {
@@ -237,7 +244,7 @@ func TestUnquotedValuesMustBePlain(t *testing.T) {
 		{"{cluster: acme, diskSize: \"20Gi\\n  x: y\"}", `diskSize "20Gi\n  x: y"`, "{cluster: acme, diskSize: 25Gi}"},
 		{"{cluster: acme, resources: {cpu: 2, memory: '4Gi}'}}", `resources.memory "4Gi}"`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
 		{"{cluster: acme, resources: {cpu: '2 ', memory: 4Gi}}", `resources.cpu "2 "`, "{cluster: acme, resources: {cpu: 16, memory: 4Gi}}"},
-		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu 0 (a number) is not a plain value`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
+		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu 0 (a number) is not a whole number of cores (it is outside 1 to 2147483647)`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
 	} {
 		_, err := renderPool(t, vals(t, tc.values), loadCluster(t, "cluster/instancetypes.yaml"))
 		require.Error(t, err, "the schema refuses %s", tc.values)

@@ -74,7 +74,7 @@ func caConfigMapData(t testing.TB, m *render.Manifest, name string) string {
 
 func TestPoolWithoutACAKeepsItsBytes(t *testing.T) {
 	for _, c := range baselineCorners(t) {
-		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			values, err := render.ReadValues(c.ValuesFile)
 			require.NoError(t, err)
 			plain, err := c.Render(render.Render, true)

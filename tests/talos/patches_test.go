@@ -45,16 +45,13 @@ type pool struct {
 	patches      []string // TalosConfigTemplate spec.template.spec.strategicPatches
 }
 
-// goldenDirs hold the committed pool renders: the pre-feature baseline and,
-// when present, the renders that pin every other output (pool-*, platform
-// defaults...). Every file holding a TalosConfigTemplate is a pool case.
-var goldenDirs = []string{
-	filepath.Join("..", "render", "testdata", "baseline"),
-	filepath.Join("..", "render", "testdata", "golden"),
-}
+// goldenDir holds the committed renders; every file holding a
+// TalosConfigTemplate is a pool case, and pool-cozystack-* are the baseline
+// grid (the values of Cozystack's own chart, without osImage).
+var goldenDir = filepath.Join("..", "render", "testdata", "golden")
 
 // minBaseline is the number of baseline pool corners committed today.
-const minBaseline = 16
+const minBaseline = 55
 
 // defaultK8sVersion stands in when a render sets no Kubernetes version (the
 // worker config differs only in image tags).
@@ -243,24 +240,22 @@ func secretsFor(contract *config.VersionContract) (*secrets.Bundle, error) {
 // goldenPools reads every committed render holding a TalosConfigTemplate.
 func goldenPools(t *testing.T) (pools []pool, baseline int) {
 	t.Helper()
-	for i, dir := range goldenDirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.golden.yaml"))
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.golden.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		p, ok, err := readPool(f)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", f, err)
 		}
-		sort.Strings(files)
-		for _, f := range files {
-			p, ok, err := readPool(f)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if !ok {
-				continue
-			}
-			pools = append(pools, p)
-			if i == 0 {
-				baseline++
-			}
+		if !ok {
+			continue
+		}
+		pools = append(pools, p)
+		if strings.HasPrefix(filepath.Base(f), "pool-cozystack-") {
+			baseline++
 		}
 	}
 	return pools, baseline
