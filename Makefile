@@ -5,7 +5,7 @@ BIN := bin
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit talos integration apiserver render lint golden bench vet
+.PHONY: test unit talos integration apiserver kubectl render lint golden bench vet
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
@@ -19,9 +19,10 @@ unit: talos
 talos:
 	cd tests/talos && $(GO) test ./...
 
-## integration: the charts installed for real against kube-apiserver + etcd.
-integration: apiserver
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+## integration: the charts installed for real against kube-apiserver + etcd,
+## and the pool's reconcile step run with kubectl against it.
+integration: apiserver kubectl
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.
@@ -43,6 +44,16 @@ $(APISERVER_BIN)/kube-apiserver: tools/apiserver/go.mod
 $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 	@mkdir -p $(@D)
 	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$@.tmp go.etcd.io/etcd/server/v3
+	mv $@.tmp $@
+
+## kubectl: build kubectl into bin/ from the Kubernetes module tools/apiserver
+## builds the server from (same release); the tier runs the pool's reconcile
+## Job's script with it.
+kubectl: $(BIN)/kubectl
+
+$(BIN)/kubectl: tools/apiserver/go.mod tools/apiserver/go.sum
+	@mkdir -p $(@D)
+	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $(CURDIR)/$@.tmp k8s.io/kubernetes/cmd/kubectl
 	mv $@.tmp $@
 
 ## render: `workerimage plan` (its text report) for every example pool against

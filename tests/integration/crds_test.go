@@ -68,6 +68,7 @@ var generatedCRDs = []string{
 	"cdi.kubevirt.io_cdis.yaml",
 	"cdi.kubevirt.io_datavolumes.yaml",
 	"cdi.kubevirt.io_storageprofiles.yaml",
+	"controlplane.cluster.x-k8s.io_kamajicontrolplanes.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",

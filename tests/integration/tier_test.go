@@ -56,6 +56,7 @@ func TestAPIServerTier(t *testing.T) {
 	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
 	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
+	t.Run("WorkersJoin", func(t *testing.T) { testWorkersJoin(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
@@ -119,7 +120,7 @@ func testBaselineDryRun(t *testing.T, e *env) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	total := 0
+	total, templates := 0, 0
 	for _, name := range names {
 		m := renderPool(t, corners[name].release, poolNamespace, corners[name].values)
 		n, problems := e.dryRunApply(t, m, poolNamespace)
@@ -127,8 +128,17 @@ func testBaselineDryRun(t *testing.T, e *env) {
 		for _, p := range problems {
 			t.Errorf("baseline %s: %s", name, p)
 		}
+		// The TalosConfigTemplate its reconcile Job applies, filled with values
+		// of the parent's shapes, against CABPT's CRD.
+		tct := filledTalosConfigTemplate(t, m)
+		n, problems = e.dryRunApply(t, tct, poolNamespace)
+		total += n
+		templates += n
+		for _, p := range problems {
+			t.Errorf("baseline %s, its TalosConfigTemplate: %s", name, p)
+		}
 	}
-	t.Logf("%d objects of %d baseline corners passed strict server-side dry-run apply", total, len(names))
+	t.Logf("%d objects of %d baseline corners (%d of them the TalosConfigTemplates their Jobs write) passed strict server-side dry-run apply", total, len(names), templates)
 }
 
 // unservedGroups are API groups the charts emit but no module ships a CRD for
@@ -214,10 +224,13 @@ func testPoolLifecycle(t *testing.T, e *env) {
 			t.Errorf("after install: %s is missing", r)
 		}
 	}
-	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "ConfigMap", "Job", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} {
 		if docs := want.OfKind(kind); len(docs) != 1 {
 			t.Errorf("the pool rendered %d %s, want 1: %v", len(docs), kind, refs)
 		}
+	}
+	if docs := want.OfKind("TalosConfigTemplate"); len(docs) != 0 {
+		t.Errorf("the release renders a TalosConfigTemplate; its reconcile Job writes it (WorkersJoin)")
 	}
 	if got := strings.TrimSpace(rel.Manifest); !strings.Contains(got, "kind: KubevirtMachineTemplate") {
 		t.Errorf("release manifest has no KubevirtMachineTemplate")
@@ -500,7 +513,8 @@ func testDryRunRejects(t *testing.T, e *env) {
 		{kmtKind, "spec.template.spec", "notAField", "x"},
 		{"MachineDeployment", "spec.template.spec", "notAField", "x"},
 		{"MachineHealthCheck", "spec", "maxUnhealthy", true},
-		{"TalosConfigTemplate", "spec.template.spec", "notAField", "x"},
+		{"Job", "spec.template.spec.containers.0", "notAField", "x"},
+		{"ConfigMap", "data", "notAString", 7},
 	}
 	for _, c := range cases {
 		docs := m.OfKind(c.kind)

@@ -23,7 +23,9 @@ var baselineKinds = []string{"KubevirtMachineTemplate", "MachineDeployment"}
 // poolKinds is every document a pool release renders, in manifest order (the
 // creation record is an annotation of the MachineDeployment, written only
 // when a platform default applied).
-var poolKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"}
+// The TalosConfigTemplate is not among them: the reconcile Job applies it.
+var poolKinds = []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck",
+	"ConfigMap", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Job"}
 
 // baselineText is the part of a render the no-roll promise pins: the baseline
 // objects, in order.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -16,7 +17,7 @@ func TestPoolObjectsAreNamedFromTheCluster(t *testing.T) {
 		kinds = append(kinds, d.Kind())
 	}
 	require.Equal(t, poolKinds, kinds)
-	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
+	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck"} {
 		d := doc(t, m, kind)
 		assert.Equal(t, testPoolName, d.Name(), kind)
 		assert.Equal(t, testNamespace, d.Namespace(), kind)
@@ -106,24 +107,52 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 	}
 }
 
-// talosPatch parses the TalosConfigTemplate's machine-config patch.
-func talosPatch(t testing.TB, m *render.Manifest) map[string]interface{} {
+// talosConfigTemplate parses the TalosConfigTemplate the pool's reconcile Job
+// applies (the ConfigMap <pool>-talos-config, placeholders in place).
+func talosConfigTemplate(t testing.TB, m *render.Manifest) map[string]interface{} {
 	t.Helper()
-	tct := doc(t, m, "TalosConfigTemplate")
-	assert.Equal(t, "worker", render.Get(tct.Object, "spec.template.spec.generateType"))
-	raw, ok := render.Get(tct.Object, "spec.template.spec.strategicPatches.0").(string)
-	require.True(t, ok, "strategicPatches[0] is a YAML string")
-	patch := map[string]interface{}{}
-	require.NoError(t, yaml.Unmarshal([]byte(raw), &patch))
-	return patch
+	var text string
+	for _, d := range m.OfKind("ConfigMap") {
+		if strings.HasSuffix(d.Name(), "-talos-config") {
+			text, _ = render.Get(d.Object, "data[talosconfigtemplate.yaml]").(string)
+		}
+	}
+	require.NotEmpty(t, text, "the render holds the pool's talos-config ConfigMap")
+	tct := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(text), &tct))
+	require.Equal(t, "TalosConfigTemplate", tct["kind"])
+	assert.Equal(t, "none", render.Get(tct, "spec.template.spec.generateType"), "CABPT uses the data as it is")
+	return tct
+}
+
+// poolConfigMaps are a pool render's ConfigMaps besides its talos-config
+// (the Image Factory CA's, an earlier record's): the ones a test asks after.
+func poolConfigMaps(m *render.Manifest) []render.Doc {
+	var out []render.Doc
+	for _, d := range m.OfKind("ConfigMap") {
+		if !strings.HasSuffix(d.Name(), "-talos-config") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// workerConfig parses the worker's Talos machine config the TalosConfigTemplate carries.
+func workerConfig(t testing.TB, m *render.Manifest) map[string]interface{} {
+	t.Helper()
+	raw, ok := render.Get(talosConfigTemplate(t, m), "spec.template.spec.data").(string)
+	require.True(t, ok, "spec.template.spec.data is a YAML string")
+	config := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(raw), &config))
+	return config
 }
 
 func TestTalosConfigCarriesInstallerAndMirrors(t *testing.T) {
-	patch := talosPatch(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
+	patch := workerConfig(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
 	assert.Equal(t, "factory.talos.dev/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", render.Get(patch, "machine.install.image"))
 	assert.Nil(t, render.Get(patch, "machine.registries"), "no mirrors, no registries section")
 
-	patch = talosPatch(t, mustRenderPool(t, vals(t, `
+	patch = workerConfig(t, mustRenderPool(t, vals(t, `
 cluster: acme
 talos:
   installerRepository: registry.internal/installer

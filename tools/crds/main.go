@@ -10,6 +10,7 @@
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
 //	          ExternalArtifact (v1)             github.com/fluxcd/source-controller/api v1.9.6
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
+//	Kamaji    KamajiControlPlane (v1alpha1)     ./apis/kamaji/v1alpha1: the fields the pool's reconcile Job uses
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
 // controller-tools' Go API, followed by two steps controller-gen leaves to the
@@ -45,6 +46,7 @@ import (
 var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/kamaji/v1alpha1",
 	"github.com/fluxcd/helm-controller/api/v2",
 	"github.com/fluxcd/source-controller/api/v1",
 	"github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1",
@@ -60,6 +62,7 @@ var want = map[string]string{
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
 	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
+	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":           "Namespaced",
 }
 
 // apiApproved is the annotation external-snapshotter v8.2.0 writes on its
