@@ -46,8 +46,8 @@ const minUpgrades = 15
 
 // BenchmarkUpgradeCost is what a platform upgrade costs a pool on one real
 // API server: an unchanged `helm upgrade` of an HTTP pool (chart defaults,
-// cluster acme) with the pre-feature pool chart (support.PreFeatureCommit,
-// from git history; left out without it) and with the chart of this checkout,
+// cluster acme) with the pre-feature pool chart, Cozystack's own
+// (support.CozystackChart, from $COZYSTACK_CHART; left out without it), and with the chart of this checkout,
 // and of a clone pool (declared class, healthy golden in cozy-public) with
 // this checkout's chart. The sides are upgraded alternately, in one run, each
 // upgrade as the `helm upgrade` command does it: a fresh Helm configuration on
@@ -75,6 +75,11 @@ func BenchmarkUpgradeCost(b *testing.B) {
 
 	e := startEnv(b)
 	e.installCRDs(b)
+	// The kinds Cozystack's chart renders beside a pool's (every side runs on
+	// this cluster, so this chart's pools render their CiliumNetworkPolicy too).
+	for _, f := range cozystackChartCRDFiles {
+		e.installCRDFile(b, f)
+	}
 	e.createClusterFixtures(b)
 
 	// A healthy golden for the clone pool, as the tier's Catalog subtest has it.
@@ -87,12 +92,14 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	e.setPhase(b, catalogNamespace, support.GoldenName(defaults.SchematicID, defaults.Version), "Succeeded")
 
 	head := support.Path(render.PoolChart)
-	httpPool := func() map[string]interface{} { return map[string]interface{}{"cluster": poolCluster} }
+	// Cozystack's chart needs _cluster (the platform always passes it); every side gets the same.
+	platform := func() map[string]interface{} { return map[string]interface{}{"cluster-domain": "cozy.local"} }
+	httpPool := func() map[string]interface{} { return map[string]interface{}{"cluster": poolCluster, "_cluster": platform()} }
 	clonePool := func() map[string]interface{} {
-		return map[string]interface{}{"cluster": poolCluster, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
+		return map[string]interface{}{"cluster": poolCluster, "_cluster": platform(), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
 	}
 	var sides []*upgradeSide
-	preDir, err := support.ExtractPreFeatureChart(b.TempDir())
+	preDir, err := support.CozystackChart()
 	switch {
 	case errors.Is(err, support.ErrNoPreFeatureChart):
 		b.Logf("pre-feature side left out: %v", err)

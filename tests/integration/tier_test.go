@@ -14,7 +14,6 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -568,8 +567,11 @@ func testCLIPlanLive(t *testing.T, e *env, namespace, release string, installed 
 	if planned.GetName() != installed.GetName() {
 		t.Errorf("workerimage plan names the template %s, Helm installed %s", planned.GetName(), installed.GetName())
 	}
-	if !equality.Semantic.DeepEqual(planned.Object["spec"], installed.Object["spec"]) {
-		t.Errorf("workerimage plan's %s spec differs from the one Helm installed", kmtKind)
+	// Compared as JSON: the API answers whole numbers (the disk's block size) as int64, YAML as float64.
+	plannedSpec, _ := json.Marshal(planned.Object["spec"])
+	installedSpec, _ := json.Marshal(installed.Object["spec"])
+	if string(plannedSpec) != string(installedSpec) {
+		t.Errorf("workerimage plan's %s spec differs from the one Helm installed:\n%s\n%s", kmtKind, plannedSpec, installedSpec)
 	}
 
 	out, code = plan("golden-local.yaml")
@@ -656,9 +658,11 @@ func testPlatformDefaults(t *testing.T, e *env) {
 	}
 
 	// A pool an earlier chart version created, with its record as a ConfigMap:
-	// upgraded to today's chart under another default, it keeps its template,
-	// its record moves into the MachineDeployment's annotation, and Helm
-	// deletes the ConfigMap.
+	// upgraded to today's chart under another default, it keeps importing from
+	// the recorded default (the template is renamed once, for the layout of
+	// Cozystack's chart that this chart now renders: docs/upstream.md), its
+	// record moves into the MachineDeployment's annotation, Helm deletes the
+	// ConfigMap, and the next upgrade rolls nothing.
 	earlier, err := support.ExtractChartAt(support.RecordConfigMapCommit, t.TempDir(), render.PoolChart, "packages/library")
 	if err != nil {
 		t.Skipf("no earlier chart to upgrade from: %v", err)
@@ -669,11 +673,11 @@ func testPlatformDefaults(t *testing.T, e *env) {
 	if _, ok := e.get(t, record.apiVersion, record.kind, ns, record.name); !ok {
 		t.Fatalf("the earlier chart made no record %s", record)
 	}
-	before = kmtsOfPool(t, e, ns, migrated)
 	h.mustUpgrade(migrated, render.PoolChart, withFactory(other))
-	if got := kmtsOfPool(t, e, ns, migrated); !equalMaps(got, before) {
-		t.Errorf("the upgrade from the ConfigMap record rolled the pool: %v -> %v", before, got)
+	if url := imageURL(migrated); !strings.HasPrefix(url, mirror+"/image/") {
+		t.Errorf("the upgrade from the ConfigMap record imports from %s, want the recorded %s", url, mirror)
 	}
+	before = kmtsOfPool(t, e, ns, migrated)
 	if got := recorded(migrated); got != mirrorRecord {
 		t.Errorf("the record carried into the annotation is %q, want %q", got, mirrorRecord)
 	}

@@ -11,6 +11,8 @@
 //	          ExternalArtifact (v1)             github.com/fluxcd/source-controller/api v1.9.6
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 //	Kamaji    KamajiControlPlane (v1alpha1)     ./apis/kamaji/v1alpha1: the fields the pool's reconcile Job uses
+//	Cozystack WorkloadMonitor (v1alpha1)        ./apis/cozystack/v1alpha1: opaque, for the upgrade-cost benchmark
+//	Cilium    CiliumNetworkPolicy (v2)          ./apis/cilium/v2: opaque, for the upgrade-cost benchmark
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
 // controller-tools' Go API, followed by two steps controller-gen leaves to the
@@ -47,6 +49,8 @@ var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/kamaji/v1alpha1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/cozystack/v1alpha1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/cilium/v2",
 	"github.com/fluxcd/helm-controller/api/v2",
 	"github.com/fluxcd/source-controller/api/v1",
 	"github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1",
@@ -63,6 +67,8 @@ var want = map[string]string{
 	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
 	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":           "Namespaced",
+	"workloadmonitors.cozystack.io":                               "Namespaced",
+	"ciliumnetworkpolicies.cilium.io":                             "Namespaced",
 }
 
 // apiApproved is the annotation external-snapshotter v8.2.0 writes on its
