@@ -94,7 +94,9 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	head := support.Path(render.PoolChart)
 	// Cozystack's chart needs _cluster (the platform always passes it); every side gets the same.
 	platform := func() map[string]interface{} { return map[string]interface{}{"cluster-domain": "cozy.local"} }
-	httpPool := func() map[string]interface{} { return map[string]interface{}{"cluster": poolCluster, "_cluster": platform()} }
+	httpPool := func() map[string]interface{} {
+		return map[string]interface{}{"cluster": poolCluster, "_cluster": platform()}
+	}
 	clonePool := func() map[string]interface{} {
 		return map[string]interface{}{"cluster": poolCluster, "_cluster": platform(), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
 	}

@@ -212,9 +212,9 @@ func goldenPoolRenders(t *testing.T) []poolRender {
 		p := poolRender{file: filepath.Base(f)}
 		for _, doc := range splitDocuments(raw) {
 			var o struct {
-				Kind     string            `json:"kind"`
+				Kind     string                `json:"kind"`
 				Metadata struct{ Name string } `json:"metadata"`
-				Data     map[string]string `json:"data"`
+				Data     map[string]string     `json:"data"`
 				Spec     struct {
 					Template struct {
 						Spec struct {
