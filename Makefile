@@ -93,7 +93,9 @@ golden:
 
 ## bench: render benchmarks, then what an unchanged `helm upgrade` costs a pool on
 ## the real API server (BenchmarkUpgradeCost; skipped, saying so, while kube-apiserver
-## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them).
+## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them),
+## each against Cozystack's own pool chart where COZYSTACK_CHART names its folder
+## (the pre-feature chart; left out, saying so, without it).
 ## -v: the benchmark's log holds its breakdown tables.
 KUBE_APISERVER_BIN_DIR ?= $(CURDIR)/$(APISERVER_BIN)
 bench:

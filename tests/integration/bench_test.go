@@ -108,10 +108,10 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	case err != nil:
 		b.Fatal(err)
 	default:
-		sides = append(sides, &upgradeSide{name: "pre-feature", chartDir: preDir, namespace: "bench-pre-feature", values: httpPool})
+		sides = append(sides, &upgradeSide{name: "pre-feature", chartDir: preDir, namespace: "tenant-bench-pre-feature", values: httpPool})
 	}
-	httpSide := &upgradeSide{name: "http", chartDir: head, namespace: "bench-http", values: httpPool}
-	cloneSide := &upgradeSide{name: "clone", chartDir: head, namespace: "bench-clone", values: clonePool}
+	httpSide := &upgradeSide{name: "http", chartDir: head, namespace: "tenant-bench-http", values: httpPool}
+	cloneSide := &upgradeSide{name: "clone", chartDir: head, namespace: "tenant-bench-clone", values: clonePool}
 	sides = append(sides, httpSide, cloneSide)
 	extra, err := candidateSides(os.Getenv(candidatesEnv), httpPool)
 	if err != nil {
@@ -120,7 +120,8 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	sides = append(sides, extra...)
 
 	// Every side is the same pool (release kubernetes-nodes-acme-workers), each
-	// in its own namespace: same names, same object sizes. maxHistory upgrades
+	// in its own tenant namespace (Cozystack's chart grants its dashboard role
+	// to the tenant a namespace names): same names, same object sizes. maxHistory upgrades
 	// after the install bring its history to the steady state every measured
 	// upgrade then sees (maxHistory revisions listed, the oldest deleted).
 	for _, s := range sides {
@@ -220,7 +221,7 @@ func candidateSides(spec string, values func() map[string]interface{}) ([]*upgra
 		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", candidatesEnv, name, err)
 		}
-		out = append(out, &upgradeSide{name: name, chartDir: dir, namespace: "bench-candidate-" + strings.ToLower(name), values: values})
+		out = append(out, &upgradeSide{name: name, chartDir: dir, namespace: "tenant-bench-candidate-" + strings.ToLower(name), values: values})
 	}
 	return out, nil
 }
