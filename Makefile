@@ -5,7 +5,7 @@ BIN := bin
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit talos integration apiserver promtool kube-state-metrics tools render lint golden bench vet
+.PHONY: test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
@@ -20,9 +20,11 @@ unit: talos promtool
 talos:
 	cd tests/talos && $(GO) test ./...
 
-## integration: the charts installed for real against kube-apiserver + etcd.
-integration: apiserver kube-state-metrics
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+## integration: the charts installed for real against kube-apiserver + etcd,
+## kube-state-metrics reading what they create, and the pool's reconcile step
+## run with kubectl against it.
+integration: apiserver kubectl kube-state-metrics
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.
@@ -79,6 +81,16 @@ $(KSM_BIN)/kube-state-metrics: tools/kube-state-metrics/go.mod
 		-o $(abspath $@).tmp k8s.io/kube-state-metrics/v2
 	mv $@.tmp $@
 
+## kubectl: build kubectl into bin/ from the Kubernetes module tools/apiserver
+## builds the server from (same release); the tier runs the pool's reconcile
+## Job's script with it.
+kubectl: $(BIN)/kubectl
+
+$(BIN)/kubectl: tools/apiserver/go.mod tools/apiserver/go.sum
+	@mkdir -p $(@D)
+	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $(CURDIR)/$@.tmp k8s.io/kubernetes/cmd/kubectl
+	mv $@.tmp $@
+
 ## render: `workerimage plan` (its text report) for every example pool against
 ## the example cluster state. A refused pool reports its refusal and exits 1,
 ## which examples do on purpose; bad input (exit 2) fails the target.
@@ -118,7 +130,9 @@ golden:
 ## them), what a fleet report reads and what one costly tenant object adds to pins,
 ## then what an unchanged `helm upgrade` costs a pool on
 ## the real API server (BenchmarkUpgradeCost; skipped, saying so, while kube-apiserver
-## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them).
+## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them),
+## each against Cozystack's own pool chart where COZYSTACK_CHART names its folder
+## (the pre-feature chart; left out, saying so, without it).
 ## -v: the benchmark's log holds its breakdown tables.
 KUBE_APISERVER_BIN_DIR ?= $(CURDIR)/$(APISERVER_BIN)
 bench:

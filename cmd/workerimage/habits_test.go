@@ -70,9 +70,9 @@ func TestValuesLayeredAndFromStandardInput(t *testing.T) {
 	assert.Equal(t, "kubernetes-nodes-acme-edge", layered.Release, "named by the first file")
 
 	manifest := cli(t, "plan", pool, "-f", over, "--manifests")
-	assert.Contains(t, manifest.stdout, "storage: 30Gi", "the later file wins")
+	assert.Contains(t, manifest.stdout, `storage: "30Gi"`, "the later file wins")
 	reversed := cli(t, "plan", "-f", over, "-f", pool, "--manifests", "--release", "kubernetes-nodes-acme-edge")
-	assert.Contains(t, reversed.stdout, "storage: 20Gi")
+	assert.Contains(t, reversed.stdout, `storage: "20Gi"`)
 
 	fromStdin := runWith(t, "workerimage", "cluster: acme\ndiskSize: 30Gi\nminReplicas: 1\n", noTerminal, "plan", "-f", "-", "--release", "kubernetes-nodes-acme-edge", "--manifests")
 	require.Equal(t, exitOK, fromStdin.code, fromStdin.stderr)

@@ -17,9 +17,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// The repository's own baseline corners: every pre-feature pool shape, with
-// its committed render (an independent record of each template's name).
-var baselineGlob = filepath.Join(support.RepoRoot(), "tests", "render", "testdata", "baseline", "*.values.yaml")
+// The repository's own baseline corners rendered as the default release (01 to
+// 39 of the grid of Cozystack's values), with their committed renders (an
+// independent record of each template's name).
+var baselineGlob = filepath.Join(support.RepoRoot(), "tests", "render", "testdata", "golden", "pool-cozystack-[0-3]*.values.yaml")
 
 func baselineFiles(t *testing.T) []string {
 	t.Helper()
@@ -157,9 +158,9 @@ func TestRollcheckDetectsAOneByteChangeInTheTemplateBody(t *testing.T) {
 }
 
 func TestRollcheckChangeOutsideTheBodyDoesNotRoll(t *testing.T) {
-	// A one-byte change to the MachineHealthCheck, whose name is stable.
+	// A change to the MachineHealthCheck's text, whose name is stable.
 	head := chartCopy(t, render.PoolChart+"/templates/machinehealthcheck.yaml", func(s string) string {
-		return strings.Replace(s, "timeout: 300s", "timeout: 301s", 1)
+		return strings.Replace(s, "status: Unknown", "status: \"Unknown\"", 1)
 	})
 	res := cli(t, rollcheckArgs(support.RepoRoot(), head, td("pools", "http.yaml"), "-o", "json")...)
 	require.Equal(t, exitOK, res.code, "stderr: %s", res.stderr)

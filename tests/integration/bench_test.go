@@ -46,8 +46,8 @@ const minUpgrades = 15
 
 // BenchmarkUpgradeCost is what a platform upgrade costs a pool on one real
 // API server: an unchanged `helm upgrade` of an HTTP pool (chart defaults,
-// cluster acme) with the pre-feature pool chart (support.PreFeatureCommit,
-// from git history; left out without it) and with the chart of this checkout,
+// cluster acme) with the pre-feature pool chart, Cozystack's own
+// (support.CozystackChart, from $COZYSTACK_CHART; left out without it), and with the chart of this checkout,
 // and of a clone pool (declared class, healthy golden in cozy-public) with
 // this checkout's chart. The sides are upgraded alternately, in one run, each
 // upgrade as the `helm upgrade` command does it: a fresh Helm configuration on
@@ -75,6 +75,11 @@ func BenchmarkUpgradeCost(b *testing.B) {
 
 	e := startEnv(b)
 	e.installCRDs(b)
+	// The kinds Cozystack's chart renders beside a pool's (every side runs on
+	// this cluster, so this chart's pools render their CiliumNetworkPolicy too).
+	for _, f := range cozystackChartCRDFiles {
+		e.installCRDFile(b, f)
+	}
 	e.createClusterFixtures(b)
 
 	// A healthy golden for the clone pool, as the tier's Catalog subtest has it.
@@ -87,22 +92,26 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	e.setPhase(b, catalogNamespace, support.GoldenName(defaults.SchematicID, defaults.Version), "Succeeded")
 
 	head := support.Path(render.PoolChart)
-	httpPool := func() map[string]interface{} { return map[string]interface{}{"cluster": poolCluster} }
+	// Cozystack's chart needs _cluster (the platform always passes it); every side gets the same.
+	platform := func() map[string]interface{} { return map[string]interface{}{"cluster-domain": "cozy.local"} }
+	httpPool := func() map[string]interface{} {
+		return map[string]interface{}{"cluster": poolCluster, "_cluster": platform()}
+	}
 	clonePool := func() map[string]interface{} {
-		return map[string]interface{}{"cluster": poolCluster, "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
+		return map[string]interface{}{"cluster": poolCluster, "_cluster": platform(), "osImage": map[string]interface{}{"builtin": map[string]interface{}{}}}
 	}
 	var sides []*upgradeSide
-	preDir, err := support.ExtractPreFeatureChart(b.TempDir())
+	preDir, err := support.CozystackChart()
 	switch {
 	case errors.Is(err, support.ErrNoPreFeatureChart):
 		b.Logf("pre-feature side left out: %v", err)
 	case err != nil:
 		b.Fatal(err)
 	default:
-		sides = append(sides, &upgradeSide{name: "pre-feature", chartDir: preDir, namespace: "bench-pre-feature", values: httpPool})
+		sides = append(sides, &upgradeSide{name: "pre-feature", chartDir: preDir, namespace: "tenant-bench-pre-feature", values: httpPool})
 	}
-	httpSide := &upgradeSide{name: "http", chartDir: head, namespace: "bench-http", values: httpPool}
-	cloneSide := &upgradeSide{name: "clone", chartDir: head, namespace: "bench-clone", values: clonePool}
+	httpSide := &upgradeSide{name: "http", chartDir: head, namespace: "tenant-bench-http", values: httpPool}
+	cloneSide := &upgradeSide{name: "clone", chartDir: head, namespace: "tenant-bench-clone", values: clonePool}
 	sides = append(sides, httpSide, cloneSide)
 	extra, err := candidateSides(os.Getenv(candidatesEnv), httpPool)
 	if err != nil {
@@ -111,7 +120,8 @@ func BenchmarkUpgradeCost(b *testing.B) {
 	sides = append(sides, extra...)
 
 	// Every side is the same pool (release kubernetes-nodes-acme-workers), each
-	// in its own namespace: same names, same object sizes. maxHistory upgrades
+	// in its own tenant namespace (Cozystack's chart grants its dashboard role
+	// to the tenant a namespace names): same names, same object sizes. maxHistory upgrades
 	// after the install bring its history to the steady state every measured
 	// upgrade then sees (maxHistory revisions listed, the oldest deleted).
 	for _, s := range sides {
@@ -211,7 +221,7 @@ func candidateSides(spec string, values func() map[string]interface{}) ([]*upgra
 		if _, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", candidatesEnv, name, err)
 		}
-		out = append(out, &upgradeSide{name: name, chartDir: dir, namespace: "bench-candidate-" + strings.ToLower(name), values: values})
+		out = append(out, &upgradeSide{name: name, chartDir: dir, namespace: "tenant-bench-candidate-" + strings.ToLower(name), values: values})
 	}
 	return out, nil
 }

@@ -68,6 +68,9 @@ var generatedCRDs = []string{
 	"cdi.kubevirt.io_cdis.yaml",
 	"cdi.kubevirt.io_datavolumes.yaml",
 	"cdi.kubevirt.io_storageprofiles.yaml",
+	"cilium.io_ciliumnetworkpolicies.yaml",
+	"controlplane.cluster.x-k8s.io_kamajicontrolplanes.yaml",
+	"cozystack.io_workloadmonitors.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
 	"monitoring.coreos.com_prometheusrules.yaml",
@@ -80,6 +83,13 @@ var generatedCRDs = []string{
 // so the CLI's pins test can first show a cluster that serves no HelmRelease,
 // then install it (crdFile).
 const helmReleaseCRDFile = "helm.toolkit.fluxcd.io_helmreleases.yaml"
+
+// cozystackChartCRDFiles are the opaque kinds only Cozystack's own pool chart
+// renders beside this one's (WorkloadMonitor, and CiliumNetworkPolicy, which
+// this chart renders too where it is served): installCRDs leaves them out, so
+// the tier runs on a cluster without Cilium; BenchmarkUpgradeCost installs
+// them to measure both charts on one cluster.
+var cozystackChartCRDFiles = []string{"cilium.io_ciliumnetworkpolicies.yaml", "cozystack.io_workloadmonitors.yaml"}
 
 // generateCRDs runs tools/crds (controller-gen's CRD generator) into out.
 func generateCRDs(t testing.TB, out string) {
@@ -118,7 +128,7 @@ func (e *env) crdFiles(t testing.TB) []string {
 	}
 	generateCRDs(t, filepath.Join(e.dir, "crds"))
 	for _, name := range generatedCRDs {
-		if name != helmReleaseCRDFile {
+		if name != helmReleaseCRDFile && !slices.Contains(cozystackChartCRDFiles, name) {
 			files = append(files, e.crdFile(name))
 		}
 	}

@@ -187,7 +187,7 @@ func TestHostAssistedFallbackRequests(t *testing.T) {
 			"list virtualmachineclusterinstancetypes": 1,
 			"get machinedeployments":                  1,
 		}, rich.CallsByVerb(), values)
-		assert.Equal(t, mustRenderPool(t, vals(t, values), nil).Text(), m.Text(), values)
+		assert.Equal(t, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), m.Text(), values)
 	}
 }
 

@@ -41,7 +41,7 @@ func TestBuiltinPoolClonesTheGolden(t *testing.T) {
 	}, render.Get(disk, "metadata.annotations"), "no usePopulator annotation on a clone")
 	assert.Equal(t, "replicated", render.Get(disk, "spec.storage.storageClassName"))
 	assert.Equal(t, "20Gi", render.Get(disk, "spec.storage.resources.requests.storage"))
-	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, m), "machine.install.image"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":"+defaultTalos, render.Get(workerConfig(t, m), "machine.install.image"))
 }
 
 func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
@@ -51,8 +51,8 @@ func TestBuiltinOverridesFeedDiskInstallerAndTalosVersion(t *testing.T) {
 	values := vals(t, fmt.Sprintf("{cluster: acme, osImage: {builtin: {schematicID: %s, version: v1.12.2}}}", schematic))
 	m := mustRenderPool(t, values, cluster)
 	assert.Equal(t, goldenName, render.Get(diskOf(m), "spec.source.pvc.name"))
-	assert.Equal(t, "factory.talos.dev/installer/"+schematic+":v1.12.2", render.Get(talosPatch(t, m), "machine.install.image"))
-	assert.Equal(t, "v1.12", render.Get(doc(t, m, "TalosConfigTemplate").Object, "spec.template.spec.talosVersion"))
+	assert.Equal(t, "factory.talos.dev/installer/"+schematic+":v1.12.2", render.Get(workerConfig(t, m), "machine.install.image"))
+	assert.Equal(t, "v1.12.2", render.Get(talosConfigTemplate(t, m), "spec.template.spec.talosVersion"))
 
 	// The resolved version goes through the support matrix too.
 	values["version"] = "v1.36"
@@ -65,7 +65,7 @@ func TestFactoryOverridesFeedTheHTTPImport(t *testing.T) {
 	disk := diskOf(m)
 	assert.Equal(t, "http://factory.internal:8080/image/"+defaultSchematic+"/v1.13.5/openstack-amd64.raw.xz", render.Get(disk, "spec.source.http.url"))
 	assert.Equal(t, "false", render.Get(disk, "metadata.annotations[cdi.kubevirt.io/storage.usePopulator]"))
-	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":v1.13.5", render.Get(talosPatch(t, m), "machine.install.image"))
+	assert.Equal(t, "factory.talos.dev/installer/"+defaultSchematic+":v1.13.5", render.Get(workerConfig(t, m), "machine.install.image"))
 }
 
 func TestMachineTemplateNameOnlyMovesForBuiltin(t *testing.T) {
@@ -85,7 +85,8 @@ func TestMachineTemplateNameOnlyMovesForBuiltin(t *testing.T) {
 }
 
 // On the HTTP path the render reads no golden, StorageClass or PVC: a cluster
-// full of them renders the same bytes as one with only the instancetypes, or none.
+// full of them renders the same bytes as one with only the instancetypes, and a
+// preview with no cluster the same machine template.
 func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 	rich := healthyCluster(t,
 		golden{name: "talos-worker-other-v1.13.6", class: "local", size: "6Gi", phase: "Failed"}.yaml(),
@@ -100,7 +101,7 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 			"get machinedeployments":                  1,
 		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own MachineDeployment (which holds its record)", values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
-		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), nil).Text(), values)
+		assert.Equal(t, doc(t, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")), "KubevirtMachineTemplate").Text, doc(t, mustRenderPool(t, vals(t, values), nil), "KubevirtMachineTemplate").Text, "%s: a preview (no cluster) names the same template", values)
 	}
 }
 

@@ -118,12 +118,12 @@ func machineTemplateName(t testing.TB, m *render.Manifest) string {
 // text: the lines under `spec:`, de-indented, hashed with sha256.
 func bodyHash(t testing.TB, d render.Doc) string {
 	t.Helper()
-	_, after, ok := strings.Cut(d.Text, "\nspec:\n")
-	require.True(t, ok, "KubevirtMachineTemplate has a spec")
+	_, after, ok := strings.Cut(d.Text, "\nspec:\n  template:\n")
+	require.True(t, ok, "KubevirtMachineTemplate has a spec.template")
 	var lines []string
 	for _, l := range strings.Split(strings.TrimRight(after, "\n"), "\n") {
-		require.True(t, strings.HasPrefix(l, "  "), "spec body line %q is indented", l)
-		lines = append(lines, l[2:])
+		require.True(t, strings.HasPrefix(l, "    "), "spec.template body line %q is indented", l)
+		lines = append(lines, l[4:])
 	}
 	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
 	return hex.EncodeToString(sum[:])[:6]

@@ -110,8 +110,8 @@ func hostileFindings() []hostileFinding {
 			require.Contains(t, m.Text(), `guest: "04000000000"`)
 			requireAPIReads(t, m, "spec.template.spec.virtualMachineTemplate.spec.template.spec.domain.memory.guest", "4000000000")
 		}},
-		{name: "a plain byte count stays unquoted", values: yamlValues("{cluster: acme, diskSize: '21474836480'}"), check: func(t *testing.T, m *render.Manifest) {
-			require.Contains(t, m.Text(), "storage: 21474836480\n")
+		{name: "a plain byte count is quoted, as Cozystack's chart writes every disk size", values: yamlValues("{cluster: acme, diskSize: '21474836480'}"), check: func(t *testing.T, m *render.Manifest) {
+			require.Contains(t, m.Text(), "storage: \"21474836480\"\n")
 			requireAPIReads(t, m, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.storage.resources.requests.storage", "20Gi")
 		}},
 		// Durations the API cannot read.

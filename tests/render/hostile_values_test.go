@@ -120,7 +120,7 @@ func hostileCharts() []hostileChart {
 				setAt(`_cluster.talos.registryConfig.m\.internal.auth.password`),
 				setAt("_kubernetesNodes.disk.golden"),
 			},
-			embedded: []string{"spec.template.spec.strategicPatches.0"},
+			embedded: []string{"data[talosconfigtemplate.yaml]"},
 		},
 		{
 			name:    "pool http",
@@ -132,7 +132,7 @@ func hostileCharts() []hostileChart {
 				setAt("storageClass"), setAt("instanceType"), setAt("diskSize"), setAt("nodeStartupTimeout"), setAt("maxUnhealthy"), setAt("roles.[]"),
 				setAt("talos.imageFactoryCA"), setAt("_cluster.talos.imageFactoryCA"),
 			},
-			embedded: []string{"spec.template.spec.strategicPatches.0"},
+			embedded: []string{"data[talosconfigtemplate.yaml]"},
 		},
 		{
 			name:    "pool factory",
@@ -143,7 +143,7 @@ func hostileCharts() []hostileChart {
 			fields: []hostileField{
 				setAt("osImage.factory"), setAt("osImage.factory.schematicID"), setAt("osImage.factory.version"), setAt("osImage.factory.imageFactoryURL"),
 			},
-			embedded: []string{"spec.template.spec.strategicPatches.0"},
+			embedded: []string{"data[talosconfigtemplate.yaml]"},
 		},
 		{
 			name:    "catalog",
@@ -293,6 +293,12 @@ func judgeHostile(t *testing.T, hc hostileChart, baseline, m *render.Manifest, e
 				var inner interface{}
 				require.NoError(t, yaml.Unmarshal([]byte(s), &inner), "%s: %s still parses", what, path)
 				requireNoLeakedKey(t, inner, what+" in "+path)
+				// The TalosConfigTemplate's own embedded YAML: the worker's machine config.
+				if config, ok := render.Get(inner, "spec.template.spec.data").(string); ok {
+					var machine interface{}
+					require.NoError(t, yaml.Unmarshal([]byte(config), &machine), "%s: the machine config still parses", what)
+					requireNoLeakedKey(t, machine, what+" in the machine config")
+				}
 			}
 		}
 	}
@@ -305,7 +311,7 @@ func identities(m *render.Manifest) []string {
 	var out []string
 	for _, d := range m.Docs {
 		name := d.Name()
-		if d.Kind() == "KubevirtMachineTemplate" {
+		if d.Kind() == "KubevirtMachineTemplate" || d.Kind() == "Job" {
 			name = name[:strings.LastIndex(name, "-")]
 		}
 		out = append(out, d.Kind()+" "+d.Namespace()+"/"+name)
@@ -352,12 +358,17 @@ func renderKeys(t *testing.T, m *render.Manifest) map[string]bool {
 	keys := map[string]bool{}
 	for _, d := range m.Docs {
 		mapKeys(d.Object, keys)
-		if s, ok := render.Get(d.Object, "spec.template.spec.strategicPatches.0").(string); ok {
-			var patch interface{}
-			if err := yaml.Unmarshal([]byte(s), &patch); err != nil {
-				t.Fatalf("the Talos patch does not parse: %v\n%s", err, s)
+		if s, ok := render.Get(d.Object, "data[talosconfigtemplate.yaml]").(string); ok {
+			var tct interface{}
+			if err := yaml.Unmarshal([]byte(s), &tct); err != nil {
+				t.Fatalf("the TalosConfigTemplate does not parse: %v\n%s", err, s)
 			}
-			mapKeys(patch, keys)
+			mapKeys(tct, keys)
+			var machine interface{}
+			if err := yaml.Unmarshal([]byte(render.Get(tct, "spec.template.spec.data").(string)), &machine); err != nil {
+				t.Fatalf("the machine config does not parse: %v", err)
+			}
+			mapKeys(machine, keys)
 		}
 	}
 	return keys

@@ -156,10 +156,12 @@ func FuzzImageFields(f *testing.F) {
 		if got, want := diskOf(m), interface{}(expectedDisk(builtin, schematicID, version, factoryURL)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("disk differs from the intended one\n got: %#v\nwant: %#v", got, want)
 		}
-		patch := talosPatch(t, m)
-		wantPatch := map[string]interface{}{"machine": map[string]interface{}{"install": map[string]interface{}{"image": "factory.talos.dev/installer/" + schematicID + ":" + version}}}
-		if !reflect.DeepEqual(patch, wantPatch) {
-			t.Fatalf("machine config patch differs: %#v", patch)
+		config := workerConfig(t, m)
+		if got, want := render.Get(config, "machine.install"), map[string]interface{}{"disk": "/dev/vda", "image": "factory.talos.dev/installer/" + schematicID + ":" + version, "wipe": false}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("machine.install differs: %#v", got)
+		}
+		if got := render.Get(talosConfigTemplate(t, m), "spec.template.spec.talosVersion"); got != version {
+			t.Fatalf("talosVersion %v, want the disk's %s", got, version)
 		}
 	})
 }

@@ -122,7 +122,7 @@ func TestInstallerRepositoryPrecedence(t *testing.T) {
 		{"{cluster: acme, talos: {installerRepository: factory.talos.dev/installer}}", platform, "factory.talos.dev/installer"},
 	} {
 		m := mustRenderPool(t, withChannel(t, tc.pool, tc.channel), nil)
-		assert.Equal(t, tc.want+"/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, m), "machine.install.image"), "%s with %v", tc.pool, tc.channel)
+		assert.Equal(t, tc.want+"/"+defaultSchematic+":"+defaultTalos, render.Get(workerConfig(t, m), "machine.install.image"), "%s with %v", tc.pool, tc.channel)
 	}
 }
 
@@ -135,7 +135,7 @@ talos:
     docker.io: {endpoints: [https://tenant.mirror/v2/docker.io]}
     quay.io: {endpoints: [https://tenant.mirror/v2/quay.io]}
 `, channel), nil)
-	registries := render.Get(talosPatch(t, m), "machine.registries").(map[string]interface{})
+	registries := render.Get(workerConfig(t, m), "machine.registries").(map[string]interface{})
 	assert.Equal(t, map[string]interface{}{
 		"docker.io": map[string]interface{}{"endpoints": []interface{}{"https://tenant.mirror/v2/docker.io"}},
 		"ghcr.io":   map[string]interface{}{"endpoints": []interface{}{"https://registry.mirror.internal/v2/ghcr.io"}, "overridePath": true},
@@ -145,7 +145,7 @@ talos:
 
 	// Platform only.
 	m = mustRenderPool(t, withChannel(t, "cluster: acme", channel), nil)
-	assert.Equal(t, channel["talos"].(map[string]interface{})["registryMirrors"], render.Get(talosPatch(t, m), "machine.registries.mirrors"))
+	assert.Equal(t, channel["talos"].(map[string]interface{})["registryMirrors"], render.Get(workerConfig(t, m), "machine.registries.mirrors"))
 }
 
 // Precedence for the disk-source knobs on a new pool: its own value, then the
@@ -207,7 +207,7 @@ func TestRecordCapturesTheCreationDefaults(t *testing.T) {
 	}
 	plain := mustRenderPool(t, vals(t, "cluster: acme"), nil)
 	assert.Nil(t, annotation(plain), "no default applied: no annotation, and the MachineDeployment keeps its bytes")
-	assert.Empty(t, plain.OfKind("ConfigMap"), "no record object in the release")
+	assert.Empty(t, poolConfigMaps(plain), "no record object in the release")
 	m := mustRenderPool(t, withChannel(t, "cluster: acme", clusterChannel(t, mirrorPlatform+"  osImage: {factory: {}}\n")), nil)
 	assert.Equal(t, `{"imageFactoryURL":"`+internalFactory+`","osImage":{"factory":{}}}`, annotation(m))
 	assert.Contains(t, doc(t, m, "MachineDeployment").Text, `kubernetes-worker-image.cozystack.io/created-with: "{\"imageFactoryURL\":\"`+internalFactory+`\",\"osImage\":{\"factory\":{}}}"`+"\n")
@@ -240,7 +240,7 @@ func TestAnEarlierRecordIsCarriedIntoTheAnnotation(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(urlOfPool(t, m), internalFactory+"/image/"), "the recorded defaults apply, not today's")
 	assert.Equal(t, `{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"factory":{}}}`, render.Get(doc(t, m, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]"))
-	assert.Empty(t, m.OfKind("ConfigMap"))
+	assert.Empty(t, poolConfigMaps(m))
 
 	// Then the annotation alone answers, with the same bytes.
 	next, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, vals(t, "cluster: acme"), clusterFromYAML(t, createdWith(`{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"factory":{}}}`), "cluster/instancetypes.yaml"))
@@ -307,8 +307,8 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 		assert.Equal(t, doc(t, pair[0], "KubevirtMachineTemplate").Text, doc(t, pair[1], "KubevirtMachineTemplate").Text, name)
 		assert.Equal(t, builtinFactory, strings.Split(urlOfPool(t, pair[1]), "/image/")[0], name)
 		// Mirrors and installer are render-time: they reach existing pools, in the TalosConfigTemplate only.
-		assert.NotEqual(t, doc(t, pair[0], "TalosConfigTemplate").Text, doc(t, pair[1], "TalosConfigTemplate").Text, name)
-		assert.Equal(t, "registry.mirror.internal/siderolabs/installer/"+defaultSchematic+":"+defaultTalos, render.Get(talosPatch(t, pair[1]), "machine.install.image"), name)
+		assert.NotEqual(t, talosConfigTemplate(t, pair[0]), talosConfigTemplate(t, pair[1]), name)
+		assert.Equal(t, "registry.mirror.internal/siderolabs/installer/"+defaultSchematic+":"+defaultTalos, render.Get(workerConfig(t, pair[1]), "machine.install.image"), name)
 	}
 	assert.Nil(t, render.Get(doc(t, legacyAfter, "MachineDeployment").Object, "metadata.annotations[kubernetes-worker-image.cozystack.io/created-with]"), "a pool without record counts as created with the built-in values, and stays without one")
 
@@ -342,7 +342,7 @@ func TestPlatformDefaultsNeverRollAnExistingPool(t *testing.T) {
 func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 	channel := clusterChannel(t, mirrorPlatform+"  osImage: {builtin: {}}\n")
 	for _, c := range baselineCorners(t) {
-		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			values, err := render.ReadValues(c.ValuesFile)
 			require.NoError(t, err)
 			golden, err := os.ReadFile(c.GoldenFile)
@@ -356,10 +356,22 @@ func TestBaselineCornersIgnoreLaterPlatformDefaults(t *testing.T) {
 				}
 			}
 			require.Len(t, md, 1)
-			cluster := loadCluster(t, "cluster/instancetypes.yaml")
+			cluster, err := c.LoadCluster()
+			require.NoError(t, err)
 			require.NoError(t, cluster.Add(md...))
-			values["_cluster"] = channel
-			m, err := renderPoolAs(t, render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, values, cluster)
+			platform := map[string]interface{}{}
+			if own, ok := values["_cluster"].(map[string]interface{}); ok {
+				for k, v := range own {
+					platform[k] = v
+				}
+			}
+			for k, v := range channel {
+				platform[k] = v
+			}
+			values["_cluster"] = platform
+			release := c.ReleaseOf()
+			release.Upgrade = true
+			m, err := renderPoolAs(t, release, values, cluster)
 			require.NoError(t, err)
 			for _, kind := range []string{"KubevirtMachineTemplate", "MachineDeployment", "MachineHealthCheck"} {
 				assert.Contains(t, string(golden), doc(t, m, kind).Text, "%s of %s keeps its committed bytes", kind, c.Name)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -16,7 +17,7 @@ func TestPoolObjectsAreNamedFromTheCluster(t *testing.T) {
 		kinds = append(kinds, d.Kind())
 	}
 	require.Equal(t, poolKinds, kinds)
-	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck", "TalosConfigTemplate"} {
+	for _, kind := range []string{"MachineDeployment", "MachineHealthCheck"} {
 		d := doc(t, m, kind)
 		assert.Equal(t, testPoolName, d.Name(), kind)
 		assert.Equal(t, testNamespace, d.Namespace(), kind)
@@ -38,7 +39,7 @@ func TestMachineDeploymentIsOwnedByTheAutoscaler(t *testing.T) {
 	assert.Equal(t, "KubevirtMachineTemplate", render.Get(md.Object, "spec.template.spec.infrastructureRef.kind"))
 	assert.Equal(t, testPoolName, render.Get(md.Object, "spec.template.spec.bootstrap.configRef.name"))
 	assert.Equal(t, "TalosConfigTemplate", render.Get(md.Object, "spec.template.spec.bootstrap.configRef.kind"))
-	assert.Equal(t, "v1.35.1", render.Get(md.Object, "spec.template.spec.version"))
+	assert.Equal(t, "v1.35.6", render.Get(md.Object, "spec.template.spec.version"))
 }
 
 func TestWorkerDiskImportsTheTalosImageOverHTTP(t *testing.T) {
@@ -90,7 +91,8 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 		values string
 		want   interface{}
 	}{
-		{"{cluster: acme}", "100%"},
+		{"{cluster: acme}", "50%"},
+		{"{cluster: acme, maxUnhealthy: '2'}", float64(2)},
 		{"{cluster: acme, maxUnhealthy: 3}", float64(3)},
 		{"{cluster: acme, maxUnhealthy: '0%'}", "0%"},
 		{"{cluster: acme, maxUnhealthy: 0}", float64(0)},
@@ -98,29 +100,59 @@ func TestMachineHealthCheckTakesCountOrPercent(t *testing.T) {
 		m := mustRenderPool(t, vals(t, tc.values), nil)
 		mhc := doc(t, m, "MachineHealthCheck")
 		assert.Equal(t, tc.want, render.Get(mhc.Object, "spec.maxUnhealthy"), tc.values)
-		assert.Equal(t, "10m", render.Get(mhc.Object, "spec.nodeStartupTimeout"))
+		assert.Equal(t, "20m", render.Get(mhc.Object, "spec.nodeStartupTimeout"))
+		assert.Equal(t, "5m", render.Get(mhc.Object, "spec.unhealthyConditions.0.timeout"))
+		assert.Equal(t, "10m", render.Get(mhc.Object, "spec.unhealthyConditions.1.timeout"))
 		assert.Equal(t, testPoolName, render.Get(mhc.Object, "spec.selector.matchLabels[cluster.x-k8s.io/deployment-name]"))
 	}
 }
 
-// talosPatch parses the TalosConfigTemplate's machine-config patch.
-func talosPatch(t testing.TB, m *render.Manifest) map[string]interface{} {
+// talosConfigTemplate parses the TalosConfigTemplate the pool's reconcile Job
+// applies (the ConfigMap <pool>-talos-config, placeholders in place).
+func talosConfigTemplate(t testing.TB, m *render.Manifest) map[string]interface{} {
 	t.Helper()
-	tct := doc(t, m, "TalosConfigTemplate")
-	assert.Equal(t, "worker", render.Get(tct.Object, "spec.template.spec.generateType"))
-	raw, ok := render.Get(tct.Object, "spec.template.spec.strategicPatches.0").(string)
-	require.True(t, ok, "strategicPatches[0] is a YAML string")
-	patch := map[string]interface{}{}
-	require.NoError(t, yaml.Unmarshal([]byte(raw), &patch))
-	return patch
+	var text string
+	for _, d := range m.OfKind("ConfigMap") {
+		if strings.HasSuffix(d.Name(), "-talos-config") {
+			text, _ = render.Get(d.Object, "data[talosconfigtemplate.yaml]").(string)
+		}
+	}
+	require.NotEmpty(t, text, "the render holds the pool's talos-config ConfigMap")
+	tct := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(text), &tct))
+	require.Equal(t, "TalosConfigTemplate", tct["kind"])
+	assert.Equal(t, "none", render.Get(tct, "spec.template.spec.generateType"), "CABPT uses the data as it is")
+	return tct
+}
+
+// poolConfigMaps are a pool render's ConfigMaps besides its talos-config
+// (the Image Factory CA's, an earlier record's): the ones a test asks after.
+func poolConfigMaps(m *render.Manifest) []render.Doc {
+	var out []render.Doc
+	for _, d := range m.OfKind("ConfigMap") {
+		if !strings.HasSuffix(d.Name(), "-talos-config") {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// workerConfig parses the worker's Talos machine config the TalosConfigTemplate carries.
+func workerConfig(t testing.TB, m *render.Manifest) map[string]interface{} {
+	t.Helper()
+	raw, ok := render.Get(talosConfigTemplate(t, m), "spec.template.spec.data").(string)
+	require.True(t, ok, "spec.template.spec.data is a YAML string")
+	config := map[string]interface{}{}
+	require.NoError(t, yaml.Unmarshal([]byte(raw), &config))
+	return config
 }
 
 func TestTalosConfigCarriesInstallerAndMirrors(t *testing.T) {
-	patch := talosPatch(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
+	patch := workerConfig(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
 	assert.Equal(t, "factory.talos.dev/installer/ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515:v1.13.6", render.Get(patch, "machine.install.image"))
 	assert.Nil(t, render.Get(patch, "machine.registries"), "no mirrors, no registries section")
 
-	patch = talosPatch(t, mustRenderPool(t, vals(t, `
+	patch = workerConfig(t, mustRenderPool(t, vals(t, `
 cluster: acme
 talos:
   installerRepository: registry.internal/installer
@@ -136,8 +168,9 @@ func TestMachineTemplateNameMovesOnlyWithTheBody(t *testing.T) {
 	base := machineTemplateName(t, mustRenderPool(t, vals(t, "cluster: acme"), nil))
 	for _, same := range []string{
 		"{cluster: acme, minReplicas: 3, maxReplicas: 9}",
-		"{cluster: acme, roles: [ingress-nginx]}",
-		"{cluster: acme, maxUnhealthy: 1, nodeStartupTimeout: 1h}",
+		"{cluster: acme, maxUnhealthy: 1, nodeStartupTimeout: 1h, readyUnknownTimeout: 1m, readyFalseTimeout: 1h, maxNodeProvisionTime: 1h}",
+		"{cluster: acme, kubelet: {systemReservedMemory: 300Mi, evictionHardMemory: 5%}}",
+		"{cluster: acme, images: {kubectl: registry.internal/kubectl:1.35}}",
 		"{cluster: acme, talos: {installerRepository: registry.internal/installer}}",
 		"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [https://m.internal]}}}}",
 		"{cluster: acme, version: v1.34}",
@@ -149,6 +182,9 @@ func TestMachineTemplateNameMovesOnlyWithTheBody(t *testing.T) {
 		"{cluster: acme, diskSize: 30Gi}",
 		"{cluster: acme, instanceType: u1.large}",
 		"{cluster: acme, resources: {cpu: 2, memory: 4Gi}}",
+		"{cluster: acme, roles: [ingress-nginx]}",
+		"{cluster: acme, gpus: [{name: nvidia.com/AD102GL_L40S}]}",
+		"{cluster: acme, logSerialConsole: true}",
 		"{cluster: acme, talos: {version: v1.13.5}}",
 		"{cluster: acme, talos: {imageFactoryURL: 'https://mirror.internal'}}",
 	} {
@@ -237,7 +273,7 @@ func TestUnquotedValuesMustBePlain(t *testing.T) {
 		{"{cluster: acme, diskSize: \"20Gi\\n  x: y\"}", `diskSize "20Gi\n  x: y"`, "{cluster: acme, diskSize: 25Gi}"},
 		{"{cluster: acme, resources: {cpu: 2, memory: '4Gi}'}}", `resources.memory "4Gi}"`, "{cluster: acme, resources: {cpu: 2, memory: 4Gi}}"},
 		{"{cluster: acme, resources: {cpu: '2 ', memory: 4Gi}}", `resources.cpu "2 "`, "{cluster: acme, resources: {cpu: 16, memory: 4Gi}}"},
-		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu 0 (a number) is not a plain value`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
+		{"{cluster: acme, resources: {cpu: 0, memory: 4Gi}}", `resources.cpu 0 (a number) is not a whole number of cores (it is outside 1 to 2147483647)`, "{cluster: acme, resources: {cpu: 1, memory: 4Gi}}"},
 	} {
 		_, err := renderPool(t, vals(t, tc.values), loadCluster(t, "cluster/instancetypes.yaml"))
 		require.Error(t, err, "the schema refuses %s", tc.values)

@@ -56,15 +56,19 @@ func TestPoolSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
 		{"{cluster: acme, unknownKey: 1}", "- at '': additional properties 'unknownKey' not allowed"},
 		{"{cluster: 7}", "- at '/cluster': got number, want string"},
 		{"{cluster: Acme}", fmt.Sprintf("- at '/cluster': 'Acme' does not match pattern '%s'", poolSchemaAt(t, "properties", "cluster", "pattern"))},
-		{"{cluster: acme, diskSize: 20GB}", fmt.Sprintf("- at '/diskSize': '20GB' does not match pattern '%s'", quantity)},
+		{"{cluster: acme, diskSize: 20GB}", fmt.Sprintf("- at '/diskSize': 'anyOf' failed\n  - at '/diskSize': '20GB' does not match pattern '%s'\n  - at '/diskSize': got string, want integer", quantity)},
 		{"{cluster: acme, storageClass: 'a..b'}", fmt.Sprintf("- at '/storageClass': 'a..b' does not match pattern '%s'", quoted(poolSchemaAt(t, "properties", "storageClass", "pattern")))},
 		{"{cluster: acme, roles: [" + strings.Repeat("r", 64) + "]}", "- at '/roles/0': maxLength: got 64, want 63"},
 		{"{cluster: acme, roles: [a, a]}", "- at '/roles': items at 0 and 1 are equal"},
-		{"{cluster: acme, resources: {cpu: 0}}", "- at '/resources/cpu': minimum: got 0, want 1"},
+		{"{cluster: acme, resources: {cpu: 0}}", "- at '/resources/cpu': 'anyOf' failed\n  - at '/resources/cpu': minimum: got 0, want 1\n  - at '/resources/cpu': got number, want string"},
+		{"{cluster: acme, gpus: [{name: nvidia.com/L40S, count: 2}]}", "- at '/gpus/0': additional properties 'count' not allowed"},
+		{"{cluster: acme, kubelet: {evictionHard: 5%}}", "- at '/kubelet': additional properties 'evictionHard' not allowed"},
+		{"{cluster: acme, logSerialConsole: 'yes'}", "- at '/logSerialConsole': got string, want boolean"},
+		{"{cluster: acme, readyUnknownTimeout: 0s}", fmt.Sprintf("- at '/readyUnknownTimeout': '0s' does not match pattern '%s'", poolSchemaAt(t, "properties", "readyUnknownTimeout", "pattern"))},
 		{"{cluster: acme, minReplicas: -1}", "- at '/minReplicas': minimum: got -1, want 0"},
 		{"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: []}}}}", "- at '/talos/registryMirrors/docker.io/endpoints': minItems: got 0, want 1"},
 		{"{cluster: acme, osImage: {builtin: {schematicId: x}}}", "- at '/osImage/builtin': additional properties 'schematicId' not allowed"},
-		{"{cluster: acme, maxUnhealthy: 101%}", fmt.Sprintf("- at '/maxUnhealthy': 'oneOf' failed, none matched\n  - at '/maxUnhealthy': got string, want integer\n  - at '/maxUnhealthy': '101%%' does not match pattern '%s'", poolSchemaAt(t, "properties", "maxUnhealthy", "oneOf", "1", "pattern"))},
+		{"{cluster: acme, maxUnhealthy: 101%}", fmt.Sprintf("- at '/maxUnhealthy': 'oneOf' failed, none matched\n  - at '/maxUnhealthy': got string, want integer\n  - at '/maxUnhealthy': '101%%' does not match pattern '%s'", poolSchemaAt(t, "properties", "maxUnhealthy", "oneOf", "1", "pattern")) + fmt.Sprintf("\n  - at '/maxUnhealthy': '101%%' does not match pattern '%s'", poolSchemaAt(t, "properties", "maxUnhealthy", "oneOf", "2", "pattern"))},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
 			_, err := renderPool(t, vals(t, tc.values), nil)

@@ -183,7 +183,8 @@ func costCases() []costCase {
 		{"a values file of platform keys under _cluster", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"_cluster": junkMap(n)})()
 		}), true, false},
-		{"nesting at the harness's limit under _cluster", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": nested(render.MaxValuesDepth - 2)}}), true, false},
+		{"nesting at the harness's limit under _cluster", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"branding": nested(render.MaxValuesDepth - 2)}}), true, false},
+		{"a 1 MiB scheduling policy under _cluster", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"scheduling": map[string]interface{}{"globalAppTopologySpreadConstraints": "topologySpreadConstraints:\n- " + huge[:valuesFileBytes-200]}}}), false, false},
 		{"deep nesting under _cluster", "pool", fit(func(n int) map[string]interface{} {
 			chains := map[string]interface{}{}
 			for i := 0; i < n; i++ {

@@ -74,7 +74,7 @@ func caConfigMapData(t testing.TB, m *render.Manifest, name string) string {
 
 func TestPoolWithoutACAKeepsItsBytes(t *testing.T) {
 	for _, c := range baselineCorners(t) {
-		t.Run(strings.TrimPrefix(c.Name, "baseline/"), func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			values, err := render.ReadValues(c.ValuesFile)
 			require.NoError(t, err)
 			plain, err := c.Render(render.Render, true)
@@ -83,7 +83,7 @@ func TestPoolWithoutACAKeepsItsBytes(t *testing.T) {
 			m, err := render.Render(poolChart(t), render.Options{Release: c.ReleaseOf(), Values: values, Cluster: loadCluster(t, c.Cluster...)})
 			require.NoError(t, err)
 			assert.Equal(t, plain.Text(), m.Text(), "imageFactoryCA: \"\" is no CA")
-			assert.Empty(t, m.OfKind("ConfigMap"))
+			assert.Empty(t, poolConfigMaps(m))
 			assert.NotContains(t, m.Text(), "certConfigMap")
 		})
 	}
@@ -160,7 +160,7 @@ func TestPlatformCARefusalNeighbourIsThePoolsOwnCA(t *testing.T) {
 	assert.Equal(t, rotatedCA(t), caConfigMapData(t, own, poolCAConfigMap))
 	// A pool's own URL leaves the platform's CA behind (and re-images once).
 	ownURL := mustRenderPool(t, vals(t, "{cluster: acme, talos: {imageFactoryURL: 'https://factory.own.internal'}}"), cluster())
-	assert.Empty(t, ownURL.OfKind("ConfigMap"))
+	assert.Empty(t, poolConfigMaps(ownURL))
 	assert.Nil(t, render.Get(diskOf(ownURL), "spec.source.http.certConfigMap"))
 	// The clone path does not need it.
 	_, err = renderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {}}}"), healthyCluster(t, record))
@@ -169,10 +169,10 @@ func TestPlatformCARefusalNeighbourIsThePoolsOwnCA(t *testing.T) {
 
 func TestPlatformCANeverReachesAPoolWithItsOwnURL(t *testing.T) {
 	m := mustRenderPool(t, withChannel(t, "{cluster: acme, talos: {imageFactoryURL: 'https://factory.own.internal'}}", platformCA(t, testCA(t))), nil)
-	assert.Empty(t, m.OfKind("ConfigMap"), "the platform's CA is for the platform's URL")
+	assert.Empty(t, poolConfigMaps(m), "the platform's CA is for the platform's URL")
 	assert.Nil(t, render.Get(diskOf(m), "spec.source.http.certConfigMap"))
 	m = mustRenderPool(t, withChannel(t, "{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://factory.own.internal'}}}", platformCA(t, testCA(t))), nil)
-	assert.Empty(t, m.OfKind("ConfigMap"), "osImage.factory.imageFactoryURL is the pool's own URL too")
+	assert.Empty(t, poolConfigMaps(m), "osImage.factory.imageFactoryURL is the pool's own URL too")
 	// The pool's own CA wins over the platform's.
 	m = mustRenderPool(t, withTalos(withChannel(t, "cluster: acme", platformCA(t, testCA(t))), "imageFactoryCA", rotatedCA(t)), nil)
 	assert.Equal(t, rotatedCA(t), caConfigMapData(t, m, poolCAConfigMap))
@@ -288,7 +288,7 @@ func TestCatalogWithoutCAOrChecksumKeepsItsBytes(t *testing.T) {
 		plain := mustRenderCatalog(t, vals(t, values), nil)
 		assert.NotContains(t, plain.Text(), "certConfigMap")
 		assert.NotContains(t, plain.Text(), "checksum")
-		assert.Empty(t, plain.OfKind("ConfigMap"))
+		assert.Empty(t, poolConfigMaps(plain))
 	}
 	a := mustRenderCatalog(t, vals(t, "{}"), nil)
 	b := mustRenderCatalog(t, vals(t, "{imageFactoryCA: ''}"), nil)
@@ -484,7 +484,7 @@ status: {phase: %s}
 	// Once imported, the CA may go.
 	m, err = renderCatalog(t, vals(t, values), clusterFromYAML(t, stored("Succeeded")))
 	require.NoError(t, err)
-	assert.Empty(t, m.OfKind("ConfigMap"))
+	assert.Empty(t, poolConfigMaps(m))
 	assert.Equal(t, catalogCAConfigMap, render.Get(catalogGolden(t, m, "talos-worker-abc-v1.13.6").Object, "spec.source.http.certConfigMap"), "its stored spec is rendered as stored")
 }
 

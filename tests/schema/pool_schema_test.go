@@ -14,7 +14,7 @@ const poolChart = render.PoolChart
 func TestPoolSchemaAcceptsEveryExample(t *testing.T) {
 	s := compile(t, poolChart)
 	var files []string
-	for _, glob := range []string{"examples/pools/*.yaml", "tests/render/testdata/baseline/*.values.yaml"} {
+	for _, glob := range []string{"examples/pools/*.yaml", "tests/render/testdata/golden/pool-cozystack-*.values.yaml"} {
 		more, err := filepath.Glob(filepath.Join(support.RepoRoot(), glob))
 		require.NoError(t, err)
 		files = append(files, more...)
@@ -48,14 +48,38 @@ func TestPoolSchema(t *testing.T) {
 		"{osImage: {factory: {}}}",
 		"{osImage: {factory: {schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal'}}}",
 		"{storageClass: replicated-2.fast, instanceType: u1.2xlarge}",
+		"{diskSize: 21474836480}",
+		"{resources: {cpu: '2', memory: 4294967296}}",
+		"{podCpuLimit: 3, podCpuRequest: 200m}",
+		"{podCpuLimit: '1.5', podCpuRequest: 0}",
+		"{gpus: [{name: nvidia.com/AD102GL_L40S}]}",
+		"{kubelet: {systemReservedMemory: 512Mi, kubeReservedMemory: 1G, systemReservedCpu: 100m, kubeReservedCpu: '0.5', evictionHardMemory: 5%, evictionSoftMemory: 8%}}",
+		"{kubelet: {evictionHardMemory: 200Mi, evictionSoftMemory: 1Gi}}",
+		"{logSerialConsole: true}",
+		"{maxUnhealthy: '2'}",
+		"{readyUnknownTimeout: 90s, readyFalseTimeout: 1h30m, maxNodeProvisionTime: 20m0s}",
+		"{images: {kubectl: ''}}",
+		"{images: {kubectl: registry.internal/alpine/k8s:1.33.4}}",
 	}, []string{
 		"{unknownKey: 1}",
 		"{cluster: 7}",
 		"{cluster: Acme}",
 		"{diskSize: 20GB}",
-		"{diskSize: 20}",
+		"{diskSize: -20}",
 		"{diskSize: twenty}",
-		"{resources: {cpu: '2'}}",
+		"{resources: {cpu: '2.5'}}",
+		"{podCpuLimit: -1}",
+		"{podCpuRequest: two}",
+		"{gpus: [{name: x, count: 1}]}",
+		"{gpus: [{}]}",
+		"{kubelet: {maxPods: 10}}",
+		"{kubelet: {systemReservedMemory: 512}}",
+		"{kubelet: {systemReservedCpu: 1.5m}}",
+		"{logSerialConsole: 'true'}",
+		"{readyUnknownTimeout: 0s}",
+		"{readyFalseTimeout: 1.5h}",
+		"{maxNodeProvisionTime: 30}",
+		"{images: {other: x}}",
 		"{resources: {cpu: 0}}",
 		"{resources: {gpu: 1}}",
 		"{resources: {memory: 4GB}}",

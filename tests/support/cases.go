@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
@@ -22,6 +21,11 @@ type Case struct {
 	// is a reachable cluster holding nothing; nil renders with no cluster.
 	Cluster []string    `json:"cluster"`
 	Release CaseRelease `json:"release"`
+	// Baseline marks a pool case without osImage and without the platform's
+	// new defaults: its KubevirtMachineTemplate and MachineDeployment are the
+	// bytes Cozystack's own kubernetes-nodes chart renders for the same values
+	// (docs/upstream.md), the objects a platform switching charts keeps.
+	Baseline bool `json:"baseline"`
 
 	// ValuesFile and GoldenFile are absolute paths, filled in by the readers.
 	ValuesFile string `json:"-"`
@@ -73,29 +77,30 @@ func GoldenCases() (cases []Case, found bool, err error) {
 		if _, ok := caseCharts[c.Chart]; !ok {
 			return nil, true, fmt.Errorf("%s: case %s: chart %q is not pool, catalog or platform", GoldenCasesFile, c.Name, c.Chart)
 		}
+		if c.Baseline && c.Chart != "pool" {
+			return nil, true, fmt.Errorf("%s: case %s: only a pool case can be a baseline", GoldenCasesFile, c.Name)
+		}
 		c.ValuesFile = filepath.Join(dir, c.Name+".values.yaml")
 		c.GoldenFile = filepath.Join(dir, c.Name+".golden.yaml")
 	}
 	return cases, true, nil
 }
 
-// BaselineCases are the pre-feature pool corners (testdata/baseline), each
-// against the instancetype fixture, in name order.
+// BaselineCases are the golden cases marked baseline (pool cases without
+// osImage and the platform's new defaults), in table order.
 func BaselineCases() ([]Case, error) {
-	paths, err := filepath.Glob(Fixture("baseline/*.values.yaml")) // sorted
+	cases, found, err := GoldenCases()
 	if err != nil {
 		return nil, err
 	}
+	if !found {
+		return nil, fmt.Errorf("%s: the golden case table is missing", GoldenCasesFile)
+	}
 	var out []Case
-	for _, p := range paths {
-		stem := strings.TrimSuffix(p, ".values.yaml")
-		out = append(out, Case{
-			Name:       "baseline/" + filepath.Base(stem),
-			Chart:      "pool",
-			Cluster:    []string{"cluster/instancetypes.yaml"},
-			ValuesFile: p,
-			GoldenFile: stem + ".golden.yaml",
-		})
+	for _, c := range cases {
+		if c.Baseline {
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }
@@ -147,4 +152,9 @@ func fixtures(rel []string) []string {
 		out[i] = Fixture(r)
 	}
 	return out
+}
+
+// LoadCluster is the fake cluster the case renders against (its fixtures).
+func (c Case) LoadCluster() (*Cluster, error) {
+	return LoadCluster(fixtures(c.Cluster)...)
 }

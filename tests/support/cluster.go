@@ -101,6 +101,8 @@ var lookedUpKinds = [][2]string{
 	{"storage.k8s.io/v1", "StorageClass"},
 	{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype"},
 	{"cluster.x-k8s.io/v1beta1", "MachineDeployment"},
+	// Cozystack's own pool chart lists them (the benchmarks render it).
+	{"cluster.x-k8s.io/v1beta1", "MachineSet"},
 	{"v1", "ConfigMap"},
 	{"v1", "Secret"},
 	{"helm.toolkit.fluxcd.io/v2", "HelmRelease"},

@@ -1,17 +1,16 @@
-// Package talos checks that Talos itself reads every machine-config patch the
-// pool chart writes. CABPT applies a TalosConfigTemplate's strategicPatches
-// with Talos's own config patcher onto the worker config it generates for the
-// template's talosVersion; a patch Talos rejects means no worker of the pool
-// ever joins. This module has its own go.mod so that Talos's machinery and its
-// dependencies never enter the main module's graph.
+// Package talos checks that Talos itself reads every machine config the pool
+// chart writes: the worker config of each committed pool render's
+// TalosConfigTemplate, filled as its reconcile Job fills it
+// (talosconfig_test.go), and the machine-config shapes the platform channel
+// passes through (registry mirrors and auth, here). A config Talos rejects
+// means no worker of the pool ever joins. This module has its own go.mod so
+// that Talos's machinery and its dependencies never enter the main module's
+// graph.
 package talos
 
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -37,48 +36,9 @@ func (cloudMode) String() string        { return "cloud" }
 func (cloudMode) RequiresInstall() bool { return false }
 func (cloudMode) InContainer() bool     { return false }
 
-// pool is what CABPT reads of one pool render.
-type pool struct {
-	file         string
-	talosVersion string   // TalosConfigTemplate spec.template.spec.talosVersion
-	k8sVersion   string   // MachineDeployment spec.template.spec.version, when set
-	patches      []string // TalosConfigTemplate spec.template.spec.strategicPatches
-}
-
-// goldenDirs hold the committed pool renders: the pre-feature baseline and,
-// when present, the renders that pin every other output (pool-*, platform
-// defaults...). Every file holding a TalosConfigTemplate is a pool case.
-var goldenDirs = []string{
-	filepath.Join("..", "render", "testdata", "baseline"),
-	filepath.Join("..", "render", "testdata", "golden"),
-}
-
-// minBaseline is the number of baseline pool corners committed today.
-const minBaseline = 16
-
-// defaultK8sVersion stands in when a render sets no Kubernetes version (the
-// worker config differs only in image tags).
-const defaultK8sVersion = "1.34.2"
-
-func TestEveryGoldenPoolPatchIsReadByTalos(t *testing.T) {
-	pools, baseline := goldenPools(t)
-	if baseline < minBaseline {
-		t.Fatalf("found %d baseline pool renders with a TalosConfigTemplate, want at least %d", baseline, minBaseline)
-	}
-	validated := 0
-	for _, p := range pools {
-		t.Run(p.file, func(t *testing.T) {
-			if len(p.patches) == 0 {
-				t.Fatalf("TalosConfigTemplate has no strategicPatches")
-			}
-			if err := applyAndValidate(p.talosVersion, p.k8sVersion, p.patches); err != nil {
-				t.Fatal(err)
-			}
-			validated += len(p.patches)
-		})
-	}
-	t.Logf("%d patches of %d pool renders (%d baseline) applied and strictly validated by Talos machinery", validated, len(pools), baseline)
-}
+// defaultK8sVersion is the Kubernetes release the shape checks generate a
+// worker config for (the config differs only in image tags).
+const defaultK8sVersion = "1.35.6"
 
 // TestRegistryAuthAndMirrorsAreAccepted: the shapes the platform channel
 // writes (registries.config with username/password and TLS, mirrors with
@@ -238,78 +198,6 @@ func secretsFor(contract *config.VersionContract) (*secrets.Bundle, error) {
 	}
 	bundles[contract.String()] = b
 	return b, nil
-}
-
-// goldenPools reads every committed render holding a TalosConfigTemplate.
-func goldenPools(t *testing.T) (pools []pool, baseline int) {
-	t.Helper()
-	for i, dir := range goldenDirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.golden.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(files)
-		for _, f := range files {
-			p, ok, err := readPool(f)
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			if !ok {
-				continue
-			}
-			pools = append(pools, p)
-			if i == 0 {
-				baseline++
-			}
-		}
-	}
-	return pools, baseline
-}
-
-type object struct {
-	Kind string `json:"kind"`
-	Spec struct {
-		Template struct {
-			Spec struct {
-				TalosVersion     string   `json:"talosVersion"`
-				StrategicPatches []string `json:"strategicPatches"`
-				Version          string   `json:"version"`
-			} `json:"spec"`
-		} `json:"template"`
-	} `json:"spec"`
-}
-
-func readPool(path string) (pool, bool, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return pool{}, false, err
-	}
-	p := pool{file: filepath.Join(filepath.Base(filepath.Dir(path)), filepath.Base(path))}
-	found := false
-	for _, doc := range splitDocuments(raw) {
-		var o object
-		if err := yaml.Unmarshal(doc, &o); err != nil {
-			return p, false, err
-		}
-		switch o.Kind {
-		case "TalosConfigTemplate":
-			if found {
-				return p, false, fmt.Errorf("more than one TalosConfigTemplate")
-			}
-			found = true
-			p.talosVersion = o.Spec.Template.Spec.TalosVersion
-			p.patches = o.Spec.Template.Spec.StrategicPatches
-			if p.talosVersion == "" {
-				return p, false, fmt.Errorf("TalosConfigTemplate has no talosVersion")
-			}
-		case "MachineDeployment":
-			p.k8sVersion = o.Spec.Template.Spec.Version
-		}
-	}
-	if p.k8sVersion == "" {
-		p.k8sVersion = defaultK8sVersion
-	}
-	return p, found, nil
 }
 
 // splitDocuments splits a multi-document YAML file on its `---` lines.

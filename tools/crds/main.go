@@ -12,6 +12,9 @@
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 //	VM        VMRule                            github.com/VictoriaMetrics/operator/api v0.66.1
 //	Prom-op   PrometheusRule                    github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
+//	Kamaji    KamajiControlPlane (v1alpha1)     ./apis/kamaji/v1alpha1: the fields the pool's reconcile Job uses
+//	Cozystack WorkloadMonitor (v1alpha1)        ./apis/cozystack/v1alpha1: opaque, for the upgrade-cost benchmark
+//	Cilium    CiliumNetworkPolicy (v2)          ./apis/cilium/v2: opaque, for the upgrade-cost benchmark
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
 // controller-tools' Go API, followed by two steps controller-gen leaves to the
@@ -47,6 +50,9 @@ import (
 var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/kamaji/v1alpha1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/cozystack/v1alpha1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/cilium/v2",
 	"github.com/fluxcd/helm-controller/api/v2",
 	"github.com/fluxcd/source-controller/api/v1",
 	"github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1",
@@ -66,6 +72,9 @@ var want = map[string]string{
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
 	"vmrules.operator.victoriametrics.com":                        "Namespaced",
 	"prometheusrules.monitoring.coreos.com":                       "Namespaced",
+	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":           "Namespaced",
+	"workloadmonitors.cozystack.io":                               "Namespaced",
+	"ciliumnetworkpolicies.cilium.io":                             "Namespaced",
 }
 
 // apiApproved is the annotation external-snapshotter v8.2.0 writes on its

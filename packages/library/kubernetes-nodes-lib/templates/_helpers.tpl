@@ -73,8 +73,9 @@ true
 {{- end -}}
 
 {{/*
-Refuses an instanceType the cluster lacks; skipped when the list has no "items" (no cluster: a
-preview), since a reachable cluster always answers with "items", even when empty.
+Refuses an instanceType the cluster lacks, and keeps the one it has in ._kubernetesNodes.instanceType;
+skipped when the list has no "items" (no cluster: a preview), since a reachable cluster always answers
+with "items", even when empty. Called once, through kubernetes-nodes.ensureInstanceType.
 */}}
 {{- define "kubernetes-nodes.assertInstanceType" -}}
 {{- $name := .Values.instanceType | toString -}}
@@ -86,6 +87,9 @@ preview), since a reachable cluster always answers with "items", even when empty
 {{- $names := list -}}
 {{- range $list.items -}}
 {{- $names = append $names .metadata.name -}}
+{{- if eq .metadata.name $name -}}
+{{- $_ := set $._kubernetesNodes "instanceType" . -}}
+{{- end -}}
 {{- end -}}
 {{- if not (has $name $names) -}}
 {{- fail (printf "pool %s: instanceType %q is not a VirtualMachineClusterInstancetype of this cluster (it has: %s); set instanceType to one of them, or set resources.cpu and resources.memory instead" (include "kubernetes-nodes.poolName" .) $name (join ", " (sortAlpha $names) | default "none")) -}}

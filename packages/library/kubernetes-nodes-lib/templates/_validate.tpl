@@ -8,15 +8,15 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- $pool := include "kubernetes-nodes.poolName" . -}}
 {{- $v := .Values -}}
 {{- /* A value set to null removes the chart's default (Helm's rule), and would render as "<nil>". */ -}}
-{{- range $key := list "storageClass" "instanceType" "diskSize" "version" "minReplicas" "maxReplicas" "maxUnhealthy" "nodeStartupTimeout" -}}
+{{- range $key := list "storageClass" "instanceType" "diskSize" "version" "minReplicas" "maxReplicas" "maxUnhealthy" "nodeStartupTimeout" "readyUnknownTimeout" "readyFalseTimeout" "maxNodeProvisionTime" "logSerialConsole" -}}
 {{- if kindIs "invalid" (index $v $key) -}}
 {{- fail (printf "pool %s: %s is null, which removes the chart's default; remove the key to keep the default, or set it (values.yaml documents each value)" $pool $key) -}}
 {{- end -}}
 {{- end -}}
 {{- /* Unknown keys: a typo (osimage:) would otherwise be ignored and silently take the HTTP import. Helm adds global and the libraries' keys. */ -}}
-{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "roles" "minReplicas" "maxReplicas" "version" "talos" "osImage" "maxUnhealthy" "nodeStartupTimeout" "_cluster" "_namespace" "global" "worker-image-lib" "kubernetes-nodes-lib") -}}
+{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "podCpuLimit" "podCpuRequest" "gpus" "kubelet" "logSerialConsole" "roles" "minReplicas" "maxReplicas" "maxUnhealthy" "nodeStartupTimeout" "readyUnknownTimeout" "readyFalseTimeout" "maxNodeProvisionTime" "version" "talos" "images" "osImage" "_cluster" "_namespace" "global" "worker-image-lib" "kubernetes-nodes-lib") -}}
 {{- if $unknown -}}
-{{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, roles, minReplicas, maxReplicas, version, talos, osImage, maxUnhealthy and nodeStartupTimeout (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
+{{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, podCpuLimit, podCpuRequest, gpus, kubelet, logSerialConsole, roles, minReplicas, maxReplicas, maxUnhealthy, nodeStartupTimeout, readyUnknownTimeout, readyFalseTimeout, maxNodeProvisionTime, version, talos, images and osImage (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
 {{- end -}}
 {{- /* osImage chooses the disk's path by which key it holds: only a map may choose one. */ -}}
 {{- if hasKey $v "osImage" -}}
@@ -54,9 +54,9 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- if include "kubernetes-nodes.explicitResources" . -}}
 {{- $quantities = append $quantities (list "resources.memory" $v.resources.memory "a quantity such as 4Gi") -}}
 {{- $cores := dict -}}
-{{- include "worker-image-lib.parseCount" (dict "value" $v.resources.cpu "min" 1 "max" 2147483647 "out" $cores) -}}
+{{- include "worker-image-lib.parseCount" (dict "value" $v.resources.cpu "min" 1 "max" 2147483647 "strings" true "out" $cores) -}}
 {{- with $cores.error -}}
-{{- fail (printf "pool %s: resources.cpu %s is not a plain value: it is %s; it is written into the worker VM template as it is, so set resources.cpu to a whole number of cores from 1 to 2147483647, such as 2" $pool (include "worker-image-lib.describe" $v.resources.cpu) .) -}}
+{{- fail (printf "pool %s: resources.cpu %s is not a whole number of cores (it is %s); it becomes the worker VM's domain.cpu.cores, which KubeVirt takes as a whole number, so set resources.cpu to one from 1 to 2147483647, such as 2 or \"2\"" $pool (include "worker-image-lib.describe" $v.resources.cpu) .) -}}
 {{- end -}}
 {{- $_ := set $written "resources.cpu" $cores.text -}}
 {{- end -}}
@@ -100,6 +100,13 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- with $timeout.error -}}
 {{- fail (printf "pool %s: nodeStartupTimeout %s is not a duration Cluster API reads (it is %s); write it as a Go duration such as 10m, 90s or 1h30m (at most 32 characters, at most 2562047h)" $pool (include "worker-image-lib.describe" $v.nodeStartupTimeout) .) -}}
 {{- end -}}
+{{- /* Timers the MachineHealthCheck webhook and the autoscaler do not check: whole s, m or h only. */ -}}
+{{- range $field := list "readyUnknownTimeout" "readyFalseTimeout" "maxNodeProvisionTime" -}}
+{{- $value := get $v $field -}}
+{{- if not (and (kindIs "string" $value) (regexMatch "^[1-9][0-9]{0,4}[smh]([0-9]{1,5}[smh]){0,2}$" $value)) -}}
+{{- fail (printf "pool %s: %s %s is not a duration the chart writes (whole seconds, minutes or hours, the first part above zero, at most three parts such as 1h30m or 20m0s); neither the MachineHealthCheck webhook nor the cluster-autoscaler refuses a bad one (a zero timeout remediates at once, an unparsable one silently falls back to the autoscaler's default), so set %s to a value such as %s" $pool $field (include "worker-image-lib.describe" $value) $field (get (dict "readyUnknownTimeout" "5m" "readyFalseTimeout" "10m" "maxNodeProvisionTime" "30m") $field)) -}}
+{{- end -}}
+{{- end -}}
 {{- /* A count (a string of digits too, as it always was) as decimal digits, or a percentage quoted. */ -}}
 {{- $unhealthy := dict -}}
 {{- if and (kindIs "string" $v.maxUnhealthy) (regexMatch "^[0-9]{1,3}%$" $v.maxUnhealthy) (le (trimSuffix "%" $v.maxUnhealthy | atoi) 100) -}}
@@ -135,6 +142,9 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.osImage" "value" $platform.osImage) -}}
 {{- end -}}
+{{- include "kubernetes-nodes.validateVM" (dict "root" . "pool" $pool "written" $written) -}}
+{{- include "kubernetes-nodes.validateKubelet" (dict "root" . "pool" $pool) -}}
+{{- include "kubernetes-nodes.validatePlatformScheduling" (dict "root" . "pool" $pool "platform" $platform "written" $written) -}}
 {{- $_ := set ._kubernetesNodes "validated" true -}}
 {{- end -}}
 {{- end -}}

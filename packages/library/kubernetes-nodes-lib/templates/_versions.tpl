@@ -4,10 +4,10 @@ MachineDeployment's version): ship it in a chart release that says so.
 */}}
 {{- define "kubernetes-nodes.kubernetesReleases" -}}
 v1.31: v1.31.14
-v1.32: v1.32.10
-v1.33: v1.33.6
-v1.34: v1.34.2
-v1.35: v1.35.1
+v1.32: v1.32.13
+v1.33: v1.33.13
+v1.34: v1.34.9
+v1.35: v1.35.6
 v1.36: v1.36.0
 {{- end -}}
 
