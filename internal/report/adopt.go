@@ -182,18 +182,10 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 }
 
 // switchToBuiltin is the pool's values with osImage: {builtin: {...}}
-// booting the flavor it boots now: builtin's fields fall back to talos.*, so
-// only a field the chart took from elsewhere (osImage.factory, a platform
-// default recorded at creation) is written. It replaces the pool's own
+// booting the flavor it boots now (builtinFor). It replaces the pool's own
 // osImage, since both paths at once are refused.
 func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map[string]any, replaces string) {
-	builtin := map[string]any{}
-	if d.SchematicID.Source != "talos.schematicID" {
-		builtin["schematicID"] = d.SchematicID.Value
-	}
-	if d.Version.Source != "talos.version" {
-		builtin["version"] = d.Version.Value
-	}
+	builtin := builtinFor(d)
 	switched = make(map[string]any, len(values)+1)
 	for k, v := range values {
 		switched[k] = v
@@ -208,6 +200,20 @@ func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map
 	}
 	switched["osImage"] = map[string]any{"builtin": builtin}
 	return switched, map[string]any{"osImage": map[string]any{"builtin": builtin}}, replaces
+}
+
+// builtinFor is osImage.builtin booting the flavor d resolves: its fields
+// fall back to talos.*, so only a field the chart took from elsewhere
+// (osImage.factory, a platform default recorded at creation) is written.
+func builtinFor(d *DiskReport) map[string]any {
+	builtin := map[string]any{}
+	if d.SchematicID.Source != "talos.schematicID" {
+		builtin["schematicID"] = d.SchematicID.Value
+	}
+	if d.Version.Source != "talos.version" {
+		builtin["version"] = d.Version.Value
+	}
+	return builtin
 }
 
 // switchOutcome reads the chart's answer for a switched pool: whether it

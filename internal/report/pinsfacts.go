@@ -138,7 +138,7 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, er
 	p := PoolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
 	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
 	if pool.Unresolved != "" {
-		return resolvedPool{pin: p, release: rel}, nil
+		return resolvedPool{pin: p, release: rel, helmRelease: pool.HelmRelease}, nil
 	}
 	vals := pool.Values
 	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
@@ -147,7 +147,7 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, er
 	}
 	p.Refusal = refusal
 	if facts == nil {
-		return resolvedPool{pin: p, release: rel, values: vals}, nil
+		return resolvedPool{pin: p, release: rel, values: vals, helmRelease: pool.HelmRelease}, nil
 	}
 	p.Pool = string(facts.Pool)
 	if facts.DiskSource.Clone {
@@ -158,5 +158,5 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, er
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts}, nil
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, helmRelease: pool.HelmRelease}, nil
 }

@@ -238,4 +238,7 @@ type resolvedPool struct {
 	release render.Release
 	values  map[string]any
 	facts   *chartFacts
+	// helmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
+	// release installed without one.
+	helmRelease string
 }

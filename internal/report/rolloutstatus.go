@@ -1,0 +1,180 @@
+// Where a pool is on its way to a rollout's target, read from the objects
+// that say it: its HelmRelease's status as helm-controller writes it, and
+// its MachineDeployment's as Cluster API writes it. Read-only decisions the
+// plan (is a pool on the target already?) and internal/apply (is it there
+// yet?) share.
+
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// condition is one of status.conditions, as metav1.Condition holds it.
+type condition struct {
+	status, reason, message string
+	observedGeneration      int64
+	found                   bool
+}
+
+func conditionOf(obj map[string]any, kind string) condition {
+	list, _ := fleetField(obj, "status", "conditions").([]any)
+	for _, item := range list {
+		c, ok := item.(map[string]any)
+		if !ok || c["type"] != kind {
+			continue
+		}
+		return condition{
+			status:             fmt.Sprint(c["status"]),
+			reason:             textOf(c["reason"]),
+			message:            textOf(c["message"]),
+			observedGeneration: int64Of(c["observedGeneration"]),
+			found:              true,
+		}
+	}
+	return condition{}
+}
+
+// HelmReleaseStatus says whether helm-controller has released generation
+// (Ready), failed it, or is still at it. It is Ready for generation when
+// status.observedGeneration has reached it and the Ready condition is True,
+// for that generation or a later one (the condition's own
+// observedGeneration, where written). It failed when, at that generation,
+// Stalled is True, or Ready is False and Reconciling is not True (with
+// Reconciling True, helm-controller retries: the rollout waits). says is
+// where it is, in a line.
+func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed, says string) {
+	observed := int64Of(fleetField(hr, "status", "observedGeneration"))
+	readyC := conditionOf(hr, "Ready")
+	atGeneration := func(c condition) bool {
+		if c.observedGeneration != 0 {
+			return c.observedGeneration >= generation
+		}
+		return observed >= generation
+	}
+	why := func(c condition) string {
+		return strings.TrimSuffix(strings.Join(strings.Fields(c.reason+": "+c.message), " "), ":")
+	}
+	if s := conditionOf(hr, "Stalled"); s.found && s.status == "True" && atGeneration(s) {
+		return false, fmt.Sprintf("HelmRelease stalled at generation %d: %s", generation, why(s)), "stalled"
+	}
+	switch {
+	case !readyC.found || !atGeneration(readyC):
+		return false, "", fmt.Sprintf("HelmRelease waiting for helm-controller to release generation %d (observed %d)", generation, observed)
+	case readyC.status == "True" && observed >= generation:
+		return true, "", fmt.Sprintf("HelmRelease Ready at generation %d", generation)
+	case readyC.status == "False":
+		if r := conditionOf(hr, "Reconciling"); r.found && r.status == "True" {
+			return false, "", fmt.Sprintf("HelmRelease not Ready at generation %d, helm-controller retrying (%s)", generation, why(readyC))
+		}
+		return false, fmt.Sprintf("HelmRelease not Ready at generation %d: %s", generation, why(readyC)), "failed"
+	}
+	return false, "", fmt.Sprintf("HelmRelease Ready is %s at generation %d", readyC.status, generation)
+}
+
+// Workers is a MachineDeployment's replicas: spec.replicas, which the
+// autoscaler and Cluster API own (the chart leaves it out), else
+// status.replicas; known is false when it states neither.
+func Workers(md map[string]any) (n int64, known bool) {
+	for _, path := range [][]string{{"spec", "replicas"}, {"status", "replicas"}} {
+		if v := fleetField(md, path...); v != nil {
+			return int64Of(v), true
+		}
+	}
+	return 0, false
+}
+
+// RunningTemplate is the KubevirtMachineTemplate a MachineDeployment names.
+func RunningTemplate(md map[string]any) string {
+	return textOf(fleetField(md, "spec", "template", "spec", "infrastructureRef", "name"))
+}
+
+// MachineDeploymentState is where a MachineDeployment is against the
+// template it should run.
+type MachineDeploymentState struct {
+	// Template is what it names; the counts are its status's.
+	Template                                 string
+	Replicas, UpdatedReplicas, ReadyReplicas int64
+	// RolledOut: it runs the template with every worker updated and ready.
+	RolledOut bool
+	// Says where it is, in a line.
+	Says string
+}
+
+// MachineDeploymentRolledOut says whether a MachineDeployment runs template
+// with every worker updated and ready: it names template, Cluster API has
+// observed its generation, and status.replicas, updatedReplicas and
+// readyReplicas all equal its workers (desired, when it does not state
+// spec.replicas). At zero workers the reference moving is enough.
+func MachineDeploymentRolledOut(md map[string]any, template string, desired int64) MachineDeploymentState {
+	if md == nil {
+		return MachineDeploymentState{Says: "MachineDeployment not created yet"}
+	}
+	st := MachineDeploymentState{
+		Template:        RunningTemplate(md),
+		Replicas:        int64Of(fleetField(md, "status", "replicas")),
+		UpdatedReplicas: int64Of(fleetField(md, "status", "updatedReplicas")),
+		ReadyReplicas:   int64Of(fleetField(md, "status", "readyReplicas")),
+	}
+	if st.Template != template {
+		st.Says = fmt.Sprintf("MachineDeployment still names %s, waiting for %s", OrNone(st.Template), template)
+		return st
+	}
+	if v := fleetField(md, "spec", "replicas"); v != nil {
+		desired = int64Of(v)
+	}
+	if desired == 0 {
+		st.RolledOut, st.Says = true, "MachineDeployment names "+template+" at zero workers"
+		return st
+	}
+	generation := int64Of(fleetField(md, "metadata", "generation"))
+	observed := int64Of(fleetField(md, "status", "observedGeneration"))
+	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
+	switch {
+	case observed < generation:
+		st.Says = fmt.Sprintf("MachineDeployment on %s, Cluster API has not observed generation %d yet (%s)", template, generation, counts)
+	case st.UpdatedReplicas == desired && st.ReadyReplicas == desired && st.Replicas == desired:
+		st.RolledOut, st.Says = true, fmt.Sprintf("MachineDeployment on %s: %s", template, counts)
+	default:
+		st.Says = fmt.Sprintf("MachineDeployment rolling onto %s: %s", template, counts)
+	}
+	return st
+}
+
+// fleetField reads a field of a decoded object, nil when absent.
+func fleetField(obj map[string]any, path ...string) any {
+	var cur any = obj
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[k]
+	}
+	return cur
+}
+
+func textOf(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return ""
+}
+
+// int64Of reads a count the API wrote (an int64, or a float64 read from a
+// file); 0 when it is anything else.
+func int64Of(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case int:
+		return int64(n)
+	case float64:
+		if n >= 0 && n <= math.MaxInt64/2 && n == math.Trunc(n) {
+			return int64(n)
+		}
+	}
+	return 0
+}

@@ -1,0 +1,280 @@
+package report
+
+import (
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+)
+
+// What rollout plans, and what moving a pool reports while it happens. The
+// plan is read-only, as every report is; internal/apply patches and waits
+// with it, and reports each step as a RolloutEvent.
+
+// Pool states in a rollout plan. Moves and rolling pools make up the waves;
+// on-target pools are skipped; every other state keeps the rollout from
+// starting, with what to do.
+const (
+	// StateMoves: its HelmRelease's spec.values change, and the pool rolls.
+	StateMoves = "moves"
+	// StateRolling: its values are on the target already (an earlier run
+	// patched them) but its MachineDeployment has not rolled onto the new
+	// template: the rollout waits for it without patching.
+	StateRolling = "rolling"
+	// StateOnTarget: its values are on the target and its MachineDeployment
+	// runs the template they render, every worker updated: skipped.
+	StateOnTarget = "on-target"
+	// StateUnresolved: its values cannot be computed as Flux computes them.
+	StateUnresolved = "unresolved"
+	// StateRefused: the chart refuses the pool at the target, or the target
+	// values would not reach its render.
+	StateRefused = "refused"
+	// StateNeedsEntry, StateNeedsPerClass: no golden of the target flavor on
+	// the pool's class (the catalog entry or class to add is in the plan).
+	StateNeedsEntry    = "needs-catalog-entry"
+	StateNeedsPerClass = "needs-per-class-golden"
+	// StateGoldenNotReady: the target golden exists and is not Succeeded: a
+	// wave would wait on its import, or on a Failed golden, for ever.
+	StateGoldenNotReady = "golden-not-succeeded"
+	// StateNoHelmRelease: a plain helm install: rollout patches HelmReleases only.
+	StateNoHelmRelease = "no-helmrelease"
+	// StateSuspended: its HelmRelease is suspended; Flux would not apply the change.
+	StateSuspended = "suspended"
+)
+
+// RolloutSelection says which pools a rollout moves; every criterion given
+// must hold.
+type RolloutSelection struct {
+	// Namespace keeps the pools of one namespace.
+	Namespace string `json:"namespace,omitempty"`
+	// Pools name pools: a HelmRelease's name, its Helm release, the pool's
+	// objects' name (kubernetes-<cluster>-<pool>), or <namespace>/<any of those>.
+	Pools []string `json:"pools,omitempty"`
+	// Flavor keeps the pools that boot SCHEMATIC/VERSION today.
+	Flavor string `json:"flavor,omitempty"`
+	// Behind keeps the pools the report calls behind.
+	Behind bool `json:"behind,omitempty"`
+}
+
+// RolloutTarget is where the selected pools move. At least one part is set;
+// the parts combine (a flavor with osImage.builtin, a flavor with a factory
+// URL), except Builtin with FactoryURL (a clone imports from no factory).
+type RolloutTarget struct {
+	// TalosVersion and SchematicID are the flavor to boot; "" keeps the
+	// pool's own. Defaults sets both to what the chart gives a new pool.
+	TalosVersion string `json:"talosVersion,omitempty"`
+	SchematicID  string `json:"schematicID,omitempty"`
+	Defaults     bool   `json:"defaults,omitempty"`
+	// Builtin: clone a golden (osImage.builtin), as adopt proposes.
+	Builtin bool `json:"builtin,omitempty"`
+	// FactoryURL: import over HTTP from this Image Factory (pools on the
+	// HTTP path only).
+	FactoryURL string `json:"imageFactoryURL,omitempty"`
+}
+
+// RolloutPlan is what rollout answers without --apply: the waves it would
+// run, and what keeps it from starting.
+type RolloutPlan struct {
+	Cluster string `json:"cluster"`
+	// Chart is the chart name a HelmRelease must install to count as a pool.
+	Chart     string           `json:"chart"`
+	Selection RolloutSelection `json:"selection"`
+	// Target is the target as given, Defaults resolved into the flavor;
+	// TargetFrom says where that flavor came from when it was not given.
+	Target     RolloutTarget `json:"target"`
+	TargetFrom string        `json:"targetFrom,omitempty"`
+	// WaveSize is the most pools a wave patches at once.
+	WaveSize int `json:"waveSize"`
+	// Selected counts the pools the selection kept.
+	Selected int `json:"selected"`
+	// Waves are the pools to move (rolling ones first), WaveSize each.
+	Waves []RolloutWave `json:"waves"`
+	// OnTarget are the selected pools already on the target: skipped.
+	OnTarget []RolloutPool `json:"onTarget"`
+	// Blocked are the selected pools that keep the rollout from starting,
+	// each with its state and reason.
+	Blocked []RolloutPool `json:"blocked"`
+	// Catalog is the catalog's images list with the entries or classes the
+	// blocked pools wait for (as adopt writes it); nil when none is missing.
+	Catalog *AdoptCatalog `json:"catalog,omitempty"`
+	// CanStart: nothing is blocked. With no wave, nothing is to be done.
+	CanStart bool `json:"canStart"`
+	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
+	// not be read, and tenant objects not read as pools.
+	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
+	Ignored          []fleet.Ignored         `json:"ignored,omitempty"`
+}
+
+// RolloutWave is one wave: pools patched together, waited on together.
+type RolloutWave struct {
+	Wave  int           `json:"wave"`
+	Pools []RolloutPool `json:"pools"`
+	// WorkersToReplace adds up the pools' MachineDeployment replicas.
+	WorkersToReplace int64 `json:"workersToReplace"`
+	// ClonesInFlight is how many worker disks the wave's clone pools clone
+	// at once (each pool's rolling surge), and TransientStorage what those
+	// take in cozy-public while they do: CDI makes each clone there first
+	// (tmp-pvc-<uid>, the worker disk's request, and with the snapshot
+	// strategy a VolumeSnapshot), then moves it to the pool's namespace.
+	ClonesInFlight   int64  `json:"clonesInFlight"`
+	TransientStorage string `json:"transientStorage"`
+	// HTTPImports counts the workers that import their image over HTTP as
+	// they are replaced: one download each.
+	HTTPImports int64 `json:"httpImports"`
+}
+
+// RolloutPool is one selected pool: where it is, where it goes, what that
+// changes in its values and its workers.
+type RolloutPool struct {
+	// HelmRelease is "<namespace>/<name>" of its HelmRelease, or of its Helm
+	// release for a pool installed without one.
+	HelmRelease string `json:"helmRelease"`
+	Release     string `json:"release"`
+	Namespace   string `json:"namespace"`
+	// Pool is kubernetes-<cluster>-<pool>: its MachineDeployment's name.
+	Pool string `json:"pool,omitempty"`
+	// State is one of the State* constants; Reason says why a pool is
+	// blocked, skipped or waited on, in the chart's words where it refuses.
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// From and To are the disk source the chart resolves now and at the
+	// target, each part with where the chart took it from.
+	From *RolloutFlavor `json:"from,omitempty"`
+	To   *RolloutFlavor `json:"to,omitempty"`
+	// Changes are the values that change, each at the field the pool's
+	// flavor came from, and ValuesChange the same as a JSON merge patch
+	// (RFC 7386: null removes a key) of its HelmRelease's spec.values.
+	Changes      []ValueChange  `json:"changes,omitempty"`
+	ValuesChange map[string]any `json:"valuesChange,omitempty"`
+	// MachineTemplate: what the MachineDeployment runs, what the chart
+	// renders for the pool now and at the target.
+	MachineTemplate RolloutTemplates `json:"machineTemplate"`
+	// Workers is the MachineDeployment's replicas (spec.replicas, else
+	// status.replicas): the workers the roll replaces.
+	Workers int64 `json:"workers"`
+	// MachineDeployment: the pool has one.
+	MachineDeployment bool `json:"machineDeployment"`
+	// ClonesInFlight: the worker disks the pool clones at once as it rolls
+	// (its rolling update's surge; 0 on the HTTP path or at zero workers),
+	// each DiskSize in cozy-public while CDI clones it.
+	ClonesInFlight int64  `json:"clonesInFlight"`
+	DiskSize       string `json:"diskSize,omitempty"`
+	// Golden and CloneStrategy: what the pool clones at the target, and how
+	// CDI clones it, as the chart resolved them.
+	Golden        string `json:"golden,omitempty"`
+	CloneStrategy string `json:"cloneStrategy,omitempty"`
+	// Generation is the HelmRelease's metadata.generation the plan was made
+	// against: the patch applies only while it is still that.
+	Generation int64 `json:"generation,omitempty"`
+	// Note says what else the operator should know (a CA the new URL does
+	// not take, a rolling strategy the wait depends on).
+	Note string `json:"note,omitempty"`
+
+	// SpecValues is the HelmRelease's whole spec.values once changed: what
+	// the patch writes.
+	SpecValues map[string]any `json:"-"`
+	// switched is the chart's report on the disk source at the target; it
+	// and the target flavor feed the catalog's entries (catalogFor).
+	switched                       *DiskReport
+	toSchematicID, toVersion, toURL string
+}
+
+// RolloutFlavor is a pool's disk source as the chart resolves it.
+type RolloutFlavor struct {
+	// Path is clone or http.
+	Path            string   `json:"path"`
+	SchematicID     Sourced  `json:"schematicID"`
+	Version         Sourced  `json:"version"`
+	ImageFactoryURL *Sourced `json:"imageFactoryURL,omitempty"`
+	Golden          string   `json:"golden,omitempty"`
+}
+
+// ValueChange is one value a rollout writes in a pool's spec.values.
+type ValueChange struct {
+	// Field is its path in the values (talos.version, osImage.builtin.version).
+	Field string `json:"field"`
+	// From is what the pool resolves today, and Source where the chart took
+	// it from (another field, a default, a platform default recorded at
+	// creation); To what the field is set to ("" with Removed).
+	From    string `json:"from,omitempty"`
+	Source  string `json:"source,omitempty"`
+	To      string `json:"to,omitempty"`
+	Removed bool   `json:"removed,omitempty"`
+}
+
+// RolloutTemplates are a pool's KubevirtMachineTemplate names.
+type RolloutTemplates struct {
+	// Running is what its MachineDeployment runs (spec.template.spec.infrastructureRef).
+	Running string `json:"running,omitempty"`
+	// Current and Target are what the chart renders for its values now and
+	// at the target ("" where it refuses).
+	Current string `json:"current,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+// Pools are every wave's pools, in order.
+func (p *RolloutPlan) Pools() []RolloutPool {
+	var out []RolloutPool
+	for _, w := range p.Waves {
+		out = append(out, w.Pools...)
+	}
+	return out
+}
+
+// Event kinds of a rollout under way, in the order they come.
+const (
+	EventPlan     = "plan"     // the plan (JSON only: text prints the plan first)
+	EventWave     = "wave"     // a wave starts
+	EventPatched  = "patched"  // a pool's HelmRelease spec.values was patched
+	EventProgress = "progress" // a pool's HelmRelease or MachineDeployment moved on
+	EventReady    = "ready"    // a pool is on the target: HelmRelease Ready, every worker updated
+	EventWaveDone = "wave-done"
+	EventFailed   = "failed"  // a pool failed, or a wave timed out: the rollout stops
+	EventStopped  = "stopped" // the rollout stopped before the end (after a failure, or interrupted)
+	EventDone     = "done"    // every wave is done
+)
+
+// RolloutEvent is one step of a rollout under way.
+type RolloutEvent struct {
+	Time  time.Time `json:"time"`
+	Event string    `json:"event"`
+	// Wave and Waves: which wave, of how many.
+	Wave  int `json:"wave,omitempty"`
+	Waves int `json:"waves,omitempty"`
+	// Pool is the pool's HelmRelease, "<namespace>/<name>".
+	Pool string `json:"pool,omitempty"`
+	// Message says it in a line, as text output prints it.
+	Message string `json:"message"`
+	// Generation is the HelmRelease generation the pool must be Ready at.
+	Generation int64 `json:"generation,omitempty"`
+	// Status is where a pool is, read from the cluster (progress, ready,
+	// failed).
+	Status *RolloutStatus `json:"status,omitempty"`
+	// Pools are the pools a wave holds (wave), or those of the stopped
+	// wave not done yet, still rolling in the cluster (stopped).
+	Pools []string `json:"pools,omitempty"`
+	// Elapsed is the time since the wave started (per pool and wave events),
+	// or since the rollout started (done, stopped), in seconds.
+	Elapsed float64 `json:"elapsedSeconds,omitempty"`
+	// Plan is the plan (plan event).
+	Plan *RolloutPlan `json:"plan,omitempty"`
+}
+
+// RolloutStatus is what a pool's HelmRelease and MachineDeployment say.
+type RolloutStatus struct {
+	// HelmRelease says where Flux is: ready, in progress, failed, and why.
+	HelmRelease      string `json:"helmRelease"`
+	HelmReleaseReady bool   `json:"helmReleaseReady"`
+	// MachineDeployment says where Cluster API is; Template is what it
+	// runs, and the counts are its status's.
+	MachineDeployment string `json:"machineDeployment"`
+	Template          string `json:"machineTemplate,omitempty"`
+	Replicas          int64  `json:"replicas"`
+	UpdatedReplicas   int64  `json:"updatedReplicas"`
+	ReadyReplicas     int64  `json:"readyReplicas"`
+	RolledOut         bool   `json:"rolledOut"`
+	// Failed says why the pool will not get there by waiting.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Done: the pool is on the target.
+func (s RolloutStatus) Done() bool { return s.HelmReleaseReady && s.RolledOut }
