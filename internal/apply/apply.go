@@ -1,0 +1,303 @@
+// Package apply moves pools to a rollout's target, as internal/report
+// planned it: wave by wave, it patches each pool's HelmRelease spec.values
+// (the storage behind Cozystack's KubernetesNodes application, never a
+// valuesFrom Secret), then waits until helm-controller has released the new
+// generation and Cluster API has rolled the pool's MachineDeployment onto
+// the new template, before the next wave. It stops at the first pool that
+// fails or a wave that times out, saying which and why; run again, the plan
+// skips the pools already on the target.
+//
+// It is the only product code that writes to a cluster (tests/structure
+// holds every other package to reads).
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"helm.sh/helm/v3/pkg/engine"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// FieldManager is the name the patches are made under, as the API server
+// records it in managedFields.
+const FieldManager = "workerimage-rollout"
+
+const machineDeploymentAPI = "cluster.x-k8s.io/v1beta1"
+
+// Options say how long to wait and how, and where to say where it is.
+type Options struct {
+	// Timeout bounds each wave, from its first patch to its last pool done.
+	Timeout time.Duration
+	// Poll is how often a wave's pools are read while it waits.
+	Poll time.Duration
+	// Now and Sleep are the clock; nil for the real one.
+	Now   func() time.Time
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Tick, when set, is told at each poll where the wave is, in a line (a
+	// terminal's progress line; not an event).
+	Tick func(line string)
+}
+
+func (o *Options) defaults() {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = func(ctx context.Context, d time.Duration) error {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-t.C:
+				return nil
+			}
+		}
+	}
+	if o.Poll <= 0 {
+		o.Poll = 2 * time.Second
+	}
+}
+
+// run is one rollout under way.
+type run struct {
+	p     engine.ClientProvider
+	plan  *report.RolloutPlan
+	o     Options
+	emit  func(report.RolloutEvent)
+	start time.Time
+}
+
+// poolWait is one pool of the wave under way.
+type poolWait struct {
+	pool report.RolloutPool
+	// generation is the HelmRelease generation it must be Ready at.
+	generation int64
+	last       report.RolloutStatus
+	seen, done bool
+}
+
+// Run moves the plan's pools, wave by wave, telling emit each step. done is
+// false when it stopped (a pool failed, a wave timed out, ctx ended): the
+// events say where and why. It refuses a plan that cannot start.
+func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan, o Options, emit func(report.RolloutEvent)) (done bool, err error) {
+	if !plan.CanStart {
+		return false, fmt.Errorf("the plan cannot start: %d selected pools are blocked", len(plan.Blocked))
+	}
+	if o.Timeout <= 0 {
+		return false, fmt.Errorf("a wave needs a timeout above zero")
+	}
+	o.defaults()
+	r := &run{p: p, plan: plan, o: o, emit: emit, start: o.Now()}
+	for i := range plan.Waves {
+		if !r.wave(ctx, i) {
+			return false, nil
+		}
+	}
+	pools := len(plan.Pools())
+	r.event(report.RolloutEvent{Event: report.EventDone, Waves: len(plan.Waves), Elapsed: r.since(r.start),
+		Message: fmt.Sprintf("done: %s on the target, in %s", report.Count(pools, "pool"), report.Count(len(plan.Waves), "wave"))})
+	return true, nil
+}
+
+func (r *run) event(e report.RolloutEvent) {
+	e.Time = r.o.Now()
+	r.emit(e)
+}
+
+func (r *run) since(t time.Time) float64 {
+	return r.o.Now().Sub(t).Round(time.Millisecond).Seconds()
+}
+
+// wave patches a wave's pools and waits for them; false when it stopped.
+func (r *run) wave(ctx context.Context, i int) bool {
+	w := r.plan.Waves[i]
+	n := len(r.plan.Waves)
+	var names []string
+	for _, p := range w.Pools {
+		names = append(names, p.HelmRelease)
+	}
+	started := r.o.Now()
+	r.event(report.RolloutEvent{Event: report.EventWave, Wave: w.Wave, Waves: n, Pools: names,
+		Message: fmt.Sprintf("wave %d of %d: %s: %s", w.Wave, n, report.Count(len(w.Pools), "pool"), strings.Join(names, ", "))})
+	var pending []*poolWait
+	for _, p := range w.Pools {
+		pw := &poolWait{pool: p, generation: p.Generation}
+		if p.State == report.StateMoves {
+			gen, why := r.patch(ctx, p)
+			if why != "" {
+				r.stop(w, pending, started, p.HelmRelease, why)
+				return false
+			}
+			pw.generation = gen
+			r.event(report.RolloutEvent{Event: report.EventPatched, Wave: w.Wave, Waves: n, Pool: p.HelmRelease, Generation: gen, Elapsed: r.since(started),
+				Message: fmt.Sprintf("patched %s: %s (generation %d -> %d), to render %s", p.HelmRelease, changesText(p.Changes), p.Generation, gen, p.MachineTemplate.Target)})
+		}
+		pending = append(pending, pw)
+	}
+	deadline := started.Add(r.o.Timeout)
+	for {
+		ready := 0
+		for _, pw := range pending {
+			if pw.done {
+				ready++
+				continue
+			}
+			st, err := r.status(ctx, pw)
+			if err != nil {
+				r.stop(w, pending, started, pw.pool.HelmRelease, err.Error())
+				return false
+			}
+			if st.Failed != "" {
+				r.event(report.RolloutEvent{Event: report.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+					Message: fmt.Sprintf("failed %s: %s", pw.pool.HelmRelease, st.Failed)})
+				r.stop(w, pending, started, pw.pool.HelmRelease, st.Failed)
+				return false
+			}
+			if st.Done() {
+				pw.done = true
+				ready++
+				r.event(report.RolloutEvent{Event: report.EventReady, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+					Message: fmt.Sprintf("ready %s: %s; %s", pw.pool.HelmRelease, st.HelmRelease, st.MachineDeployment)})
+				continue
+			}
+			if !pw.seen || st != pw.last {
+				r.event(report.RolloutEvent{Event: report.EventProgress, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+					Message: fmt.Sprintf("waiting %s: %s; %s", pw.pool.HelmRelease, st.HelmRelease, st.MachineDeployment)})
+			}
+			pw.seen, pw.last = true, st
+		}
+		if ready == len(pending) {
+			r.event(report.RolloutEvent{Event: report.EventWaveDone, Wave: w.Wave, Waves: n, Pools: names, Elapsed: r.since(started),
+				Message: fmt.Sprintf("wave %d of %d done: %s on the target after %s", w.Wave, n, report.Count(len(pending), "pool"), r.o.Now().Sub(started).Round(time.Second))})
+			return true
+		}
+		if r.o.Tick != nil {
+			r.o.Tick(fmt.Sprintf("wave %d of %d: %d of %s on the target, %s of %s", w.Wave, n, ready, report.Count(len(pending), "pool"), r.o.Now().Sub(started).Round(time.Second), r.o.Timeout))
+		}
+		if !r.o.Now().Before(deadline) {
+			for _, pw := range pending {
+				if !pw.done {
+					st := pw.last
+					why := fmt.Sprintf("timed out after %s (--timeout, per wave): %s; %s", r.o.Timeout, st.HelmRelease, st.MachineDeployment)
+					r.event(report.RolloutEvent{Event: report.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+						Message: fmt.Sprintf("failed %s: %s", pw.pool.HelmRelease, why)})
+					r.stop(w, pending, started, pw.pool.HelmRelease, why)
+					return false
+				}
+			}
+		}
+		if err := r.o.Sleep(ctx, min(r.o.Poll, max(deadline.Sub(r.o.Now()), 0))); err != nil {
+			r.stop(w, pending, started, "", "interrupted ("+err.Error()+")")
+			return false
+		}
+	}
+}
+
+// stop says where the rollout stopped: the pool and why, the pools of the
+// wave still rolling in the cluster, the waves not started, and how to go on.
+func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time, pool, why string) {
+	var rolling []string
+	for _, pw := range pending {
+		if !pw.done {
+			rolling = append(rolling, pw.pool.HelmRelease)
+		}
+	}
+	msg := fmt.Sprintf("stopped in wave %d of %d", w.Wave, len(r.plan.Waves))
+	if pool != "" {
+		msg += " at " + pool
+	}
+	msg += ": " + why
+	if len(rolling) > 0 {
+		msg += fmt.Sprintf("; patched and not on the target yet (they go on in the cluster): %s", strings.Join(rolling, ", "))
+	}
+	if left := len(r.plan.Waves) - w.Wave; left > 0 {
+		msg += fmt.Sprintf("; %s not started", report.Count(left, "wave"))
+	}
+	msg += "; fix the cause and run the same command again: it skips the pools on the target and waits for those still rolling"
+	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
+}
+
+// patch writes the pool's new spec.values, only while its HelmRelease is at
+// the generation the plan was made against (a JSON patch's test): a
+// HelmRelease its tenant edited since is not overwritten. It returns the
+// new generation, or why it could not.
+func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64, why string) {
+	ns, name, _ := strings.Cut(p.HelmRelease, "/")
+	c, _, err := r.p.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
+	if err != nil {
+		return 0, fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
+	}
+	body, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": p.Generation},
+		{"op": "add", "path": "/spec/values", "value": p.SpecValues},
+	})
+	if err != nil {
+		return 0, fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
+	}
+	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+	if err != nil {
+		now, getErr := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
+		switch {
+		case getErr == nil && now == nil:
+			return 0, fmt.Sprintf("HelmRelease %s is gone since the plan", p.HelmRelease)
+		case getErr == nil && now.GetGeneration() != p.Generation:
+			return 0, fmt.Sprintf("HelmRelease %s changed since the plan (generation %d, now %d): not overwritten; run again to plan with what it holds now", p.HelmRelease, p.Generation, now.GetGeneration())
+		}
+		return 0, fmt.Sprintf("patching HelmRelease %s: %v", p.HelmRelease, err)
+	}
+	return obj.GetGeneration(), ""
+}
+
+// status reads where a pool is: its HelmRelease at the generation it must
+// be Ready at, its MachineDeployment against the template it must run.
+func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, error) {
+	p := pw.pool
+	var st report.RolloutStatus
+	if ns, name, ok := strings.Cut(p.HelmRelease, "/"); ok {
+		hr, err := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
+		if err != nil {
+			return st, err
+		}
+		if hr == nil {
+			st.Failed = "HelmRelease " + p.HelmRelease + " is gone"
+			return st, nil
+		}
+		st.HelmReleaseReady, st.Failed, st.HelmRelease = report.HelmReleaseStatus(hr.Object, pw.generation)
+		if st.Failed != "" {
+			st.HelmRelease = st.Failed
+		}
+	}
+	md, err := fleet.Get(ctx, r.p, machineDeploymentAPI, "MachineDeployment", p.Namespace, p.Pool)
+	if err != nil {
+		return st, err
+	}
+	var obj map[string]any
+	if md != nil {
+		obj = md.Object
+	}
+	m := report.MachineDeploymentRolledOut(obj, p.MachineTemplate.Target, p.Workers)
+	st.Template, st.Replicas, st.UpdatedReplicas, st.ReadyReplicas = m.Template, m.Replicas, m.UpdatedReplicas, m.ReadyReplicas
+	st.RolledOut, st.MachineDeployment = m.RolledOut, m.Says
+	return st, nil
+}
+
+// changesText is a pool's changes on one line: field from -> to.
+func changesText(changes []report.ValueChange) string {
+	var parts []string
+	for _, c := range changes {
+		if c.Removed {
+			parts = append(parts, c.Field+" removed")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s -> %s", c.Field, report.OrNone(c.From), c.To))
+	}
+	return strings.Join(parts, ", ")
+}
