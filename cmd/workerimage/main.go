@@ -6,6 +6,7 @@
 //	rollcheck  will upgrading to this chart roll my workers?
 //	pins       can I delete this golden?
 //	adopt      which pools still import over HTTP, and what moving them to goldens takes
+//	rollout    move chosen pools to a new Talos, the chart's defaults, a golden or a factory, in watched waves
 //	catalog    what will the catalog chart do with these values against my cluster?
 //	version    which binary is this, and which charts does it carry?
 //
@@ -51,7 +52,7 @@ func commandName(argv0 string) string {
 // verbs are the commands, in the order help lists them. A new verb is one
 // more constructor here, built like the others (flags.go holds what they share).
 func (a *app) verbs() []*cobra.Command {
-	return []*cobra.Command{a.planCommand(), a.rollcheckCommand(), a.pinsCommand(), a.adoptCommand(), a.catalogCommand(), a.versionCommand()}
+	return []*cobra.Command{a.planCommand(), a.rollcheckCommand(), a.pinsCommand(), a.adoptCommand(), a.rolloutCommand(), a.catalogCommand(), a.versionCommand()}
 }
 
 // helpTemplate is cobra's, with each command's exit codes after its usage.

@@ -1,0 +1,246 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Rollout writes rollout's plan, with the catalog's values to paste when a
+// golden is missing (as adopt writes them).
+func Rollout(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
+	withValues := *r
+	if r.Catalog != nil && r.Catalog.Changed {
+		c := *r.Catalog
+		c.Values = catalogValuesYAML(c.Images)
+		withValues.Catalog = &c
+	}
+	if !structured(out, &withValues, o) {
+		writeRolloutText(out, &withValues, o)
+	}
+}
+
+// RolloutEvent writes one event of a rollout under way: in JSON, one object
+// on one line; in YAML, one document; in text, its line.
+func RolloutEvent(out *bytes.Buffer, e report.RolloutEvent, o Options) {
+	switch o.Format {
+	case "json":
+		raw, err := json.Marshal(e)
+		if err != nil {
+			fmt.Fprintf(out, `{"event":"error","message":%q}`+"\n", err.Error())
+			return
+		}
+		out.Write(raw)
+		out.WriteByte('\n')
+	case "yaml":
+		out.WriteString("---\n")
+		writeYAML(out, e)
+	default:
+		tb := newTable(o)
+		tb.wrap(e.Message)
+		tb.write(out)
+	}
+}
+
+func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
+	head := newTable(o)
+	head.row("cluster", r.Cluster)
+	head.row("pools", fmt.Sprintf("of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", r.Chart, fleet.HelmReleaseAPI))
+	head.row("selected", fmt.Sprintf("%s: %s", report.Count(r.Selected, "pool"), selectionText(r.Selection)))
+	head.row("target", targetText(r.Target))
+	if r.TargetFrom != "" {
+		head.row("", r.TargetFrom)
+	}
+	head.row("waves", fmt.Sprintf("%s of at most %s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), report.Count(r.WaveSize, "pool")))
+	head.write(out)
+
+	body := newTable(o)
+	for _, w := range r.Waves {
+		body.raw("")
+		body.raw(waveText(w))
+		for _, p := range w.Pools {
+			writeRolloutPool(&body, p)
+		}
+	}
+	body.raw("")
+	body.write(out)
+	// Each list is a table of its own, so its columns align only with its own rows.
+	for _, l := range []struct {
+		title string
+		pools []report.RolloutPool
+	}{
+		{"on the target already (skipped)", r.OnTarget},
+		{"blocked (the rollout will not start until each is fixed, or left out of the selection)", r.Blocked},
+	} {
+		list := newTable(o)
+		writeRolloutList(&list, l.title, l.pools)
+		list.write(out)
+	}
+	rest := newTable(o)
+	if r.Catalog != nil && r.Catalog.Changed {
+		rest.raw("")
+		writeCatalogText(&rest, *r.Catalog)
+	}
+	writeUnread(&rest, r.UnreadNamespaces, "none of their pools is selected")
+	writeIgnored(&rest, r.Ignored)
+	rest.raw("")
+	rest.write(out)
+
+	result := newTable(o)
+	switch {
+	case !r.CanStart:
+		result.row("result", fmt.Sprintf("will not start: %s blocked (above)", report.Count(len(r.Blocked), "pool")))
+	case len(r.Waves) == 0:
+		result.row("result", "nothing to do: every selected pool is on the target")
+	default:
+		result.row("result", fmt.Sprintf("can start: %s to move in %s; --apply runs it", report.Count(len(r.Pools()), "pool"), report.Count(len(r.Waves), "wave")))
+	}
+	result.write(out)
+}
+
+func selectionText(s report.RolloutSelection) string {
+	var parts []string
+	if s.Namespace != "" {
+		parts = append(parts, "namespace "+s.Namespace)
+	}
+	if len(s.Pools) > 0 {
+		parts = append(parts, "pools "+strings.Join(s.Pools, ", "))
+	}
+	if s.Flavor != "" {
+		parts = append(parts, "booting "+s.Flavor)
+	}
+	if s.Behind {
+		parts = append(parts, "behind")
+	}
+	if len(parts) == 0 {
+		return "every pool of the cluster"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func targetText(t report.RolloutTarget) string {
+	var parts []string
+	if t.TalosVersion != "" {
+		flavor := "Talos " + t.TalosVersion
+		if t.SchematicID != "" {
+			flavor += ", schematic " + t.SchematicID
+		} else {
+			flavor += ", each pool's own schematic"
+		}
+		parts = append(parts, flavor)
+	}
+	if t.Builtin {
+		parts = append(parts, "clone a golden (osImage.builtin)")
+	}
+	if t.FactoryURL != "" {
+		parts = append(parts, "import over HTTP from "+t.FactoryURL)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func waveText(w report.RolloutWave) string {
+	line := fmt.Sprintf("wave %d: %s, %s to replace", w.Wave, report.Count(len(w.Pools), "pool"), report.Count(int(w.WorkersToReplace), "worker"))
+	if w.ClonesInFlight > 0 {
+		line += fmt.Sprintf(", %s in flight at once taking %s in cozy-public", report.Count(int(w.ClonesInFlight), "clone"), w.TransientStorage)
+	} else {
+		line += ", no clone"
+	}
+	if w.HTTPImports > 0 {
+		line += fmt.Sprintf(", %s (one download of the image each)", report.Count(int(w.HTTPImports), "HTTP import"))
+	}
+	return line
+}
+
+func writeRolloutPool(tb *table, p report.RolloutPool) {
+	workers := report.Count(int(p.Workers), "worker")
+	if !p.MachineDeployment {
+		workers = "no MachineDeployment yet"
+	}
+	tb.raw(fmt.Sprintf("  pool %s (%s): %s, %s", p.HelmRelease, p.Pool, workers, p.State))
+	if p.State == report.StateRolling {
+		tb.row("    now", p.Reason)
+	}
+	if p.From != nil && p.To != nil {
+		tb.row("    disk", diskText(p.From)+" -> "+diskText(p.To))
+	}
+	for _, c := range p.Changes {
+		tb.row("    change", changeText(c))
+	}
+	if p.ValuesChange != nil {
+		tb.row("    values", patchText(p.ValuesChange))
+	}
+	running := ""
+	if r := p.MachineTemplate.Running; r != "" && r != p.MachineTemplate.Current {
+		running = "  (its MachineDeployment runs " + r + ")"
+	}
+	tb.row("    template", report.OrNone(p.MachineTemplate.Current)+" -> "+report.OrNone(p.MachineTemplate.Target)+running)
+	if p.ClonesInFlight > 0 {
+		strategy := ""
+		if p.CloneStrategy != "" {
+			strategy = ", clone strategy " + p.CloneStrategy
+		}
+		tb.row("    clones", fmt.Sprintf("%d at a time (its rolling update's surge), each a %s claim in cozy-public while CDI clones it%s", p.ClonesInFlight, report.OrNone(p.DiskSize), strategy))
+	}
+	if p.Note != "" {
+		tb.row("    note", p.Note)
+	}
+}
+
+func diskText(f *report.RolloutFlavor) string {
+	if f.Path == "clone" {
+		return "clone of " + f.Golden
+	}
+	url := ""
+	if f.ImageFactoryURL != nil {
+		url = " from " + f.ImageFactoryURL.Value
+	}
+	return fmt.Sprintf("HTTP import of %s/%s%s", f.SchematicID.Value, f.Version.Value, url)
+}
+
+func changeText(c report.ValueChange) string {
+	if c.Removed {
+		return fmt.Sprintf("%s removed (%s)", c.Field, c.Source)
+	}
+	return fmt.Sprintf("%s: %s -> %s  (it came from %s)", c.Field, report.OrNone(c.From), c.To, c.Source)
+}
+
+func writeRolloutList(tb *table, title string, pools []report.RolloutPool) {
+	if len(pools) == 0 {
+		tb.raw(title + ": none")
+		return
+	}
+	tb.raw(title + ":")
+	for _, p := range pools {
+		tb.row("  pool", p.HelmRelease, p.State+": "+p.Reason)
+		if p.ValuesChange != nil {
+			tb.row("", "", "its values change: "+patchText(p.ValuesChange))
+		}
+	}
+}
+
+// patchText writes a merge patch on one line, as flow YAML from the YAML
+// library: every string reads back as itself (yamlString), null removes.
+func patchText(patch map[string]any) string {
+	return strings.TrimSuffix(yamlText(patchNode(patch)), "\n")
+}
+
+func patchNode(v any) *yaml.Node {
+	switch v := v.(type) {
+	case map[string]any:
+		m := yamlMap(true)
+		for _, k := range report.SortedKeys(v) {
+			m.Content = append(m.Content, yamlString(k), patchNode(v[k]))
+		}
+		return m
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	case string:
+		return yamlString(v)
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Value: fmt.Sprint(v)}
+}
