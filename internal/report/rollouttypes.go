@@ -174,7 +174,7 @@ type RolloutPool struct {
 	SpecValues map[string]any `json:"-"`
 	// switched is the chart's report on the disk source at the target; it
 	// and the target flavor feed the catalog's entries (catalogFor).
-	switched                       *DiskReport
+	switched                        *DiskReport
 	toSchematicID, toVersion, toURL string
 }
 
