@@ -5,6 +5,10 @@
 //	Rollcheck       will this chart upgrade roll any worker? (RollcheckDeployed: against what runs)
 //	Pins            can I delete this golden? (OneGolden, WithDeleteSteps)
 //	Adopt           which pools still import over HTTP, and what moving them to goldens takes
+//	Rollout         which pools a move to a new Talos, the chart's defaults, a golden or a
+//	                factory changes, how, in which waves, and what keeps it from starting
+//	                (internal/apply runs it, reading where each pool is with
+//	                HelmReleaseStatus and MachineDeploymentRolledOut)
 //	CatalogPreview  what will the catalog chart do with these values against my cluster?
 //	Version         which binary is this, and which charts does it carry?
 //
@@ -20,5 +24,7 @@
 // pins on pinstypes; adopttypes on plan and pinstypes; catalog on
 // adopttypes; adopt on all of them; rollcheck on facts, target and chart;
 // suggest on words; pinsone on pinstypes and suggest; catalogpreview on
-// facts, target, suggest and adopttypes; version on nothing.
+// facts, target, suggest and adopttypes; version on nothing; rollouttypes
+// on plan and adopttypes; rolloutstatus on words; rolloutvalues on
+// rollouttypes and adopt; rollout on all of them.
 package report

@@ -223,12 +223,21 @@ func poolNamed(rp resolvedPool, name string) bool {
 	return false
 }
 
-// nearestPool suggests the pool name nearest to a --pool that names none.
+// nearestPool suggests, for a --pool that names none, the pool names that
+// end in it (acme-golden: kubernetes-acme-golden), else the nearest one.
 func nearestPool(f *PinsFacts, name string) string {
-	var names []string
+	var names, ending []string
 	for _, rp := range f.pools {
 		_, hrName, _ := strings.Cut(rp.pin.HelmRelease, "/")
-		names = append(names, hrName, rp.pin.Pool)
+		for _, n := range []string{hrName, rp.pin.Pool} {
+			names = append(names, n)
+			if strings.HasSuffix(n, "-"+name) {
+				ending = append(ending, n)
+			}
+		}
+	}
+	if len(ending) > 0 {
+		return "; did you mean " + FirstFive(ending) + "?"
 	}
 	if near := NearestWord(name, names); near != "" {
 		return "; did you mean " + near + "?"
@@ -288,7 +297,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 			return p, err
 		}
 		if hr != nil {
-			p.Generation = hr.GetGeneration()
+			p.Generation = Generation(hr.Object)
 		}
 	}
 
@@ -392,7 +401,7 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 		p.State, p.Reason = StateOnTarget, "on the target (a Helm release without a HelmRelease: what its MachineDeployment runs is not checked)"
 		return p
 	}
-	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, hr.GetGeneration())
+	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, Generation(hr.Object))
 	mdState := MachineDeploymentRolledOut(md, now.MachineTemplate, p.Workers)
 	if hrReady && mdState.RolledOut {
 		p.State, p.Reason = StateOnTarget, mdState.Says

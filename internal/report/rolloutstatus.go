@@ -129,7 +129,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 		st.RolledOut, st.Says = true, "MachineDeployment names "+template+" at zero workers"
 		return st
 	}
-	generation := int64Of(fleetField(md, "metadata", "generation"))
+	generation := Generation(md)
 	observed := int64Of(fleetField(md, "status", "observedGeneration"))
 	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
 	switch {
@@ -141,6 +141,12 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 		st.Says = fmt.Sprintf("MachineDeployment rolling onto %s: %s", template, counts)
 	}
 	return st
+}
+
+// Generation is an object's metadata.generation, read as the API wrote it
+// or as a state file holds it.
+func Generation(obj map[string]any) int64 {
+	return int64Of(fleetField(obj, "metadata", "generation"))
 }
 
 // fleetField reads a field of a decoded object, nil when absent.

@@ -1,0 +1,545 @@
+package report_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	schematic = "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515"
+	v137      = "talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.7"
+	flavor136 = schematic + "/v1.13.6"
+)
+
+// settledFleet is the example cluster as the pool chart deploys it, every
+// HelmRelease released and every MachineDeployment rolled out, with the
+// golden of v1.13.7 imported (the CLI's rollout fixture); edit changes
+// objects by "<kind>/<namespace>/<name>", and more objects are added.
+func settledFleet(t *testing.T, edit map[string]func(*unstructured.Unstructured), more ...string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := render.LoadObjects(filepath.Join("..", "..", "cmd", "workerimage", "testdata", "rollout", "cluster.yaml"))
+	require.NoError(t, err)
+	for _, o := range objs {
+		if f := edit[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()]; f != nil {
+			f(o)
+		}
+	}
+	for _, text := range more {
+		extra, err := render.ParseObjects([]byte(text))
+		require.NoError(t, err)
+		objs = append(objs, extra...)
+	}
+	return objs
+}
+
+// without drops the objects of those "<kind>/<namespace>/<name>" keys.
+func without(objs []*unstructured.Unstructured, keys ...string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		drop := false
+		for _, k := range keys {
+			drop = drop || o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName() == k
+		}
+		if !drop {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func rollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOptions) (*report.RolloutPlan, error) {
+	t.Helper()
+	chrt, err := report.LoadPoolChart("")
+	require.NoError(t, err)
+	state := render.NewState(objs...)
+	served, err := state.APIVersions()
+	require.NoError(t, err)
+	target := report.Target{Provider: state, Desc: "state", APIVersions: served}
+	f, err := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
+	require.NoError(t, err)
+	if o.WaveSize == 0 {
+		o.WaveSize = 5
+	}
+	return report.Rollout(chrt, target, f, o)
+}
+
+func mustRollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOptions) *report.RolloutPlan {
+	t.Helper()
+	plan, err := rollout(t, objs, o)
+	require.NoError(t, err)
+	return plan
+}
+
+// byPool indexes every pool of a plan, moving, on target or blocked.
+func byPool(p *report.RolloutPlan) map[string]report.RolloutPool {
+	out := map[string]report.RolloutPool{}
+	for _, list := range [][]report.RolloutPool{p.Pools(), p.OnTarget, p.Blocked} {
+		for _, pool := range list {
+			out[pool.HelmRelease] = pool
+		}
+	}
+	return out
+}
+
+func helmReleaseValues(values string) func(*unstructured.Unstructured) {
+	return func(o *unstructured.Unstructured) {
+		var v map[string]any
+		if err := yaml.Unmarshal([]byte(values), &v); err != nil {
+			panic(err)
+		}
+		o.Object["spec"].(map[string]any)["values"] = v
+	}
+}
+
+// The example fleet moves from v1.13.6 to v1.13.7: every pool booting
+// v1.13.6 changes talos.version, the field its version came from; each
+// template the plan names is the one the chart renders for the changed
+// values; the waves add up workers, clones and their storage; a pool the
+// chart refuses at the target keeps the rollout from starting, and leaving
+// its namespace out lets it start.
+func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
+	objs := settledFleet(t, nil)
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2})
+	assert.Equal(t, 6, plan.Selected, "gamma-edge boots v1.13.4")
+	require.Len(t, plan.Waves, 3)
+	var order []string
+	for _, w := range plan.Waves {
+		for _, p := range w.Pools {
+			order = append(order, p.HelmRelease)
+		}
+	}
+	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web"}, order)
+	require.Len(t, plan.Blocked, 1)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.Blocked[0].HelmRelease)
+	assert.Equal(t, report.StateRefused, plan.Blocked[0].State)
+	assert.Contains(t, plan.Blocked[0].Reason, `instanceType "u1.4xlarge"`)
+	assert.False(t, plan.CanStart)
+
+	chrt, err := report.LoadPoolChart("")
+	require.NoError(t, err)
+	state := render.NewState(objs...)
+	for _, p := range plan.Pools() {
+		assert.Equal(t, report.StateMoves, p.State, p.HelmRelease)
+		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}}, p.Changes, p.HelmRelease)
+		assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange, p.HelmRelease)
+		assert.Equal(t, "v1.13.7", render.Get(p.SpecValues, "talos.version"), p.HelmRelease)
+		assert.Equal(t, int64(1), p.Generation)
+		assert.Equal(t, p.MachineTemplate.Running, p.MachineTemplate.Current, "settled: the MachineDeployment runs what the chart renders today")
+		assert.NotEqual(t, p.MachineTemplate.Current, p.MachineTemplate.Target)
+		assert.Equal(t, "v1.13.7", p.To.Version.Value)
+
+		// The chart itself, on the pool's values as Flux computes them with
+		// talos.version set, names the same template.
+		var hr *unstructured.Unstructured
+		for _, o := range objs {
+			if o.GetKind() == "HelmRelease" && o.GetNamespace()+"/"+o.GetName() == p.HelmRelease {
+				hr = o.DeepCopy()
+			}
+		}
+		require.NotNil(t, hr)
+		require.NoError(t, unstructured.SetNestedField(hr.Object, "v1.13.7", "spec", "values", "talos", "version"))
+		vals, unresolved, err := fleet.Values(t.Context(), state, hr)
+		require.NoError(t, err)
+		require.Empty(t, unresolved)
+		served, err := state.APIVersions()
+		require.NoError(t, err)
+		m, err := render.Render(chrt, render.Options{Release: render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}, Values: vals, Cluster: state, APIVersions: served})
+		require.NoError(t, err)
+		kmt, err := m.One("KubevirtMachineTemplate")
+		require.NoError(t, err)
+		assert.Equal(t, kmt.Name(), p.MachineTemplate.Target, p.HelmRelease)
+	}
+	pools := byPool(plan)
+	golden := pools["tenant-acme/kubernetes-nodes-acme-golden"]
+	assert.Equal(t, v137, golden.Golden)
+	assert.Equal(t, int64(2), golden.Workers)
+	assert.Equal(t, int64(2), golden.ClonesInFlight, "the chart's maxSurge 10 and maxUnavailable 1, at most its 2 workers")
+	assert.Equal(t, "20Gi", golden.DiskSize)
+	assert.Equal(t, "snapshot", golden.CloneStrategy)
+	assert.Equal(t, int64(0), pools["tenant-beta/kubernetes-nodes-beta-batch"].ClonesInFlight, "at zero workers nothing clones")
+	assert.Equal(t, int64(0), pools["tenant-acme/kubernetes-nodes-acme-workers"].ClonesInFlight, "the HTTP path clones nothing")
+
+	w := plan.Waves[0]
+	assert.Equal(t, int64(5), w.WorkersToReplace)
+	assert.Equal(t, int64(2), w.ClonesInFlight)
+	assert.Equal(t, "40Gi", w.TransientStorage)
+	assert.Equal(t, int64(3), w.HTTPImports)
+	assert.Equal(t, int64(0), plan.Waves[1].ClonesInFlight)
+	assert.Equal(t, "0", plan.Waves[1].TransientStorage)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	assert.True(t, plan.CanStart)
+	assert.Len(t, plan.Waves, 1)
+	assert.Len(t, plan.Waves[0].Pools, 3)
+}
+
+// Each way to name a pool selects it alone; a name that selects nothing is
+// bad input, with the names it may have meant.
+func TestRolloutSelectsPoolsByName(t *testing.T) {
+	objs := settledFleet(t, nil)
+	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	for _, name := range []string{"kubernetes-nodes-acme-golden", "kubernetes-acme-golden", "tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-acme-golden"} {
+		plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{name}}, Target: target})
+		assert.Equal(t, 1, plan.Selected, name)
+		assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-golden", plan.Pools()[0].HelmRelease, name)
+	}
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-golden", "kubernetes-nodes-beta-web"}}, Target: target})
+	assert.Equal(t, 2, plan.Selected)
+
+	_, err := rollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"acme-golden"}}, Target: target})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--pool acme-golden names no pool")
+	assert.Contains(t, err.Error(), "did you mean kubernetes-nodes-acme-golden, kubernetes-acme-golden?")
+	_, err = rollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-golden"}, Namespace: "tenant-beta"}, Target: target})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "names no pool in namespace tenant-beta")
+
+	// --flavor keeps the pools booting it: gamma-edge alone boots v1.13.4.
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
+	assert.Equal(t, 1, plan.Selected)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-edge", plan.Pools()[0].HelmRelease)
+	// Nothing selected: nothing to do.
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-nobody"}, Target: target})
+	assert.Equal(t, 0, plan.Selected)
+	assert.True(t, plan.CanStart)
+	assert.Empty(t, plan.Waves)
+}
+
+// A pool whose values cannot be computed keeps the rollout from starting
+// when the selection cannot leave it out by where it is: --flavor cannot
+// tell what it boots, --namespace elsewhere leaves it out.
+func TestRolloutBlocksOnAPoolNotResolved(t *testing.T) {
+	objs := without(settledFleet(t, nil), "Secret/tenant-gamma/cozystack-values")
+	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: target})
+	pools := byPool(plan)
+	for _, name := range []string{"tenant-gamma/kubernetes-nodes-gamma-big", "tenant-gamma/kubernetes-nodes-gamma-edge"} {
+		assert.Equal(t, report.StateUnresolved, pools[name].State, name)
+		assert.Contains(t, pools[name].Reason, "could not resolve Secret chart values reference 'tenant-gamma/cozystack-values'")
+	}
+	assert.False(t, plan.CanStart)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: target})
+	assert.True(t, plan.CanStart)
+	assert.Empty(t, plan.Blocked)
+}
+
+// Targets and selections that say nothing or contradict themselves are
+// refused before anything is read; a target the chart refuses is refused in
+// its words.
+func TestRolloutRefusesBadTargets(t *testing.T) {
+	for _, c := range []struct {
+		o    report.RolloutOptions
+		want string
+	}{
+		{report.RolloutOptions{WaveSize: 1}, "give a target"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Defaults: true, TalosVersion: "v1.13.7"}}, "leave out --to-talos"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{SchematicID: "abc"}}, "give its Talos version too"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Builtin: true, FactoryURL: "https://x.example"}}, "give one of them"},
+		{report.RolloutOptions{WaveSize: 0, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--wave 0"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: "v1.13.6"}}, "want SCHEMATIC/VERSION"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Behind: true}}, "no rule for which pools are behind"},
+	} {
+		err := c.o.Check()
+		require.Error(t, err, "%+v", c.o)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	ok := report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: "abc"}, Selection: report.RolloutSelection{Flavor: flavor136}}
+	require.NoError(t, ok.Check(), "the neighbour of each refusal")
+
+	objs := settledFleet(t, nil)
+	_, err := rollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{TalosVersion: "1.13.7"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the target is refused by the chart")
+	assert.Contains(t, err.Error(), `version "1.13.7" (from talos.version) is malformed`)
+	_, err = rollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: "ftp://mirror"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "malformed")
+}
+
+// --to-defaults is what the chart gives a new pool: the pools on it are on
+// target (settled), the pool on v1.13.4 moves to it.
+func TestRolloutToTheChartsDefaults(t *testing.T) {
+	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: report.RolloutTarget{Defaults: true}})
+	assert.Equal(t, "v1.13.6", plan.Target.TalosVersion)
+	assert.Equal(t, schematic, plan.Target.SchematicID)
+	assert.Contains(t, plan.TargetFrom, "the chart's defaults for a new pool (kubernetes-nodes ")
+	pools := byPool(plan)
+	edge := pools["tenant-gamma/kubernetes-nodes-gamma-edge"]
+	assert.Equal(t, report.StateMoves, edge.State)
+	assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.4", Source: "talos.version", To: "v1.13.6"}}, edge.Changes)
+
+	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{Defaults: true}})
+	assert.Empty(t, plan.Waves)
+	assert.Len(t, plan.OnTarget, 3, "every beta pool runs the defaults, rolled out")
+	for _, p := range plan.OnTarget {
+		assert.Contains(t, p.Reason, "MachineDeployment", p.HelmRelease)
+	}
+}
+
+// A field is moved where the chart took it from: the pool's own osImage,
+// the osImage recorded at its creation (which becomes its own), talos.*
+// otherwise; a new schematic moves with its version, and clone pools then
+// wait for its catalog entry.
+func TestRolloutChangesTheFieldTheFlavorCameFrom(t *testing.T) {
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": helmReleaseValues("{cluster: acme, osImage: {builtin: {version: v1.13.6}}}"),
+		"MachineDeployment/tenant-beta/kubernetes-beta-spot": func(o *unstructured.Unstructured) {
+			o.SetAnnotations(map[string]string{"kubernetes-worker-image.cozystack.io/created-with": `{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"builtin":{"version":"v1.13.6"}}}`})
+		},
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {version: v1.13.6, imageFactoryURL: 'https://factory.talos.dev'}}}"),
+	})
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	pools := byPool(plan)
+	golden := pools["tenant-acme/kubernetes-nodes-acme-golden"]
+	assert.Equal(t, []report.ValueChange{{Field: "osImage.builtin.version", From: "v1.13.6", Source: "osImage.builtin.version", To: "v1.13.7"}}, golden.Changes)
+	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.7"}}}, golden.ValuesChange)
+	assert.Equal(t, "osImage.builtin.version", golden.To.Version.Source)
+	workers := pools["tenant-acme/kubernetes-nodes-acme-workers"]
+	assert.Equal(t, "osImage.factory.version", workers.Changes[0].Field)
+	assert.Equal(t, "v1.13.7", render.Get(workers.SpecValues, "osImage.factory.version"))
+	assert.Equal(t, "https://factory.talos.dev", render.Get(workers.SpecValues, "osImage.factory.imageFactoryURL"), "the rest of the pool's own osImage stays")
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-spot"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	spot := plan.Pools()[0]
+	assert.Equal(t, "osImage.builtin.version", spot.Changes[0].Field)
+	assert.True(t, strings.HasPrefix(spot.Changes[0].Source, "the platform default _cluster.osImage.builtin.version recorded when the pool was created"), spot.Changes[0].Source)
+	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.7"}}}, spot.ValuesChange, "the recorded osImage, as the pool's own")
+	assert.Equal(t, "osImage.builtin.version", spot.To.Version.Source)
+	assert.Equal(t, report.StateMoves, spot.State)
+
+	// A new schematic: both fields move; its golden is in no catalog entry.
+	other := strings.Repeat("a", 64)
+	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}})
+	pools = byPool(plan)
+	assert.Equal(t, []report.ValueChange{
+		{Field: "talos.schematicID", From: schematic, Source: "talos.schematicID", To: other},
+		{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"},
+	}, pools["tenant-acme/kubernetes-nodes-acme-workers"].Changes)
+	assert.Equal(t, report.StateMoves, pools["tenant-acme/kubernetes-nodes-acme-workers"].State, "an HTTP pool needs no golden")
+	assert.Equal(t, report.StateNeedsEntry, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
+	require.NotNil(t, plan.Catalog)
+	last := plan.Catalog.Images[len(plan.Catalog.Images)-1]
+	assert.Equal(t, report.ChangeNew, last.Change)
+	assert.Equal(t, other, last.Entry.SchematicID)
+	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden"}, last.Pools)
+	assert.Empty(t, last.OtherURLPools, "a pool that clones boots from no factory of its own")
+}
+
+// --to-builtin switches an HTTP pool as adopt proposes, dropping its own
+// osImage.factory; combined with a version, it switches and moves at once.
+func TestRolloutToBuiltin(t *testing.T) {
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {version: v1.13.6}}}"),
+	})
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{Builtin: true}})
+	pools := byPool(plan)
+	assert.Equal(t, report.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State, "clones already")
+	w := pools["tenant-acme/kubernetes-nodes-acme-workers"]
+	assert.Equal(t, report.StateMoves, w.State)
+	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.6"}, "factory": nil}}, w.ValuesChange)
+	assert.Equal(t, map[string]any{"builtin": map[string]any{"version": "v1.13.6"}}, w.SpecValues["osImage"])
+	assert.Contains(t, w.Changes, report.ValueChange{Field: "osImage.factory", Removed: true, Source: "the pool's own osImage: a pool clones or imports, not both"})
+	assert.Equal(t, "clone", w.To.Path)
+	assert.Equal(t, int64(3), w.ClonesInFlight)
+
+	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-workers"}}, Target: report.RolloutTarget{Builtin: true, TalosVersion: "v1.13.7"}})
+	w = plan.Pools()[0]
+	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{}}, "talos": map[string]any{"version": "v1.13.7"}}, w.ValuesChange)
+	assert.Equal(t, v137, w.Golden)
+}
+
+// --to-factory moves an HTTP pool's URL where it came from, and says that a
+// URL of its own takes no CA of the platform's; pools that clone, or import
+// from that URL already, are on target.
+func TestRolloutToFactory(t *testing.T) {
+	const mirror = "https://factory.mirror.internal"
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://factory.talos.dev'}}}"),
+	})
+	plan := mustRollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}})
+	pools := byPool(plan)
+	assert.Equal(t, "osImage.factory.imageFactoryURL", pools["tenant-acme/kubernetes-nodes-acme-workers"].Changes[0].Field)
+	assert.Equal(t, report.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
+	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-golden"].Reason, "clones a golden")
+
+	// beta-web takes the built-in URL: talos.imageFactoryURL; the platform
+	// has a CA for its own URL, which the pool's own URL does not take.
+	withCA := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"Secret/tenant-beta/cozystack-values": func(o *unstructured.Unstructured) {
+			o.Object["stringData"] = map[string]any{"values.yaml": "_cluster:\n  osImage: {builtin: {}}\n  talos:\n    imageFactoryURL: https://factory.mirror.internal\n    imageFactoryCA: |\n" + indent(certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)), "      ") + "_namespace: {host: beta.example.org}\n"}
+			delete(o.Object, "data")
+		},
+	})
+	plan = mustRollout(t, withCA, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Namespace: "tenant-beta"}})
+	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
+	assert.Equal(t, []report.ValueChange{{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "the chart's built-in talos.imageFactoryURL", To: mirror}}, web.Changes)
+	assert.Contains(t, web.Note, "takes no CA of the platform's")
+	// gamma-edge imports from the mirror already (recorded at creation).
+	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Pools: []string{"kubernetes-gamma-edge"}}})
+	assert.Equal(t, report.StateOnTarget, plan.OnTarget[0].State)
+	assert.Empty(t, plan.OnTarget[0].Note)
+}
+
+// Every way a pool keeps the rollout from starting, each beside its
+// neighbour that moves.
+func TestRolloutBlocksWithTheFix(t *testing.T) {
+	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	selection := report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}
+
+	// The target golden absent: the catalog entry to add.
+	example := exampleObjects(t)
+	plan := mustRollout(t, example, report.RolloutOptions{Selection: selection, Target: target})
+	pools := byPool(plan)
+	assert.Equal(t, report.StateNeedsEntry, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State, "an HTTP pool needs no golden")
+	require.NotNil(t, plan.Catalog)
+	assert.True(t, plan.Catalog.Changed)
+	added := plan.Catalog.Images[len(plan.Catalog.Images)-1]
+	assert.Equal(t, report.CatalogImage{SchematicID: schematic, Version: "v1.13.7", StorageClass: ptr("replicated")}, added.Entry)
+	assert.Equal(t, []string{"tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot"}, added.Pools)
+
+	// On another class than the golden: a class to add to the entry.
+	onCeph := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": helmReleaseValues("{cluster: beta, storageClass: ceph-rbd, minReplicas: 2, maxReplicas: 4}"),
+	})
+	plan = mustRollout(t, onCeph, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", Builtin: true}})
+	require.Len(t, plan.Blocked, 1)
+	assert.Equal(t, report.StateNeedsPerClass, plan.Blocked[0].State)
+	require.NotNil(t, plan.Catalog)
+	var entry report.CatalogEntry
+	for _, e := range plan.Catalog.Images {
+		if e.Entry.Version == "v1.13.7" {
+			entry = e
+		}
+	}
+	assert.Equal(t, report.ChangeClassesAdded, entry.Change)
+	assert.Equal(t, []string{"ceph-rbd"}, entry.AddedClasses)
+
+	// The target golden importing, or failed: not Succeeded.
+	for phase, state := range map[string]string{"ImportInProgress": report.StateGoldenNotReady, "Failed": report.StateRefused} {
+		objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+			"DataVolume/cozy-public/" + v137: func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, phase, "status", "phase"))
+			},
+		})
+		plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
+		pools = byPool(plan)
+		assert.Equal(t, state, pools["tenant-beta/kubernetes-nodes-beta-batch"].State, phase)
+		assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, v137, phase)
+		assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State, phase)
+		assert.False(t, plan.CanStart, phase)
+	}
+
+	// A suspended HelmRelease: Flux would not apply the change.
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-batch": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
+		},
+	})
+	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
+	assert.Equal(t, report.StateSuspended, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "flux resume helmrelease kubernetes-nodes-beta-batch -n tenant-beta")
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+
+	// A valuesFrom targetPath sets talos.version over spec.values: the
+	// change would not reach the render.
+	objs = settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-batch": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedSlice(o.Object, []any{
+				map[string]any{"kind": "Secret", "name": "cozystack-values"},
+				map[string]any{"kind": "ConfigMap", "name": "pinned", "valuesKey": "version", "targetPath": "talos.version"},
+			}, "spec", "valuesFrom"))
+		},
+	}, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pinned, namespace: tenant-beta}\ndata: {version: v1.13.6}\n")
+	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
+	assert.Equal(t, report.StateRefused, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "its values change does not reach its render: the chart resolves version v1.13.6 from talos.version")
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+}
+
+// A pool installed with helm install, without a HelmRelease, is refused
+// with what to do; the HelmRelease pools beside it move.
+func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
+	rec, err := fleet.EncodeRecord("kubernetes-nodes-beta-plain", "tenant-beta", "kubernetes-nodes", 1, "deployed", map[string]any{"cluster": "beta"})
+	require.NoError(t, err)
+	objs := append(settledFleet(t, nil), &unstructured.Unstructured{Object: rec})
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	pools := byPool(plan)
+	plain := pools["tenant-beta/kubernetes-nodes-beta-plain"]
+	assert.Equal(t, report.StateNoHelmRelease, plain.State)
+	assert.Contains(t, plain.Reason, "helm upgrade --reuse-values")
+	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, plain.ValuesChange, "what to set is still said")
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.False(t, plan.CanStart)
+}
+
+// Run again after a partial rollout: pools on the target are skipped, a pool
+// whose values moved but whose workers did not yet is waited for first.
+func TestRolloutResumesFromTheCluster(t *testing.T) {
+	moved := func(rolledOut bool) map[string]func(*unstructured.Unstructured) {
+		return map[string]func(*unstructured.Unstructured){
+			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+			},
+			"MachineDeployment/tenant-beta/kubernetes-beta-web": func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, "kubernetes-beta-web-086b68", "spec", "template", "spec", "infrastructureRef", "name"))
+				if !rolledOut {
+					require.NoError(t, unstructured.SetNestedField(o.Object, int64(1), "status", "updatedReplicas"))
+				}
+			},
+		}
+	}
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2}
+	plan := mustRollout(t, settledFleet(t, moved(true)), o)
+	pools := byPool(plan)
+	web := pools["tenant-beta/kubernetes-nodes-beta-web"]
+	assert.Equal(t, report.StateOnTarget, web.State)
+	assert.Empty(t, web.Changes)
+	assert.Contains(t, web.Reason, "MachineDeployment on kubernetes-beta-web-086b68: 2 of 2 updated, 2 ready")
+	assert.Len(t, plan.Pools(), 2)
+
+	plan = mustRollout(t, settledFleet(t, moved(false)), o)
+	require.Len(t, plan.Waves, 2)
+	first := plan.Waves[0].Pools[0]
+	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", first.HelmRelease, "the pool left rolling comes first")
+	assert.Equal(t, report.StateRolling, first.State)
+	assert.Nil(t, first.ValuesChange, "it is waited for, not patched")
+	assert.Equal(t, "kubernetes-beta-web-086b68", first.MachineTemplate.Target)
+	assert.Contains(t, first.Reason, "MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated")
+}
+
+// Wave splitting: WaveSize pools a wave, the last holding the rest.
+func TestRolloutSplitsWaves(t *testing.T) {
+	for size, want := range map[int][]int{1: {1, 1, 1, 1, 1}, 2: {2, 2, 1}, 5: {5}, 50: {5}} {
+		plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: ""}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: size})
+		var got []int
+		for i, w := range plan.Waves {
+			assert.Equal(t, i+1, w.Wave)
+			got = append(got, len(w.Pools))
+		}
+		assert.Equal(t, want, got, "--wave %d", size)
+		assert.Equal(t, size, plan.WaveSize)
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func indent(text, prefix string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(text, "\n") {
+		if l != "" {
+			b.WriteString(prefix + l)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,101 @@
+package report_test
+
+import (
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/stretchr/testify/assert"
+	"sigs.k8s.io/yaml"
+)
+
+func object(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var o map[string]any
+	if err := yaml.Unmarshal([]byte(text), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// A HelmRelease is Ready for a generation once helm-controller observed it
+// and its Ready condition is True for it; it failed when, at that
+// generation, Stalled is True or Ready is False with no retry under way.
+func TestHelmReleaseStatus(t *testing.T) {
+	for _, c := range []struct {
+		name, status string
+		ready        bool
+		failed, says string
+	}{
+		{"not reconciled", `{}`, false, "", "waiting for helm-controller to release generation 4 (observed 0)"},
+		{"the previous generation Ready", `{observedGeneration: 3, conditions: [{type: Ready, status: "True", observedGeneration: 3}]}`, false, "", "observed 3"},
+		{"Ready at it", `{observedGeneration: 4, conditions: [{type: Ready, status: "True", observedGeneration: 4, reason: UpgradeSucceeded}]}`, true, "", "HelmRelease Ready at generation 4"},
+		{"Ready at a later one", `{observedGeneration: 5, conditions: [{type: Ready, status: "True", observedGeneration: 5}]}`, true, "", "Ready"},
+		{"Ready without the condition's generation", `{observedGeneration: 4, conditions: [{type: Ready, status: "True"}]}`, true, "", "Ready"},
+		{"Ready condition new, status not yet observed", `{observedGeneration: 3, conditions: [{type: Ready, status: "True", observedGeneration: 4}]}`, false, "", "Ready is True"},
+		{"upgrade failed", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: UpgradeFailed, message: "Helm upgrade failed: timed out"}]}`, false, "HelmRelease not Ready at generation 4: UpgradeFailed: Helm upgrade failed: timed out", "failed"},
+		{"failed, retrying", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: UpgradeFailed}, {type: Reconciling, status: "True", observedGeneration: 4, reason: ProgressingWithRetry}]}`, false, "", "helm-controller retrying (UpgradeFailed)"},
+		{"stalled", `{observedGeneration: 4, conditions: [{type: Stalled, status: "True", observedGeneration: 4, reason: RetriesExceeded, message: "too many retries"}, {type: Ready, status: "False", observedGeneration: 4}]}`, false, "HelmRelease stalled at generation 4: RetriesExceeded: too many retries", "stalled"},
+		{"stalled at the previous generation", `{observedGeneration: 3, conditions: [{type: Stalled, status: "True", observedGeneration: 3}, {type: Ready, status: "False", observedGeneration: 3}]}`, false, "", "waiting"},
+	} {
+		hr := object(t, "status: "+c.status)
+		ready, failed, says := report.HelmReleaseStatus(hr, 4)
+		assert.Equal(t, c.ready, ready, c.name)
+		assert.Equal(t, c.failed, failed, c.name)
+		assert.Contains(t, says, c.says, c.name)
+	}
+}
+
+// A MachineDeployment is rolled out when it names the template, Cluster API
+// observed its generation, and every worker is updated and ready; at zero
+// workers, naming the template is enough.
+func TestMachineDeploymentRolledOut(t *testing.T) {
+	const tpl = "kubernetes-acme-golden-290a4a"
+	md := func(name, rest string) map[string]any {
+		return object(t, "metadata: {generation: 2}\nspec: {template: {spec: {infrastructureRef: {name: "+name+"}}}"+rest+"}\n")
+	}
+	for _, c := range []struct {
+		name    string
+		md      map[string]any
+		desired int64
+		done    bool
+		says    string
+	}{
+		{"absent", nil, 2, false, "not created yet"},
+		{"old template", md("kubernetes-acme-golden-37e982", "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2"), 2, false, "still names kubernetes-acme-golden-37e982"},
+		{"not observed", md(tpl, "}\nstatus: {observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2"), 2, false, "not observed generation 2"},
+		{"rolling", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 1, readyReplicas: 3"), 2, false, "rolling onto kubernetes-acme-golden-290a4a: 1 of 2 updated, 3 ready, 3 in all"},
+		{"updated, not ready", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1"), 2, false, "rolling"},
+		{"old machine left", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 2, readyReplicas: 2"), 2, false, "rolling"},
+		{"done", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2"), 2, true, "2 of 2 updated, 2 ready, 2 in all"},
+		{"spec.replicas wins over the plan's count", md(tpl, ", replicas: 3}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 3, readyReplicas: 3"), 2, true, "3 of 3 updated"},
+		{"zero workers", md(tpl, "}\nstatus: {observedGeneration: 1"), 0, true, "at zero workers"},
+	} {
+		got := report.MachineDeploymentRolledOut(c.md, tpl, c.desired)
+		assert.Equal(t, c.done, got.RolledOut, c.name)
+		assert.Contains(t, got.Says, c.says, c.name)
+	}
+}
+
+// A merge patch as RFC 7386 reads one: maps merge, null removes, the rest
+// replaces; neither side is written to.
+func TestMergePatch(t *testing.T) {
+	values := map[string]any{"cluster": "acme", "minReplicas": int64(2), "talos": map[string]any{"version": "v1.13.6", "registryMirrors": map[string]any{"docker.io": "x"}}, "osImage": map[string]any{"factory": map[string]any{}}}
+	patch := map[string]any{"talos": map[string]any{"version": "v1.13.7"}, "osImage": map[string]any{"builtin": map[string]any{}, "factory": nil}, "roles": []any{"a"}}
+	got := report.MergePatch(values, patch)
+	assert.Equal(t, map[string]any{"cluster": "acme", "minReplicas": int64(2), "talos": map[string]any{"version": "v1.13.7", "registryMirrors": map[string]any{"docker.io": "x"}}, "osImage": map[string]any{"builtin": map[string]any{}}, "roles": []any{"a"}}, got)
+	assert.Equal(t, "v1.13.6", values["talos"].(map[string]any)["version"], "the values are not written to")
+	assert.Equal(t, map[string]any{"a": "b"}, report.MergePatch(nil, map[string]any{"a": "b"}))
+}
+
+func TestWorkersAndGeneration(t *testing.T) {
+	n, ok := report.Workers(object(t, "spec: {replicas: 4}\nstatus: {replicas: 3}"))
+	assert.True(t, ok)
+	assert.Equal(t, int64(4), n)
+	n, ok = report.Workers(object(t, "status: {replicas: 3}"))
+	assert.True(t, ok)
+	assert.Equal(t, int64(3), n)
+	_, ok = report.Workers(object(t, "status: {}"))
+	assert.False(t, ok)
+	assert.Equal(t, int64(7), report.Generation(object(t, "metadata: {generation: 7}")), "a state file's number")
+	assert.Equal(t, int64(7), report.Generation(map[string]any{"metadata": map[string]any{"generation": int64(7)}}), "the API's")
+}
