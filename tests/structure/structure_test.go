@@ -1,6 +1,7 @@
 // Package structure holds tests of the code's shape rather than its
 // behaviour: inside each CLI package no file depends on a file that depends
-// on it, and the project's packages import each other in one direction only.
+// on it, the project's packages import each other in one direction only, and
+// only internal/apply writes to a cluster (writes_test.go).
 package structure
 
 import (
@@ -31,11 +32,13 @@ var fileCheckedPackages = []string{
 	"./internal/fleet",
 	"./internal/golden",
 	"./internal/render",
+	"./internal/apply",
 }
 
 // layer ranks every product package; a package may import only packages of
 // a strictly lower rank. golden and render are leaves; fleet reads the
-// cluster; report decides; output prints reports; cmd wires flags to them.
+// cluster; report decides; output prints reports, apply writes what a
+// report planned; cmd wires flags to them.
 var layer = map[string]int{
 	module + "/internal/golden":        0,
 	module + "/internal/render":        0,
@@ -43,6 +46,7 @@ var layer = map[string]int{
 	module + "/internal/fleet":         1,
 	module + "/internal/report":        2,
 	module + "/internal/output":        3,
+	module + "/internal/apply":         3,
 	module + "/cmd/workerimage":        4,
 }
 
@@ -272,6 +276,33 @@ func describeCycle(graph map[string][]edge, comp []string) string {
 	return b.String()
 }
 
+// parsePackage parses a listed package's non-test files, with an importer
+// reading the export data go list built.
+func parsePackage(t *testing.T, p listedPackage, exports map[string]string) (*token.FileSet, []*ast.File, types.Importer) {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	for _, name := range p.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return fset, files, exportImporter(fset, exports)
+}
+
+// exportImporter imports packages from the export data go list -export built.
+func exportImporter(fset *token.FileSet, exports map[string]string) types.Importer {
+	return importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		file := exports[path]
+		if file == "" {
+			return nil, fmt.Errorf("no export data for %s", path)
+		}
+		return os.Open(file)
+	})
+}
+
 // TestFilesDependOneWay fails when any two non-test files of a CLI package
 // depend on each other, directly or through other files.
 func TestFilesDependOneWay(t *testing.T) {
@@ -291,22 +322,7 @@ func TestFilesDependOneWay(t *testing.T) {
 			t.Fatalf("go list did not report %s", path)
 		}
 		t.Run(strings.TrimPrefix(rel, "./"), func(t *testing.T) {
-			fset := token.NewFileSet()
-			var files []*ast.File
-			for _, name := range p.GoFiles {
-				f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
-				if err != nil {
-					t.Fatal(err)
-				}
-				files = append(files, f)
-			}
-			imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-				file := exports[path]
-				if file == "" {
-					return nil, fmt.Errorf("no export data for %s", path)
-				}
-				return os.Open(file)
-			})
+			fset, files, imp := parsePackage(t, p, exports)
 			graph, err := fileGraph(fset, path, files, imp)
 			if err != nil {
 				t.Fatalf("type-checking %s: %v", path, err)

@@ -1,0 +1,457 @@
+package apply_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/apply"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+)
+
+// cluster is an API server as far as apply uses one: get, and JSON patches
+// of a HelmRelease, which bump metadata.generation when the spec changes
+// (client-go's fake dynamic client does not: its tracker keeps the
+// generation as written, and apply waits for the one the patch answers).
+// flux and capi stand in for helm-controller and Cluster API: each clock
+// step, flux releases every HelmRelease generation it has not observed
+// (moving its MachineDeployment to the pool's next template, unless told to
+// fail), and capi rolls every MachineDeployment one worker further.
+type cluster struct {
+	mu      sync.Mutex
+	objs    map[string]*unstructured.Unstructured
+	patches []string
+	// next is each pool's template once its HelmRelease is released.
+	next map[string]string
+	// flux says, by HelmRelease name, what releasing it does: "" applies
+	// it, "fail" marks it not Ready, "retry" fails once while retrying,
+	// "stall" marks it Stalled, "hold" does nothing.
+	flux map[string]string
+	// capiStuck: MachineDeployments Cluster API never rolls.
+	capiStuck map[string]bool
+	now       time.Time
+	steps     int
+	// onStep, when set, runs before each step (a tenant's edit, say).
+	onStep func(step int)
+}
+
+func newCluster() *cluster {
+	return &cluster{objs: map[string]*unstructured.Unstructured{}, next: map[string]string{}, flux: map[string]string{}, capiStuck: map[string]bool{}, now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func key(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
+
+// pool adds a pool's HelmRelease at generation 1, released, and its
+// MachineDeployment on template running with workers, all updated.
+func (c *cluster) pool(name, running, next string, workers int64) report.RolloutPool {
+	ns, hr, _ := strings.Cut(name, "/")
+	md := "kubernetes-" + strings.TrimPrefix(hr, "kubernetes-nodes-")
+	c.objs[key("HelmRelease", ns, hr)] = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+		"metadata": map[string]any{"name": hr, "namespace": ns, "generation": int64(1)},
+		"spec":     map[string]any{"values": map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.6"}}},
+		"status":   map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{"type": "Ready", "status": "True", "observedGeneration": int64(1)}}},
+	}}
+	c.objs[key("MachineDeployment", ns, md)] = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
+		"metadata": map[string]any{"name": md, "namespace": ns, "generation": int64(1)},
+		"spec":     map[string]any{"replicas": workers, "template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{"name": running}}}},
+		"status":   map[string]any{"observedGeneration": int64(1), "replicas": workers, "updatedReplicas": workers, "readyReplicas": workers},
+	}}
+	c.next[hr] = next
+	return report.RolloutPool{HelmRelease: name, Namespace: ns, Release: hr, Pool: md, State: report.StateMoves, Generation: 1, Workers: workers, MachineDeployment: true,
+		Changes:         []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}},
+		ValuesChange:    map[string]any{"talos": map[string]any{"version": "v1.13.7"}},
+		SpecValues:      map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.7"}},
+		MachineTemplate: report.RolloutTemplates{Running: running, Current: running, Target: next}}
+}
+
+func (c *cluster) get(kind, ns, name string) *unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o := c.objs[key(kind, ns, name)]; o != nil {
+		return o.DeepCopy()
+	}
+	return nil
+}
+
+// step is one tick of the controllers.
+func (c *cluster) step() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.steps++
+	if c.onStep != nil {
+		c.mu.Unlock()
+		c.onStep(c.steps)
+		c.mu.Lock()
+	}
+	for _, hr := range c.objs {
+		if hr.GetKind() != "HelmRelease" {
+			continue
+		}
+		gen := hr.GetGeneration()
+		observed, _, _ := unstructured.NestedInt64(hr.Object, "status", "observedGeneration")
+		if observed >= gen {
+			continue
+		}
+		cond := func(kind, status, reason string) any {
+			return map[string]any{"type": kind, "status": status, "reason": reason, "observedGeneration": gen, "message": reason + " at " + fmt.Sprint(gen)}
+		}
+		switch c.flux[hr.GetName()] {
+		case "hold":
+			continue
+		case "fail":
+			hr.Object["status"] = map[string]any{"observedGeneration": gen, "conditions": []any{cond("Ready", "False", "UpgradeFailed")}}
+			continue
+		case "stall":
+			hr.Object["status"] = map[string]any{"observedGeneration": gen, "conditions": []any{cond("Stalled", "True", "RetriesExceeded"), cond("Ready", "False", "UpgradeFailed")}}
+			continue
+		case "retry":
+			hr.Object["status"] = map[string]any{"observedGeneration": gen - 1, "conditions": []any{cond("Ready", "False", "UpgradeFailed"), cond("Reconciling", "True", "ProgressingWithRetry")}}
+			c.flux[hr.GetName()] = ""
+			continue
+		}
+		md := c.objs[key("MachineDeployment", hr.GetNamespace(), "kubernetes-"+strings.TrimPrefix(hr.GetName(), "kubernetes-nodes-"))]
+		ref, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+		if ref != c.next[hr.GetName()] {
+			_ = unstructured.SetNestedField(md.Object, c.next[hr.GetName()], "spec", "template", "spec", "infrastructureRef", "name")
+			md.SetGeneration(md.GetGeneration() + 1)
+		}
+		hr.Object["status"] = map[string]any{"observedGeneration": gen, "conditions": []any{cond("Ready", "True", "UpgradeSucceeded")}}
+	}
+	for _, md := range c.objs {
+		if md.GetKind() != "MachineDeployment" || c.capiStuck[md.GetName()] {
+			continue
+		}
+		desired, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
+		observed, _, _ := unstructured.NestedInt64(md.Object, "status", "observedGeneration")
+		updated, _, _ := unstructured.NestedInt64(md.Object, "status", "updatedReplicas")
+		if observed < md.GetGeneration() {
+			// A new template: every worker is an old one now; one surges.
+			md.Object["status"] = map[string]any{"observedGeneration": md.GetGeneration(), "replicas": desired + min(desired, 1), "updatedReplicas": int64(0), "readyReplicas": desired}
+			continue
+		}
+		if updated < desired {
+			updated++
+			replicas := desired
+			if updated < desired {
+				replicas++
+			}
+			md.Object["status"] = map[string]any{"observedGeneration": observed, "replicas": replicas, "updatedReplicas": updated, "readyReplicas": replicas}
+		}
+	}
+}
+
+func (c *cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	return &resource{c: c, kind: kind}, true, nil
+}
+
+// resource implements what apply calls of a dynamic client: Get and Patch.
+type resource struct {
+	dynamic.NamespaceableResourceInterface
+	c        *cluster
+	kind, ns string
+}
+
+func (r *resource) Namespace(ns string) dynamic.ResourceInterface {
+	return &resource{c: r.c, kind: r.kind, ns: ns}
+}
+
+func (r *resource) Get(_ context.Context, name string, _ metav1.GetOptions, _ ...string) (*unstructured.Unstructured, error) {
+	if o := r.c.get(r.kind, r.ns, name); o != nil {
+		return o, nil
+	}
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(r.kind) + "s"}, name)
+}
+
+func (r *resource) Patch(_ context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, _ ...string) (*unstructured.Unstructured, error) {
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	r.c.patches = append(r.c.patches, string(data))
+	o := r.c.objs[key(r.kind, r.ns, name)]
+	if o == nil {
+		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "helmreleases"}, name)
+	}
+	if pt != types.JSONPatchType || opts.FieldManager != apply.FieldManager {
+		return nil, fmt.Errorf("patch type %s, field manager %q", pt, opts.FieldManager)
+	}
+	patch, err := jsonpatch.DecodePatch(data)
+	if err != nil {
+		return nil, err
+	}
+	doc, _ := json.Marshal(o.Object)
+	out, err := patch.Apply(doc)
+	if err != nil {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Kind: r.kind}, name, nil)
+	}
+	next := &unstructured.Unstructured{}
+	if err := next.UnmarshalJSON(out); err != nil {
+		return nil, err
+	}
+	if !equality.Semantic.DeepEqual(next.Object["spec"], o.Object["spec"]) {
+		next.SetGeneration(o.GetGeneration() + 1)
+	}
+	r.c.objs[key(r.kind, r.ns, name)] = next
+	return next.DeepCopy(), nil
+}
+
+// run runs a plan on the cluster with a clock each sleep advances, the
+// controllers stepping once per poll, and returns what it emitted.
+func (c *cluster) run(t *testing.T, ctx context.Context, plan *report.RolloutPlan, timeout time.Duration) (bool, []report.RolloutEvent) {
+	t.Helper()
+	var events []report.RolloutEvent
+	o := apply.Options{
+		Timeout: timeout,
+		Poll:    10 * time.Second,
+		Now:     func() time.Time { return c.now },
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c.now = c.now.Add(d)
+			c.step()
+			return nil
+		},
+	}
+	done, err := apply.Run(ctx, c, plan, o, func(e report.RolloutEvent) { events = append(events, e) })
+	require.NoError(t, err)
+	return done, events
+}
+
+func planOf(waves ...[]report.RolloutPool) *report.RolloutPlan {
+	p := &report.RolloutPlan{CanStart: true, WaveSize: 2}
+	for i, pools := range waves {
+		p.Waves = append(p.Waves, report.RolloutWave{Wave: i + 1, Pools: pools})
+	}
+	return p
+}
+
+// kinds lists the events as "<event> <pool>".
+func kinds(events []report.RolloutEvent) []string {
+	var out []string
+	for _, e := range events {
+		if e.Event == report.EventProgress {
+			continue
+		}
+		out = append(out, strings.TrimSpace(e.Event+" "+e.Pool))
+	}
+	return out
+}
+
+// Two waves: each pool's HelmRelease is patched while at the planned
+// generation, with its whole new spec.values; the next wave starts only
+// once helm-controller released each pool's new generation and Cluster API
+// rolled every worker onto the new template; a pool at zero workers is done
+// as soon as its MachineDeployment names the new template.
+func TestRunMovesPoolsWaveByWave(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 3)
+	b := c.pool("tenant-b/kubernetes-nodes-b-batch", "kubernetes-b-batch-111111", "kubernetes-b-batch-222222", 0)
+	d := c.pool("tenant-c/kubernetes-nodes-c-edge", "kubernetes-c-edge-111111", "kubernetes-c-edge-222222", 1)
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}, []report.RolloutPool{d}), time.Hour)
+	require.True(t, done)
+	assert.Equal(t, []string{
+		"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-batch",
+		"ready tenant-b/kubernetes-nodes-b-batch", "ready tenant-a/kubernetes-nodes-a-web", "wave-done",
+		"wave", "patched tenant-c/kubernetes-nodes-c-edge", "ready tenant-c/kubernetes-nodes-c-edge", "wave-done",
+		"done",
+	}, kinds(events))
+
+	require.Len(t, c.patches, 3)
+	var ops []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(c.patches[0]), &ops))
+	assert.Equal(t, []map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": float64(1)},
+		{"op": "add", "path": "/spec/values", "value": map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.7"}}},
+	}, ops)
+	hr := c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")
+	assert.Equal(t, int64(2), hr.GetGeneration())
+	for _, e := range events {
+		if e.Event == report.EventPatched {
+			assert.Equal(t, int64(2), e.Generation, "the generation the patch answered")
+			assert.Contains(t, e.Message, "talos.version v1.13.6 -> v1.13.7 (generation 1 -> 2)")
+		}
+		if e.Event == report.EventReady && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
+			require.NotNil(t, e.Status)
+			assert.Equal(t, report.RolloutStatus{HelmRelease: "HelmRelease Ready at generation 2", HelmReleaseReady: true,
+				MachineDeployment: "MachineDeployment on kubernetes-a-web-222222: 3 of 3 updated, 3 ready, 3 in all", Template: "kubernetes-a-web-222222",
+				Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, RolledOut: true}, *e.Status)
+		}
+	}
+	// While a-web rolls, each change it makes is one progress event, none twice.
+	var progress []string
+	for _, e := range events {
+		if e.Event == report.EventProgress && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
+			progress = append(progress, e.Status.MachineDeployment)
+		}
+	}
+	assert.Equal(t, []string{
+		"MachineDeployment still names kubernetes-a-web-111111, waiting for kubernetes-a-web-222222",
+		"MachineDeployment rolling onto kubernetes-a-web-222222: 0 of 3 updated, 3 ready, 4 in all",
+		"MachineDeployment rolling onto kubernetes-a-web-222222: 1 of 3 updated, 4 ready, 4 in all",
+		"MachineDeployment rolling onto kubernetes-a-web-222222: 2 of 3 updated, 4 ready, 4 in all",
+	}, progress)
+	last := events[len(events)-1]
+	assert.Equal(t, "done: 3 pools on the target, in 2 waves", last.Message)
+	assert.Equal(t, c.now, last.Time)
+	assert.Positive(t, last.Elapsed)
+}
+
+// A pool whose HelmRelease is not Ready at its new generation stops the
+// rollout: the event names it and helm-controller's reason, the wave's
+// other pools are said to go on rolling, and the next wave is not patched.
+// A failure helm-controller retries is waited through; a Stalled release
+// stops it too.
+func TestRunStopsAtTheFirstFailure(t *testing.T) {
+	for _, how := range []string{"fail", "stall"} {
+		c := newCluster()
+		a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+		b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
+		d := c.pool("tenant-c/kubernetes-nodes-c-web", "kubernetes-c-web-111111", "kubernetes-c-web-222222", 2)
+		c.flux["kubernetes-nodes-b-web"] = how
+		done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}, []report.RolloutPool{d}), time.Hour)
+		assert.False(t, done, how)
+		got := kinds(events)
+		assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "failed tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, got, how)
+		failed := events[len(events)-2]
+		want := map[string]string{
+			"fail":  "failed tenant-b/kubernetes-nodes-b-web: HelmRelease not Ready at generation 2: UpgradeFailed: UpgradeFailed at 2",
+			"stall": "failed tenant-b/kubernetes-nodes-b-web: HelmRelease stalled at generation 2: RetriesExceeded: RetriesExceeded at 2",
+		}[how]
+		assert.Equal(t, want, failed.Message, how)
+		stopped := events[len(events)-1]
+		assert.Equal(t, []string{"tenant-a/kubernetes-nodes-a-web", "tenant-b/kubernetes-nodes-b-web"}, stopped.Pools, how)
+		assert.Contains(t, stopped.Message, "stopped in wave 1 of 2 at tenant-b/kubernetes-nodes-b-web: HelmRelease")
+		assert.Contains(t, stopped.Message, "1 wave not started")
+		assert.Contains(t, stopped.Message, "run the same command again")
+		assert.Equal(t, int64(1), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-web").GetGeneration(), "the next wave is not patched")
+	}
+
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	c.flux["kubernetes-nodes-a-web"] = "retry"
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.True(t, done, "a failure helm-controller retries is waited through")
+	var retrying bool
+	for _, e := range events {
+		retrying = retrying || (e.Event == report.EventProgress && strings.Contains(e.Message, "helm-controller retrying (UpgradeFailed"))
+	}
+	assert.True(t, retrying, "the retry is a progress event: %v", kinds(events))
+}
+
+// A wave that does not finish within --timeout stops the rollout, naming
+// the first pool not done and where it is.
+func TestRunStopsWhenAWaveTimesOut(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
+	c.capiStuck["kubernetes-b-web"] = true
+	start := c.now
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}), 5*time.Minute)
+	assert.False(t, done)
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "ready tenant-a/kubernetes-nodes-a-web", "failed tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
+	failed := events[len(events)-2]
+	assert.Equal(t, "failed tenant-b/kubernetes-nodes-b-web: timed out after 5m0s (--timeout, per wave): HelmRelease Ready at generation 2; MachineDeployment on kubernetes-b-web-222222, Cluster API has not observed generation 2 yet (2 of 2 updated, 2 ready, 2 in all)", failed.Message)
+	assert.Equal(t, start.Add(5*time.Minute), c.now, "it waited exactly the timeout")
+	assert.Equal(t, []string{"tenant-b/kubernetes-nodes-b-web"}, events[len(events)-1].Pools)
+}
+
+// A HelmRelease its tenant edited since the plan is not overwritten: the
+// patch holds only at the planned generation, and the rollout stops saying
+// so. One deleted since is named too.
+func TestRunNeverOverwritesAnEditSinceThePlan(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
+	edited := c.objs[key("HelmRelease", "tenant-b", "kubernetes-nodes-b-web")]
+	_ = unstructured.SetNestedField(edited.Object, int64(4), "spec", "values", "minReplicas")
+	edited.SetGeneration(2)
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	assert.False(t, done)
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
+	assert.Contains(t, events[len(events)-1].Message, "HelmRelease tenant-b/kubernetes-nodes-b-web changed since the plan (generation 1, now 2): not overwritten")
+	v, _, _ := unstructured.NestedInt64(c.get("HelmRelease", "tenant-b", "kubernetes-nodes-b-web").Object, "spec", "values", "minReplicas")
+	assert.Equal(t, int64(4), v, "the tenant's edit stands")
+
+	c = newCluster()
+	a = c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	delete(c.objs, key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web"))
+	done, events = c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.False(t, done)
+	assert.Contains(t, events[len(events)-1].Message, "HelmRelease tenant-a/kubernetes-nodes-a-web is gone since the plan")
+
+	// Deleted while the wave waits: the pool fails, naming it.
+	c = newCluster()
+	a = c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	c.flux["kubernetes-nodes-a-web"] = "hold"
+	c.onStep = func(step int) {
+		if step == 2 {
+			c.mu.Lock()
+			delete(c.objs, key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web"))
+			c.mu.Unlock()
+		}
+	}
+	done, events = c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.False(t, done)
+	assert.Equal(t, "failed tenant-a/kubernetes-nodes-a-web: HelmRelease tenant-a/kubernetes-nodes-a-web is gone", events[len(events)-2].Message)
+}
+
+// A pool an earlier run left rolling is waited for, never patched again;
+// a wave of such pools patches nothing.
+func TestRunWaitsForPoolsLeftRolling(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+	hr := c.objs[key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")]
+	hr.SetGeneration(2)
+	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = report.StateRolling, 2, nil, nil, nil
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.True(t, done)
+	assert.Empty(t, c.patches)
+	assert.Equal(t, []string{"wave", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "done"}, kinds(events))
+}
+
+// Interrupted (Ctrl-C), it stops, saying which pools go on rolling.
+func TestRunStopsWhenInterrupted(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+	ctx, cancel := context.WithCancel(t.Context())
+	c.onStep = func(step int) {
+		if step == 1 {
+			cancel()
+		}
+	}
+	done, events := c.run(t, ctx, planOf([]report.RolloutPool{a}), time.Hour)
+	assert.False(t, done)
+	last := events[len(events)-1]
+	assert.Equal(t, report.EventStopped, last.Event)
+	assert.Contains(t, last.Message, "stopped in wave 1 of 1: interrupted (context canceled); patched and not on the target yet (they go on in the cluster): tenant-a/kubernetes-nodes-a-web")
+}
+
+// A plan that cannot start, or a wave with no time, is refused: nothing is
+// patched.
+func TestRunRefusesAPlanThatCannotStart(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+	plan := planOf([]report.RolloutPool{a})
+	plan.CanStart = false
+	_, err := apply.Run(t.Context(), c, plan, apply.Options{Timeout: time.Minute}, func(report.RolloutEvent) {})
+	require.Error(t, err)
+	plan.CanStart = true
+	_, err = apply.Run(t.Context(), c, plan, apply.Options{}, func(report.RolloutEvent) {})
+	require.Error(t, err)
+	assert.Empty(t, c.patches)
+}
