@@ -71,12 +71,17 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	body.write(out)
 	// Each list is a table of its own, so its columns align only with its own rows.
 	for _, l := range []struct {
-		title string
-		pools []report.RolloutPool
+		title    string
+		pools    []report.RolloutPool
+		whenNone bool
 	}{
-		{"on the target already (skipped)", r.OnTarget},
-		{"blocked (the rollout will not start until each is fixed, or left out of the selection)", r.Blocked},
+		{"on the target already (skipped)", r.OnTarget, true},
+		{"blocked (the rollout will not start until each is fixed, or left out of the selection)", r.Blocked, true},
+		{"not known whether selected (not moved; fix them, then run again)", r.Unknown, false},
 	} {
+		if len(l.pools) == 0 && !l.whenNone {
+			continue
+		}
 		list := newTable(o)
 		writeRolloutList(&list, l.title, l.pools)
 		list.write(out)

@@ -126,19 +126,32 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		return nil, err
 	}
 	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, Selection: o.Selection, Target: target, TargetFrom: from, WaveSize: o.WaveSize,
-		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
-	selected, err := selectPools(f, o)
+		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
+	selected, unknown, onTheWay, err := selectPools(f, o, target)
 	if err != nil {
 		return nil, err
 	}
-	plan.Selected = len(selected)
+	for _, rp := range unknown {
+		why := "its values cannot be computed as Flux computes them: " + rp.pin.Unresolved
+		if rp.pin.Unresolved == "" {
+			why = "the chart refuses it before its image resolves: " + rp.pin.Refusal
+		}
+		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool, State: StateUnresolved,
+			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
+	}
 	var moving []RolloutPool
-	for i, rp := range selected {
-		t.progress("planning pool %d of %d: %s", i+1, len(selected), rp.pin.HelmRelease)
+	all := append(append([]resolvedPool(nil), selected...), onTheWay...)
+	for i, rp := range all {
+		t.progress("planning pool %d of %d: %s", i+1, len(all), rp.pin.HelmRelease)
 		p, err := planPool(chrt, t, f, rp, target)
 		if err != nil {
 			return nil, err
 		}
+		if i >= len(selected) && p.State != StateRolling && p.State != StateReleaseFailed {
+			// On the target, or there by its own values: not this rollout's.
+			continue
+		}
+		plan.Selected++
 		switch p.State {
 		case StateMoves, StateRolling:
 			moving = append(moving, p)
@@ -157,12 +170,16 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 }
 
 // selectPools keeps the pools every given criterion keeps. A pool whose
-// flavor cannot be read is kept when the flavor is the only thing that
-// could leave it out: whether it boots that flavor is not known.
-func selectPools(f *PinsFacts, o RolloutOptions) ([]resolvedPool, error) {
+// flavor cannot be read (its values are not resolved, or do not resolve an
+// image) cannot be judged by --flavor or --behind: it is unknown, listed
+// apart, and does not keep the rollout from starting; selected by where it
+// is alone, it is selected, and does. A pool --flavor or --behind leaves
+// out that resolves to the target already may be on its way there (an
+// earlier run moved it, its workers have not all rolled): onTheWay, for the
+// plan to keep if it is.
+func selectPools(f *PinsFacts, o RolloutOptions, target RolloutTarget) (selected, unknown, onTheWay []resolvedPool, err error) {
 	s := o.Selection
 	named := map[string]bool{}
-	var out []resolvedPool
 	for _, rp := range f.pools {
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
 			continue
@@ -178,31 +195,48 @@ func selectPools(f *PinsFacts, o RolloutOptions) ([]resolvedPool, error) {
 				continue
 			}
 		}
-		if s.Flavor != "" && rp.facts != nil && rp.pin.Unresolved == "" {
+		judged := rp.facts != nil && rp.pin.Unresolved == ""
+		if (s.Flavor != "" || s.Behind) && !judged {
+			unknown = append(unknown, rp)
+			continue
+		}
+		keep := true
+		if s.Flavor != "" {
 			schematicID, version, _ := parseFlavor(s.Flavor)
 			ds := rp.facts.DiskSource
-			if string(ds.SchematicID) != schematicID || string(ds.Version) != version {
-				continue
-			}
+			keep = string(ds.SchematicID) == schematicID && string(ds.Version) == version
 		}
-		if s.Behind && rp.facts != nil && rp.pin.Unresolved == "" {
+		if keep && s.Behind {
 			by, err := o.Behind(BehindPool{HelmRelease: rp.pin.HelmRelease, Namespace: rp.pin.Namespace, Release: rp.pin.Release, Pool: rp.pin.Pool, Disk: diskFromFacts(rp.facts), Values: rp.values})
 			if err != nil {
-				return nil, err
+				return nil, nil, nil, err
 			}
-			if by == "" {
-				continue
-			}
+			keep = by != ""
 		}
-		out = append(out, rp)
+		switch {
+		case keep:
+			selected = append(selected, rp)
+		case resolvesTo(rp.facts, target):
+			onTheWay = append(onTheWay, rp)
+		}
 	}
 	for _, name := range s.Pools {
 		if !named[name] {
-			return nil, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
+			return nil, nil, nil, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].pin.HelmRelease < out[j].pin.HelmRelease })
-	return out, nil
+	sort.Slice(selected, func(i, j int) bool { return selected[i].pin.HelmRelease < selected[j].pin.HelmRelease })
+	return selected, unknown, onTheWay, nil
+}
+
+// resolvesTo: the chart resolves the pool's flavor to the target's already
+// (what a run that moved it leaves), as far as the target says.
+func resolvesTo(f *chartFacts, t RolloutTarget) bool {
+	ds := f.DiskSource
+	return (t.TalosVersion == "" || string(ds.Version) == t.TalosVersion) &&
+		(t.SchematicID == "" || string(ds.SchematicID) == t.SchematicID) &&
+		(!t.Builtin || ds.Clone) &&
+		(t.FactoryURL == "" || (!ds.Clone && string(ds.ImageFactoryURL) == t.FactoryURL))
 }
 
 func inNamespace(ns string) string {
@@ -407,11 +441,16 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 		p.State, p.Reason = StateOnTarget, mdState.Says
 		return p
 	}
+	if failed != "" {
+		// Waiting would only see the failure again: helm-controller retries
+		// a failed release on its own terms.
+		ns, name, _ := strings.Cut(p.HelmRelease, "/")
+		p.State = StateReleaseFailed
+		p.Reason = fmt.Sprintf("its values are on the target and %s; fix the cause, have helm-controller release it again (flux reconcile helmrelease %s -n %s --force), then run again", failed, name, ns)
+		return p
+	}
 	p.State = StateRolling
 	p.Reason = hrSays + "; " + mdState.Says
-	if failed != "" {
-		p.Reason = failed + "; " + mdState.Says
-	}
 	return p
 }
 

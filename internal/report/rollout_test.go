@@ -216,21 +216,28 @@ func TestRolloutSelectsPoolsByName(t *testing.T) {
 }
 
 // A pool whose values cannot be computed keeps the rollout from starting
-// when the selection cannot leave it out by where it is: --flavor cannot
-// tell what it boots, --namespace elsewhere leaves it out.
+// when it is selected by where it is; --flavor cannot tell what it boots: it
+// is listed as not known, and the rollout can start without it.
 func TestRolloutBlocksOnAPoolNotResolved(t *testing.T) {
 	objs := without(settledFleet(t, nil), "Secret/tenant-gamma/cozystack-values")
 	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: target})
-	pools := byPool(plan)
-	for _, name := range []string{"tenant-gamma/kubernetes-nodes-gamma-big", "tenant-gamma/kubernetes-nodes-gamma-edge"} {
-		assert.Equal(t, report.StateUnresolved, pools[name].State, name)
-		assert.Contains(t, pools[name].Reason, "could not resolve Secret chart values reference 'tenant-gamma/cozystack-values'")
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: target})
+	require.Len(t, plan.Blocked, 2)
+	for _, p := range plan.Blocked {
+		assert.Equal(t, report.StateUnresolved, p.State, p.HelmRelease)
+		assert.Contains(t, p.Reason, "could not resolve Secret chart values reference 'tenant-gamma/cozystack-values'")
 	}
 	assert.False(t, plan.CanStart)
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: target})
-	assert.True(t, plan.CanStart)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: target})
 	assert.Empty(t, plan.Blocked)
+	assert.True(t, plan.CanStart)
+	require.Len(t, plan.Unknown, 2)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.Unknown[0].HelmRelease)
+	assert.Contains(t, plan.Unknown[0].Reason, "whether it is selected is not known, and rollout cannot move it: its values cannot be computed")
+	assert.Len(t, plan.Pools(), 5)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: target})
+	assert.Empty(t, plan.Unknown, "another namespace's pools are not selected at all")
 }
 
 // Targets and selections that say nothing or contradict themselves are
@@ -516,6 +523,35 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	assert.Nil(t, first.ValuesChange, "it is waited for, not patched")
 	assert.Equal(t, "kubernetes-beta-web-086b68", first.MachineTemplate.Target)
 	assert.Contains(t, first.Reason, "MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated")
+
+	// Selected by the flavor it left, the pool on its way is still found
+	// (it resolves to the target, not rolled out): waited for; once rolled
+	// out, it is no longer this rollout's.
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2}
+	plan = mustRollout(t, settledFleet(t, moved(false)), byFlavor)
+	assert.Equal(t, 3, plan.Selected)
+	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Waves[0].Pools[0].HelmRelease)
+	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State)
+	plan = mustRollout(t, settledFleet(t, moved(true)), byFlavor)
+	assert.Equal(t, 2, plan.Selected)
+	assert.Empty(t, plan.OnTarget)
+	assert.Len(t, plan.Pools(), 2)
+
+	// Its release failed at that generation: waiting would only see the
+	// failure again, so it blocks, saying how to release it again.
+	failed := moved(false)
+	failed["HelmRelease/tenant-beta/kubernetes-nodes-beta-web"] = func(o *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+		o.SetGeneration(2)
+		require.NoError(t, unstructured.SetNestedField(o.Object, map[string]any{"observedGeneration": int64(2), "conditions": []any{
+			map[string]any{"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "Helm upgrade failed", "observedGeneration": int64(2)},
+		}}, "status"))
+	}
+	plan = mustRollout(t, settledFleet(t, failed), o)
+	require.Len(t, plan.Blocked, 1)
+	assert.Equal(t, report.StateReleaseFailed, plan.Blocked[0].State)
+	assert.Contains(t, plan.Blocked[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed; fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
+	assert.False(t, plan.CanStart)
 }
 
 // Wave splitting: WaveSize pools a wave, the last holding the rest.

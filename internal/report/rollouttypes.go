@@ -39,6 +39,9 @@ const (
 	StateNoHelmRelease = "no-helmrelease"
 	// StateSuspended: its HelmRelease is suspended; Flux would not apply the change.
 	StateSuspended = "suspended"
+	// StateReleaseFailed: its values are on the target already and
+	// helm-controller failed to release them (an earlier run stopped there).
+	StateReleaseFailed = "release-failed"
 )
 
 // RolloutSelection says which pools a rollout moves; every criterion given
@@ -93,6 +96,10 @@ type RolloutPlan struct {
 	// Blocked are the selected pools that keep the rollout from starting,
 	// each with its state and reason.
 	Blocked []RolloutPool `json:"blocked"`
+	// Unknown are pools --flavor or --behind cannot judge, since what they
+	// run cannot be read (their values are not resolved, or resolve no
+	// image): not moved, and not keeping the rollout from starting.
+	Unknown []RolloutPool `json:"unknown"`
 	// Catalog is the catalog's images list with the entries or classes the
 	// blocked pools wait for (as adopt writes it); nil when none is missing.
 	Catalog *AdoptCatalog `json:"catalog,omitempty"`
