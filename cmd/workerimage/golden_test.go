@@ -111,8 +111,38 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"adopt", "-cluster", "cmd/workerimage/testdata/adopt/fleet.yaml", "-o", format},
 				code: exitOK,
 			},
+			// The deployed example fleet from v1.13.6 to v1.13.7 in waves
+			// of 3, its golden imported: gamma-big, refused today, blocks.
+			cliGoldenCase{
+				name: "rollout." + format,
+				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13.6", "--wave", "3", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "-o", format},
+				code: exitAttn,
+			},
 		)
 	}
+	cases = append(cases,
+		// Without the v1.13.7 golden: the catalog entry to add.
+		cliGoldenCase{
+			name: "rollout-catalog-entry.text",
+			args: []string{"rollout", "--to-talos", "v1.13.7", "-n", "tenant-beta", "--cluster", "examples/cluster-state.yaml"},
+			code: exitAttn,
+		},
+		cliGoldenCase{
+			name: "rollout-builtin.text",
+			args: []string{"rollout", "--to-builtin", "-n", "tenant-acme", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml"},
+			code: exitOK,
+		},
+		cliGoldenCase{
+			name: "rollout-factory.text",
+			args: []string{"rollout", "--to-factory", "https://factory.mirror.internal", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "--pool", "kubernetes-acme-workers,tenant-beta/kubernetes-nodes-beta-web,kubernetes-nodes-beta-batch"},
+			code: exitOK,
+		},
+		cliGoldenCase{
+			name: "rollout-defaults.text",
+			args: []string{"rollout", "--to-defaults", "-n", "tenant-gamma", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml"},
+			code: exitAttn,
+		},
+	)
 	cases = append(cases,
 		cliGoldenCase{
 			name: "pins-tree.text",

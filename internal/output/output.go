@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -85,7 +86,11 @@ func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
 	case string:
 		return yamlString(tok), nil
 	case json.Number:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: tok.String()}, nil
+		tag := "!!int"
+		if strings.ContainsAny(tok.String(), ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: tok.String()}, nil
 	case bool:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(tok)}, nil
 	default:

@@ -86,6 +86,14 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 	adopt.Catalog.Changed = true
 	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog.Images)
 
+	var rollout report.RolloutPlan
+	fillStrings(reflect.ValueOf(&rollout))
+	rollout.Waves[0].Pools[0].ValuesChange = map[string]any{"talos": map[string]any{"version": support.HostileText}, "osImage": map[string]any{"factory": nil}}
+	rollout.Catalog.Changed = true
+	rollout.Catalog.Values = catalogValuesYAML(rollout.Catalog.Images)
+	var event report.RolloutEvent
+	fillStrings(reflect.ValueOf(&event))
+
 	var catalog report.CatalogReport
 	fillStrings(reflect.ValueOf(&catalog))
 	var version report.VersionReport
@@ -100,6 +108,8 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 			"rollcheck": func(b *bytes.Buffer) { writeRollText(b, &roll, o) },
 			"adopt":     func(b *bytes.Buffer) { writeAdoptText(b, &adopt, o) },
 			"catalog":   func(b *bytes.Buffer) { writeCatalogPreviewText(b, &catalog, o) },
+			"rollout":   func(b *bytes.Buffer) { writeRolloutText(b, &rollout, o) },
+			"event":     func(b *bytes.Buffer) { RolloutEvent(b, event, o) },
 			"version":   func(b *bytes.Buffer) { Version(b, version, o) },
 		} {
 			var out bytes.Buffer
@@ -109,7 +119,8 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 		}
 	}
 
-	for name, report := range map[string]any{"plan": &plan, "pins": &pins, "rollcheck": &roll, "catalog": &catalog, "version": &version} {
+	event.Plan = nil
+	for name, report := range map[string]any{"plan": &plan, "pins": &pins, "rollcheck": &roll, "catalog": &catalog, "version": &version, "event": &event} {
 		for _, format := range []string{"json", "yaml"} {
 			var out bytes.Buffer
 			require.True(t, structured(&out, report, Options{Format: format}))

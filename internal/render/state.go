@@ -40,7 +40,7 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 	for _, o := range objs {
 		gvr, _ := ResourceFor(o.GetAPIVersion(), o.GetKind())
 		o = o.DeepCopy()
-		storeStringData(o)
+		StoreStringData(o)
 		s.byResource[gvr] = append(s.byResource[gvr], o)
 	}
 	for _, list := range s.byResource {
@@ -54,11 +54,11 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 	return s
 }
 
-// storeStringData does what the API server does with a Secret's stringData
+// StoreStringData does what the API server does with a Secret's stringData
 // on write: each key goes into data, base64-encoded, over a key of the same
 // name, and stringData is not kept. A state file can then write values Secrets
 // readably and still hold them as a cluster does.
-func storeStringData(o *unstructured.Unstructured) {
+func StoreStringData(o *unstructured.Unstructured) {
 	if o.GetAPIVersion() != "v1" || o.GetKind() != "Secret" {
 		return
 	}

@@ -58,7 +58,10 @@ func NewCluster(objs ...*unstructured.Unstructured) *Cluster {
 	for _, o := range objs {
 		gvr, _ := render.ResourceFor(o.GetAPIVersion(), o.GetKind())
 		listKinds[gvr] = o.GetKind() + "List"
-		seeds = append(seeds, o.DeepCopy())
+		// A Secret's stringData is stored as data, as the API server stores it.
+		o = o.DeepCopy()
+		render.StoreStringData(o)
+		seeds = append(seeds, o)
 	}
 	for _, k := range lookedUpKinds {
 		gvr, _ := render.ResourceFor(k[0], k[1])

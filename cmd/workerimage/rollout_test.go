@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/engine"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// rolloutCluster is the rollout fixture served as a live cluster that
+// takes writes (client-go's fake dynamic client), with Cluster API played
+// by a loop: once a pool's HelmRelease spec.values name the target, its
+// MachineDeployment moves to the template the plan named and rolls out.
+// The fake keeps a HelmRelease's generation as written (no API server bumps
+// it), so each stays Ready at its generation: the CLI tests read what the
+// command prints; internal/apply's tests check generations.
+type rolloutCluster struct {
+	c       *support.Cluster
+	served  []string
+	targets map[string]string // HelmRelease -> template, from the plan
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+func newRolloutCluster(t *testing.T, move bool) *rolloutCluster {
+	t.Helper()
+	c, err := support.LoadCluster(rolloutFixture)
+	require.NoError(t, err)
+	state, err := render.LoadState(rolloutFixture)
+	require.NoError(t, err)
+	served, err := state.APIVersions()
+	require.NoError(t, err)
+	rc := &rolloutCluster{c: c, served: served, targets: map[string]string{}, stop: make(chan struct{})}
+	// The templates each pool moves to, as the plan names them.
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--cluster", rolloutFixture, "-o", "json")
+	plan := decode[report.RolloutPlan](t, r)
+	for _, p := range append(plan.Pools(), plan.Blocked...) {
+		rc.targets[p.HelmRelease] = p.MachineTemplate.Target
+	}
+	if move {
+		rc.done.Add(1)
+		go rc.capi()
+		t.Cleanup(func() { close(rc.stop); rc.done.Wait() })
+	}
+	return rc
+}
+
+func (rc *rolloutCluster) dial(kubeAccess) (engine.ClientProvider, string, error) {
+	return servedAs{rc.c, rc.served}, "kubeconfig fake", nil
+}
+
+// servedAs answers discovery as the fixture's state file does (the API
+// versions of the objects it holds), as the live provider answers it.
+type servedAs struct {
+	*support.Cluster
+	served []string
+}
+
+func (s servedAs) APIVersions() ([]string, error) { return s.served, nil }
+
+func (rc *rolloutCluster) capi() {
+	defer rc.done.Done()
+	ctx := context.Background()
+	hrs, _, _ := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+	mds, _, _ := rc.c.GetClientFor("cluster.x-k8s.io/v1beta1", "MachineDeployment")
+	for {
+		select {
+		case <-rc.stop:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+		list, err := hrs.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		for _, hr := range list.Items {
+			if v, _, _ := unstructured.NestedString(hr.Object, "spec", "values", "talos", "version"); v != "v1.13.7" {
+				continue
+			}
+			name := "kubernetes-" + strings.TrimPrefix(hr.GetName(), "kubernetes-nodes-")
+			md, err := mds.Namespace(hr.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			tpl := rc.targets[hr.GetNamespace()+"/"+hr.GetName()]
+			if running, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name"); running == tpl {
+				continue
+			}
+			_ = unstructured.SetNestedField(md.Object, tpl, "spec", "template", "spec", "infrastructureRef", "name")
+			_, _ = mds.Namespace(hr.GetNamespace()).Update(ctx, md, metav1.UpdateOptions{})
+		}
+	}
+}
+
+// patches counts the HelmRelease patches the command made.
+func (rc *rolloutCluster) patches() int { return rc.c.CallsByVerb()["patch helmreleases"] }
+
+// runRollout runs rollout on the fake live cluster, stderr a terminal or not.
+func runRollout(t *testing.T, rc *rolloutCluster, terminal bool, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	term := func(w io.Writer) (int, bool) { return 120, terminal && w == &errOut }
+	a := &app{name: "workerimage", stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, dial: rc.dial, terminal: term}
+	code := a.run(append([]string{"rollout", "--kubeconfig", "fake"}, args...))
+	return result{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+var applyBeta = []string{"--to-talos", "v1.13.7", "-n", "tenant-beta", "--wave", "2", "--apply", "--poll", "5ms", "--timeout", "20s"}
+
+// --apply on a pipe: the plan, then one line per event, nothing on stderr.
+func TestRolloutApplyPrintsALinePerEvent(t *testing.T) {
+	rc := newRolloutCluster(t, true)
+	r := runRollout(t, rc, false, applyBeta...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Empty(t, r.stderr, "no progress on a pipe")
+	plan, events, _ := strings.Cut(r.stdout, "\n\nwave 1 of 2: ")
+	assert.Contains(t, plan, "result  can start: 3 pools to move in 2 waves; --apply runs it")
+	lines := strings.Split(strings.TrimSuffix("wave 1 of 2: "+events, "\n"), "\n")
+	var kinds []string
+	for _, l := range lines {
+		word, _, _ := strings.Cut(l, " ")
+		if word != "waiting" {
+			kinds = append(kinds, word)
+		}
+	}
+	assert.Equal(t, []string{"wave", "patched", "patched", "ready", "ready", "wave", "wave", "patched", "ready", "wave", "done:"}, kinds, r.stdout)
+	assert.Contains(t, r.stdout, "\npatched tenant-beta/kubernetes-nodes-beta-batch: talos.version v1.13.6 -> v1.13.7 (generation 1 -> 1), to render ")
+	assert.Contains(t, r.stdout, "\nwaiting tenant-beta/kubernetes-nodes-beta-", "progress events are lines on a pipe")
+	assert.Contains(t, r.stdout, "\nready tenant-beta/kubernetes-nodes-beta-batch: HelmRelease Ready at generation 1; MachineDeployment names ")
+	assert.True(t, strings.HasSuffix(r.stdout, "\ndone: 3 pools on the target, in 2 waves\n"), r.stdout)
+	assert.Equal(t, 3, rc.patches())
+}
+
+// On a terminal the waiting shows on stderr, one line over the last, and
+// is cleared; the events on stdout are the same but for the waiting lines.
+func TestRolloutApplyProgressOnATerminal(t *testing.T) {
+	rc := newRolloutCluster(t, true)
+	r := runRollout(t, rc, true, applyBeta...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "\nwaiting ")
+	assert.Contains(t, r.stdout, "\nready tenant-beta/kubernetes-nodes-beta-web: ")
+	assert.Contains(t, r.stderr, "\r\x1b[Kworkerimage: reading the pools")
+	assert.Contains(t, r.stderr, "\r\x1b[Kworkerimage: planning pool 1 of 3: tenant-beta/kubernetes-nodes-beta-batch")
+	assert.Contains(t, r.stderr, "\r\x1b[Kworkerimage: wave 1 of 2: ")
+	assert.NotContains(t, r.stderr, "\n", "never a line of its own")
+	assert.True(t, strings.HasSuffix(r.stderr, "\r\x1b[K"), "cleared at the end")
+}
+
+// -o json: the plan event, then one JSON object per line per event; -o
+// yaml: one document per event.
+func TestRolloutApplyJSONEvents(t *testing.T) {
+	rc := newRolloutCluster(t, true)
+	r := runRollout(t, rc, false, append(applyBeta, "-o", "json")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var events []report.RolloutEvent
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		var e report.RolloutEvent
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), "one JSON object a line: %s", sc.Text())
+		assert.False(t, e.Time.IsZero(), e.Event)
+		events = append(events, e)
+	}
+	require.NotEmpty(t, events)
+	assert.Equal(t, report.EventPlan, events[0].Event)
+	require.NotNil(t, events[0].Plan)
+	assert.Equal(t, 3, events[0].Plan.Selected)
+	assert.Equal(t, report.EventDone, events[len(events)-1].Event)
+	seen := map[string]int{}
+	for _, e := range events {
+		seen[e.Event]++
+		switch e.Event {
+		case report.EventWave:
+			assert.Equal(t, 2, e.Waves)
+			assert.NotEmpty(t, e.Pools)
+		case report.EventReady, report.EventProgress:
+			require.NotNil(t, e.Status, e.Message)
+			assert.NotEmpty(t, e.Pool)
+		}
+	}
+	assert.Equal(t, map[string]int{"plan": 1, "wave": 2, "patched": 3, "ready": 3, "wave-done": 2, "done": 1}, withoutProgress(seen))
+
+	rc = newRolloutCluster(t, true)
+	r = runRollout(t, rc, false, append(applyBeta, "-o", "yaml")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	docs := strings.Split(strings.TrimPrefix(r.stdout, "---\n"), "\n---\n")
+	var first, last map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(docs[0]), &first))
+	require.NoError(t, yaml.Unmarshal([]byte(docs[len(docs)-1]), &last))
+	assert.Equal(t, "plan", first["event"])
+	assert.Equal(t, "done", last["event"])
+}
+
+func withoutProgress(m map[string]int) map[string]int {
+	delete(m, report.EventProgress)
+	return m
+}
+
+// A wave that does not finish in --timeout stops the rollout, exit 1,
+// naming the pool and where it is; the next wave is not patched.
+func TestRolloutApplyStopsAtATimeout(t *testing.T) {
+	rc := newRolloutCluster(t, false) // Cluster API never moves
+	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "-n", "tenant-beta", "--wave", "1", "--apply", "--poll", "5ms", "--timeout", "50ms")
+	assert.Equal(t, exitAttn, r.code)
+	assert.Empty(t, r.stderr)
+	assert.Contains(t, r.stdout, "\nfailed tenant-beta/kubernetes-nodes-beta-batch: timed out after 50ms (--timeout, per wave): HelmRelease Ready at generation 1; MachineDeployment still names kubernetes-beta-batch-")
+	assert.Contains(t, r.stdout, "\nstopped in wave 1 of 3 at tenant-beta/kubernetes-nodes-beta-batch: timed out after 50ms")
+	assert.Contains(t, r.stdout, "; 2 waves not started; fix the cause and run the same command again")
+	assert.Equal(t, 1, rc.patches(), "the next waves are not patched")
+}
+
+// A plan that will not start is printed and nothing is patched, --apply
+// or not; with no target or a bad one nothing is read at all.
+func TestRolloutApplyNeverStartsABlockedPlan(t *testing.T) {
+	rc := newRolloutCluster(t, false)
+	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "--apply", "--poll", "5ms")
+	assert.Equal(t, exitAttn, r.code)
+	assert.Contains(t, r.stdout, "result  will not start: 1 pool blocked (above)")
+	assert.Equal(t, 0, rc.patches())
+}
+
+func TestRolloutBadInput(t *testing.T) {
+	fixture := rolloutFixture
+	for _, c := range []struct {
+		name      string
+		args      []string
+		fragments []string
+	}{
+		{"no target", []string{"rollout", "--cluster", fixture}, []string{"give a target: --to-talos VERSION"}},
+		{"schematic alone", []string{"rollout", "--to-schematic", "abc", "--cluster", fixture}, []string{"give its Talos version too"}},
+		{"defaults and a version", []string{"rollout", "--to-defaults", "--to-talos", "v1.13.7", "--cluster", fixture}, []string{"leave out --to-talos"}},
+		{"builtin and a factory", []string{"rollout", "--to-builtin", "--to-factory", "https://f.example", "--cluster", fixture}, []string{"give one of them"}},
+		{"no wave", []string{"rollout", "--to-talos", "v1.13.7", "--wave", "0", "--cluster", fixture}, []string{"--wave 0: a wave holds at least 1 pool"}},
+		{"bad flavor", []string{"rollout", "--to-talos", "v1.13.7", "--flavor", "v1.13.6", "--cluster", fixture}, []string{`--flavor "v1.13.6": want SCHEMATIC/VERSION`}},
+		{"behind without a rule", []string{"rollout", "--to-talos", "v1.13.7", "--behind", "--cluster", fixture}, []string{"--behind: this build has no rule"}},
+		{"apply a state file", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--cluster", fixture}, []string{"--cluster " + fixture + " plans only: --apply patches a live cluster"}},
+		{"no timeout", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--timeout", "0s", "--kubeconfig", fixture}, []string{"--timeout 0s: a wave needs a timeout above zero"}},
+		{"malformed version", []string{"rollout", "--to-talos", "1.13.7", "--cluster", fixture}, []string{"the target is refused by the chart", `version "1.13.7" (from talos.version) is malformed`}},
+		{"a pool nothing names", []string{"rollout", "--to-talos", "v1.13.7", "--pool", "beta-web", "--cluster", fixture}, []string{"--pool beta-web names no pool", "did you mean kubernetes-nodes-beta-web, kubernetes-beta-web?"}},
+		{"bad output", []string{"rollout", "--to-talos", "v1.13.7", "--cluster", fixture, "-o", "xml"}, []string{`--output "xml"`}},
+		{"stray argument", []string{"rollout", "v1.13.7", "--cluster", fixture}, []string{`unknown command "v1.13.7"`}},
+		{"no cluster", []string{"rollout", "--to-talos", "v1.13.7", "--kubeconfig", td("nope.kubeconfig")}, []string{"nope.kubeconfig", "no such file"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			requireProblem(t, cli(t, c.args...), c.fragments...)
+		})
+	}
+}
+
+// help rollout says every flag with its default, and the exit codes.
+func TestRolloutHelp(t *testing.T) {
+	r := cli(t, "help", "rollout")
+	require.Equal(t, exitOK, r.code)
+	for _, want := range []string{
+		"--apply ", "--wave int ", "(default 5)", "--timeout duration", "(default 30m0s)", "--to-talos string", "--to-schematic string", "--to-defaults", "--to-builtin", "--to-factory string",
+		"-n, --namespace string", "--pool strings", "--flavor string", "--behind", "--cluster string", "--kubeconfig string", "-o, --output string",
+		"Exit codes:\n  0  the plan can start", "  1  the rollout will not start", "  2  bad input",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+	assert.NotContains(t, r.stdout, "--poll", "a test knob, hidden")
+}
