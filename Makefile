@@ -5,7 +5,7 @@ BIN := bin
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit talos integration apiserver render lint golden bench vet
+.PHONY: test unit talos integration apiserver render lint golden bench vet package push
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
@@ -44,6 +44,32 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 	@mkdir -p $(@D)
 	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(CURDIR)/$@.tmp go.etcd.io/etcd/server/v3
 	mv $@.tmp $@
+
+## package: every chart, the library charts included, as `helm package` builds
+## it (a library linked into charts/ goes into the archive): DIST/<name>-<version>.tgz,
+## one line each. DIST is emptied first, so it holds exactly this checkout's charts.
+## Helm's output is shown only when it fails: its one warning, for each linked
+## library, says it followed the link, which is how the library gets in.
+DIST ?= dist
+package:
+	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@for c in $(CHARTS); do \
+		out=$$($(HELM) package $$c -d $(DIST) 2>&1) || { echo "$$out" >&2; exit 1; }; \
+		echo "$$out" | sed -n 's/^Successfully packaged chart and saved it to: //p'; \
+	done
+
+## push: push every archive in DIST to REGISTRY (oci://HOST[:PORT]/PATH) with Helm's
+## own registry client, as `helm push` does: REGISTRY/<name>:<version> for each.
+## Credentials are Helm's (helm registry login); PUSH_FLAGS passes helm push flags
+## (--plain-http for a registry without TLS, --ca-file, ...). It pushes what is in
+## DIST and builds nothing: `make package` first, or DIST=releases/<version> to
+## push a release's archives as they were kept.
+REGISTRY ?=
+PUSH_FLAGS ?=
+push:
+	@case "$(REGISTRY)" in oci://?*) ;; *) echo "make push: give REGISTRY=oci://HOST[:PORT]/PATH (got \"$(REGISTRY)\")" >&2; exit 2;; esac
+	@set -- $(DIST)/*.tgz; [ -f "$$1" ] || { echo "make push: no chart archive in $(DIST)/: run make package first" >&2; exit 2; }; \
+	for a in "$$@"; do $(HELM) push $(PUSH_FLAGS) "$$a" $(REGISTRY) || exit 1; done
 
 ## render: `workerimage plan` (its text report) for every example pool against
 ## the example cluster state. A refused pool reports its refusal and exits 1,
