@@ -169,10 +169,12 @@ func LoadPoolChart(dir string) (*chart.Chart, error) {
 // ChartAt loads the pool chart rollcheck names with -base or -head: a chart
 // folder (it holds Chart.yaml), a packaged chart (a .tgz archive as `helm
 // package` builds it), a checkout of this repository (its
-// packages/apps/kubernetes-nodes), or an OCI reference (oci://...).
-func ChartAt(ref string) (*chart.Chart, error) {
-	if strings.HasPrefix(ref, "oci://") {
-		return ociChart(ref)
+// packages/apps/kubernetes-nodes), or an OCI reference (oci://..., pulled with
+// Helm's registry client as reg says).
+func ChartAt(ref string, reg RegistryOptions) (*chart.Chart, error) {
+	if strings.HasPrefix(ref, ociPrefix) {
+		c, _, err := reg.PullChart(ref)
+		return c, err
 	}
 	st, err := os.Stat(ref)
 	if err != nil {
@@ -203,13 +205,6 @@ func ChartAt(ref string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return LoadPoolChart(abs)
-}
-
-// ociChart is where a chart in an OCI registry will be pulled from (the
-// release work that pushes the charts adds it); until then the reference is
-// refused with the way round it.
-func ociChart(ref string) (*chart.Chart, error) {
-	return nil, fmt.Errorf("chart %s: OCI references are not read yet; pull the chart first (helm pull %s) and give the .tgz it writes", ref, ref)
 }
 
 // CheckChartLinks refuses a -chart folder holding a symbolic link that leaves
