@@ -1,7 +1,10 @@
-# Every target needs only Go; the Helm CLI is built from the module proxy.
-HELM ?= go run helm.sh/helm/v3/cmd/helm@v3.21.4
+# Every target needs only Go; the Helm CLI is built from the module proxy, once,
+# into bin/ (its file name carries the pinned version, so a new pin rebuilds it).
 GO ?= go
 BIN := bin
+HELM_VERSION := v3.21.4
+HELM_BIN := $(BIN)/helm-$(HELM_VERSION)
+HELM ?= $(CURDIR)/$(HELM_BIN)
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
@@ -51,7 +54,7 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 ## Helm's output is shown only when it fails: its one warning, for each linked
 ## library, says it followed the link, which is how the library gets in.
 DIST ?= dist
-package:
+package: $(HELM_BIN)
 	@rm -rf $(DIST) && mkdir -p $(DIST)
 	@for c in $(CHARTS); do \
 		out=$$($(HELM) package $$c -d $(DIST) 2>&1) || { echo "$$out" >&2; exit 1; }; \
@@ -66,10 +69,18 @@ package:
 ## push a release's archives as they were kept.
 REGISTRY ?=
 PUSH_FLAGS ?=
-push:
+push: $(HELM_BIN)
 	@case "$(REGISTRY)" in oci://?*) ;; *) echo "make push: give REGISTRY=oci://HOST[:PORT]/PATH (got \"$(REGISTRY)\")" >&2; exit 2;; esac
 	@set -- $(DIST)/*.tgz; [ -f "$$1" ] || { echo "make push: no chart archive in $(DIST)/: run make package first" >&2; exit 2; }; \
 	for a in "$$@"; do $(HELM) push $(PUSH_FLAGS) "$$a" $(REGISTRY) || exit 1; done
+
+# Quiet on stdout (make package prints only its archives there); a temporary
+# GOBIN, so two builds at once never see half a binary.
+$(HELM_BIN):
+	@echo "building the Helm CLI $(HELM_VERSION) into $@" >&2
+	@mkdir -p $(BIN) && tmp=$$(mktemp -d $(BIN)/.helm-XXXXXX) && \
+		GOBIN=$(CURDIR)/$$tmp $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
+		mv $$tmp/helm $@ && rmdir $$tmp
 
 ## render: `workerimage plan` (its text report) for every example pool against
 ## the example cluster state. A refused pool reports its refusal and exits 1,
@@ -85,8 +96,8 @@ render: $(BIN)/workerimage
 $(BIN)/workerimage: FORCE
 	$(GO) build -trimpath -o $@ ./cmd/workerimage
 
-## lint: helm lint --strict on every chart that exists, plus go vet and gofmt.
-lint: vet
+## lint: helm lint --strict on every chart that exists (the pinned Helm CLI), plus go vet and gofmt.
+lint: vet $(HELM_BIN)
 	@for c in $(CHARTS); do \
 		[ -d $$c ] || continue; \
 		$(HELM) lint --strict $$c $$( [ -f $$c/ci/lint-values.yaml ] && echo -f $$c/ci/lint-values.yaml ) || exit 1; \

@@ -56,6 +56,7 @@ func TestAPIServerTier(t *testing.T) {
 	// After CLIPinsLive, which first needs a cluster without Flux's HelmRelease.
 	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
+	t.Run("ChartsThroughOCIRegistry", func(t *testing.T) { testChartsThroughOCIRegistry(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
