@@ -74,10 +74,9 @@ push: $(HELM_BIN)
 	@set -- $(DIST)/*.tgz; [ -f "$$1" ] || { echo "make push: no chart archive in $(DIST)/: run make package first" >&2; exit 2; }; \
 	for a in "$$@"; do $(HELM) push $(PUSH_FLAGS) "$$a" $(REGISTRY) || exit 1; done
 
-# Quiet on stdout (make package prints only its archives there); a temporary
+# Silent when it works (make package prints only its archives); a temporary
 # GOBIN, so two builds at once never see half a binary.
 $(HELM_BIN):
-	@echo "building the Helm CLI $(HELM_VERSION) into $@" >&2
 	@mkdir -p $(BIN) && tmp=$$(mktemp -d $(BIN)/.helm-XXXXXX) && \
 		GOBIN=$(CURDIR)/$$tmp $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
 		mv $$tmp/helm $@ && rmdir $$tmp

@@ -72,6 +72,7 @@ var generatedCRDs = []string{
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
 	"source.toolkit.fluxcd.io_externalartifacts.yaml",
+	"source.toolkit.fluxcd.io_ocirepositories.yaml",
 }
 
 // helmReleaseCRDFile is Flux's HelmRelease CRD: installCRDs leaves it out,

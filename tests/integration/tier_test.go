@@ -57,6 +57,8 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CLIAdoptLive", func(t *testing.T) { testCLIAdoptLive(t, e) })
 	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
 	t.Run("ChartsThroughOCIRegistry", func(t *testing.T) { testChartsThroughOCIRegistry(t, e) })
+	// After CLIPinsLive, which installs Flux's HelmRelease CRD.
+	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
