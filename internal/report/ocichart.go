@@ -34,8 +34,11 @@ type RegistryOptions struct {
 // registry that stops answering must not hang the check.
 const pullTimeout = 2 * time.Minute
 
-// maxChartBytes bounds the chart layer read from a registry before it is
-// unpacked, as Helm's loader bounds what it unpacks.
+// maxChartBytes bounds the chart layer handed to Helm's loader. Helm's client
+// has read the layer whole by then (it has no limit of its own, and refuses
+// layers that are not a chart's); the bound keeps an archive far larger than
+// any chart from being unpacked. The registry is the operator's, named on the
+// command line, never a tenant's.
 const maxChartBytes = 16 << 20
 
 // ociPrefix is how a chart in an OCI registry is named, as Helm names it.
