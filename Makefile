@@ -50,12 +50,13 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 
 ## package: every chart, the library charts included, as `helm package` builds
 ## it (a library linked into charts/ goes into the archive): DIST/<name>-<version>.tgz,
-## one line each. DIST is emptied first, so it holds exactly this checkout's charts.
+## one line each. DIST's archives are removed first, so it holds exactly this
+## checkout's charts (a release keeps its own: make package DIST=releases/<version>).
 ## Helm's output is shown only when it fails: its one warning, for each linked
 ## library, says it followed the link, which is how the library gets in.
 DIST ?= dist
 package: $(HELM_BIN)
-	@rm -rf $(DIST) && mkdir -p $(DIST)
+	@mkdir -p $(DIST) && rm -f $(DIST)/*.tgz
 	@for c in $(CHARTS); do \
 		out=$$($(HELM) package $$c -d $(DIST) 2>&1) || { echo "$$out" >&2; exit 1; }; \
 		echo "$$out" | sed -n 's/^Successfully packaged chart and saved it to: //p'; \

@@ -163,22 +163,33 @@ func previous(t *testing.T) (entry, string) {
 	return prev, support.Path("releases", prev.version.String())
 }
 
-// The previous release's archives are kept, one per chart, each the chart of
-// that name and version as Helm's archive loader reads it: the base of the
-// rolls-nothing check in a clone without history.
+// The previous release's archives are kept: each one in releases/<version>/
+// is a chart of this repository at that version, as Helm's archive loader
+// reads it, and the pool chart's is there, the base of the rolls-nothing
+// check in a clone without history. (A chart added since has no archive
+// there, and needs none.)
 func TestPreviousReleaseIsKept(t *testing.T) {
 	prev, dir := previous(t)
+	names := map[string]bool{}
 	for _, chartDir := range charts {
 		raw, err := os.ReadFile(support.Path(chartDir, "Chart.yaml"))
 		require.NoError(t, err)
 		var m chartMeta
 		require.NoError(t, yaml.Unmarshal(raw, &m))
-		archive := filepath.Join(dir, m.Name+"-"+prev.version.String()+".tgz")
-		c, err := loader.LoadFile(archive)
-		require.NoError(t, err, "release %s keeps no archive of %s: package that release's charts into releases/%s/ (make package at its tag)", prev.version, m.Name, prev.version)
-		assert.Equal(t, m.Name, c.Metadata.Name, archive)
-		assert.Equal(t, prev.version.String(), c.Metadata.Version, archive)
+		names[m.Name] = true
 	}
+	archives, err := filepath.Glob(filepath.Join(dir, "*.tgz"))
+	require.NoError(t, err)
+	found := map[string]bool{}
+	for _, archive := range archives {
+		c, err := loader.LoadFile(archive)
+		require.NoError(t, err, archive)
+		assert.True(t, names[c.Metadata.Name], "%s holds chart %s, which is none of this repository's", archive, c.Metadata.Name)
+		assert.Equal(t, prev.version.String(), c.Metadata.Version, archive)
+		assert.Equal(t, c.Metadata.Name+"-"+prev.version.String()+".tgz", filepath.Base(archive), "named as helm package names it")
+		found[c.Metadata.Name] = true
+	}
+	require.True(t, found["kubernetes-nodes"], "release %s keeps no archive of the pool chart in releases/%s/: package that release's charts there (make package DIST=releases/%s at its tag)", prev.version, prev.version, prev.version)
 }
 
 // workerimage builds the CLI once per test binary.
