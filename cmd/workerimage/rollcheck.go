@@ -58,7 +58,7 @@ sides refuse is reported, and does not fail the check.`,
 			case fromCluster && release != "":
 				return errorf("--release applies to -f files; a cluster's pools are installed as their HelmReleases say")
 			}
-			headChart, err := report.ChartAt(head, registry)
+			headChart, headName, err := report.ChartAt(head, registry)
 			if err != nil {
 				return err
 			}
@@ -81,13 +81,13 @@ sides refuse is reported, and does not fail the check.`,
 			}
 			var rep report.RollReport
 			if base == "" {
-				rep, err = report.RollcheckDeployed(headChart, t, head, pools)
+				rep, err = report.RollcheckDeployed(headChart, t, headName, pools)
 			} else {
-				baseChart, baseErr := report.ChartAt(base, registry)
+				baseChart, baseName, baseErr := report.ChartAt(base, registry)
 				if baseErr != nil {
 					return baseErr
 				}
-				rep, err = report.Rollcheck(baseChart, headChart, t, base, head, pools)
+				rep, err = report.Rollcheck(baseChart, headChart, t, baseName, headName, pools)
 			}
 			if err != nil {
 				return err

@@ -170,12 +170,18 @@ func LoadPoolChart(dir string) (*chart.Chart, error) {
 // folder (it holds Chart.yaml), a packaged chart (a .tgz archive as `helm
 // package` builds it), a checkout of this repository (its
 // packages/apps/kubernetes-nodes), or an OCI reference (oci://..., pulled with
-// Helm's registry client as reg says).
-func ChartAt(ref string, reg RegistryOptions) (*chart.Chart, error) {
+// Helm's registry client as reg says). The name is ref as a report shows it:
+// an OCI reference with the version it resolved to.
+func ChartAt(ref string, reg RegistryOptions) (c *chart.Chart, name string, err error) {
 	if strings.HasPrefix(ref, ociPrefix) {
-		c, _, err := reg.PullChart(ref)
-		return c, err
+		return reg.PullChart(ref)
 	}
+	c, err = localChartAt(ref)
+	return c, ref, err
+}
+
+// localChartAt loads a chart folder, archive or checkout.
+func localChartAt(ref string) (*chart.Chart, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %v", ref, WithoutPath(err))

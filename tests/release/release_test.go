@@ -26,13 +26,7 @@ import (
 )
 
 // charts are the chart folders a release versions: the Makefile's CHARTS.
-var charts = []string{
-	"packages/library/worker-image-lib",
-	"packages/library/kubernetes-nodes-lib",
-	render.PoolChart,
-	render.CatalogChart,
-	render.PlatformChart,
-}
+var charts = support.ReleasedCharts
 
 // rollsNothing is the claim the check holds a release to, word for word.
 const rollsNothing = "rolls nothing."
@@ -271,4 +265,13 @@ func TestRollsNothingAsClaimed(t *testing.T) {
 	code, out := rollcheck(t, bin, base, moved, pools["example pools"]...)
 	assert.Equal(t, 1, code, out)
 	assert.Regexp(t, `\n\d+ pools: [1-9]\d* roll`, out)
+}
+
+// The charts a release versions are the ones `make package` builds.
+func TestReleasedChartsAreTheMakefiles(t *testing.T) {
+	raw, err := os.ReadFile(support.Path("Makefile"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^CHARTS := (.+)$`).FindStringSubmatch(string(raw))
+	require.NotNil(t, m, "the Makefile sets no CHARTS")
+	assert.Equal(t, strings.Fields(m[1]), charts)
 }
