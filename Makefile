@@ -1,11 +1,14 @@
-# Every target needs only Go; the Helm CLI is built from the module proxy.
-HELM ?= go run helm.sh/helm/v3/cmd/helm@v3.21.4
+# Every target needs only Go; the Helm CLI is built from the module proxy, once,
+# into bin/ (its file name carries the pinned version, so a new pin rebuilds it).
 GO ?= go
 BIN := bin
+HELM_VERSION := v3.21.4
+HELM_BIN := $(BIN)/helm-$(HELM_VERSION)
+HELM ?= $(CURDIR)/$(HELM_BIN)
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
 
-.PHONY: test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet
+.PHONY: test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
@@ -91,6 +94,40 @@ $(BIN)/kubectl: tools/apiserver/go.mod tools/apiserver/go.sum
 	cd tools/apiserver && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $(CURDIR)/$@.tmp k8s.io/kubernetes/cmd/kubectl
 	mv $@.tmp $@
 
+## package: every chart, the library charts included, as `helm package` builds
+## it (a library linked into charts/ goes into the archive): DIST/<name>-<version>.tgz,
+## one line each. DIST's archives are removed first, so it holds exactly this
+## checkout's charts (a release keeps its own: make package DIST=releases/<version>).
+## Helm's output is shown only when it fails: its one warning, for each linked
+## library, says it followed the link, which is how the library gets in.
+DIST ?= dist
+package: $(HELM_BIN)
+	@mkdir -p $(DIST) && rm -f $(DIST)/*.tgz
+	@for c in $(CHARTS); do \
+		out=$$($(HELM) package $$c -d $(DIST) 2>&1) || { echo "$$out" >&2; exit 1; }; \
+		echo "$$out" | sed -n 's/^Successfully packaged chart and saved it to: //p'; \
+	done
+
+## push: push every archive in DIST to REGISTRY (oci://HOST[:PORT]/PATH) with Helm's
+## own registry client, as `helm push` does: REGISTRY/<name>:<version> for each.
+## Credentials are Helm's (helm registry login); PUSH_FLAGS passes helm push flags
+## (--plain-http for a registry without TLS, --ca-file, ...). It pushes what is in
+## DIST and builds nothing: `make package` first, or DIST=releases/<version> to
+## push a release's archives as they were kept.
+REGISTRY ?=
+PUSH_FLAGS ?=
+push: $(HELM_BIN)
+	@case "$(REGISTRY)" in oci://?*) ;; *) echo "make push: give REGISTRY=oci://HOST[:PORT]/PATH (got \"$(REGISTRY)\")" >&2; exit 2;; esac
+	@set -- $(DIST)/*.tgz; [ -f "$$1" ] || { echo "make push: no chart archive in $(DIST)/: run make package first" >&2; exit 2; }; \
+	for a in "$$@"; do $(HELM) push $(PUSH_FLAGS) "$$a" $(REGISTRY) || exit 1; done
+
+# Silent when it works (make package prints only its archives); a temporary
+# GOBIN, so two builds at once never see half a binary.
+$(HELM_BIN):
+	@mkdir -p $(BIN) && tmp=$$(mktemp -d $(BIN)/.helm-XXXXXX) && \
+		GOBIN=$(CURDIR)/$$tmp $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
+		mv $$tmp/helm $@ && rmdir $$tmp
+
 ## render: `workerimage plan` (its text report) for every example pool against
 ## the example cluster state. A refused pool reports its refusal and exits 1,
 ## which examples do on purpose; bad input (exit 2) fails the target.
@@ -105,8 +142,8 @@ render: $(BIN)/workerimage
 $(BIN)/workerimage: FORCE
 	$(GO) build -trimpath -o $@ ./cmd/workerimage
 
-## lint: helm lint --strict on every chart that exists, plus go vet and gofmt.
-lint: vet
+## lint: helm lint --strict on every chart that exists (the pinned Helm CLI), plus go vet and gofmt.
+lint: vet $(HELM_BIN)
 	@for c in $(CHARTS); do \
 		[ -d $$c ] || continue; \
 		$(HELM) lint --strict $$c $$( [ -f $$c/ci/lint-values.yaml ] && echo -f $$c/ci/lint-values.yaml ) || exit 1; \
@@ -116,6 +153,7 @@ vet:
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./tests/integration/...
 	cd tools/crds && $(GO) vet ./...
+	cd tools/registry && $(GO) vet ./...
 	cd tests/talos && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 

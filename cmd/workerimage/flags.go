@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/output"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -103,6 +104,22 @@ func (a *app) options(format string) (output.Options, error) {
 		o.Width = width
 	}
 	return o, nil
+}
+
+// registryFlags adds how a chart named oci://... is pulled, as `helm pull`
+// spells it: --plain-http, --insecure-skip-tls-verify, --ca-file, --cert-file,
+// --key-file, --registry-config (credentials from `helm registry login`).
+func registryFlags(cmd *cobra.Command, o *report.RegistryOptions) {
+	f := cmd.Flags()
+	f.BoolVar(&o.PlainHTTP, "plain-http", false, "pull an oci:// chart over plain HTTP (a registry without TLS)")
+	f.BoolVar(&o.InsecureSkipTLSVerify, "insecure-skip-tls-verify", false, "pull an oci:// chart without verifying the registry's certificate")
+	f.StringVar(&o.CAFile, "ca-file", "", "verify the registry's certificate with this CA bundle as well")
+	f.StringVar(&o.CertFile, "cert-file", "", "client certificate for the registry (with --key-file)")
+	f.StringVar(&o.KeyFile, "key-file", "", "client key for the registry (with --cert-file)")
+	f.StringVar(&o.RegistryConfig, "registry-config", "", "Helm's registry credentials file (default: HELM_REGISTRY_CONFIG, or Helm's own, written by helm registry login)")
+	for _, name := range []string{"ca-file", "cert-file", "key-file", "registry-config"} {
+		_ = cmd.MarkFlagFilename(name)
+	}
 }
 
 // valuesFlag adds -f/--values as Helm spells it: repeatable, "-" reads

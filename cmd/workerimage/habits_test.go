@@ -151,7 +151,7 @@ func TestVersionNamesTheBinaryAndItsCharts(t *testing.T) {
 	}
 	assert.Equal(t, []string{"packages/apps/kubernetes-nodes", "packages/core/platform", "packages/library/kubernetes-nodes-lib", "packages/library/worker-image-lib", "packages/system/kubernetes-worker-image"}, paths)
 	text := cli(t, "version").stdout
-	assert.Contains(t, text, "\nchart  kubernetes-nodes         0.1.0  packages/apps/kubernetes-nodes\n")
+	assert.Contains(t, text, "\nchart  kubernetes-nodes         0.2.0  packages/apps/kubernetes-nodes\n")
 
 	// What `go install module@version` and a checkout's build stamp.
 	installed := func() (*debug.BuildInfo, bool) {

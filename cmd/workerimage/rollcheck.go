@@ -12,13 +12,15 @@ func (a *app) rollcheckCommand() *cobra.Command {
 		base, head, release, namespace, format string
 		values, artifacts                      []string
 		cluster                                clusterFlags
+		registry                               report.RegistryOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "rollcheck [HEAD_CHART] [--base BASE_CHART] [-f POOLS]...",
 		Short: "Will upgrading to this chart roll my workers?",
 		Long: `Will upgrading to this chart roll my workers? Renders every pool with the head chart (HEAD_CHART or
---head: a chart folder, a packaged chart .tgz as helm package builds it, or a checkout of this
-repository) and compares its KubevirtMachineTemplate with the one it has now:
+--head: a chart folder, a packaged chart .tgz as helm package builds it, a checkout of this
+repository, or a chart in an OCI registry, oci://HOST/PATH/kubernetes-nodes:VERSION, pulled as helm
+pull does) and compares its KubevirtMachineTemplate with the one it has now:
 
 - without --base, the template each pool's MachineDeployment runs on the cluster (read from a live
   cluster or a state file): "will upgrading to this chart roll my workers";
@@ -31,6 +33,7 @@ sides refuse is reported, and does not fail the check.`,
 		Example: a.example(
 			"rollcheck packages/apps/kubernetes-nodes --cluster cmd/workerimage/testdata/rollcheck/deployed.yaml",
 			"rollcheck kubernetes-nodes-0.2.0.tgz --kubeconfig ~/.kube/management.yaml",
+			"rollcheck oci://registry.internal/charts/kubernetes-nodes:0.2.0 --kubeconfig ~/.kube/management.yaml",
 			"rollcheck --base . --head ../next -f 'examples/pools/*.yaml' --cluster examples/cluster-state.yaml"),
 		Annotations: map[string]string{"exitCodes": exitCodes("no pool rolls", "a pool rolls, the head chart refuses one the base renders (or that runs), or a pool could not be checked", "bad input")},
 		Args:        cobra.MaximumNArgs(1),
@@ -49,13 +52,13 @@ sides refuse is reported, and does not fail the check.`,
 			fromCluster := len(values) == 0
 			switch {
 			case head == "":
-				return errorf("give the head chart: rollcheck HEAD_CHART (a chart folder, a .tgz, or a checkout), or --head")
+				return errorf("give the head chart: rollcheck HEAD_CHART (a chart folder, a .tgz, a checkout, or oci://...), or --head")
 			case base != "" && fromCluster && !clusterGiven:
 				return errorf("--base and --head are given: give -f pool values files, or a cluster (--cluster, --kubeconfig, --context) to read the pools from")
 			case fromCluster && release != "":
 				return errorf("--release applies to -f files; a cluster's pools are installed as their HelmReleases say")
 			}
-			headChart, err := report.ChartAt(head)
+			headChart, headName, err := report.ChartAt(head, registry)
 			if err != nil {
 				return err
 			}
@@ -78,13 +81,13 @@ sides refuse is reported, and does not fail the check.`,
 			}
 			var rep report.RollReport
 			if base == "" {
-				rep, err = report.RollcheckDeployed(headChart, t, head, pools)
+				rep, err = report.RollcheckDeployed(headChart, t, headName, pools)
 			} else {
-				baseChart, baseErr := report.ChartAt(base)
+				baseChart, baseName, baseErr := report.ChartAt(base, registry)
 				if baseErr != nil {
 					return baseErr
 				}
-				rep, err = report.Rollcheck(baseChart, headChart, t, base, head, pools)
+				rep, err = report.Rollcheck(baseChart, headChart, t, baseName, headName, pools)
 			}
 			if err != nil {
 				return err
@@ -96,13 +99,14 @@ sides refuse is reported, and does not fail the check.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&head, "head", "", "the chart to upgrade to: a chart folder, a .tgz, or a checkout of this repository (or give it as the argument)")
+	cmd.Flags().StringVar(&head, "head", "", "the chart to upgrade to: a chart folder, a .tgz, a checkout of this repository, or oci://HOST/PATH/NAME:VERSION (or give it as the argument)")
 	cmd.Flags().StringVar(&base, "base", "", "the chart to compare with, in the same forms (default: what each pool runs on the cluster)")
 	valuesFlag(cmd, &values, "pool values files, a glob each (quoted), each file one pool (default: every pool of the cluster, with its values as Flux computes them)")
 	cmd.Flags().StringVar(&release, "release", "", "release name for every -f pool (default kubernetes-nodes-<cluster>-<values file name>)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
 	cluster.add(cmd, "kubeconfig of a live cluster (default without --base: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
 	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
+	registryFlags(cmd, &registry)
 	outputFlag(cmd, &format)
 	return cmd
 }

@@ -12,8 +12,10 @@ func (a *app) versionCommand() *cobra.Command {
 		Use:   "version",
 		Short: "Which binary is this, and which charts does it carry?",
 		Long: `Which binary is this, and which charts does it carry? Prints the binary's version as Go recorded
-its build (the module version go install built, or for a build from a checkout its VCS revision),
-and the name and version of each chart built into it: the charts plan, pins, adopt and catalog render.`,
+its build: the release tag (v0.2.0) for go install ...@v0.2.0 or a build of a tagged checkout; for any
+other commit Go's pseudo-version naming it, with its VCS revision and time and whether the tree had
+uncommitted changes; (devel) where the build recorded no VCS information (-buildvcs=false). Then the
+name and version of each chart built into it: the charts plan, pins, adopt and catalog render.`,
 		Example:     a.example("version", "version -o json"),
 		Annotations: map[string]string{"exitCodes": exitCodes("printed", "", "bad input")},
 		Args:        cobra.NoArgs,

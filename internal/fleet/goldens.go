@@ -112,19 +112,8 @@ func ReadGoldens(ctx context.Context, p engine.ClientProvider) (*Goldens, error)
 	if err != nil {
 		return nil, err
 	}
-	for _, dv := range dvs {
-		if dv.GetNamespace() == golden.Namespace && strings.HasPrefix(dv.GetName(), golden.Prefix) {
-			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
-			g.Stored[dv.GetName()] = Golden{
-				FoundAs: "DataVolume", Phase: phase, Retiring: dv.GetAnnotations()[annRetiring] == "true",
-				URL:     Text(dv.Object, "spec", "source", "http", "url"),
-				Storage: firstText(Text(dv.Object, "spec", "storage", "resources", "requests", "storage"), Text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
-				Class:   firstText(Text(dv.Object, "spec", "storage", "storageClassName"), Text(dv.Object, "spec", "pvc", "storageClassName")),
-
-				CertConfigMap: Text(dv.Object, "spec", "source", "http", "certConfigMap"),
-				Checksum:      Text(dv.Object, "spec", "source", "http", "checksum"),
-			}
-		}
+	for i := range dvs {
+		addStoredDataVolume(g.Stored, &dvs[i])
 	}
 	pvcs, err := List(ctx, p, "v1", "PersistentVolumeClaim", "")
 	if err != nil {
@@ -134,19 +123,7 @@ func ReadGoldens(ctx context.Context, p engine.ClientProvider) (*Goldens, error)
 	for i := range pvcs {
 		pvc := &pvcs[i]
 		pvcByKey[pvc.GetNamespace()+"/"+pvc.GetName()] = pvc
-		if pvc.GetNamespace() == golden.Namespace && strings.HasPrefix(pvc.GetName(), golden.Prefix) {
-			if _, ok := g.Stored[pvc.GetName()]; !ok {
-				g.Stored[pvc.GetName()] = Golden{
-					FoundAs: "PersistentVolumeClaim",
-					URL:     pvc.GetAnnotations()[annImportEndpoint],
-					Storage: Text(pvc.Object, "spec", "resources", "requests", "storage"),
-					Class:   Text(pvc.Object, "spec", "storageClassName"),
-
-					CertConfigMap: pvc.GetAnnotations()[annImportCertConfigMap],
-					Checksum:      pvc.GetAnnotations()[annImportChecksum],
-				}
-			}
-		}
+		addStoredClaim(g.Stored, pvc)
 	}
 
 	// Worker disks: DataVolumes naming a golden, and PVCs naming one whose
@@ -170,6 +147,65 @@ func ReadGoldens(ctx context.Context, p engine.ClientProvider) (*Goldens, error)
 		}
 	}
 	return g, nil
+}
+
+// CatalogGoldens lists the goldens cozy-public holds, by name: its
+// DataVolumes named as goldens, and the PVCs of goldens whose DataVolume is
+// gone. Two lists of cozy-public, whatever the tenants hold.
+func CatalogGoldens(ctx context.Context, p engine.ClientProvider) (map[string]Golden, error) {
+	stored := map[string]Golden{}
+	dvs, err := List(ctx, p, dataVolumeAPI, "DataVolume", golden.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for i := range dvs {
+		addStoredDataVolume(stored, &dvs[i])
+	}
+	pvcs, err := List(ctx, p, "v1", "PersistentVolumeClaim", golden.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for i := range pvcs {
+		addStoredClaim(stored, &pvcs[i])
+	}
+	return stored, nil
+}
+
+// addStoredDataVolume keeps dv in stored when it is a golden's DataVolume.
+func addStoredDataVolume(stored map[string]Golden, dv *unstructured.Unstructured) {
+	if dv.GetNamespace() != golden.Namespace || !strings.HasPrefix(dv.GetName(), golden.Prefix) {
+		return
+	}
+	phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+	stored[dv.GetName()] = Golden{
+		FoundAs: "DataVolume", Phase: phase, Retiring: dv.GetAnnotations()[annRetiring] == "true",
+		URL:     Text(dv.Object, "spec", "source", "http", "url"),
+		Storage: firstText(Text(dv.Object, "spec", "storage", "resources", "requests", "storage"), Text(dv.Object, "spec", "pvc", "resources", "requests", "storage")),
+		Class:   firstText(Text(dv.Object, "spec", "storage", "storageClassName"), Text(dv.Object, "spec", "pvc", "storageClassName")),
+
+		CertConfigMap: Text(dv.Object, "spec", "source", "http", "certConfigMap"),
+		Checksum:      Text(dv.Object, "spec", "source", "http", "checksum"),
+	}
+}
+
+// addStoredClaim keeps pvc in stored when it is a golden's PVC whose
+// DataVolume stored does not hold (CDI's garbage collection removed it).
+func addStoredClaim(stored map[string]Golden, pvc *unstructured.Unstructured) {
+	if pvc.GetNamespace() != golden.Namespace || !strings.HasPrefix(pvc.GetName(), golden.Prefix) {
+		return
+	}
+	if _, ok := stored[pvc.GetName()]; ok {
+		return
+	}
+	stored[pvc.GetName()] = Golden{
+		FoundAs: "PersistentVolumeClaim",
+		URL:     pvc.GetAnnotations()[annImportEndpoint],
+		Storage: Text(pvc.Object, "spec", "resources", "requests", "storage"),
+		Class:   Text(pvc.Object, "spec", "storageClassName"),
+
+		CertConfigMap: pvc.GetAnnotations()[annImportCertConfigMap],
+		Checksum:      pvc.GetAnnotations()[annImportChecksum],
+	}
 }
 
 // CAConfigMaps are the catalog's CA ConfigMaps in cozy-public

@@ -52,6 +52,10 @@ metadata:
 	assert.Equal(t, []fleet.Disk{{Namespace: "tenant-acme", Name: "disk-1", Kind: "DataVolume", Golden: "talos-worker-abc-v1.13.6", Pool: "kubernetes-acme-workers", PVC: "disk-1-pvc", CloneType: "copy", FallbackReason: "different storage class"}}, g.Disks)
 	assert.Empty(t, g.MachineDeployments, "a cluster that serves no MachineDeployment has none")
 
+	catalog, err := fleet.CatalogGoldens(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, g.Stored, catalog, "the catalog's goldens, read from cozy-public alone, are the same")
+
 	url, ca, sum, err := fleet.GoldenSource(context.Background(), s, "talos-worker-abc-v1.13.5")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"https://factory.example/image/abc/v1.13.5/openstack-amd64.raw.xz", "", ""}, []string{url, ca, sum}, "a golden left as its PVC: CDI's import annotations")

@@ -169,11 +169,19 @@ func LoadPoolChart(dir string) (*chart.Chart, error) {
 // ChartAt loads the pool chart rollcheck names with -base or -head: a chart
 // folder (it holds Chart.yaml), a packaged chart (a .tgz archive as `helm
 // package` builds it), a checkout of this repository (its
-// packages/apps/kubernetes-nodes), or an OCI reference (oci://...).
-func ChartAt(ref string) (*chart.Chart, error) {
-	if strings.HasPrefix(ref, "oci://") {
-		return ociChart(ref)
+// packages/apps/kubernetes-nodes), or an OCI reference (oci://..., pulled with
+// Helm's registry client as reg says). The name is ref as a report shows it:
+// an OCI reference with the version it resolved to.
+func ChartAt(ref string, reg RegistryOptions) (c *chart.Chart, name string, err error) {
+	if strings.HasPrefix(ref, ociPrefix) {
+		return reg.PullChart(ref)
 	}
+	c, err = localChartAt(ref)
+	return c, ref, err
+}
+
+// localChartAt loads a chart folder, archive or checkout.
+func localChartAt(ref string) (*chart.Chart, error) {
 	st, err := os.Stat(ref)
 	if err != nil {
 		return nil, fmt.Errorf("chart %s: %v", ref, WithoutPath(err))
@@ -203,13 +211,6 @@ func ChartAt(ref string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return LoadPoolChart(abs)
-}
-
-// ociChart is where a chart in an OCI registry will be pulled from (the
-// release work that pushes the charts adds it); until then the reference is
-// refused with the way round it.
-func ociChart(ref string) (*chart.Chart, error) {
-	return nil, fmt.Errorf("chart %s: OCI references are not read yet; pull the chart first (helm pull %s) and give the .tgz it writes", ref, ref)
 }
 
 // CheckChartLinks refuses a -chart folder holding a symbolic link that leaves

@@ -11,6 +11,7 @@
 //	                HelmReleaseStatus and MachineDeploymentRolledOut)
 //	CatalogPreview  what will the catalog chart do with these values against my cluster?
 //	Version         which binary is this, and which charts does it carry?
+//	Behind          how is each pool behind what a new pool gets now? (FleetBehind: a fleet)
 //
 // It never resolves a disk source itself: every answer is the pool chart's,
 // rendered with Helm's own engine (internal/render) against a Target (a
@@ -24,7 +25,7 @@
 // pins on pinstypes; adopttypes on plan and pinstypes; catalog on
 // adopttypes; adopt on all of them; rollcheck on facts, target and chart;
 // suggest on words; pinsone on pinstypes and suggest; catalogpreview on
-// facts, target, suggest and adopttypes; version on nothing; rollouttypes
-// on plan and adopttypes; rolloutstatus on words; rolloutvalues on
-// rollouttypes and adopt; rollout on all of them.
+// facts, target, suggest and adopttypes; behind on facts and target;
+// version on nothing; rollouttypes on plan and adopttypes; rolloutstatus on
+// words; rolloutvalues on rollouttypes and adopt; rollout on all of them.
 package report

@@ -39,6 +39,8 @@ diskSource:
   {{- include "` + diskSourceHelper + `" . | nindent 2 }}
 creationDefaults:
   {{- include "kubernetes-nodes.creationDefaults" . | nindent 2 }}
+behind:
+  {{- include "kubernetes-nodes.behindFacts" . | nindent 2 }}
 `)
 }
 
@@ -109,6 +111,21 @@ type chartFacts struct {
 		From            scalar `json:"from"`
 		ImageFactoryCA  bool   `json:"imageFactoryCA"`
 	} `json:"creationDefaults"`
+	// Behind is kubernetes-nodes.behindFacts: the Kubernetes release the
+	// pool runs, and what the chart and the platform give a new pool now.
+	Behind struct {
+		Kubernetes struct {
+			Minor   scalar `json:"minor"`
+			Release scalar `json:"release"`
+			Source  scalar `json:"source"`
+		} `json:"kubernetes"`
+		Defaults struct {
+			SchematicID        scalar            `json:"schematicID"`
+			Version            scalar            `json:"version"`
+			ImageFactoryURL    scalar            `json:"imageFactoryURL"`
+			KubernetesReleases map[string]scalar `json:"kubernetesReleases"`
+		} `json:"defaults"`
+	} `json:"behind"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that
 	// is refused, from kubernetes-nodes.osImage alone: golden, classes and

@@ -94,25 +94,18 @@ type RollSide struct {
 // cluster problem an error.
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
-	for i, in := range pools {
-		if rep.ignore(in) {
-			continue
+	err := rep.check(t, pools, func(in RollInput, p *PoolRoll) error {
+		var err error
+		if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
+			return err
 		}
-		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
-		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
-		if in.unresolved == "" {
-			var err error
-			if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
-				return RollReport{}, err
-			}
-			if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
-				return RollReport{}, err
-			}
-			compareSides(&p)
+		if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
+			return err
 		}
-		rep.add(p)
-	}
-	return rep, nil
+		compareSides(p)
+		return nil
+	})
+	return rep, err
 }
 
 // RollcheckDeployed answers "will upgrading to this chart roll my workers"
@@ -122,37 +115,50 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 // spec as the cluster stores it. Two GETs per pool, no list.
 func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
+	err := rep.check(t, pools, func(in RollInput, p *PoolRoll) error {
+		var err error
+		if p.Base, err = runningSide(t, in.release); err != nil {
+			return err
+		}
+		if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
+			return err
+		}
+		if p.Base.RunningFrom == "" {
+			p.Status = "not deployed"
+			if p.Head.Refusal != "" {
+				p.Status = "refused at head"
+			}
+			return nil
+		}
+		p.Head.body = normalizedSpec(p.Head.object)
+		compareSides(p)
+		p.OtherChanges = nil
+		return nil
+	})
+	return rep, err
+}
+
+// check runs sides on every pool whose values resolved and adds each pool
+// to the report; a tenant object not read as a pool is listed apart. An
+// error is a cluster problem, and the report is then not made.
+func (r *RollReport) check(t Target, pools []RollInput, sides func(RollInput, *PoolRoll) error) error {
 	for i, in := range pools {
-		if rep.ignore(in) {
+		if r.ignore(in) {
 			continue
 		}
 		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
 		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
 		if in.unresolved == "" {
-			var err error
-			if p.Base, err = runningSide(t, in.release); err != nil {
-				return RollReport{}, err
-			}
-			if p.Head, err = renderSide(headChart, t, in.release, in.values); err != nil {
-				return RollReport{}, err
-			}
-			if p.Base.RunningFrom == "" {
-				p.Status = "not deployed"
-				if p.Head.Refusal != "" {
-					p.Status = "refused at head"
-				}
-			} else {
-				p.Head.body = normalizedSpec(p.Head.object)
-				compareSides(&p)
-				p.OtherChanges = nil
+			if err := sides(in, &p); err != nil {
+				*r = RollReport{}
+				return err
 			}
 		}
-		rep.add(p)
+		r.add(p)
 	}
-	return rep, nil
+	return nil
 }
 
-// add counts a checked pool into the summary.
 // ignore lists in, when it is a tenant object not read as a pool, beside
 // the pools; true when it was one.
 func (r *RollReport) ignore(in RollInput) bool {
@@ -163,6 +169,7 @@ func (r *RollReport) ignore(in RollInput) bool {
 	return true
 }
 
+// add counts a checked pool into the summary.
 func (r *RollReport) add(p PoolRoll) {
 	r.Pools = append(r.Pools, p)
 	r.Summary.Pools++

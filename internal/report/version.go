@@ -19,8 +19,10 @@ type VersionReport struct {
 }
 
 // BinaryVersion is the build information the Go toolchain stamps into the
-// binary: the module version `go install module@version` builds, "(devel)"
-// for a build from a checkout, where the VCS revision says which commit.
+// binary: the release tag for `go install module@v0.2.0` or a build of a
+// tagged checkout, a pseudo-version naming the commit for any other checkout
+// (with the VCS revision), "(devel)" when the build recorded no VCS
+// information (-buildvcs=false).
 type BinaryVersion struct {
 	Module  string `json:"module"`
 	Version string `json:"version"`

@@ -85,8 +85,23 @@ func TestDocumentedExamplesRunAsWritten(t *testing.T) {
 		seen[ex.page] = true
 		cmd := exec.Command("bash", "-c", ex.command)
 		cmd.Dir = root
+		cmd.Env = readersEnv()
 		got, _ := cmd.CombinedOutput()
 		assert.Equal(t, ex.output, string(got), "%s: %s", ex.page, ex.command)
 	}
 	require.True(t, seen["docs/cli.md"], "the CLI reference's examples ran")
+}
+
+// readersEnv is this process's environment as a reader's shell has it: run
+// under make (make unit), the examples would inherit make's recursion
+// variables, and a `make` they call would print "Entering directory".
+func readersEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "MAKELEVEL" && name != "MAKEFLAGS" && name != "MFLAGS" {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

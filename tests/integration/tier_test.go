@@ -59,6 +59,9 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("KubeStateMetrics", func(t *testing.T) { testKubeStateMetrics(t, e) })
 	t.Run("GoldenRecovery", func(t *testing.T) { testGoldenRecovery(t, e) })
 	t.Run("WorkersJoin", func(t *testing.T) { testWorkersJoin(t, e) })
+	t.Run("ChartsThroughOCIRegistry", func(t *testing.T) { testChartsThroughOCIRegistry(t, e) })
+	// After CLIPinsLive, which installs Flux's HelmRelease CRD.
+	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 	// Last: it takes over goldens of the default flavor others kept.
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
 }

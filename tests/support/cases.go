@@ -131,6 +131,12 @@ func (c Case) Render(engine Renderer, withCluster bool) (*render.Manifest, error
 	if err != nil {
 		return nil, err
 	}
+	return c.RenderChart(chrt, engine, withCluster)
+}
+
+// RenderChart renders the case as Render does, with chrt in place of the
+// case's chart folder (the same chart packaged, or pulled from a registry).
+func (c Case) RenderChart(chrt *chart.Chart, engine Renderer, withCluster bool) (*render.Manifest, error) {
 	vals, err := render.ReadValues(c.ValuesFile)
 	if err != nil {
 		return nil, err

@@ -36,3 +36,13 @@ func LoadChart(dir string) (*chart.Chart, error) {
 	}
 	return render.LoadChart(dir)
 }
+
+// ReleasedCharts are the chart folders a release versions, packages and
+// pushes, in the Makefile's CHARTS order (tests/release holds the two equal).
+var ReleasedCharts = []string{
+	"packages/library/worker-image-lib",
+	"packages/library/kubernetes-nodes-lib",
+	render.PoolChart,
+	render.CatalogChart,
+	render.PlatformChart,
+}

@@ -1,10 +1,13 @@
 {{/*
-The built-in Talos sources, the last fallback. values.yaml leaves these keys "" (Helm cannot tell
-unset from default), so a pool that writes the built-in value still wins over a platform default.
+The chart's Talos defaults, the last fallback: the sources, and the flavor a new pool gets. values.yaml
+leaves the sources "" (Helm cannot tell unset from default), so a pool that writes the built-in value
+still wins over a platform default.
 */}}
 {{- define "kubernetes-nodes.builtinTalos" -}}
 imageFactoryURL: https://factory.talos.dev
 installerRepository: factory.talos.dev/installer
+schematicID: ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515
+version: v1.13.6
 {{- end -}}
 
 {{/*

@@ -50,3 +50,43 @@ talosVersion (the resolved release), source (where it came from, for the message
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+
+{{/*
+The Kubernetes release the pool's MachineDeployment runs, resolved once into ._kubernetesNodes.kubernetes
+without refusing (tools read it from refused pools too): minor (the pool's version), release (""
+when the chart ships no such minor) and source. kubernetes-nodes.kubernetesRelease refuses a "".
+*/}}
+{{- define "kubernetes-nodes.ensureKubernetes" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- if not (hasKey ._kubernetesNodes "kubernetes") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.kubernetesReleases") -}}
+{{- $releases := index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases" -}}
+{{- $minor := .Values.version | toString -}}
+{{- $release := "" -}}
+{{- if hasKey $releases $minor -}}
+{{- $release = get $releases $minor -}}
+{{- end -}}
+{{- $_ := set ._kubernetesNodes "kubernetes" (dict "minor" $minor "release" $release "source" (printf "the chart's patch release for version %s" $minor)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What a pool runs against what the chart and the platform give a new pool now, as YAML, for tools that
+judge whether a pool is behind (workerimage plan, pins, rollcheck, rollout): kubernetes (the release
+resolved), and defaults (the chart's Talos flavor, the platform's current factory URL, else the
+built-in, and the Kubernetes release per minor). Never refuses.
+*/}}
+{{- define "kubernetes-nodes.behindFacts" -}}
+{{- include "kubernetes-nodes.ensureKubernetes" . -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
+{{- $builtin := index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos" -}}
+{{- $platform := .Values._cluster | default dict -}}
+{{- $platformTalos := dict -}}
+{{- if and (kindIs "map" $platform) (kindIs "map" (get $platform "talos")) -}}
+{{- $platformTalos = get $platform "talos" -}}
+{{- end -}}
+{{- $url := get $platformTalos "imageFactoryURL" | default "" | toString | default $builtin.imageFactoryURL -}}
+{{- $defaults := dict "schematicID" $builtin.schematicID "version" $builtin.version "imageFactoryURL" $url "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
+{{- dict "kubernetes" ._kubernetesNodes.kubernetes "defaults" $defaults | toYaml -}}
+{{- end -}}

@@ -1,0 +1,135 @@
+package docs
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
+)
+
+var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
+
+// CozystackPage is the page that takes an operator onto a Cozystack.
+const CozystackPage = "docs/cozystack.md"
+
+// pageObjects are the YAML documents of a page's yaml blocks, in order.
+func pageObjects(t *testing.T, page string) []map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(support.Path(page))
+	require.NoError(t, err)
+	var out []map[string]any
+	for _, block := range yamlBlock.FindAllStringSubmatch(string(raw), -1) {
+		for _, doc := range render.SplitDocuments(block[1]) {
+			obj := map[string]any{}
+			require.NoError(t, yaml.Unmarshal([]byte(doc), &obj), "%s: a yaml block does not parse:\n%s", page, doc)
+			out = append(out, obj)
+		}
+	}
+	return out
+}
+
+// upstreamArtifact is the ExternalArtifact upstream Cozystack's
+// ApplicationDefinition kubernetes-nodes names (PackageSource
+// cozystack.kubernetes-nodes-application, variant kubevirt, component
+// kubernetes-nodes).
+const upstreamArtifact = "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"
+
+// artifactName is the ExternalArtifact name Cozystack's operator gives a
+// PackageSource's component: <packagesource>-<variant>-<component>, dots made
+// dashes (internal/operator/packagesource_reconciler.go).
+func artifactName(source, variant, component string) string {
+	dash := func(s string) string { return strings.ReplaceAll(s, ".", "-") }
+	return dash(source) + "-" + dash(variant) + "-" + dash(component)
+}
+
+func TestArtifactNameIsCozystacks(t *testing.T) {
+	assert.Equal(t, upstreamArtifact, artifactName("cozystack.kubernetes-nodes-application", "kubevirt", "kubernetes-nodes"))
+}
+
+// The objects docs/cozystack.md tells an operator to apply fit together as
+// Cozystack's and Flux's machinery reads them: every PackageSource takes its
+// charts from an OCIRepository of the page that unpacks the Helm chart layer,
+// every HelmRelease's chartRef OCIRepository keeps it whole, every
+// ExternalArtifact a chartRef or the ApplicationDefinition patch names is one a
+// PackageSource of the page makes (or upstream's own, to go back), a Package
+// has its PackageSource and variant, and the names the prose and commands
+// quote are those.
+func TestCozystackObjectsFitTogether(t *testing.T) {
+	objs := pageObjects(t, CozystackPage)
+	require.NotEmpty(t, objs)
+	raw, err := os.ReadFile(support.Path(CozystackPage))
+	require.NoError(t, err)
+	page := string(raw)
+
+	type key struct{ kind, namespace, name string }
+	byKey := map[key]map[string]any{}
+	artifacts := map[string]bool{upstreamArtifact: true}
+	sources := map[string]map[string]bool{} // PackageSource -> variants
+	for _, o := range objs {
+		kind, _ := o["kind"].(string)
+		name, _ := render.Get(o, "metadata.name").(string)
+		namespace, _ := render.Get(o, "metadata.namespace").(string)
+		byKey[key{kind, namespace, name}] = o
+	}
+	for _, o := range objs {
+		if o["kind"] != "PackageSource" {
+			continue
+		}
+		name := render.Get(o, "metadata.name").(string)
+		ref := render.Get(o, "spec.sourceRef").(map[string]any)
+		require.Equal(t, "OCIRepository", ref["kind"], name)
+		repo, ok := byKey[key{"OCIRepository", ref["namespace"].(string), ref["name"].(string)}]
+		require.True(t, ok, "PackageSource %s takes its charts from OCIRepository %s/%s, which the page does not define", name, ref["namespace"], ref["name"])
+		assert.Equal(t, "application/vnd.cncf.helm.chart.content.v1.tar+gzip", render.Get(repo, "spec.layerSelector.mediaType"), name)
+		assert.Equal(t, "extract", render.Get(repo, "spec.layerSelector.operation"), "PackageSource %s copies chart folders out of its source: its OCIRepository must unpack the chart archive", name)
+		sources[name] = map[string]bool{}
+		for _, v := range render.Get(o, "spec.variants").([]any) {
+			variant := v.(map[string]any)
+			sources[name][variant["name"].(string)] = true
+			for _, c := range variant["components"].([]any) {
+				comp := c.(map[string]any)
+				// The chart archive's one folder is named after the chart.
+				chartName := strings.TrimPrefix(render.Get(repo, "spec.url").(string)[strings.LastIndex(render.Get(repo, "spec.url").(string), "/"):], "/")
+				assert.Equal(t, chartName, comp["path"], "PackageSource %s component %s: the archive of %s unpacks into the folder %s", name, comp["name"], chartName, chartName)
+				artifacts[artifactName(name, variant["name"].(string), comp["name"].(string))] = true
+			}
+		}
+	}
+	for _, o := range objs {
+		switch o["kind"] {
+		case "Package":
+			name := render.Get(o, "metadata.name").(string)
+			variants, ok := sources[name]
+			require.True(t, ok, "Package %s has no PackageSource of its name on the page", name)
+			assert.True(t, variants[render.Get(o, "spec.variant").(string)], "Package %s: variant %v", name, render.Get(o, "spec.variant"))
+		case "HelmRelease":
+			ref := render.Get(o, "spec.chartRef").(map[string]any)
+			if ref["kind"] == "OCIRepository" {
+				repo, ok := byKey[key{"OCIRepository", render.Get(o, "metadata.namespace").(string), ref["name"].(string)}]
+				require.True(t, ok, "HelmRelease chartRef %v is not on the page", ref)
+				assert.Equal(t, "copy", render.Get(repo, "spec.layerSelector.operation"), "a HelmRelease's chartRef OCIRepository keeps the chart archive whole")
+			}
+		}
+		if ref, ok := render.Get(o, "spec.release.chartRef").(map[string]any); ok {
+			assert.Equal(t, "ExternalArtifact", ref["kind"])
+			assert.Equal(t, "cozy-system", ref["namespace"])
+			assert.True(t, artifacts[ref["name"].(string)], "the ApplicationDefinition patch names ExternalArtifact %s, which no PackageSource of the page makes", ref["name"])
+		}
+	}
+	// Every ExternalArtifact name the prose and commands quote is one the
+	// objects make.
+	quoted := regexp.MustCompile(`[a-z0-9-]+-(?:default|kubevirt)-[a-z0-9-]+`).FindAllString(page, -1)
+	require.NotEmpty(t, quoted)
+	for _, name := range quoted {
+		if name == "cozystack-kubernetes-nodes-default-kubernetes-nodes" {
+			continue // this repository's platform chart's name, quoted to say it differs
+		}
+		assert.True(t, artifacts[name], "the page quotes ExternalArtifact %s, which none of its PackageSources makes", name)
+	}
+}
