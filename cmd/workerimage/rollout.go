@@ -64,9 +64,6 @@ per line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Selection.Pools = selected
-			if o.Selection.Behind {
-				o.Behind = behindRule
-			}
 			if err := o.Check(); err != nil {
 				return err
 			}
@@ -99,10 +96,10 @@ per line.`,
 	f.StringVarP(&o.Selection.Namespace, "namespace", "n", "", "only the pools of this namespace (default: every namespace)")
 	f.StringSliceVar(&selected, "pool", nil, "only these pools: a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those (repeatable, or comma-separated)")
 	f.StringVar(&o.Selection.Flavor, "flavor", "", "only the pools that boot this flavor today, SCHEMATIC/VERSION")
-	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind (as pins and plan say)")
+	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind what a new pool gets now: a newer Talos patch in the catalog, a newer chart default, a newer Kubernetes patch, another factory than the platform's")
 	f.StringVar(&o.Target.TalosVersion, "to-talos", "", "the Talos version to move to (each pool keeps its schematic unless --to-schematic)")
 	f.StringVar(&o.Target.SchematicID, "to-schematic", "", "with --to-talos: the Image Factory schematic to move to")
-	f.BoolVar(&o.Target.Defaults, "to-defaults", false, "move to the Talos version and schematic the chart gives a new pool")
+	f.BoolVar(&o.Target.Defaults, "to-defaults", false, "move to the Talos version and schematic the chart gives a new pool, and to the chart's Kubernetes release of each pool's minor")
 	f.BoolVar(&o.Target.Builtin, "to-builtin", false, "clone a golden of the flavor (osImage.builtin) instead of importing over HTTP")
 	f.StringVar(&o.Target.FactoryURL, "to-factory", "", "import over HTTP from this Image Factory (pools that import over HTTP)")
 	f.BoolVar(&doApply, "apply", false, "patch the pools' HelmReleases and wait for them, wave by wave (default: print the plan)")
@@ -112,11 +109,6 @@ per line.`,
 	_ = f.MarkHidden("poll")
 	return cmd
 }
-
-// behindRule is the report's rule for which pools are behind, the one pins
-// and plan show; --behind selects with it. nil until the report has one:
-// --behind is then refused, saying so.
-var behindRule report.BehindRule
 
 // applyRollout prints the plan, then runs it, printing each event as it
 // comes: the events stream to stdout (a wave can take an hour), progress

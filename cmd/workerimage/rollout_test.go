@@ -247,7 +247,6 @@ func TestRolloutBadInput(t *testing.T) {
 		{"builtin and a factory", []string{"rollout", "--to-builtin", "--to-factory", "https://f.example", "--cluster", fixture}, []string{"give one of them"}},
 		{"no wave", []string{"rollout", "--to-talos", "v1.13.7", "--wave", "0", "--cluster", fixture}, []string{"--wave 0: a wave holds at least 1 pool"}},
 		{"bad flavor", []string{"rollout", "--to-talos", "v1.13.7", "--flavor", "v1.13.6", "--cluster", fixture}, []string{`--flavor "v1.13.6": want SCHEMATIC/VERSION`}},
-		{"behind without a rule", []string{"rollout", "--to-talos", "v1.13.7", "--behind", "--cluster", fixture}, []string{"--behind: this build has no rule"}},
 		{"apply a state file", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--cluster", fixture}, []string{"--cluster " + fixture + " plans only: --apply patches a live cluster"}},
 		{"no timeout", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--timeout", "0s", "--kubeconfig", fixture}, []string{"--timeout 0s: a wave needs a timeout above zero"}},
 		{"malformed version", []string{"rollout", "--to-talos", "1.13.7", "--cluster", fixture}, []string{"the target is refused by the chart", `version "1.13.7" (from talos.version) is malformed`}},

@@ -170,6 +170,9 @@ func writeRolloutPool(tb *table, p report.RolloutPool) {
 	if p.State == report.StateRolling {
 		tb.row("    now", p.Reason)
 	}
+	for _, b := range p.Behind {
+		tb.row("    behind", fmt.Sprintf("%s %s -> %s (%s)", b.Kind, b.From, b.To, b.Detail))
+	}
 	if p.From != nil && p.To != nil {
 		tb.row("    disk", diskText(p.From)+" -> "+diskText(p.To))
 	}

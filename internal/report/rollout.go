@@ -28,24 +28,6 @@ type RolloutOptions struct {
 	Selection RolloutSelection
 	Target    RolloutTarget
 	WaveSize  int
-	// Behind says whether a pool is behind, for Selection.Behind: the
-	// report's own rule (pins and plan show it), given by the caller.
-	Behind BehindRule
-}
-
-// BehindRule says whether a pool the fleet holds is behind, and by what
-// ("" when it is not). The rule is the report's (which pools pins and plan
-// call behind); rollout only selects with it.
-type BehindRule func(p BehindPool) (by string, err error)
-
-// BehindPool is what the rule is asked about one pool: where it is, what
-// the chart resolves for it today.
-type BehindPool struct {
-	HelmRelease, Namespace, Release, Pool string
-	// Disk is the chart's answer for the pool as it is.
-	Disk *DiskReport
-	// Values are the pool's values as Flux computes them.
-	Values map[string]any
 }
 
 // Check refuses a target or a selection that says nothing, or contradicts
@@ -63,8 +45,6 @@ func (o RolloutOptions) Check() error {
 		return fmt.Errorf("--to-builtin clones a golden, which imports from the catalog's factory, not the pool's: --to-factory applies to pools that import over HTTP; give one of them")
 	case o.WaveSize < 1:
 		return fmt.Errorf("--wave %d: a wave holds at least 1 pool", o.WaveSize)
-	case o.Selection.Behind && o.Behind == nil:
-		return fmt.Errorf("--behind: this build has no rule for which pools are behind")
 	}
 	if f := o.Selection.Flavor; f != "" {
 		if _, _, err := parseFlavor(f); err != nil {
@@ -207,11 +187,7 @@ func selectPools(f *PinsFacts, o RolloutOptions, target RolloutTarget) (selected
 			keep = string(ds.SchematicID) == schematicID && string(ds.Version) == version
 		}
 		if keep && s.Behind {
-			by, err := o.Behind(BehindPool{HelmRelease: rp.pin.HelmRelease, Namespace: rp.pin.Namespace, Release: rp.pin.Release, Pool: rp.pin.Pool, Disk: diskFromFacts(rp.facts), Values: rp.values})
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			keep = by != ""
+			keep = len(Behind(runningFromFacts(rp.facts), f.stored)) > 0
 		}
 		switch {
 		case keep:
@@ -306,6 +282,12 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	p.Pool = now.Pool
 	p.From = flavorOf(d)
 	p.MachineTemplate.Current = now.MachineTemplate
+	var running *Running
+	if rp.facts != nil {
+		r := runningFromFacts(rp.facts)
+		running = &r
+		p.Behind = Behind(r, f.stored)
+	}
 
 	e := newValuesEdit(now.CreatedWith)
 	schematicID, version, path := d.SchematicID, d.Version, d.Path
@@ -321,6 +303,14 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	}
 	if target.FactoryURL != "" && path == "http" && d.ImageFactoryURL != nil {
 		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
+	}
+	kubernetes := ""
+	if target.Defaults && running != nil {
+		if from, to, ok := kubernetesPatch(*running); ok {
+			kubernetes = to
+			e.patch["version"] = to
+			e.changes = append(e.changes, ValueChange{Field: "version", From: from, Source: running.KubernetesSource, To: to})
+		}
 	}
 	p.Changes = e.changes
 
@@ -375,7 +365,11 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if p.toURL == "" && d.ImageFactoryURL != nil && path == "http" {
 		p.toURL = d.ImageFactoryURL.Value
 	}
-	if missed := missedTarget(at.DiskSource, path, p.toSchematicID, p.toVersion, target.FactoryURL); missed != "" && at.DiskSource != nil {
+	missed := missedTarget(at.DiskSource, path, p.toSchematicID, p.toVersion, target.FactoryURL)
+	if got := kubernetesOf(manifest); missed == "" && kubernetes != "" && at.Result == "renders" && got != kubernetes {
+		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), kubernetes)
+	}
+	if missed != "" && at.DiskSource != nil {
 		p.State, p.Reason = StateRefused, "its values change does not reach its render: "+missed+"; whatever sets it there (a valuesFrom targetPath, say) wins over spec.values: change it there, or leave the pool out"
 		return p, nil
 	}
@@ -470,6 +464,29 @@ func missedTarget(d *DiskReport, path, schematicID, version, url string) string 
 		return fmt.Sprintf("the chart resolves imageFactoryURL %s from %s", d.ImageFactoryURL.Value, d.ImageFactoryURL.Source)
 	}
 	return ""
+}
+
+// kubernetesPatch is the chart's release of the minor a pool runs, when
+// it is newer than the release the pool runs (as Behind says it).
+func kubernetesPatch(r Running) (from, to string, ok bool) {
+	for _, b := range Behind(r, nil) {
+		if b.Kind == BehindKubernetesPatch {
+			return b.From, b.To, true
+		}
+	}
+	return "", "", false
+}
+
+// kubernetesOf is the Kubernetes release a render's MachineDeployment runs.
+func kubernetesOf(m *render.Manifest) string {
+	if m == nil {
+		return ""
+	}
+	md, err := m.One("MachineDeployment")
+	if err != nil {
+		return ""
+	}
+	return fleet.Text(md.Object, "spec", "template", "spec", "version")
 }
 
 func orKeep(target, now string) string {

@@ -254,7 +254,6 @@ func TestRolloutRefusesBadTargets(t *testing.T) {
 		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Builtin: true, FactoryURL: "https://x.example"}}, "give one of them"},
 		{report.RolloutOptions{WaveSize: 0, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--wave 0"},
 		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: "v1.13.6"}}, "want SCHEMATIC/VERSION"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Behind: true}}, "no rule for which pools are behind"},
 	} {
 		err := c.o.Check()
 		require.Error(t, err, "%+v", c.o)
@@ -552,6 +551,41 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	assert.Equal(t, report.StateReleaseFailed, plan.Blocked[0].State)
 	assert.Contains(t, plan.Blocked[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed; fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
 	assert.False(t, plan.CanStart)
+}
+
+// --behind keeps the pools Behind says are behind what a new pool gets now,
+// each with how: a newer patch of its flavor in the catalog, another factory
+// than the platform's; a pool moved to that patch is no longer behind, nor
+// selected.
+func TestRolloutSelectsPoolsBehind(t *testing.T) {
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	plan := mustRollout(t, settledFleet(t, nil), o)
+	assert.Equal(t, 3, plan.Selected)
+	pools := byPool(plan)
+	assert.Equal(t, []report.BehindReason{{Kind: report.BehindCatalogPatch, From: "v1.13.6", To: "v1.13.7", Detail: "golden cozy-public/" + v137 + " (Succeeded)"}}, pools["tenant-beta/kubernetes-nodes-beta-batch"].Behind)
+	kinds := func(bs []report.BehindReason) (out []string) {
+		for _, b := range bs {
+			out = append(out, b.Kind)
+		}
+		return out
+	}
+	assert.Contains(t, kinds(pools["tenant-beta/kubernetes-nodes-beta-web"].Behind), report.BehindFactory, "HTTP from the built-in factory while the platform's is the mirror")
+
+	// acme-golden moved to v1.13.7 and rolled out: not behind any more.
+	acme := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	before := mustRollout(t, settledFleet(t, nil), acme)
+	assert.Equal(t, 2, before.Selected)
+	next := byPool(before)["tenant-acme/kubernetes-nodes-acme-golden"].MachineTemplate.Target
+	require.NotEmpty(t, next)
+	moved := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": helmReleaseValues("{cluster: acme, osImage: {builtin: {}}, talos: {version: v1.13.7}}"),
+		"MachineDeployment/tenant-acme/kubernetes-acme-golden": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, next, "spec", "template", "spec", "infrastructureRef", "name"))
+		},
+	})
+	after := mustRollout(t, moved, acme)
+	assert.Equal(t, 1, after.Selected)
+	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-workers", after.Pools()[0].HelmRelease)
 }
 
 // Wave splitting: WaveSize pools a wave, the last holding the rest.

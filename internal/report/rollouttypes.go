@@ -54,7 +54,8 @@ type RolloutSelection struct {
 	Pools []string `json:"pools,omitempty"`
 	// Flavor keeps the pools that boot SCHEMATIC/VERSION today.
 	Flavor string `json:"flavor,omitempty"`
-	// Behind keeps the pools the report calls behind.
+	// Behind keeps the pools that are behind what a new pool gets now, as
+	// pins and plan say (Behind).
 	Behind bool `json:"behind,omitempty"`
 }
 
@@ -63,7 +64,8 @@ type RolloutSelection struct {
 // URL), except Builtin with FactoryURL (a clone imports from no factory).
 type RolloutTarget struct {
 	// TalosVersion and SchematicID are the flavor to boot; "" keeps the
-	// pool's own. Defaults sets both to what the chart gives a new pool.
+	// pool's own. Defaults sets both to what the chart gives a new pool, and
+	// moves each pool to the chart's Kubernetes release of its minor.
 	TalosVersion string `json:"talosVersion,omitempty"`
 	SchematicID  string `json:"schematicID,omitempty"`
 	Defaults     bool   `json:"defaults,omitempty"`
@@ -169,6 +171,9 @@ type RolloutPool struct {
 	// CDI clones it, as the chart resolved them.
 	Golden        string `json:"golden,omitempty"`
 	CloneStrategy string `json:"cloneStrategy,omitempty"`
+	// Behind says how the pool is behind what a new pool gets now (Behind),
+	// before it moves.
+	Behind []BehindReason `json:"behind,omitempty"`
 	// Generation is the HelmRelease's metadata.generation the plan was made
 	// against: the patch applies only while it is still that.
 	Generation int64 `json:"generation,omitempty"`

@@ -1,0 +1,29 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// --to-defaults moves a pool to the chart's Kubernetes release of its minor
+// when that is newer than the release it runs (as Behind says), and leaves
+// one on it, or on another minor the chart does not ship, alone.
+func TestKubernetesPatch(t *testing.T) {
+	defaults := Defaults{KubernetesReleases: map[string]string{"v1.35": "v1.35.6", "v1.34": "v1.34.9"}}
+	for _, c := range []struct {
+		running, from, to string
+		ok                bool
+	}{
+		{"v1.35.5", "v1.35.5", "v1.35.6", true},
+		{"v1.35.6", "", "", false},
+		{"v1.34.2", "v1.34.2", "v1.34.9", true},
+		{"v1.30.1", "", "", false},
+		{"", "", "", false},
+	} {
+		from, to, ok := kubernetesPatch(Running{Kubernetes: c.running, Defaults: defaults})
+		assert.Equal(t, c.ok, ok, c.running)
+		assert.Equal(t, c.from, from, c.running)
+		assert.Equal(t, c.to, to, c.running)
+	}
+}
