@@ -203,7 +203,7 @@ func workerimage(t *testing.T) string {
 // HelmReleases, valuesFrom and platform defaults, read from the cluster).
 var pools = map[string][]string{
 	"example pools":    {"-f", "examples/pools/*.yaml", "--cluster", "examples/cluster-state.yaml"},
-	"baseline corners": {"-f", "tests/render/testdata/baseline/*.values.yaml", "--release", "kubernetes-nodes-acme-workers", "-n", "tenant-acme"},
+	"baseline corners": {"-f", "tests/render/testdata/golden/pool-cozystack-*.values.yaml", "--release", "kubernetes-nodes-acme-workers", "-n", "tenant-acme"},
 	"example fleet":    {"--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml"},
 }
 
