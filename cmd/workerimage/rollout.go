@@ -81,7 +81,7 @@ per line.`,
 			if err != nil {
 				return err
 			}
-			if !doApply || !plan.CanStart {
+			if !doApply {
 				output.Rollout(&a.out, plan, r.options)
 				if !plan.CanStart {
 					a.code = exitAttn
@@ -110,7 +110,8 @@ per line.`,
 	return cmd
 }
 
-// applyRollout prints the plan, then runs it, printing each event as it
+// applyRollout prints the plan (-o json: as the plan event, the first line
+// of the stream), then, when it can start, runs it, printing each event as it
 // comes: the events stream to stdout (a wave can take an hour), progress
 // goes to stderr on a terminal.
 func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *report.RolloutPlan, o apply.Options) error {
@@ -127,6 +128,11 @@ func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *report.Rollo
 		output.RolloutEvent(&buf, report.RolloutEvent{Time: time.Now(), Event: report.EventPlan, Message: "the plan", Plan: plan}, r.options)
 	}
 	_, _ = a.stdout.Write(buf.Bytes())
+	if !plan.CanStart {
+		// The plan says what blocks it; nothing is patched.
+		a.code = exitAttn
+		return nil
+	}
 	progress := a.progress()
 	o.Tick = progress
 	emit := func(e report.RolloutEvent) {

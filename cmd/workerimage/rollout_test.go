@@ -232,6 +232,15 @@ func TestRolloutApplyNeverStartsABlockedPlan(t *testing.T) {
 	assert.Equal(t, exitAttn, r.code)
 	assert.Contains(t, r.stdout, "result  will not start: 1 pool blocked (above)")
 	assert.Equal(t, 0, rc.patches())
+	// -o json: the plan event alone, on one line.
+	r = runRollout(t, rc, false, "--to-talos", "v1.13.7", "--apply", "--poll", "5ms", "-o", "json")
+	assert.Equal(t, exitAttn, r.code)
+	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
+	var e report.RolloutEvent
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &e))
+	assert.Equal(t, report.EventPlan, e.Event)
+	assert.False(t, e.Plan.CanStart)
+	assert.Equal(t, 0, rc.patches())
 }
 
 func TestRolloutBadInput(t *testing.T) {
