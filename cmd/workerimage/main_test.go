@@ -167,12 +167,12 @@ func TestHelpIsUsageOnStdout(t *testing.T) {
 		r := cli(t, args...)
 		assert.Equal(t, exitOK, r.code, args)
 		assert.Empty(t, r.stderr)
-		for _, verb := range []string{"plan", "rollcheck", "pins", "adopt", "catalog", "version", "completion"} {
+		for _, verb := range []string{"plan", "rollcheck", "pins", "adopt", "rollout", "catalog", "version", "completion"} {
 			assert.Contains(t, r.stdout, "\n  "+verb+" ", "%v lists %s", args, verb)
 		}
 		assert.Contains(t, r.stdout, "\nExit codes:\n  0  ")
 	}
-	requireProblem(t, cli(t), "workerimage: missing command: plan, rollcheck, pins, adopt, catalog, version")
+	requireProblem(t, cli(t), "workerimage: missing command: plan, rollcheck, pins, adopt, rollout, catalog, version")
 	requireProblem(t, cli(t, "plna"), `unknown command "plna"`, "did you mean plan?")
 }
 
@@ -185,6 +185,7 @@ func TestEveryVerbHasItsOwnHelp(t *testing.T) {
 		"rollcheck": {"--base", "--head", "-f, --values", "--cluster", "--kubeconfig", "--context", "--artifact", "--release", "-n, --namespace", "-o, --output"},
 		"pins":      {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output", "--tree"},
 		"adopt":     {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
+		"rollout":   {"-n, --namespace", "--pool", "--flavor", "--behind", "--to-talos", "--to-schematic", "--to-defaults", "--to-builtin", "--to-factory", "--apply", "--wave", "--timeout", "--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
 		"catalog":   {"-f, --values", "--cluster", "--kubeconfig", "--context", "-o, --output"},
 		"version":   {"-o, --output"},
 	}
@@ -211,5 +212,5 @@ func TestEveryVerbHasItsOwnHelp(t *testing.T) {
 
 	r := cli(t, "help", "plna")
 	assert.Equal(t, exitProblem, r.code)
-	assert.Equal(t, "workerimage help: unknown command \"plna\" (want plan, rollcheck, pins, adopt, catalog, version, completion); did you mean plan?\n", r.stderr)
+	assert.Equal(t, "workerimage help: unknown command \"plna\" (want plan, rollcheck, pins, adopt, rollout, catalog, version, completion); did you mean plan?\n", r.stderr)
 }

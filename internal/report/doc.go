@@ -26,6 +26,7 @@
 // adopttypes; adopt on all of them; rollcheck on facts, target and chart;
 // suggest on words; pinsone on pinstypes and suggest; catalogpreview on
 // facts, target, suggest and adopttypes; behind on facts and target;
-// version on nothing; rollouttypes on plan and adopttypes; rolloutstatus on
-// words; rolloutvalues on rollouttypes and adopt; rollout on all of them.
+// version on nothing; rollouttypes on plan, adopttypes and behind;
+// rolloutstatus on words and catalogpreview; rolloutvalues on rollouttypes
+// and adopt; rollout on all of them.
 package report

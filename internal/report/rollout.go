@@ -538,7 +538,7 @@ func clonesAtOnce(md map[string]any, workers int64) int64 {
 	}
 	scaled := func(field string, def intstr.IntOrString, roundUp bool) int64 {
 		v := def
-		switch raw := fleetField(md, "spec", "strategy", "rollingUpdate", field).(type) {
+		switch raw := fleetNested(md, "spec", "strategy", "rollingUpdate", field).(type) {
 		case string:
 			v = intstr.FromString(raw)
 		case int64, float64, int:

@@ -20,7 +20,7 @@ type condition struct {
 }
 
 func conditionOf(obj map[string]any, kind string) condition {
-	list, _ := fleetField(obj, "status", "conditions").([]any)
+	list, _ := fleetNested(obj, "status", "conditions").([]any)
 	for _, item := range list {
 		c, ok := item.(map[string]any)
 		if !ok || c["type"] != kind {
@@ -46,7 +46,7 @@ func conditionOf(obj map[string]any, kind string) condition {
 // Reconciling True, helm-controller retries: the rollout waits). says is
 // where it is, in a line.
 func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed, says string) {
-	observed := int64Of(fleetField(hr, "status", "observedGeneration"))
+	observed := int64Of(fleetNested(hr, "status", "observedGeneration"))
 	readyC := conditionOf(hr, "Ready")
 	atGeneration := func(c condition) bool {
 		if c.observedGeneration != 0 {
@@ -79,7 +79,7 @@ func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed,
 // status.replicas; known is false when it states neither.
 func Workers(md map[string]any) (n int64, known bool) {
 	for _, path := range [][]string{{"spec", "replicas"}, {"status", "replicas"}} {
-		if v := fleetField(md, path...); v != nil {
+		if v := fleetNested(md, path...); v != nil {
 			return int64Of(v), true
 		}
 	}
@@ -88,7 +88,7 @@ func Workers(md map[string]any) (n int64, known bool) {
 
 // RunningTemplate is the KubevirtMachineTemplate a MachineDeployment names.
 func RunningTemplate(md map[string]any) string {
-	return textOf(fleetField(md, "spec", "template", "spec", "infrastructureRef", "name"))
+	return textOf(fleetNested(md, "spec", "template", "spec", "infrastructureRef", "name"))
 }
 
 // MachineDeploymentState is where a MachineDeployment is against the
@@ -114,15 +114,15 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 	}
 	st := MachineDeploymentState{
 		Template:        RunningTemplate(md),
-		Replicas:        int64Of(fleetField(md, "status", "replicas")),
-		UpdatedReplicas: int64Of(fleetField(md, "status", "updatedReplicas")),
-		ReadyReplicas:   int64Of(fleetField(md, "status", "readyReplicas")),
+		Replicas:        int64Of(fleetNested(md, "status", "replicas")),
+		UpdatedReplicas: int64Of(fleetNested(md, "status", "updatedReplicas")),
+		ReadyReplicas:   int64Of(fleetNested(md, "status", "readyReplicas")),
 	}
 	if st.Template != template {
 		st.Says = fmt.Sprintf("MachineDeployment still names %s, waiting for %s", OrNone(st.Template), template)
 		return st
 	}
-	if v := fleetField(md, "spec", "replicas"); v != nil {
+	if v := fleetNested(md, "spec", "replicas"); v != nil {
 		desired = int64Of(v)
 	}
 	if desired == 0 {
@@ -130,7 +130,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 		return st
 	}
 	generation := Generation(md)
-	observed := int64Of(fleetField(md, "status", "observedGeneration"))
+	observed := int64Of(fleetNested(md, "status", "observedGeneration"))
 	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
 	switch {
 	case observed < generation:
@@ -146,20 +146,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 // Generation is an object's metadata.generation, read as the API wrote it
 // or as a state file holds it.
 func Generation(obj map[string]any) int64 {
-	return int64Of(fleetField(obj, "metadata", "generation"))
-}
-
-// fleetField reads a field of a decoded object, nil when absent.
-func fleetField(obj map[string]any, path ...string) any {
-	var cur any = obj
-	for _, k := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[k]
-	}
-	return cur
+	return int64Of(fleetNested(obj, "metadata", "generation"))
 }
 
 func textOf(v any) string {
