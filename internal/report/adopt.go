@@ -203,14 +203,15 @@ func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map
 }
 
 // builtinFor is osImage.builtin booting the flavor d resolves: its fields
-// fall back to talos.*, so only a field the chart took from elsewhere
-// (osImage.factory, a platform default recorded at creation) is written.
+// fall back to talos.* (the chart words each such source starting with the
+// field), so only a field the chart took from elsewhere (osImage.factory, a
+// platform default recorded at creation) is written.
 func builtinFor(d *DiskReport) map[string]any {
 	builtin := map[string]any{}
-	if d.SchematicID.Source != "talos.schematicID" {
+	if !strings.HasPrefix(d.SchematicID.Source, "talos.schematicID") {
 		builtin["schematicID"] = d.SchematicID.Value
 	}
-	if d.Version.Source != "talos.version" {
+	if !strings.HasPrefix(d.Version.Source, "talos.version") {
 		builtin["version"] = d.Version.Value
 	}
 	return builtin
