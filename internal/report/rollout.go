@@ -393,6 +393,9 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	case hr == nil:
 		p.State = StateNoHelmRelease
 		p.Reason = "installed with helm install, without a HelmRelease: rollout patches a HelmRelease's spec.values only; move it with helm upgrade --reuse-values setting the values change below, or manage it with a HelmRelease"
+	case kustomization(hr) != "":
+		p.State = StateKustomized
+		p.Reason = fmt.Sprintf("HelmRelease %s is applied by the Flux Kustomization %s (its kustomize.toolkit.fluxcd.io labels), which would put its spec.values back at its next reconcile, and the pool would roll back: change the values in that Kustomization's source instead, or leave the pool out", rp.helmRelease, kustomization(hr))
 	case suspended(hr):
 		p.State = StateSuspended
 		p.Reason = fmt.Sprintf("HelmRelease %s is suspended (spec.suspend: true): helm-controller would not apply the change; resume it (flux resume helmrelease %s -n %s), or leave the pool out", rp.helmRelease, hr.GetName(), hr.GetNamespace())
@@ -501,6 +504,17 @@ func phaseText(phase string) string {
 		return "without a phase yet"
 	}
 	return "in phase " + phase
+}
+
+// kustomization is the Flux Kustomization that applies hr,
+// "<namespace>/<name>" from the labels kustomize-controller sets; "" when none.
+func kustomization(hr *unstructured.Unstructured) string {
+	l := hr.GetLabels()
+	name, ns := l["kustomize.toolkit.fluxcd.io/name"], l["kustomize.toolkit.fluxcd.io/namespace"]
+	if name == "" {
+		return ""
+	}
+	return ns + "/" + name
 }
 
 func suspended(hr *unstructured.Unstructured) bool {

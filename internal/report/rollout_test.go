@@ -457,6 +457,17 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "flux resume helmrelease kubernetes-nodes-beta-batch -n tenant-beta")
 	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 
+	// A HelmRelease a Flux Kustomization applies: it would undo the patch.
+	objs = settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-batch": func(o *unstructured.Unstructured) {
+			o.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": "tenants", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
+		},
+	})
+	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
+	assert.Equal(t, report.StateKustomized, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "applied by the Flux Kustomization flux-system/tenants")
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+
 	// A valuesFrom targetPath sets talos.version over spec.values: the
 	// change would not reach the render.
 	objs = settledFleet(t, map[string]func(*unstructured.Unstructured){

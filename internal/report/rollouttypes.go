@@ -39,6 +39,9 @@ const (
 	StateNoHelmRelease = "no-helmrelease"
 	// StateSuspended: its HelmRelease is suspended; Flux would not apply the change.
 	StateSuspended = "suspended"
+	// StateKustomized: a Flux Kustomization applies its HelmRelease: it
+	// would put spec.values back at its next reconcile.
+	StateKustomized = "applied-by-kustomization"
 	// StateReleaseFailed: its values are on the target already and
 	// helm-controller failed to release them (an earlier run stopped there).
 	StateReleaseFailed = "release-failed"
