@@ -166,6 +166,9 @@ func writeRolloutPool(tb *table, p report.RolloutPool) {
 	if !p.MachineDeployment {
 		workers = "no MachineDeployment yet"
 	}
+	if p.MachineDeployment && p.ToReplace != p.Workers {
+		workers += fmt.Sprintf(" (%d left to replace)", p.ToReplace)
+	}
 	tb.raw(fmt.Sprintf("  pool %s (%s): %s, %s", p.HelmRelease, p.Pool, workers, p.State))
 	if p.State == report.StateRolling {
 		tb.row("    now", p.Reason)

@@ -268,9 +268,10 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		md = u.Object
 		p.MachineDeployment = true
 		p.Workers, _ = Workers(md)
+		p.ToReplace = p.Workers
 		p.MachineTemplate.Running = RunningTemplate(md)
 	}
-	now, _, err := Plan(chrt, t, rp.release, rp.values)
+	now, nowManifest, err := Plan(chrt, t, rp.release, rp.values)
 	if err != nil {
 		return p, err
 	}
@@ -326,7 +327,11 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	}
 
 	if len(e.patch) == 0 {
-		return onTargetOrRolling(p, now, md, hr, target, path), nil
+		p = onTargetOrRolling(p, now, md, hr, target, path)
+		if p.State == StateRolling {
+			p.cloning(d, nowManifest, md)
+		}
+		return p, nil
 	}
 	p.ValuesChange = e.patch
 
@@ -400,16 +405,24 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		p.State = StateSuspended
 		p.Reason = fmt.Sprintf("HelmRelease %s is suspended (spec.suspend: true): helm-controller would not apply the change; resume it (flux resume helmrelease %s -n %s), or leave the pool out", rp.helmRelease, hr.GetName(), hr.GetNamespace())
 	}
-	p.Golden = at.DiskSource.Golden
-	if at.DiskSource.Path == "clone" {
-		p.DiskSize = diskSize(manifest)
-		if cs := at.DiskSource.CloneStrategy; cs != nil {
-			p.CloneStrategy = cs.Value
-		}
-		p.ClonesInFlight = clonesAtOnce(md, p.Workers)
-	}
+	p.cloning(at.DiskSource, manifest, md)
 	p.Note = caNote(d, at.DiskSource, next)
 	return p, nil
+}
+
+// cloning fills in what a pool clones as it rolls onto the render m, whose
+// disk source is d: its golden, and on the clone path its disk's size, CDI's
+// strategy and how many disks it clones at once.
+func (p *RolloutPool) cloning(d *DiskReport, m *render.Manifest, md map[string]any) {
+	p.Golden = d.Golden
+	if d.Path != "clone" {
+		return
+	}
+	p.DiskSize = diskSize(m)
+	if cs := d.CloneStrategy; cs != nil {
+		p.CloneStrategy = cs.Value
+	}
+	p.ClonesInFlight = min(clonesAtOnce(md, p.Workers), p.ToReplace)
 }
 
 // onTargetOrRolling: a pool whose values are on the target already is on
@@ -434,6 +447,9 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	}
 	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, Generation(hr.Object))
 	mdState := MachineDeploymentRolledOut(md, now.MachineTemplate, p.Workers)
+	if mdState.Template == now.MachineTemplate {
+		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
+	}
 	if hrReady && mdState.RolledOut {
 		p.State, p.Reason = StateOnTarget, mdState.Says
 		return p
@@ -595,10 +611,10 @@ func waves(pools []RolloutPool, size int) []RolloutWave {
 		storage := resource.MustParse("0")
 		known := true
 		for _, p := range w.Pools {
-			w.WorkersToReplace += p.Workers
+			w.WorkersToReplace += p.ToReplace
 			w.ClonesInFlight += p.ClonesInFlight
-			if p.To != nil && p.To.Path == "http" && p.MachineTemplate.Current != p.MachineTemplate.Target {
-				w.HTTPImports += p.Workers
+			if p.To != nil && p.To.Path == "http" {
+				w.HTTPImports += p.ToReplace
 			}
 			if p.ClonesInFlight == 0 {
 				continue

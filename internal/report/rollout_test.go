@@ -533,6 +533,8 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	assert.Nil(t, first.ValuesChange, "it is waited for, not patched")
 	assert.Equal(t, "kubernetes-beta-web-086b68", first.MachineTemplate.Target)
 	assert.Contains(t, first.Reason, "MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated")
+	assert.Equal(t, int64(1), first.ToReplace, "1 of its 2 workers is on the new template already")
+	assert.Equal(t, int64(1), plan.Waves[0].HTTPImports, "the other downloads as it is replaced")
 
 	// Selected by the flavor it left, the pool on its way is still found
 	// (it resolves to the target, not rolled out): waited for; once rolled

@@ -163,6 +163,9 @@ type RolloutPool struct {
 	// Workers is the MachineDeployment's replicas (spec.replicas, else
 	// status.replicas): the workers the roll replaces.
 	Workers int64 `json:"workers"`
+	// ToReplace are the workers the move replaces: all of them, or for a
+	// pool already rolling, those not yet on the new template.
+	ToReplace int64 `json:"toReplace"`
 	// MachineDeployment: the pool has one.
 	MachineDeployment bool `json:"machineDeployment"`
 	// ClonesInFlight: the worker disks the pool clones at once as it rolls
