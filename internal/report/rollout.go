@@ -447,7 +447,7 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	}
 	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, Generation(hr.Object))
 	mdState := MachineDeploymentRolledOut(md, now.MachineTemplate, p.Workers)
-	if mdState.Template == now.MachineTemplate {
+	if mdState.Template == now.MachineTemplate && mdState.Observed {
 		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
 	}
 	if hrReady && mdState.RolledOut {

@@ -97,6 +97,9 @@ type MachineDeploymentState struct {
 	// Template is what it names; the counts are its status's.
 	Template                                 string
 	Replicas, UpdatedReplicas, ReadyReplicas int64
+	// Observed: Cluster API has observed its generation (its counts are of
+	// its spec as it is).
+	Observed bool
 	// RolledOut: it runs the template with every worker updated and ready.
 	RolledOut bool
 	// Says where it is, in a line.
@@ -131,6 +134,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 	}
 	generation := Generation(md)
 	observed := int64Of(fleetNested(md, "status", "observedGeneration"))
+	st.Observed = observed >= generation
 	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
 	switch {
 	case observed < generation:

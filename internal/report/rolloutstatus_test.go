@@ -72,6 +72,7 @@ func TestMachineDeploymentRolledOut(t *testing.T) {
 	} {
 		got := report.MachineDeploymentRolledOut(c.md, tpl, c.desired)
 		assert.Equal(t, c.done, got.RolledOut, c.name)
+		assert.Equal(t, c.name != "not observed" && c.name != "absent" && c.name != "old template" && c.name != "zero workers", got.Observed, c.name)
 		assert.Contains(t, got.Says, c.says, c.name)
 	}
 }
