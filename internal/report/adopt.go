@@ -182,16 +182,18 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 }
 
 // switchToBuiltin is the pool's values with osImage: {builtin: {...}}
-// booting the flavor it boots now: builtin's fields fall back to talos.*, so
-// only a field the chart took from elsewhere (osImage.factory, a platform
-// default recorded at creation) is written. It replaces the pool's own
-// osImage, since both paths at once are refused.
+// booting the flavor it boots now: builtin's fields fall back to talos.*
+// (the pool's own, else what it runs, else the chart's default: the chart
+// words each source starting with the field), so only a field the chart took
+// from elsewhere (osImage.factory, a platform default recorded at creation)
+// is written. It replaces the pool's own osImage, since both paths at once
+// are refused.
 func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map[string]any, replaces string) {
 	builtin := map[string]any{}
-	if d.SchematicID.Source != "talos.schematicID" {
+	if !strings.HasPrefix(d.SchematicID.Source, "talos.schematicID") {
 		builtin["schematicID"] = d.SchematicID.Value
 	}
-	if d.Version.Source != "talos.version" {
+	if !strings.HasPrefix(d.Version.Source, "talos.version") {
 		builtin["version"] = d.Version.Value
 	}
 	switched = make(map[string]any, len(values)+1)
