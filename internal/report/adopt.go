@@ -25,6 +25,8 @@ import (
 // Adopt renders every HTTP pool as it is and switched, and assembles
 // the report. pins' verdicts sort the pools: cloning, HTTP, not resolved.
 func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
+	// Each pool is planned twice; the goldens pins read are the catalog.
+	t.Catalog = f.stored
 	pins := Pins(f, t.Desc, chrt.Metadata.Name)
 	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved,
 		UnreadNamespaces: pins.UnreadNamespaces, Ignored: pins.Ignored}
