@@ -402,10 +402,13 @@ func TestCatalogLookupErrorsFailTheRender(t *testing.T) {
 	_, err = renderCatalog(t, vals(t, catalogLiveValues), cluster)
 	requireRefusal(t, err, apiErr.Error())
 
+	// The clone Role lists the goldens cozy-public holds, those kept only as
+	// their PVC too: a failed list of its PVCs fails the render, never a Role
+	// that would lose a golden.
 	cluster = loadCluster(t, "catalog/goldens.yaml")
 	cluster.FailWith = map[string]error{"PersistentVolumeClaim": apiErr}
 	_, err = renderCatalog(t, vals(t, "{imageFactoryURL: "+catalogLiveURL+", images: [{schematicID: "+catalogLiveID+", version: v1.13.5}]}"), cluster)
-	require.NoError(t, err, "a golden whose DataVolume is there needs no PVC")
+	requireRefusal(t, err, apiErr.Error())
 }
 
 // The catalog's default flavor and class are the pool chart's: a pool that sets
