@@ -187,8 +187,11 @@ func TestCatalogRetiredGoldenLosesKeepAndItsCloneGrant(t *testing.T) {
 		a := catalogGolden(t, m, retireA)
 		assert.Equal(t, map[string]interface{}{
 			retiringKey: "true",
-			"cdi.kubevirt.io/storage.bind.immediate.requested": "true",
-			"cdi.kubevirt.io/storage.deleteAfterCompletion":    "false",
+			"cdi.kubevirt.io/storage.bind.immediate.requested":        "true",
+			"cdi.kubevirt.io/storage.deleteAfterCompletion":           "false",
+			"kubernetes-worker-image.cozystack.io/talos-schematic-id": "abc",
+			"kubernetes-worker-image.cozystack.io/talos-minor":        "v1.13",
+			"kubernetes-worker-image.cozystack.io/talos-patch":        "5",
 		}, render.Get(a.Object, "metadata.annotations"))
 		b := catalogGolden(t, m, retireB)
 		assert.Equal(t, "keep", render.Get(b.Object, "metadata.annotations[helm.sh/resource-policy]"))

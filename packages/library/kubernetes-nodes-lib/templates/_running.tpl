@@ -81,3 +81,41 @@ Takes the root context.
 {{- $_ := set $state "runningFlavor" $flavor -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The platform's kubernetesWorkerImage.metrics, as it reaches pools (_cluster.kubernetesWorkerImage.metrics,
+docs/monitoring.md): checked (a map holding only the boolean metrics; null or absent is off) and kept in
+._kubernetesNodes.metrics. Takes a dict: root, pool, platform (_cluster).
+*/}}
+{{- define "kubernetes-nodes.poolMetrics" -}}
+{{- $channel := index .platform "kubernetesWorkerImage" -}}
+{{- $on := false -}}
+{{- if and (hasKey .platform "kubernetesWorkerImage") (not (kindIs "invalid" $channel)) -}}
+{{- if not (kindIs "map" $channel) -}}
+{{- fail (printf "pool %s: _cluster.kubernetesWorkerImage is %s, not a map; it is set by the platform (kubernetesWorkerImage.metrics.enabled in the platform chart writes {metrics: true})" .pool (include "worker-image-lib.describe" $channel)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " .pool) "field" "_cluster.kubernetesWorkerImage" "value" $channel "keys" (list "metrics")) -}}
+{{- if and (hasKey $channel "metrics") (not (kindIs "invalid" $channel.metrics)) (not (kindIs "bool" $channel.metrics)) -}}
+{{- fail (printf "pool %s: _cluster.kubernetesWorkerImage.metrics is %s, not a boolean; the platform writes true while its kubernetesWorkerImage.metrics.enabled is, and leaves it out otherwise" .pool (include "worker-image-lib.describe" $channel.metrics)) -}}
+{{- end -}}
+{{- $on = and (hasKey $channel "metrics") (kindIs "bool" $channel.metrics) $channel.metrics -}}
+{{- end -}}
+{{- $_ := set .root._kubernetesNodes "metrics" $on -}}
+{{- end -}}
+
+{{/*
+The MachineDeployment annotations the platform's metrics read (docs/monitoring.md): the Talos flavor the
+pool runs after this render (worker-image-lib.flavorAnnotations) and its disks' class, as YAML; "" while
+the platform's metrics are off, so the MachineDeployment keeps its bytes. Metadata: nothing rolls.
+*/}}
+{{- define "kubernetes-nodes.metricsAnnotations" -}}
+{{- if ._kubernetesNodes.metrics -}}
+{{- include "kubernetes-nodes.ensureDiskSource" . -}}
+{{- $disk := ._kubernetesNodes.disk -}}
+{{- $annotations := include "worker-image-lib.flavorAnnotations" (dict "schematicID" $disk.schematicID "version" $disk.version) | fromYaml -}}
+{{- with $disk.storageClassName -}}
+{{- $_ := set $annotations "kubernetes-worker-image.cozystack.io/storage-class" (toString .) -}}
+{{- end -}}
+{{- $annotations | toYaml -}}
+{{- end -}}
+{{- end -}}

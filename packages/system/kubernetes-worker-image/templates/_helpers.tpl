@@ -451,3 +451,23 @@ CDI older than v1.65.0, and an importing golden whose CA ConfigMap this render w
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+KubernetesWorkerImagePoolBehind's expression (docs/monitoring.md): a pool (its MachineDeployment's
+annotations, exported by kube-state-metrics while the platform's metrics are on) whose Talos patch is
+below the newest of the goldens in cozy-public of its schematic and minor that are Succeeded and not
+retiring, on its class: the value is how many patches behind. Classes compare as written, and a side
+that writes none (an HTTP pool or a golden on the cluster's default) takes any: three arms, joined with
+or. Takes a dict: metrics (worker-image-lib.metrics), ns (cozy-public).
+*/}}
+{{- define "kubernetes-worker-image.poolBehindExpr" -}}
+{{- $succeeded := printf "%s{exported_namespace=\"%s\"%%s} * on (exported_namespace, name) group_left () max by (exported_namespace, name) (%s{exported_namespace=\"%s\", phase=\"Succeeded\"}) unless on (exported_namespace, name) %s{exported_namespace=\"%s\", retiring=\"true\"}" .metrics.goldenPatch .ns .metrics.goldenStatus .ns .metrics.goldenInfo .ns -}}
+{{- $anyGolden := printf $succeeded "" -}}
+{{- $noClassGolden := printf $succeeded ", storage_class=\"\"" -}}
+{{- $pools := .metrics.poolPatch -}}
+{{- $arms := list
+  (printf "(max by (schematic_id, talos_minor, storage_class) (%s) - on (schematic_id, talos_minor, storage_class) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $anyGolden $pools)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor) (%s{storage_class=\"\"})) > 0" $anyGolden $pools)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $noClassGolden $pools) -}}
+{{- join "\nor\n" $arms -}}
+{{- end -}}
