@@ -160,7 +160,7 @@ func TestAdoptReportsWhatSwitchingEachPoolDoes(t *testing.T) {
 	assert.Equal(t, "", acme.Replaces)
 	assert.Equal(t, "osImage.factory", pools["tenant-delta/kubernetes-nodes-delta-old"].Replaces)
 	assert.Equal(t, report.ImageSources{
-		SchematicID:     "talos.schematicID",
+		SchematicID:     "talos.schematicID unset: the chart's default, since what the pool runs could not be read: its MachineDeployment tenant-gamma/kubernetes-gamma-mirror names no KubevirtMachineTemplate",
 		Version:         "the platform default _cluster.osImage.factory.version recorded when the pool was created (annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-gamma/kubernetes-gamma-mirror)",
 		ImageFactoryURL: "the platform default _cluster.talos.imageFactoryURL recorded when the pool was created (annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-gamma/kubernetes-gamma-mirror)",
 	}, pools["tenant-gamma/kubernetes-nodes-gamma-mirror"].ImageSources)

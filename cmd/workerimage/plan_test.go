@@ -65,7 +65,7 @@ func TestPlanReportsEachOutcome(t *testing.T) {
 			assert.Empty(t, d.Golden, "an HTTP pool names no golden")
 			assert.Equal(t, &report.Sourced{Value: "replicated", Source: "storageClass"}, d.PoolClass)
 			assert.Nil(t, d.GoldenClass)
-			assert.Equal(t, report.Sourced{Value: defaultSchematic, Source: "talos.schematicID"}, d.SchematicID)
+			assert.Equal(t, report.Sourced{Value: defaultSchematic, Source: "talos.schematicID unset: the chart's default for a new pool"}, d.SchematicID)
 			assert.Equal(t, "https://factory.talos.dev", d.ImageFactoryURL.Value)
 		}},
 		{"http import with no class", "http-default-class", "golden", exitOK, func(t *testing.T, r report.PlanReport) {

@@ -178,6 +178,18 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 			tb.row("  pool", p.HelmRelease, p.Pool, "")
 		}
 	}
+	if len(r.PoolsBehind) > 0 {
+		tb.raw("pools behind what a new pool gets (a chart release moves none of them; workerimage rollout does):")
+		for _, p := range r.PoolsBehind {
+			for i, b := range p.Behind {
+				label, id := "", ""
+				if i == 0 {
+					label, id = "  pool", p.HelmRelease
+				}
+				tb.row(label, id, BehindText(b))
+			}
+		}
+	}
 	if len(r.Unresolved) > 0 {
 		tb.raw("pools not resolved (their values are missing or refused before a disk source resolves; check them before deleting):")
 		for _, p := range r.Unresolved {
@@ -265,6 +277,15 @@ func writePinsTree(out *bytes.Buffer, r *report.PinsReport) {
 		hb := root.AddBranch("pools that import over HTTP (no golden)")
 		for _, p := range r.HTTPPools {
 			hb.AddNode(TermSafe(fmt.Sprintf("pool %s (%s)", p.HelmRelease, p.Pool)))
+		}
+	}
+	if len(r.PoolsBehind) > 0 {
+		bb := root.AddBranch("pools behind what a new pool gets (workerimage rollout moves them)")
+		for _, p := range r.PoolsBehind {
+			pb := bb.AddBranch(TermSafe("pool " + p.HelmRelease))
+			for _, b := range p.Behind {
+				pb.AddNode(TermSafe(BehindText(b)))
+			}
 		}
 	}
 	if len(r.Unresolved) > 0 {

@@ -104,6 +104,17 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
 		}
 		tb.row("created with", what+"  ("+c.From+")")
 	}
+	if k := r.Kubernetes; k != nil {
+		tb.row("kubernetes", k.Value+"  ("+k.Source+")")
+	}
+	if r.Behind != nil {
+		if len(r.Behind) == 0 {
+			tb.row("behind", "no: nothing newer in the catalog or the chart, and the platform's factory")
+		}
+		for i, b := range r.Behind {
+			tb.row(map[bool]string{true: "behind", false: ""}[i == 0], BehindText(b))
+		}
+	}
 	if r.MachineTemplate != "" {
 		tb.row("machine template", r.MachineTemplate)
 	}
@@ -157,4 +168,19 @@ func withPath(path, key string) string {
 		return path[:i+1] + key
 	}
 	return key
+}
+
+// BehindText is one way a pool is behind, as the text reports write it:
+// what moves, from what it runs to what is offered, and what offers it.
+func BehindText(b report.BehindReason) string {
+	what := map[string]string{
+		report.BehindCatalogPatch:    "Talos",
+		report.BehindChartDefault:    "Talos",
+		report.BehindKubernetesPatch: "Kubernetes",
+		report.BehindFactory:         "factory",
+	}[b.Kind]
+	if what == "" {
+		what = b.Kind
+	}
+	return fmt.Sprintf("%s %s -> %s: %s (%s)", what, b.From, b.To, b.Detail, b.Kind)
 }

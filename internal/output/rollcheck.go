@@ -46,6 +46,9 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
 		if p.Unresolved != "" {
 			tb.wrap("    not checked: " + p.Unresolved)
 		}
+		for _, b := range p.Behind {
+			tb.wrap("    behind at head: " + BehindText(b))
+		}
 	}
 	tb.write(out)
 	if len(r.Ignored) > 0 {
@@ -61,6 +64,9 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
 	}
 	if s.Unresolved > 0 {
 		fmt.Fprintf(out, ", %d not resolved (not checked)", s.Unresolved)
+	}
+	if s.Behind > 0 {
+		fmt.Fprintf(out, "; %d behind what the head chart gives a new pool (the upgrade moves none of them; workerimage rollout does)", s.Behind)
 	}
 	out.WriteString("\n")
 }

@@ -25,6 +25,8 @@ import (
 // Adopt renders every HTTP pool as it is and switched, and assembles
 // the report. pins' verdicts sort the pools: cloning, HTTP, not resolved.
 func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
+	// Each pool is planned twice; the goldens pins read are the catalog.
+	t.Catalog = f.stored
 	pins := Pins(f, t.Desc, chrt.Metadata.Name)
 	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved,
 		UnreadNamespaces: pins.UnreadNamespaces, Ignored: pins.Ignored}
@@ -203,8 +205,8 @@ func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map
 }
 
 // builtinFor is osImage.builtin booting the flavor d resolves: its fields
-// fall back to talos.* (the chart words each such source starting with the
-// field), so only a field the chart took from elsewhere (osImage.factory, a
+// fall back to talos.* (the pool's own, else what it runs, else the chart's
+// default: the chart words each such source starting with the field), so only a field the chart took from elsewhere (osImage.factory, a
 // platform default recorded at creation) is written.
 func builtinFor(d *DiskReport) map[string]any {
 	builtin := map[string]any{}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -166,15 +165,6 @@ func kubernetesMinor(release string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// ReadCatalog lists the goldens cozy-public holds (two lists of cozy-public,
-// whatever the tenants hold); none without a cluster.
-func ReadCatalog(t Target) (map[string]fleet.Golden, error) {
-	if t.Provider == nil {
-		return map[string]fleet.Golden{}, nil
-	}
-	return fleet.CatalogGoldens(context.Background(), t.Provider)
-}
-
 // runningFromFacts is what the chart resolved, as Behind reads it.
 func runningFromFacts(f *chartFacts) Running {
 	ds := f.DiskSource
@@ -235,7 +225,7 @@ type PoolBehind struct {
 // as Flux deploys them) and says how each is behind, reading the catalog
 // once. Pools come in fleet order.
 func FleetBehind(chrt *chart.Chart, t Target, pools []fleet.Pool) ([]PoolBehind, error) {
-	catalog, err := ReadCatalog(t)
+	catalog, err := t.catalog()
 	if err != nil {
 		return nil, err
 	}

@@ -51,3 +51,42 @@ func TestFleetBehindOverTheExampleCluster(t *testing.T) {
 	require.NotNil(t, big.Running, "a refused pool still says what it resolves to")
 	assert.Equal(t, []report.BehindReason{}, big.Behind)
 }
+
+// plan says how the pool it renders is behind, beside the Kubernetes
+// release its MachineDeployment runs; pins lists the fleet's pools behind.
+func TestPlanAndPinsSayWhichPoolsAreBehind(t *testing.T) {
+	st, err := render.LoadState(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
+	require.NoError(t, err)
+	served, err := st.APIVersions()
+	require.NoError(t, err)
+	chrt, err := report.LoadPoolChart("")
+	require.NoError(t, err)
+	target := report.Target{Provider: st, Desc: "state", APIVersions: served}
+
+	edge, _, err := report.Plan(chrt, target, render.Release{Name: "kubernetes-nodes-gamma-edge", Namespace: "tenant-gamma", Upgrade: true},
+		map[string]any{"cluster": "gamma", "talos": map[string]any{"version": "v1.13.4"}, "_cluster": map[string]any{"talos": map[string]any{"imageFactoryURL": "https://factory.mirror.internal"}}})
+	require.NoError(t, err)
+	assert.Equal(t, &report.Sourced{Value: "v1.35.6", Source: "version v1.35: kept from what the pool runs, MachineDeployment tenant-gamma/kubernetes-gamma-edge"}, edge.Kubernetes)
+	assert.Equal(t, []string{report.BehindCatalogPatch, report.BehindChartDefault}, []string{edge.Behind[0].Kind, edge.Behind[1].Kind})
+
+	workers, _, err := report.Plan(chrt, target, render.Release{Name: "kubernetes-nodes-acme-workers", Namespace: "tenant-acme", Upgrade: true}, map[string]any{"cluster": "acme"})
+	require.NoError(t, err)
+	assert.NotNil(t, workers.Behind, "judged")
+	assert.Empty(t, workers.Behind, "on what a new pool gets")
+
+	preview, _, err := report.Plan(chrt, report.Target{Desc: "preview"}, render.Release{Name: "kubernetes-nodes-acme-workers", Namespace: "tenant-acme"}, map[string]any{"cluster": "acme", "talos": map[string]any{"version": "v1.13.5"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{report.BehindChartDefault}, []string{preview.Behind[0].Kind}, "without a cluster only the chart's defaults are compared")
+
+	f, err := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
+	require.NoError(t, err)
+	pins := report.Pins(f, "state", chrt.Metadata.Name)
+	var behind []string
+	for _, p := range pins.PoolsBehind {
+		behind = append(behind, p.HelmRelease)
+	}
+	assert.Equal(t, []string{"tenant-beta/kubernetes-nodes-beta-web", "tenant-gamma/kubernetes-nodes-gamma-edge"}, behind)
+	one, err := report.OneGolden(pins, "talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.6")
+	require.NoError(t, err)
+	assert.Empty(t, one.PoolsBehind, "no pool cloning that golden is behind")
+}

@@ -259,12 +259,15 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 		if listed[name] || s.FoundAs != "DataVolume" {
 			continue
 		}
-		g := CatalogGolden{Name: name, SourceURL: s.URL, Storage: s.Storage, StorageClass: s.Class, Live: liveState(s)}
+		g := CatalogGolden{Name: name, SourceURL: s.URL, Storage: s.Storage, StorageClass: s.Class, Live: liveState(s), InCloneRole: inRole[name]}
 		if s.Retiring {
 			g.Outcome = GoldenDeletes
 			retiring = append(retiring, name)
 		} else {
-			g.Outcome, g.Detail = GoldenDropped, "in cozy-public, in no entry of these values: Helm keeps it (helm.sh/resource-policy: keep) but the catalog no longer manages it, and it is not in the clone Role, so pools still on it cannot clone new workers"
+			g.Outcome, g.Detail = GoldenDropped, "in cozy-public, in no entry of these values: Helm keeps it (helm.sh/resource-policy: keep) but the catalog no longer manages it"
+			if g.InCloneRole {
+				g.Detail += "; it stays in the clone Role while it lives, so pools still on it keep cloning new workers (an entry with retire: true takes it out, once nothing uses it)"
+			}
 		}
 		rep.Goldens = append(rep.Goldens, g)
 	}

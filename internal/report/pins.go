@@ -36,8 +36,15 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 			g.ImportedWithout = append(g.ImportedWithout, "checksum")
 		}
 	}
+	rep.PoolsBehind = []PoolBehind{}
 	for _, rp := range f.pools {
 		p := rp.pin
+		if rp.facts != nil {
+			running := runningFromFacts(rp.facts)
+			if behind := Behind(running, f.stored); len(behind) > 0 {
+				rep.PoolsBehind = append(rep.PoolsBehind, PoolBehind{HelmRelease: p.HelmRelease, Release: p.Release, Namespace: p.Namespace, Refusal: p.Refusal, Running: &running, Behind: behind})
+			}
+		}
 		switch {
 		case p.Unresolved != "" || (p.Golden == "" && p.Refusal != ""):
 			rep.Unresolved = append(rep.Unresolved, p)
@@ -100,6 +107,7 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 	rep.CAProblems = f.caProblems()
 	sortDisks(rep.HostAssisted)
 	sortDisks(rep.NoPoolDisks)
+	sort.Slice(rep.PoolsBehind, func(i, j int) bool { return rep.PoolsBehind[i].HelmRelease < rep.PoolsBehind[j].HelmRelease })
 	for _, l := range [][]PoolPin{rep.HTTPPools, rep.Unresolved} {
 		sort.Slice(l, func(i, j int) bool { return l[i].HelmRelease < l[j].HelmRelease })
 	}

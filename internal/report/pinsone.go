@@ -92,6 +92,12 @@ func OneGolden(rep PinsReport, name string) (PinsReport, error) {
 		out.Unused = []string{name}
 	}
 	out.HTTPPools = []PoolPin{}
+	out.PoolsBehind = []PoolBehind{}
+	for _, p := range rep.PoolsBehind {
+		if p.Running != nil && p.Running.Golden == name {
+			out.PoolsBehind = append(out.PoolsBehind, p)
+		}
+	}
 	out.HostAssisted = disksOf(rep.HostAssisted, name)
 	out.NoPoolDisks = disksOf(rep.NoPoolDisks, name)
 	out.Flavors = []FlavorPins{}

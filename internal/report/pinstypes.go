@@ -47,6 +47,11 @@ type PinsReport struct {
 	// does not parse, is expired or not yet valid, or is not a CA: the
 	// goldens imported with it from now on may fail TLS.
 	CAProblems []CAConfigMapProblems `json:"caProblems,omitempty"`
+	// PoolsBehind are the pools behind what a new pool gets now (Behind):
+	// a newer patch of their flavor in the catalog, a newer chart default or
+	// Kubernetes patch, another factory than the platform's. A chart
+	// release moves none of them; workerimage rollout does.
+	PoolsBehind []PoolBehind `json:"poolsBehind"`
 }
 
 // CAConfigMapProblems are what X.509 makes of one CA ConfigMap (CAProblems).

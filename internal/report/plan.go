@@ -42,6 +42,13 @@ type PlanReport struct {
 	ReleaseHint string `json:"releaseHint,omitempty"`
 	// Preview: no cluster was read, so no golden, class or clone check ran.
 	Preview bool `json:"preview,omitempty"`
+	// Kubernetes is the release the pool's MachineDeployment runs (its
+	// kubelet's too), and where the chart took it from; absent when the
+	// chart refused before resolving it.
+	Kubernetes *Sourced `json:"kubernetes,omitempty"`
+	// Behind says how the pool is behind what a new pool gets now (Behind):
+	// empty when it is not, absent when the chart resolved no image.
+	Behind []BehindReason `json:"behind,omitempty"`
 }
 
 // DiskReport is how the chart resolved a pool's disk source, and what it checked.
@@ -221,6 +228,15 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 		}
 		cd := facts.CreationDefaults
 		rep.CreatedWith = &CreatedWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage)), ImageFactoryCA: cd.ImageFactoryCA}
+		running := runningFromFacts(facts)
+		if running.Kubernetes != "" {
+			rep.Kubernetes = &Sourced{Value: running.Kubernetes, Source: running.KubernetesSource}
+		}
+		catalog, err := t.catalog()
+		if err != nil {
+			return nil, nil, err
+		}
+		rep.Behind = append([]BehindReason{}, Behind(running, catalog)...)
 	}
 	return rep, m, nil
 }

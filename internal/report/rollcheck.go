@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -47,6 +48,10 @@ type RollReport struct {
 		// computed (-values omitted), and the namespaces none of whose pools
 		// could be read: they are not checked.
 		Unresolved int `json:"unresolved,omitempty"`
+		// Behind counts the pools the head chart renders that are behind what
+		// it gives a new pool (PoolRoll.Behind): the upgrade moves none of
+		// them; workerimage rollout does.
+		Behind int `json:"behind,omitempty"`
 	} `json:"summary"`
 	// Ignored are the cluster's tenant objects not read as pools: they name
 	// what their place does not, or cannot be decoded.
@@ -75,6 +80,11 @@ type PoolRoll struct {
 	// OtherChanges are the release's other objects whose text changes; none of
 	// them rolls the pool (the TalosConfigTemplate's name is stable).
 	OtherChanges []string `json:"otherChanges,omitempty"`
+	// Behind says how the pool, as the head chart renders it, is behind what
+	// that chart gives a new pool (Behind): what a chart that only moves its
+	// defaults leaves to workerimage rollout. Only for a head chart that
+	// says (this chart's kubernetes-nodes.behindFacts).
+	Behind []BehindReason `json:"behind,omitempty"`
 }
 
 // RollSide is one pool's render at one side: its template, or its refusal.
@@ -87,6 +97,9 @@ type RollSide struct {
 	body            string
 	object          map[string]any
 	docs            map[string]string
+	// running is what the side's chart resolved (a head render of a chart
+	// that says); nil otherwise.
+	running *Running
 }
 
 // Rollcheck renders every pool with the chart at base and at head against
@@ -94,7 +107,7 @@ type RollSide struct {
 // cluster problem an error.
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
-	err := rep.check(t, pools, func(in RollInput, p *PoolRoll) error {
+	err := rep.check(&t, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
 			return err
@@ -103,6 +116,7 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 			return err
 		}
 		compareSides(p)
+		p.behindAtHead(t)
 		return nil
 	})
 	return rep, err
@@ -115,7 +129,7 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 // spec as the cluster stores it. Two GETs per pool, no list.
 func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
-	err := rep.check(t, pools, func(in RollInput, p *PoolRoll) error {
+	err := rep.check(&t, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = runningSide(t, in.release); err != nil {
 			return err
@@ -133,15 +147,21 @@ func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []Ro
 		p.Head.body = normalizedSpec(p.Head.object)
 		compareSides(p)
 		p.OtherChanges = nil
+		p.behindAtHead(t)
 		return nil
 	})
 	return rep, err
 }
 
-// check runs sides on every pool whose values resolved and adds each pool
-// to the report; a tenant object not read as a pool is listed apart. An
+// check reads the catalog's goldens into t once (what Behind compares
+// with), then runs sides on every pool whose values resolved and adds each
+// pool to the report; a tenant object not read as a pool is listed apart. An
 // error is a cluster problem, and the report is then not made.
-func (r *RollReport) check(t Target, pools []RollInput, sides func(RollInput, *PoolRoll) error) error {
+func (r *RollReport) check(t *Target, pools []RollInput, sides func(RollInput, *PoolRoll) error) error {
+	var err error
+	if t.Catalog, err = t.catalog(); err != nil {
+		return err
+	}
 	for i, in := range pools {
 		if r.ignore(in) {
 			continue
@@ -173,6 +193,9 @@ func (r *RollReport) ignore(in RollInput) bool {
 func (r *RollReport) add(p PoolRoll) {
 	r.Pools = append(r.Pools, p)
 	r.Summary.Pools++
+	if len(p.Behind) > 0 {
+		r.Summary.Behind++
+	}
 	switch {
 	case p.Unresolved != "":
 		r.Summary.Unresolved++
@@ -327,8 +350,23 @@ func normalizedSpec(obj map[string]any) string {
 	return string(out)
 }
 
+// behindAtHead judges the pool as the head chart renders it (a pool that
+// renders there, of a head chart that says what it resolved).
+func (p *PoolRoll) behindAtHead(t Target) {
+	if p.Head.running != nil && p.Head.Refusal == "" {
+		p.Behind = Behind(*p.Head.running, t.Catalog)
+	}
+}
+
+// renderSide renders one side; with a chart that says what it resolved (this
+// chart's kubernetes-nodes.behindFacts), it reads that from the same render.
 func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (RollSide, error) {
-	m, err := render.Render(chrt, t.options(rel, vals))
+	withFacts := definesTemplate(chrt, "kubernetes-nodes.behindFacts")
+	rendered := chrt
+	if withFacts {
+		rendered = render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false))
+	}
+	m, err := render.Render(rendered, t.options(rel, vals))
 	if err != nil {
 		refusal, prob := RenderFailure(err)
 		if prob != nil {
@@ -337,6 +375,14 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 		return RollSide{Refusal: refusal}, nil
 	}
 	s := RollSide{docs: map[string]string{}}
+	if withFacts {
+		facts, err := takeFacts(m)
+		if err != nil {
+			return RollSide{}, err
+		}
+		running := runningFromFacts(facts)
+		s.running = &running
+	}
 	for _, d := range m.Docs {
 		if d.Kind() == "KubevirtMachineTemplate" {
 			s.MachineTemplate = d.Name()
@@ -429,4 +475,21 @@ func firstHunk(a, b []string, max int) (int, []string) {
 		return op.I1 + 1, out
 	}
 	return 0, nil
+}
+
+// definesTemplate says whether the chart, or a chart it depends on, defines
+// the named template: a chart of another version may not.
+func definesTemplate(chrt *chart.Chart, name string) bool {
+	needle := []byte(`define "` + name + `"`)
+	for _, f := range chrt.Templates {
+		if bytes.Contains(f.Data, needle) {
+			return true
+		}
+	}
+	for _, dep := range chrt.Dependencies() {
+		if definesTemplate(dep, name) {
+			return true
+		}
+	}
+	return false
 }

@@ -22,6 +22,27 @@ type Target struct {
 	// Progress, when set, is told what a long read of the cluster is doing
 	// (one short line each step); the CLI shows it on a terminal only.
 	Progress func(step string)
+	// Catalog, when set, is the goldens cozy-public holds, read once by the
+	// caller (ReadCatalog) for a report over many pools; otherwise each
+	// report that judges a pool behind lists them itself.
+	Catalog map[string]fleet.Golden
+}
+
+// ReadCatalog lists the goldens cozy-public holds (two lists of cozy-public,
+// whatever the tenants hold); none without a cluster.
+func ReadCatalog(t Target) (map[string]fleet.Golden, error) {
+	if t.Provider == nil {
+		return map[string]fleet.Golden{}, nil
+	}
+	return fleet.CatalogGoldens(context.Background(), t.Provider)
+}
+
+// catalog is Catalog, or the goldens cozy-public holds read now.
+func (t Target) catalog() (map[string]fleet.Golden, error) {
+	if t.Catalog != nil {
+		return t.Catalog, nil
+	}
+	return ReadCatalog(t)
 }
 
 // progress tells Progress, when there is one.

@@ -66,6 +66,10 @@ func testKubeStateMetrics(t *testing.T, e *env) {
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.2"},
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.3"},
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.4"},
+			// On the cluster's default class (no class written), and one retiring.
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.5", "storageClass": ""},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.6", "retire": true},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.14.0-beta.1"},
 		},
 		"monitoring": map[string]any{"enabled": true},
 	})
@@ -85,6 +89,9 @@ func testKubeStateMetrics(t *testing.T, e *env) {
 		name("v1.13.2"):                "Failed|N/A",
 		name("v1.13.3"):                "ImportScheduled|N/A",
 		// v1.13.4: no status at all, as before CDI's controller first reconciles it.
+		name("v1.13.5"):        "Succeeded|100.0%",
+		name("v1.13.6"):        "Succeeded|100.0%",
+		name("v1.14.0-beta.1"): "Succeeded|100.0%",
 	}
 	for dv, s := range status {
 		phase, progress, _ := strings.Cut(s, "|")
@@ -138,6 +145,31 @@ spec:
 			}
 		}
 	}
+	// Pools: the MachineDeployments the pool chart renders while the
+	// platform's metrics are on (_cluster.kubernetesWorkerImage.metrics), one
+	// on a declared class and one on the cluster's default (no class written).
+	poolChart, err := support.LoadChart(render.PoolChart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolFlavor, err := support.PoolDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolMDs := map[string]string{"kubernetes-ksm-declared": "replicated", "kubernetes-ksm-default": ""}
+	for mdName, class := range poolMDs {
+		values := map[string]any{"cluster": "ksm", "storageClass": class, "_cluster": map[string]any{"kubernetesWorkerImage": map[string]any{"metrics": true}}}
+		m, err := render.Render(poolChart, render.Options{Release: render.Release{Name: "kubernetes-nodes-ksm-" + strings.TrimPrefix(mdName, "kubernetes-ksm-"), Namespace: tenant}, Values: values})
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := m.One("MachineDeployment")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, &unstructured.Unstructured{Object: md.Object})
+		created = append(created, objectRef{capiAPIVersion, "MachineDeployment", tenant, mdName})
+	}
 	t.Cleanup(func() { e.remove(t, created...) })
 
 	port, telemetry := freePort(t), freePort(t)
@@ -159,10 +191,29 @@ spec:
 	for _, d := range catalog.OfKind("DataVolume") {
 		labels := map[string]string{
 			"exported_namespace": catalogNamespace, "name": d.Name(),
-			"source_url":    render.Get(d.Object, "spec.source.http.url").(string),
-			"storage_class": render.Get(d.Object, "spec.storage.storageClassName").(string),
+			"source_url": render.Get(d.Object, "spec.source.http.url").(string),
 		}
-		expects = append(expects, expect{support.GoldenInfoMetric, labels, []string{"retiring"}})
+		noLabel := []string{"retiring"}
+		if class, _ := render.Get(d.Object, "spec.storage.storageClassName").(string); class != "" {
+			labels["storage_class"] = class
+		} else {
+			noLabel = append(noLabel, "storage_class")
+		}
+		if d.Name() == name("v1.13.6") {
+			labels["retiring"], noLabel = "true", noLabel[1:]
+		}
+		expects = append(expects, expect{support.GoldenInfoMetric, labels, noLabel})
+		// Its Talos patch, the value, for the pools-behind alert; a pre-release has none.
+		patch := map[string]string{"exported_namespace": catalogNamespace, "name": d.Name(), "schematic_id": ksmSchematicID, "talos_minor": "v1.13"}
+		var patchAbsent []string
+		if class, ok := labels["storage_class"]; ok {
+			patch["storage_class"] = class
+		} else {
+			patchAbsent = []string{"storage_class"}
+		}
+		if !strings.Contains(d.Name(), "-beta.") {
+			expects = append(expects, expect{support.GoldenPatchMetric, patch, patchAbsent})
+		}
 		s := map[string]string{"exported_namespace": catalogNamespace, "name": d.Name(), "part_of": "kubernetes-worker-image"}
 		var absent []string
 		if phase, progress, ok := strings.Cut(status[d.Name()], "|"); ok {
@@ -183,6 +234,17 @@ spec:
 		expects = append(expects, expect{support.WorkerDiskMetric, labels, absent})
 	}
 	expects = append(expects, expect{support.GoldenStatusMetric, map[string]string{"exported_namespace": tenant, "name": name("v1.13.2"), "phase": "Failed"}, nil})
+	flavorMinor := poolFlavor.Version[:strings.LastIndex(poolFlavor.Version, ".")]
+	for mdName, class := range poolMDs {
+		labels := map[string]string{"exported_namespace": tenant, "name": mdName, "schematic_id": poolFlavor.SchematicID, "talos_minor": flavorMinor}
+		var absent []string
+		if class != "" {
+			labels["storage_class"] = class
+		} else {
+			absent = []string{"storage_class"}
+		}
+		expects = append(expects, expect{support.PoolPatchMetric, labels, absent})
+	}
 	// Wait until every object above is exported: other parts of the tier
 	// leave goldens too, so count none, look for each.
 	var series []metricSeries
@@ -212,6 +274,20 @@ spec:
 			t.Errorf("%s%v: %d series, want 1", x.metric, x.labels, len(found))
 			continue
 		}
+		switch x.metric {
+		case support.GoldenPatchMetric:
+			want := x.labels["name"][strings.LastIndex(x.labels["name"], ".")+1:]
+			if cut := strings.Index(want, "-"); cut >= 0 {
+				want = want[:cut] // a per-class golden's name goes on with --<class>
+			}
+			if found[0].value != want {
+				t.Errorf("%s%v = %s, want the patch %s", x.metric, x.labels, found[0].value, want)
+			}
+		case support.PoolPatchMetric:
+			if want := poolFlavor.Version[strings.LastIndex(poolFlavor.Version, ".")+1:]; found[0].value != want {
+				t.Errorf("%s%v = %s, want the patch %s", x.metric, x.labels, found[0].value, want)
+			}
+		}
 		for _, l := range x.absent {
 			if _, has := found[0].labels[l]; has {
 				t.Errorf("%s%v has label %s=%q, want none", x.metric, x.labels, l, found[0].labels[l])
@@ -222,6 +298,9 @@ spec:
 	for _, s := range series {
 		if strings.HasPrefix(s.name, "kubernetes_worker_image_") && s.labels["name"] == "plain-disk" {
 			t.Errorf("kube-state-metrics exported %s for plain-disk, which is no golden and no worker disk", s)
+		}
+		if s.name == support.GoldenPatchMetric && strings.Contains(s.labels["name"], "-beta.") {
+			t.Errorf("kube-state-metrics exported %s for a pre-release, which has no patch to compare", s)
 		}
 	}
 
@@ -237,6 +316,12 @@ spec:
 			rule := r.(map[string]any)
 			expr := rule["expr"].(string)
 			by := byLabels(t, expr)
+			if rule["alert"] == "KubernetesWorkerImagePoolBehind" {
+				// Its aggregations group different metrics apart (joined on
+				// exported_namespace and name); each must carry what it is
+				// grouped by, storage_class being absent where no class is written.
+				by = nil
+			}
 			for _, sel := range selectors(t, expr) {
 				matched := 0
 				for _, s := range series {
@@ -252,13 +337,31 @@ spec:
 				if matched == 0 {
 					t.Errorf("alert %s: no series kube-state-metrics exported matches %s", rule["alert"], sel.text)
 				}
+				if rule["alert"] == "KubernetesWorkerImagePoolBehind" {
+					for _, s := range series {
+						if s.name != sel.metric || !sel.matches(s.labels) {
+							continue
+						}
+						need := []string{"exported_namespace", "name"}
+						if sel.metric == support.GoldenPatchMetric || sel.metric == support.PoolPatchMetric {
+							need = append(need, "schematic_id", "talos_minor")
+						}
+						for _, l := range need {
+							if s.labels[l] == "" {
+								t.Errorf("alert %s: series %s lacks %s, which the rule groups or joins by", rule["alert"], s, l)
+							}
+						}
+					}
+				}
 				t.Logf("alert %s: %s matches %d series", rule["alert"], sel.text, matched)
 				checked++
 			}
 		}
 	}
-	if checked != 3 {
-		t.Errorf("checked %d rule selectors, want one per alert (3)", checked)
+	// One per golden alert, and the pools-behind alert's: per arm, the goldens'
+	// patch, status and retiring info, and the pools' patch.
+	if checked != 3+12 {
+		t.Errorf("checked %d rule selectors, want 15", checked)
 	}
 }
 

@@ -452,10 +452,25 @@ func testCatalog(t *testing.T, e *env) {
 		t.Errorf("the refused installs left KubevirtMachineTemplates in %s: %v (want only the builtin pool's)", cloneNS, left)
 	}
 
-	// Removing an entry keeps its golden; so does uninstalling the catalog.
+	// Removing an entry keeps its golden, cloneable: the clone Role on the
+	// server still names it (a pool still on it scales up); so does
+	// uninstalling the catalog.
 	cat.mustUpgrade(catalogRelease, render.CatalogChart, nil)
 	if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, other); !ok {
 		t.Errorf("removing the catalog entry deleted its golden %s", other)
+	}
+	role, ok := e.get(t, "rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone")
+	if !ok {
+		t.Fatalf("the clone Role is gone after an upgrade that only drops an entry")
+	}
+	var granted []string
+	for _, r := range render.Get(role.Object, "rules").([]interface{}) {
+		for _, n := range render.Get(r, "resourceNames").([]interface{}) {
+			granted = append(granted, fmt.Sprint(n))
+		}
+	}
+	if want := []string{golden, other}; strings.Join(granted, ",") != strings.Join(want, ",") {
+		t.Errorf("the clone Role names %v after dropping the entry of %s, want %v: today's entry, then the dropped golden still in cozy-public", granted, other, want)
 	}
 	cat.mustUninstall(catalogRelease)
 	e.waitGone(t, []objectRef{

@@ -24,6 +24,7 @@ var alerts = map[string]string{
 	"KubernetesWorkerImageGoldenFailed":       "golden-failed",
 	"KubernetesWorkerImageGoldenNotSucceeded": "golden-not-succeeded",
 	"KubernetesWorkerImageHostAssistedClone":  "host-assisted-clone",
+	"KubernetesWorkerImagePoolBehind":         "pool-behind",
 }
 
 func promtool(t *testing.T) string {
@@ -50,10 +51,10 @@ type ruleCase struct {
 }
 
 var ruleCases = []ruleCase{
-	{name: "defaults", catalog: "monitoring: {enabled: true}", kind: "VMRule", unitTests: []string{"defaults.test.yaml"}},
-	{name: "prometheus-rule", catalog: "monitoring: {enabled: true, ruleKind: PrometheusRule, labels: {release: kube-prometheus-stack}}", kind: "PrometheusRule", unitTests: []string{"defaults.test.yaml"}},
-	{name: "thresholds", catalog: "monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
-	{name: "forwarded-by-platform", platform: "bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}\nkubernetesWorkerImage: {monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
+	{name: "defaults", catalog: "monitoring: {enabled: true}", kind: "VMRule", unitTests: []string{"defaults.test.yaml", "pool-behind.test.yaml"}},
+	{name: "prometheus-rule", catalog: "monitoring: {enabled: true, ruleKind: PrometheusRule, labels: {release: kube-prometheus-stack}}", kind: "PrometheusRule", unitTests: []string{"defaults.test.yaml", "pool-behind.test.yaml"}},
+	{name: "thresholds", catalog: "monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, poolBehindFor: 2h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
+	{name: "forwarded-by-platform", platform: "bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}\nkubernetesWorkerImage: {monitoring: {enabled: true, goldenFailedFor: 0s, goldenNotSucceededFor: 3h, poolBehindFor: 2h, runbookURL: 'https://docs.mirror.internal/runbooks.md'}}", kind: "VMRule", unitTests: []string{"thresholds.test.yaml"}},
 }
 
 func values(t *testing.T, snippet string) map[string]any {
@@ -124,7 +125,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := renderRules(t, c)
 			out := run(t, bin, "check", "rules", writeRuleFile(t, t.TempDir(), d, nil))
-			require.Contains(t, out, "SUCCESS: 3 rules found", "promtool read every rule")
+			require.Contains(t, out, "SUCCESS: 4 rules found", "promtool read every rule")
 			seen := map[string]bool{}
 			for _, g := range render.Get(d.Object, "spec.groups").([]any) {
 				for _, r := range g.(map[string]any)["rules"].([]any) {
@@ -173,7 +174,8 @@ func TestPromtoolCheckRulesRefuses(t *testing.T) {
 
 // `promtool test rules` over synthetic series (testdata/*.test.yaml): each
 // alert fires, and its neighbours (a healthy golden, a look-alike outside
-// cozy-public, a shorter wait than the threshold, a CSI clone) stay quiet. The
+// cozy-public, a shorter wait than the threshold, a CSI clone, a pool on the
+// newest patch or moved before the threshold) stay quiet. The
 // summary and description are human text and left out of the comparison;
 // `check rules` above expands their templates.
 func TestPromtoolTestRules(t *testing.T) {
@@ -208,4 +210,14 @@ func TestPromtoolTestRulesCanFail(t *testing.T) {
 	out, err := exec.Command(bin, "test", "rules", filepath.Join(dir, "wrong.test.yaml")).CombinedOutput()
 	require.Error(t, err, "promtool fails a wrong expectation:\n%s", out)
 	require.Contains(t, string(out), "KubernetesWorkerImageGoldenFailed")
+
+	// The pool behind, expected before poolBehindFor (7d) has passed.
+	raw, err = os.ReadFile(filepath.Join("testdata", "pool-behind.test.yaml"))
+	require.NoError(t, err)
+	early := strings.Replace(string(raw), "eval_time: 169h # pool-behind-fires", "eval_time: 160h # pool-behind-fires", 1)
+	require.NotEqual(t, string(raw), early, "the marker is in the test file")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "early.test.yaml"), []byte(early), 0o644))
+	out, err = exec.Command(bin, "test", "rules", filepath.Join(dir, "early.test.yaml")).CombinedOutput()
+	require.Error(t, err, "promtool fails a wrong expectation:\n%s", out)
+	require.Contains(t, string(out), "KubernetesWorkerImagePoolBehind")
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -163,4 +164,85 @@ func TestCatalogRoleEvaluatorSeesOverGrants(t *testing.T) {
 		role := render.Doc{Object: vals(t, "{kind: Role, metadata: {name: r, namespace: "+catalogNamespace+"}, rules: ["+tc.rule+"]}")}
 		assert.True(t, catalogRoleAllows(role, tc.access), "%s allows %+v", tc.rule, tc.access)
 	}
+}
+
+// liveCatalog is a cluster where the catalog rendered with these values
+// was installed: its goldens live in cozy-public, as Helm left them.
+func liveCatalog(t testing.TB, values string, objects ...string) *support.Cluster {
+	t.Helper()
+	cluster := support.NewCluster()
+	require.NoError(t, cluster.Apply(mustRenderCatalog(t, vals(t, values), nil), catalogNamespace))
+	if len(objects) > 0 {
+		objs, err := render.ParseObjects([]byte(strings.Join(objects, "")))
+		require.NoError(t, err)
+		require.NoError(t, cluster.Add(objs...))
+	}
+	return cluster
+}
+
+func cloneRoleNames(t testing.TB, m *render.Manifest) []interface{} {
+	t.Helper()
+	roles := m.OfKind("Role")
+	if len(roles) == 0 {
+		return nil
+	}
+	names, _ := render.Get(roles[0].Object, "rules.0.resourceNames").([]interface{})
+	return names
+}
+
+// A golden stays cloneable until it retires: the clone Role names today's
+// entries' goldens, then every golden of the catalog cozy-public still holds
+// (its DataVolume, or its PVC once CDI collected that), so dropping an entry,
+// or a default moving on, never revokes the clones of pools still on it. A
+// retiring golden, marked or retiring in this render, leaves it; so do
+// objects that are not the catalog's goldens.
+func TestCatalogCloneRoleKeepsEveryLiveGoldenUntilItRetires(t *testing.T) {
+	a, b, c := support.GoldenName("abc", "v1.13.5"), support.GoldenName("abc", "v1.13.6"), support.GoldenName("abc", "v1.13.4")
+	both := "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5}]"
+	onlyB := "images: [{schematicID: abc, version: v1.13.6}]"
+
+	dropped := mustRenderCatalog(t, vals(t, onlyB), liveCatalog(t, both))
+	assert.Equal(t, []interface{}{b, a}, cloneRoleNames(t, dropped), "the dropped entry's golden is still cloneable")
+	assert.True(t, catalogRoleAllows(doc(t, dropped, "Role"), catalogCloneAccess(a)))
+	assert.Len(t, dropped.OfKind("DataVolume"), 1, "the catalog no longer manages it (Helm keeps it)")
+
+	none := mustRenderCatalog(t, vals(t, "images: []"), liveCatalog(t, both))
+	assert.Equal(t, []interface{}{a, b}, cloneRoleNames(t, none), "no entry at all: the live goldens, sorted")
+	assert.Len(t, none.OfKind("RoleBinding"), 1)
+
+	retiring := mustRenderCatalog(t, vals(t, "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5, retire: true}]"), liveCatalog(t, both))
+	assert.Equal(t, []interface{}{b}, cloneRoleNames(t, retiring), "a golden retiring in this render leaves the Role")
+
+	marked := liveCatalog(t, both)
+	require.NoError(t, marked.Apply(mustRenderCatalog(t, vals(t, "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.5, retire: true}]"), nil), catalogNamespace))
+	assert.Equal(t, []interface{}{b}, cloneRoleNames(t, mustRenderCatalog(t, vals(t, onlyB), marked)), "a live golden marked retiring, its entry gone: not cloneable")
+
+	// A golden CDI collected, kept as its PVC (which carries the DataVolume's labels), stays cloneable.
+	claim := func(name, ns, label string) string {
+		return "---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: " + name + ", namespace: " + ns + ", labels: {app.kubernetes.io/part-of: " + label + "}}\nspec: {storageClassName: replicated, resources: {requests: {storage: 6Gi}}}\n"
+	}
+	pvcOnly := mustRenderCatalog(t, vals(t, onlyB), liveCatalog(t, onlyB, claim(c, catalogNamespace, "kubernetes-worker-image")))
+	assert.Equal(t, []interface{}{b, c}, cloneRoleNames(t, pvcOnly))
+	entryOfIt := mustRenderCatalog(t, vals(t, "images: [{schematicID: abc, version: v1.13.6}, {schematicID: abc, version: v1.13.4}]"), liveCatalog(t, onlyB, claim(c, catalogNamespace, "kubernetes-worker-image")))
+	assert.Equal(t, []interface{}{b, c}, cloneRoleNames(t, entryOfIt), "listed once, as an entry's")
+
+	dv := func(name, ns, label string) string {
+		return "---\napiVersion: cdi.kubevirt.io/v1beta1\nkind: DataVolume\nmetadata: {name: " + name + ", namespace: " + ns + ", labels: {app.kubernetes.io/part-of: " + label + "}}\nspec: {source: {http: {url: 'https://x.internal/a.img'}}}\n"
+	}
+	neighbours := liveCatalog(t, onlyB,
+		dv(support.GoldenName("abc", "v1.13.3"), catalogNamespace, "someone-else"),
+		dv("ubuntu-24.04", catalogNamespace, "kubernetes-worker-image"),
+		dv(support.GoldenName("abc", "v1.13.2"), "tenant-acme", "kubernetes-worker-image"),
+		claim(support.GoldenName("abc", "v1.13.1"), catalogNamespace, "someone-else"),
+		claim("talos-data", catalogNamespace, "kubernetes-worker-image"))
+	assert.Equal(t, []interface{}{b}, cloneRoleNames(t, mustRenderCatalog(t, vals(t, onlyB), neighbours)),
+		"not the catalog's label, not a golden's name, another namespace: none is the catalog's golden")
+
+	// With no golden anywhere there is still no rule: an empty resourceNames would grant every PVC.
+	empty := mustRenderCatalog(t, vals(t, "images: []"), liveCatalog(t, "images: []", dv("ubuntu-24.04", catalogNamespace, "kubernetes-worker-image")))
+	assert.Empty(t, empty.OfKind("Role"))
+	assert.Empty(t, empty.OfKind("RoleBinding"))
+	onlyRetiring := liveCatalog(t, "images: []")
+	require.NoError(t, onlyRetiring.Apply(mustRenderCatalog(t, vals(t, "images: [{schematicID: abc, version: v1.13.5, retire: true}]"), nil), catalogNamespace))
+	assert.Empty(t, mustRenderCatalog(t, vals(t, "images: []"), onlyRetiring).OfKind("Role"), "a retiring golden alone grants nothing")
 }

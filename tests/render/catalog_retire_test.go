@@ -187,8 +187,11 @@ func TestCatalogRetiredGoldenLosesKeepAndItsCloneGrant(t *testing.T) {
 		a := catalogGolden(t, m, retireA)
 		assert.Equal(t, map[string]interface{}{
 			retiringKey: "true",
-			"cdi.kubevirt.io/storage.bind.immediate.requested": "true",
-			"cdi.kubevirt.io/storage.deleteAfterCompletion":    "false",
+			"cdi.kubevirt.io/storage.bind.immediate.requested":        "true",
+			"cdi.kubevirt.io/storage.deleteAfterCompletion":           "false",
+			"kubernetes-worker-image.cozystack.io/talos-schematic-id": "abc",
+			"kubernetes-worker-image.cozystack.io/talos-minor":        "v1.13",
+			"kubernetes-worker-image.cozystack.io/talos-patch":        "5",
 		}, render.Get(a.Object, "metadata.annotations"))
 		b := catalogGolden(t, m, retireB)
 		assert.Equal(t, "keep", render.Get(b.Object, "metadata.annotations[helm.sh/resource-policy]"))
@@ -233,7 +236,7 @@ func TestCatalogReadsOutsideCozyPublicOnlyWhileRetiring(t *testing.T) {
 	require.NoError(t, err, "nothing retires: no cluster-wide list")
 	assert.Equal(t, mustRenderCatalog(t, vals(t, retireKeepBoth), nil).Text(), m.Text())
 	assert.Empty(t, cluster.ClusterWideLists())
-	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 1}, cluster.CallsByVerb(), "a GET per golden and the list of cozy-public")
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 1, "list persistentvolumeclaims": 1}, cluster.CallsByVerb(), "a GET per golden and the lists of cozy-public")
 
 	_, err = renderCatalog(t, vals(t, retireA135), cluster)
 	requireRefusal(t, err, outage.Error())
@@ -243,7 +246,7 @@ func TestCatalogReadsOutsideCozyPublicOnlyWhileRetiring(t *testing.T) {
 	_, err = renderCatalog(t, vals(t, retireA135), cluster)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"datavolumes": 1, "persistentvolumeclaims": 1, "kubevirtmachinetemplates": 1}, cluster.ClusterWideLists())
-	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 2, "list persistentvolumeclaims": 1, "list kubevirtmachinetemplates": 1}, cluster.CallsByVerb())
+	assert.Equal(t, map[string]int{"get datavolumes": 2, "list datavolumes": 2, "list persistentvolumeclaims": 2, "list kubevirtmachinetemplates": 1}, cluster.CallsByVerb())
 }
 
 // retiredCluster holds golden B kept and golden A as the retiring render left it.

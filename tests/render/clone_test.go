@@ -118,7 +118,7 @@ func TestCloneRefusals(t *testing.T) {
 		{
 			name:             "golden absent",
 			values:           builtinPool,
-			refusal:          []string{"pool kubernetes-acme-workers: golden " + defaultGolden + " is absent from cozy-public", "version v1.13.6 (from talos.version)", "Add the entry {schematicID: " + defaultSchematic + ", version: v1.13.6}", "remove osImage.builtin"},
+			refusal:          []string{"pool kubernetes-acme-workers: golden " + defaultGolden + " is absent from cozy-public", "version v1.13.6 (from talos.version unset: the chart's default for a new pool)", "Add the entry {schematicID: " + defaultSchematic + ", version: v1.13.6}", "remove osImage.builtin"},
 			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "ImportScheduled"}.yaml(),
 		},
 		{
@@ -211,22 +211,36 @@ func TestMalformedQuantityIsRefused(t *testing.T) {
 func TestAlreadyClonedPoolIsPastNeedingTheSource(t *testing.T) {
 	running := runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 2)
 	failed := golden{class: "replicated", size: "6Gi", phase: "Failed"}.yaml()
+	// A pool moving to another flavor names it in its own values; one that
+	// names none keeps the flavor its running template clones.
+	moving := "{cluster: acme, talos: {schematicID: " + defaultSchematic + "}, osImage: {builtin: {}}}"
 	for _, tc := range []struct {
 		name, cluster string
 		refusal       string
+		values        string
 	}{
-		{"golden deleted after the pool cloned", running, ""},
-		{"golden failed after the pool cloned", running + failed, ""},
-		{"a pool at zero workers is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0), "is absent from cozy-public"},
-		{"a pool whose workers never became ready is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0) + failed, "failed to import"},
-		{"another pool's objects do not count", runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "replicated", 3), "is absent from cozy-public"},
-		{"a template of another golden does not count (the pool is moving)", runningPool(testPoolName, testPoolName+"-abc123", "talos-worker-other-v1.13.6", "replicated", 3), "is absent from cozy-public"},
-		{"the MachineDeployment without its template does not count", strings.SplitAfterN(running, "readyReplicas: 2}\n", 2)[0], "is absent from cozy-public"},
+		{"golden deleted after the pool cloned", running, "", ""},
+		{"golden failed after the pool cloned", running + failed, "", ""},
+		{"a pool at zero workers is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0), "is absent from cozy-public", ""},
+		{"a pool whose workers never became ready is not exempt", runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 0) + failed, "failed to import", ""},
+		{"another pool's objects do not count", runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "replicated", 3), "is absent from cozy-public", ""},
+		{"a template of another golden does not count (the pool is moving)", runningPool(testPoolName, testPoolName+"-abc123", "talos-worker-other-v1.13.6", "replicated", 3), "is absent from cozy-public", moving},
+		{"a pool naming no flavor keeps the golden it clones", runningPool(testPoolName, testPoolName+"-abc123", "talos-worker-other-v1.13.6", "replicated", 3), "", ""},
+		{"the MachineDeployment without its template does not count", strings.SplitAfterN(running, "readyReplicas: 2}\n", 2)[0], "is absent from cozy-public", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, tc.cluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
+			values := builtinPool
+			if tc.values != "" {
+				values = tc.values
+			}
+			m, err := renderPool(t, vals(t, values), clusterFromYAML(t, tc.cluster, "cluster/instancetypes.yaml", "cluster/storageclasses.yaml"))
 			if tc.refusal == "" {
 				require.NoError(t, err)
+				clones := defaultGolden
+				if strings.Contains(tc.cluster, "talos-worker-other-") {
+					clones = "talos-worker-other-v1.13.6"
+				}
+				assert.Equal(t, clones, render.Get(diskOf(m), "spec.source.pvc.name"), "it keeps cloning what it clones")
 				return
 			}
 			requireRefusal(t, err, tc.refusal)
@@ -330,9 +344,9 @@ func TestDefaultMovedAfterThePoolClonedChangesNothing(t *testing.T) {
 		assert.Equal(t, template, machineTemplateName(t, mAfter))
 	}
 
-	// A pool whose template clones another golden (it is moving) follows today's default.
+	// A pool whose template clones another golden (it is moving: its own values name the flavor) follows today's default.
 	moving := clusterFromYAML(t, goldenOnDefault+runningPool(testPoolName, template, "talos-worker-other-v1.13.6", "replicated", 2)+defaultLocal, "cluster/instancetypes.yaml")
-	_, err := renderPool(t, values, moving)
+	_, err := renderPool(t, vals(t, "{cluster: acme, storageClass: '', talos: {schematicID: "+defaultSchematic+"}, osImage: {builtin: {}}}"), moving)
 	requireRefusal(t, err, `its disks would be on StorageClass "local" (storageClass "", resolved from the cluster default class "local")`)
 
 	// A pool that has not cloned yet follows today's default, on both sides.

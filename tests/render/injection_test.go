@@ -41,8 +41,8 @@ func TestMalformedImageFieldsAreRefusedOnEveryPath(t *testing.T) {
 	for field, values := range cases {
 		for _, place := range places[field] {
 			for _, bad := range values {
-				if bad == "" && (place != "talos" || field == "imageFactoryURL") {
-					continue // empty falls back: osImage fields to talos.*, talos.imageFactoryURL to the platform or built-in default
+				if bad == "" {
+					continue // empty falls back: osImage fields to talos.*, talos.* to what the pool runs or the chart's default, talos.imageFactoryURL to the platform or built-in default
 				}
 				values := imageValues(place, field, bad)
 				if place == "talos" {

@@ -58,7 +58,7 @@ func TestCatalogMonitoringRendersTheChosenRuleKind(t *testing.T) {
 			for _, r := range rules {
 				names = append(names, r.(map[string]interface{})["alert"].(string))
 			}
-			assert.Equal(t, []string{"KubernetesWorkerImageGoldenFailed", "KubernetesWorkerImageGoldenNotSucceeded", "KubernetesWorkerImageHostAssistedClone"}, names)
+			assert.Equal(t, []string{"KubernetesWorkerImageGoldenFailed", "KubernetesWorkerImageGoldenNotSucceeded", "KubernetesWorkerImageHostAssistedClone", "KubernetesWorkerImagePoolBehind"}, names)
 			// The golden alerts read cozy-public only: a tenant's look-alike raises nothing.
 			for _, r := range rules[:2] {
 				assert.Contains(t, r.(map[string]interface{})["expr"], `exported_namespace="cozy-public"`)
@@ -69,16 +69,20 @@ func TestCatalogMonitoringRendersTheChosenRuleKind(t *testing.T) {
 
 // The thresholds reach the rules as written, and every valid edge renders.
 func TestCatalogMonitoringThresholds(t *testing.T) {
-	for _, c := range []struct{ failed, notSucceeded string }{
-		{"0s", "5m"}, {"0", "7d"}, {"1d", "1w"}, {"90s", "1h30m"}, {"24h", "168h"}, {"1h", "2d12h"},
+	for _, c := range []struct{ failed, notSucceeded, behind string }{
+		{"0s", "5m", "1h"}, {"0", "7d", "90d"}, {"1d", "1w", "12w6d"}, {"90s", "1h30m", "3600s"}, {"24h", "168h", "2160h"}, {"1h", "2d12h", "14d"},
 	} {
-		m := mustRenderCatalog(t, vals(t, fmt.Sprintf("monitoring: {enabled: true, goldenFailedFor: %q, goldenNotSucceededFor: %q}", c.failed, c.notSucceeded)), nil)
+		m := mustRenderCatalog(t, vals(t, fmt.Sprintf("monitoring: {enabled: true, goldenFailedFor: %q, goldenNotSucceededFor: %q, poolBehindFor: %q}", c.failed, c.notSucceeded, c.behind)), nil)
 		rules := render.Get(ruleObject(t, m).Object, "spec.groups").([]interface{})[0].(map[string]interface{})["rules"].([]interface{})
 		assert.Equal(t, c.failed, rules[0].(map[string]interface{})["for"], "goldenFailedFor %s", c.failed)
 		assert.Equal(t, c.notSucceeded, rules[1].(map[string]interface{})["for"], "goldenNotSucceededFor %s", c.notSucceeded)
 		_, hasFor := rules[2].(map[string]interface{})["for"]
 		assert.False(t, hasFor, "the host-assisted alert fires at once: the clone type never changes back")
+		assert.Equal(t, c.behind, rules[3].(map[string]interface{})["for"], "poolBehindFor %s", c.behind)
 	}
+	rules := render.Get(ruleObject(t, mustRenderCatalog(t, vals(t, "monitoring: {enabled: true}"), nil)).Object, "spec.groups").([]interface{})[0].(map[string]interface{})["rules"].([]interface{})
+	assert.Equal(t, "7d", rules[3].(map[string]interface{})["for"], "poolBehindFor defaults to a week")
+	assert.Contains(t, rules[3].(map[string]interface{})["expr"], `kubernetes_worker_image_golden_talos_patch{exported_namespace="cozy-public"}`, "the goldens of cozy-public only")
 }
 
 // Each monitoring value the catalog cannot render is refused, with the schema
@@ -105,6 +109,9 @@ func TestMonitoringRefusals(t *testing.T) {
 		{"failed past a day", `{goldenFailedFor: 25h}`, []string{`monitoring.goldenFailedFor "25h" is outside 0s to 1d`}},
 		{"import below five minutes", `{goldenNotSucceededFor: 4m59s}`, []string{`monitoring.goldenNotSucceededFor "4m59s" is outside 5m to 7d`, "merely importing"}},
 		{"import past a week", `{goldenNotSucceededFor: 1w1s}`, []string{`"1w1s" is outside 5m to 7d`}},
+		{"behind below an hour", `{poolBehindFor: 59m}`, []string{`monitoring.poolBehindFor "59m" is outside 1h to 90d`, "while a rollout is still moving it"}},
+		{"behind past ninety days", `{poolBehindFor: 90d1s}`, []string{`monitoring.poolBehindFor "90d1s" is outside 1h to 90d`, "says nothing useful"}},
+		{"behind in words", `{poolBehindFor: a week}`, []string{`monitoring.poolBehindFor is "a week", not a Prometheus duration`, "1h to 90d"}},
 		{"runbook with a fragment", `{runbookURL: "https://docs.example.com/runbooks.md#x"}`, []string{"monitoring.runbookURL is", "no fragment"}},
 		{"runbook not http", `{runbookURL: "javascript:alert(1)"}`, []string{"monitoring.runbookURL is", "not a plain http(s) URL"}},
 		{"labels a list", `{labels: [release]}`, []string{"monitoring.labels is a list, not a map"}},
@@ -142,6 +149,8 @@ func TestMonitoringValidNeighboursRender(t *testing.T) {
 	for _, monitoring := range []string{
 		`{enabled: true, goldenFailedFor: 1d, goldenNotSucceededFor: 4m60s}`,
 		`{enabled: true, goldenNotSucceededFor: 604800s}`,
+		`{enabled: true, poolBehindFor: 1h, goldenFailedFor: 0s}`,
+		`{enabled: true, poolBehindFor: 89d23h59m60s}`,
 		`{enabled: true, runbookURL: "http://docs.internal:8080/runbooks%20v2.md"}`,
 		`{enabled: true, labels: {` + strings.Join(sixteen, ", ") + `}}`,
 		`{enabled: true, labels: {release: "", example.com/a-b_c.d: ` + strings.Repeat("a", 63) + `}}`,
@@ -205,11 +214,62 @@ func TestPlatformMetricsSwitch(t *testing.T) {
 		assert.Equal(t, "gotk", kinds[flux], "monitoring-agents' own %s metrics are kept", flux)
 	}
 	assert.Equal(t, "kubernetes_worker_image", kinds["DataVolume"])
+	assert.Equal(t, "kubernetes_worker_image", kinds["MachineDeployment"], "the pools' flavor, for the alert on pools behind")
 	rules := render.Get(ksm, "rbac.extraRules").([]interface{})
-	require.Len(t, rules, 2)
+	require.Len(t, rules, 3)
 	assert.Contains(t, rules[0].(map[string]interface{})["resources"], "ocirepositories")
 	assert.Contains(t, rules[0].(map[string]interface{})["resources"], "imagepolicies")
 	assert.Equal(t, map[string]interface{}{"apiGroups": []interface{}{"cdi.kubevirt.io"}, "resources": []interface{}{"datavolumes"}, "verbs": []interface{}{"list", "watch"}}, rules[1])
+	assert.Equal(t, map[string]interface{}{"apiGroups": []interface{}{"cluster.x-k8s.io"}, "resources": []interface{}{"machinedeployments"}, "verbs": []interface{}{"list", "watch"}}, rules[2])
+
+	// The pools learn it through _cluster, and annotate their MachineDeployments.
+	assert.Equal(t, map[string]interface{}{"metrics": true}, clusterChannel(t, "kubernetesWorkerImage: {metrics: {enabled: true}}")["kubernetesWorkerImage"])
+	assert.NotContains(t, clusterChannel(t, "kubernetesWorkerImage: {metrics: {enabled: false}}"), "kubernetesWorkerImage")
+}
+
+// With the platform's metrics on, a pool annotates its MachineDeployment with
+// the flavor it runs after the render (schematic, minor, patch) and its disks'
+// class, and nothing else moves: the template keeps its name. Off (the
+// default, or metrics: false), the MachineDeployment keeps its bytes.
+func TestPoolMetricsAnnotations(t *testing.T) {
+	const key = "kubernetes-worker-image.cozystack.io/"
+	cluster := healthyCluster(t)
+	off := mustRenderPool(t, vals(t, "cluster: acme"), cluster)
+	for _, values := range []string{"{cluster: acme, _cluster: {kubernetesWorkerImage: {metrics: false}}}", "{cluster: acme, _cluster: {kubernetesWorkerImage: {}}}", "{cluster: acme, _cluster: {kubernetesWorkerImage: null}}"} {
+		assert.Equal(t, off.Text(), mustRenderPool(t, vals(t, values), cluster).Text(), values)
+	}
+	for _, c := range []struct {
+		values string
+		want   map[string]interface{}
+	}{
+		{"{cluster: acme, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": defaultSchematic, key + "talos-minor": "v1.13", key + "talos-patch": "6", key + "storage-class": "replicated"}},
+		{"{cluster: acme, storageClass: '', _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": defaultSchematic, key + "talos-minor": "v1.13", key + "talos-patch": "6"}},
+		{"{cluster: acme, storageClass: '', osImage: {builtin: {}}, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": defaultSchematic, key + "talos-minor": "v1.13", key + "talos-patch": "6", key + "storage-class": "replicated"}},
+		{"{cluster: acme, talos: {version: v1.14.0-beta.1, schematicID: abc}, version: v1.34, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": "abc", key + "talos-minor": "v1.14", key + "storage-class": "replicated"}},
+	} {
+		on := mustRenderPool(t, vals(t, c.values), cluster)
+		md := doc(t, on, "MachineDeployment")
+		got := map[string]interface{}{}
+		for k, v := range render.Get(md.Object, "metadata.annotations").(map[string]interface{}) {
+			if strings.HasPrefix(k, key) {
+				got[k] = v
+			}
+		}
+		assert.Equal(t, c.want, got, c.values)
+		plain := vals(t, c.values)
+		delete(plain, "_cluster")
+		assert.Equal(t, machineTemplateName(t, mustRenderPool(t, plain, cluster)), machineTemplateName(t, on), "%s: the template keeps its name", c.values)
+	}
+
+	release := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	for values, refusal := range map[string]string{
+		"{cluster: acme, _cluster: {kubernetesWorkerImage: true}}":             "pool kubernetes-acme-workers: _cluster.kubernetesWorkerImage is true (a boolean), not a map",
+		"{cluster: acme, _cluster: {kubernetesWorkerImage: {metrics: 'yes'}}}": `pool kubernetes-acme-workers: _cluster.kubernetesWorkerImage.metrics is "yes", not a boolean`,
+		"{cluster: acme, _cluster: {kubernetesWorkerImage: {metric: true}}}":   `pool kubernetes-acme-workers: _cluster.kubernetesWorkerImage has no key "metric"`,
+	} {
+		_, err := renderPoolAs(t, release, vals(t, values), cluster)
+		requireRefusal(t, err, refusal)
+	}
 }
 
 func TestPlatformMetricsRefusals(t *testing.T) {

@@ -23,7 +23,7 @@ func TestPoolRefusesToStartCloningARetiringGolden(t *testing.T) {
 	_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, retiringGolden(t), fixtures...))
 	requireRefusal(t, err, "pool kubernetes-acme-workers: golden "+defaultGolden+" in cozy-public is retiring",
 		"catalog entry {schematicID: "+defaultSchematic+", version: v1.13.6} sets retire: true",
-		"version v1.13.6 (from talos.version)", "A pool cannot start cloning it",
+		"version v1.13.6 (from talos.version unset: the chart's default for a new pool)", "A pool cannot start cloning it",
 		"Point osImage.builtin at another flavor", "or remove osImage.builtin to import over HTTP")
 
 	// Neighbours: the golden not retiring, or retiring: "false".
@@ -52,7 +52,8 @@ func TestPoolRunningFromARetiringGoldenIsExempt(t *testing.T) {
 		"a template of another golden": runningPool(testPoolName, testPoolName+"-abc123", "talos-worker-other-v1.13.6", "replicated", 3),
 	} {
 		t.Run(name+" is not exempt", func(t *testing.T) {
-			_, err := renderPool(t, vals(t, builtinPool), clusterFromYAML(t, cluster+retiringGolden(t), fixtures...))
+			// The pool names its flavor: one naming none keeps the golden its template clones.
+			_, err := renderPool(t, vals(t, "{cluster: acme, talos: {schematicID: "+defaultSchematic+"}, osImage: {builtin: {}}}"), clusterFromYAML(t, cluster+retiringGolden(t), fixtures...))
 			requireRefusal(t, err, "is retiring")
 		})
 	}

@@ -23,6 +23,8 @@ const (
 	GoldenInfoMetric   = "kubernetes_worker_image_golden_info"
 	GoldenStatusMetric = "kubernetes_worker_image_golden_status_info"
 	WorkerDiskMetric   = "kubernetes_worker_image_worker_disk_info"
+	GoldenPatchMetric  = "kubernetes_worker_image_golden_talos_patch"
+	PoolPatchMetric    = "kubernetes_worker_image_pool_talos_patch"
 )
 
 // RenderCatalog renders the catalog as the platform installs it (release

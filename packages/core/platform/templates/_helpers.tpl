@@ -86,6 +86,10 @@ Takes a dict: root, out (filled with those keys).
 {{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
 {{- $_ := set .out "osImage" $tenant.osImage -}}
 {{- end -}}
+{{- /* The pools then annotate their MachineDeployments with the flavor they run, for the metrics. */ -}}
+{{- if include "platform.metricsEnabled" .root -}}
+{{- $_ := set .out "kubernetesWorkerImage" (dict "metrics" true) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

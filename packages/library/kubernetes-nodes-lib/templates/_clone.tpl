@@ -581,11 +581,11 @@ Takes a dict: root, golden (plain name), out (read, name, source, class, readyRe
 {{- define "kubernetes-nodes.runningTemplate" -}}
 {{- $root := .root -}}
 {{- $_ := set .out "read" true -}}
-{{- if include "kubernetes-nodes.ensureMachineDeployment" $root -}}
+{{- include "kubernetes-nodes.ensureRunningTemplate" $root -}}
 {{- $md := $root._kubernetesNodes.machineDeployment -}}
-{{- $ref := dig "spec" "template" "spec" "infrastructureRef" "name" "" $md | toString -}}
+{{- $ref := $root._kubernetesNodes.runningTemplate.name -}}
 {{- if $ref -}}
-{{- $template := lookup "infrastructure.cluster.x-k8s.io/v1alpha1" "KubevirtMachineTemplate" $root.Release.Namespace $ref -}}
+{{- $template := $root._kubernetesNodes.runningTemplate.object -}}
 {{- $disks := dig "spec" "template" "spec" "virtualMachineTemplate" "spec" "dataVolumeTemplates" list $template -}}
 {{- if and (kindIs "slice" $disks) $disks (kindIs "map" (first $disks)) -}}
 {{- $disk := first $disks -}}
@@ -597,7 +597,6 @@ Takes a dict: root, golden (plain name), out (read, name, source, class, readyRe
 {{- $_ := set .out "class" (dig "spec" "storage" "storageClassName" (dig "spec" "pvc" "storageClassName" "" $disk) $disk | toString) -}}
 {{- $_ := set .out "readyReplicas" (dig "status" "readyReplicas" 0 $md | int64) -}}
 {{- $_ := set .out "ready" (ge .out.readyReplicas 1) -}}
-{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

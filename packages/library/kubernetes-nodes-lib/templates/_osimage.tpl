@@ -37,10 +37,22 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- $factoryURL = dict "value" (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" -}}
 {{- end -}}
 {{- end -}}
-{{- $fallbacks := dict
-  "schematicID" (dict "value" (.Values.talos.schematicID | toString) "source" "talos.schematicID")
-  "version" (dict "value" (.Values.talos.version | toString) "source" "talos.version")
-  "imageFactoryURL" $factoryURL -}}
+{{- /* talos.schematicID and talos.version: the pool's own, else the flavor it runs, else the chart's default. */ -}}
+{{- $fallbacks := dict "imageFactoryURL" $factoryURL -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- $own := get $.Values.talos $field | default "" | toString -}}
+{{- $chosenValue := get $chosen $field | default "" | toString -}}
+{{- if $own -}}
+{{- $_ := set $fallbacks $field (dict "value" $own "source" (printf "talos.%s" $field)) -}}
+{{- else -}}
+{{- /* What the pool runs is read only when the value is needed: osImage's own field wins. */ -}}
+{{- if not (and $path $chosenValue) -}}
+{{- $_ := set $fallbacks $field (include "kubernetes-nodes.talosDefault" (dict "root" $ "field" $field) | fromYaml) -}}
+{{- else -}}
+{{- $_ := set $fallbacks $field (dict "value" "" "source" (printf "talos.%s" $field)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- $resolved := dict "clone" (eq $path "builtin") "osImageOrigin" $origin -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $fallback := get $fallbacks $field -}}
@@ -76,4 +88,25 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- define "kubernetes-nodes.osImage" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
 {{- ._kubernetesNodes.image | toYaml -}}
+{{- end -}}
+
+{{/*
+What an unset talos.schematicID or talos.version (field) resolves to, as YAML {value, source}: the flavor the
+pool runs, read from its running KubevirtMachineTemplate (kubernetes-nodes.ensureRunningFlavor), so a chart
+release that moves the default re-images no running pool; else, for a new pool or one whose running flavor
+cannot be read, the chart's default (kubernetes-nodes.builtinTalos). Takes a dict: root, field.
+*/}}
+{{- define "kubernetes-nodes.talosDefault" -}}
+{{- $root := .root -}}
+{{- include "kubernetes-nodes.ensureRunningFlavor" $root -}}
+{{- $flavor := $root._kubernetesNodes.runningFlavor -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" $root "name" "kubernetes-nodes.builtinTalos") -}}
+{{- $builtin := index $root._kubernetesNodes.tables "kubernetes-nodes.builtinTalos" -}}
+{{- if get $flavor .field -}}
+{{- dict "value" (get $flavor .field) "source" (printf "talos.%s unset: kept from what the pool runs, %s" .field $flavor.from) | toYaml -}}
+{{- else if eq (toString $root._kubernetesNodes.machineDeployment) "map[]" -}}
+{{- dict "value" (get $builtin .field) "source" (printf "talos.%s unset: the chart's default for a new pool" .field) | toYaml -}}
+{{- else -}}
+{{- dict "value" (get $builtin .field) "source" (printf "talos.%s unset: the chart's default, since what the pool runs could not be read: %s" .field $flavor.why) | toYaml -}}
+{{- end -}}
 {{- end -}}

@@ -1,6 +1,7 @@
 {{/*
-The Kubernetes patch release shipped per minor. A bump rolls every pool on that minor (it is the
-MachineDeployment's version): ship it in a chart release that says so.
+The Kubernetes patch release shipped per minor: what a new pool of that minor runs, and the newest patch
+a pool may name in version. A bump reaches no running pool (kubernetes-nodes.ensureKubernetes keeps the
+release it runs); workerimage rollout moves pools to it.
 */}}
 {{- define "kubernetes-nodes.kubernetesReleases" -}}
 v1.31: v1.31.14
@@ -11,15 +12,14 @@ v1.35: v1.35.6
 v1.36: v1.36.0
 {{- end -}}
 
-{{/* The full Kubernetes release for .Values.version, or a refusal naming the supported minors. */}}
+{{/* The full Kubernetes release the pool runs (kubernetes-nodes.ensureKubernetes), or a refusal. */}}
 {{- define "kubernetes-nodes.kubernetesRelease" -}}
-{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.kubernetesReleases") -}}
-{{- $releases := index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases" -}}
-{{- $minor := .Values.version | toString -}}
-{{- if not (hasKey $releases $minor) -}}
-{{- fail (printf "pool %s: version %q is not a Kubernetes minor this chart ships; set version to one of %s" (include "kubernetes-nodes.poolName" .) $minor (keys $releases | sortAlpha | join ", ")) -}}
+{{- include "kubernetes-nodes.ensureKubernetes" . -}}
+{{- $k := ._kubernetesNodes.kubernetes -}}
+{{- with $k.refusal -}}
+{{- fail (printf "pool %s: %s" (include "kubernetes-nodes.poolName" $) .) -}}
 {{- end -}}
-{{- get $releases $minor -}}
+{{- $k.release -}}
 {{- end -}}
 
 {{/*
@@ -41,7 +41,8 @@ talosVersion (the resolved release), source (where it came from, for the message
 {{- include "kubernetes-nodes.ensureTable" (dict "root" $root "name" "kubernetes-nodes.talosSupportMatrix") -}}
 {{- $matrix := index $root._kubernetesNodes.tables "kubernetes-nodes.talosSupportMatrix" -}}
 {{- $talosMinor := regexFind "^v[0-9]+\\.[0-9]+" (.talosVersion | toString) -}}
-{{- $k8s := $root.Values.version | toString -}}
+{{- include "kubernetes-nodes.ensureKubernetes" $root -}}
+{{- $k8s := $root._kubernetesNodes.kubernetes.minor -}}
 {{- if hasKey $matrix $talosMinor -}}
 {{- $range := get $matrix $talosMinor -}}
 {{- $k8sMinor := regexReplaceAll "^v1\\.([0-9]+)$" $k8s "${1}" | int -}}
@@ -53,21 +54,68 @@ talosVersion (the resolved release), source (where it came from, for the message
 
 
 {{/*
+Refuses a Talos release that does not support the pool's Kubernetes minor: the disk's (and installer's)
+resolved version, and the pool's own talos.version when osImage names another (as Cozystack's chart
+checks it). Takes the root context.
+*/}}
+{{- define "kubernetes-nodes.assertTalosSupports" -}}
+{{- $own := .Values.talos.version | default "" | toString -}}
+{{- if $own -}}
+{{- include "kubernetes-nodes.assertTalosSupportsKubernetes" (dict "root" . "talosVersion" $own "source" "talos.version") -}}
+{{- end -}}
+{{- include "kubernetes-nodes.ensureImage" . -}}
+{{- $image := ._kubernetesNodes.image -}}
+{{- if ne $image.version $own -}}
+{{- include "kubernetes-nodes.assertTalosSupportsKubernetes" (dict "root" . "talosVersion" $image.version "source" $image.versionSource) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 The Kubernetes release the pool's MachineDeployment runs, resolved once into ._kubernetesNodes.kubernetes
-without refusing (tools read it from refused pools too): minor (the pool's version), release (""
-when the chart ships no such minor) and source. kubernetes-nodes.kubernetesRelease refuses a "".
+without refusing (tools read it from refused pools too): minor, release, source, and refusal (the
+message when the release cannot be resolved; release is then ""). version is a minor (v1.35) or a
+release (v1.35.6). A release is taken as written when the chart ships its minor and it is no newer than
+the chart's patch. A minor keeps the release of that minor the pool's MachineDeployment runs (its
+spec.template.spec.version, read with the creation record: no other GET), so a chart release that bumps
+the patch table rolls no running pool; else, for a new pool or another minor, the chart's patch.
 */}}
 {{- define "kubernetes-nodes.ensureKubernetes" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
 {{- if not (hasKey ._kubernetesNodes "kubernetes") -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.kubernetesReleases") -}}
 {{- $releases := index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases" -}}
-{{- $minor := .Values.version | toString -}}
-{{- $release := "" -}}
-{{- if hasKey $releases $minor -}}
-{{- $release = get $releases $minor -}}
+{{- $value := .Values.version | toString -}}
+{{- $minor := regexReplaceAll "^(v1\\.[0-9]{1,4})\\.(0|[1-9][0-9]{0,3})$" $value "${1}" -}}
+{{- $k := dict "minor" $minor "release" "" "source" "" "refusal" "" -}}
+{{- $supported := keys $releases | sortAlpha | join ", " -}}
+{{- if not (hasKey $releases $minor) -}}
+{{- $_ := set $k "refusal" (printf "version %q is not a Kubernetes minor this chart ships; set version to one of %s, or to a release of one no newer than the chart's (such as %s)" (include "worker-image-lib.truncate" $value) $supported (get $releases (last (keys $releases | sortAlpha)))) -}}
+{{- else if ne $minor $value -}}
+{{- $shipped := get $releases $minor -}}
+{{- $patch := regexReplaceAll "^v1\\.[0-9]+\\.([0-9]+)$" $value "${1}" | atoi -}}
+{{- $newest := regexReplaceAll "^v1\\.[0-9]+\\.([0-9]+)$" $shipped "${1}" | atoi -}}
+{{- if gt $patch $newest -}}
+{{- $_ := set $k "refusal" (printf "version %s is newer than the newest %s release this chart ships (%s), so its kubelet image may not exist; set version to %s or older, or to %s for the chart's" $value $minor $shipped $shipped $minor) -}}
+{{- else -}}
+{{- $_ := set $k "release" (printf "%s.%d" $minor $patch) -}}
+{{- $_ := set $k "source" "version" -}}
 {{- end -}}
-{{- $_ := set ._kubernetesNodes "kubernetes" (dict "minor" $minor "release" $release "source" (printf "the chart's patch release for version %s" $minor)) -}}
+{{- else -}}
+{{- $_ := set $k "release" (get $releases $minor) -}}
+{{- $_ := set $k "source" (printf "version %s: the chart's release of it for a new pool" $minor) -}}
+{{- if include "kubernetes-nodes.ensureMachineDeployment" . -}}
+{{- $running := dig "spec" "template" "spec" "version" "" ._kubernetesNodes.machineDeployment | toString -}}
+{{- if and (le (len $running) 16) (regexMatch (printf "^%s\\.[0-9]{1,4}$" (replace "." "\\." $minor)) $running) -}}
+{{- $_ := set $k "release" (printf "%s.%d" $minor (regexReplaceAll "^v1\\.[0-9]+\\.([0-9]+)$" $running "${1}" | atoi)) -}}
+{{- $_ := set $k "source" (printf "version %s: kept from what the pool runs, MachineDeployment %s/%s" $minor .Release.Namespace (include "kubernetes-nodes.poolName" .)) -}}
+{{- else if $running -}}
+{{- $_ := set $k "source" (printf "version %s: the chart's release of it, since the pool runs %s, not a release of %s" $minor (include "worker-image-lib.truncate" $running) $minor) -}}
+{{- else -}}
+{{- $_ := set $k "source" (printf "version %s: the chart's release of it, since the pool's MachineDeployment states no version" $minor) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set ._kubernetesNodes "kubernetes" $k -}}
 {{- end -}}
 {{- end -}}
 

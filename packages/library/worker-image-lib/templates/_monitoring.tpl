@@ -9,6 +9,24 @@ prefix: kubernetes_worker_image
 goldenInfo: kubernetes_worker_image_golden_info
 goldenStatus: kubernetes_worker_image_golden_status_info
 workerDisk: kubernetes_worker_image_worker_disk_info
+goldenPatch: kubernetes_worker_image_golden_talos_patch
+poolPatch: kubernetes_worker_image_pool_talos_patch
+{{- end -}}
+
+{{/*
+The annotations that carry a Talos flavor as series can compare it (docs/monitoring.md): the schematic
+ID, the minor (vMAJOR.MINOR) and, for a release without a pre-release suffix, the patch as a number
+(kube-state-metrics reads it as the value; a pre-release is compared with nothing). The catalog writes
+them on each golden, a pool with the platform's metrics on its MachineDeployment: metadata only, which
+renames nothing and rolls no worker. Takes a dict: schematicID, version (checked already); outputs the
+annotations as YAML.
+*/}}
+{{- define "worker-image-lib.flavorAnnotations" -}}
+{{- $annotations := dict "kubernetes-worker-image.cozystack.io/talos-schematic-id" .schematicID "kubernetes-worker-image.cozystack.io/talos-minor" (regexFind "^v[0-9]+\\.[0-9]+" .version) -}}
+{{- if regexMatch "^v[0-9]+\\.[0-9]+\\.[0-9]+$" .version -}}
+{{- $_ := set $annotations "kubernetes-worker-image.cozystack.io/talos-patch" (regexReplaceAll "^v[0-9]+\\.[0-9]+\\.([0-9]+)$" .version "${1}") -}}
+{{- end -}}
+{{- $annotations | toYaml -}}
 {{- end -}}
 
 {{/*
@@ -24,6 +42,8 @@ PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
 {{- $names := include "worker-image-lib.metrics" . | fromYaml -}}
 {{- $golden := dict "type" "Info" "info" (dict "path" (list "metadata" "labels") "labelsFromPath" (dict "part_of" (list "app.kubernetes.io/part-of=kubernetes-worker-image"))) -}}
 {{- $object := dict "exported_namespace" (list "metadata" "namespace") "name" (list "metadata" "name") -}}
+{{- /* A Gauge over the annotations map: only the talos-patch key yields a value; other keys and objects none. */ -}}
+{{- $patch := dict "type" "Gauge" "gauge" (dict "path" (list "metadata" "annotations") "valueFrom" (list "kubernetes-worker-image.cozystack.io/talos-patch")) -}}
 {{- $metrics := list
   (dict "name" (trimPrefix (printf "%s_" $names.prefix) $names.goldenInfo)
     "help" "A golden DataVolume of the kubernetes-worker-image catalog: its StorageClass, source URL and whether it retires."
@@ -44,13 +64,37 @@ PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
     "labelsFromPath" (merge (dict
       "pool" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/pool")
       "clone_type" (list "metadata" "annotations" "cdi.kubevirt.io/cloneType")) $object))
+  (dict "name" (trimPrefix (printf "%s_" $names.prefix) $names.goldenPatch)
+    "help" "A golden's Talos patch release (the value), with its schematic ID, minor and StorageClass, from the annotations the catalog writes on it."
+    "each" $patch
+    "errorLogV" 4
+    "labelsFromPath" (merge (dict
+      "schematic_id" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/talos-schematic-id")
+      "talos_minor" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/talos-minor")
+      "storage_class" (list "spec" "storage" "storageClassName")) $object))
 -}}
-{{- list (dict "groupVersionKind" (dict "group" "cdi.kubevirt.io" "version" "v1beta1" "kind" "DataVolume") "metricNamePrefix" $names.prefix "metrics" $metrics) | toYaml -}}
+{{- $pools := list
+  (dict "name" (trimPrefix (printf "%s_" $names.prefix) $names.poolPatch)
+    "help" "The Talos patch release a worker pool runs (the value), with its schematic ID, minor and its disks' StorageClass, from the annotations the pool chart writes on its MachineDeployment while the platform's metrics are on."
+    "each" $patch
+    "errorLogV" 4
+    "labelsFromPath" (merge (dict
+      "schematic_id" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/talos-schematic-id")
+      "talos_minor" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/talos-minor")
+      "storage_class" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/storage-class")) $object))
+-}}
+{{- list
+  (dict "groupVersionKind" (dict "group" "cdi.kubevirt.io" "version" "v1beta1" "kind" "DataVolume") "metricNamePrefix" $names.prefix "metrics" $metrics)
+  (dict "groupVersionKind" (dict "group" "cluster.x-k8s.io" "version" "v1beta1" "kind" "MachineDeployment") "metricNamePrefix" $names.prefix "metrics" $pools)
+  | toYaml -}}
 {{- end -}}
 
-{{/* The ClusterRole rule kube-state-metrics needs to read them (a YAML list). */}}
+{{/* The ClusterRole rules kube-state-metrics needs to read them (a YAML list). */}}
 {{- define "worker-image-lib.kubeStateMetricsRules" -}}
-{{- list (dict "apiGroups" (list "cdi.kubevirt.io") "resources" (list "datavolumes") "verbs" (list "list" "watch")) | toYaml -}}
+{{- list
+  (dict "apiGroups" (list "cdi.kubevirt.io") "resources" (list "datavolumes") "verbs" (list "list" "watch"))
+  (dict "apiGroups" (list "cluster.x-k8s.io") "resources" (list "machinedeployments") "verbs" (list "list" "watch"))
+  | toYaml -}}
 {{- end -}}
 
 {{/*
@@ -58,11 +102,12 @@ The catalog's monitoring keys, and the bounds of its thresholds in seconds: belo
 minimum an import that is merely running would page; past the maxima an alert says nothing useful.
 */}}
 {{- define "worker-image-lib.monitoringKeys" -}}
-keys: [enabled, ruleKind, goldenFailedFor, goldenNotSucceededFor, runbookURL, labels]
+keys: [enabled, ruleKind, goldenFailedFor, goldenNotSucceededFor, poolBehindFor, runbookURL, labels]
 ruleKinds: [VMRule, PrometheusRule]
 durations:
   goldenFailedFor: {min: 0, max: 86400, range: "0s to 1d"}
-  goldenNotSucceededFor: {min: 300, max: 604800, range: "5m to 7d"}
+  goldenNotSucceededFor: {min: 300, max: 604800, range: "5m to 7d", early: "a golden that is merely importing would alert"}
+  poolBehindFor: {min: 3600, max: 7776000, range: "1h to 90d", early: "a pool would alert while a rollout is still moving it"}
 maxLabels: 16
 {{- end -}}
 
@@ -115,7 +160,7 @@ subject of messages), field ("monitoring" or "kubernetesWorkerImage.monitoring")
 {{- fail (printf "%s%s.%s is %s; set it to a duration from %s" $.prefix $.field $key $d.error $bound.range) -}}
 {{- end -}}
 {{- if or (lt (int64 $d.seconds) (int64 $bound.min)) (gt (int64 $d.seconds) (int64 $bound.max)) -}}
-{{- fail (printf "%s%s.%s %q is outside %s: %s; set it within those bounds" $.prefix $.field $key (get $m $key) $bound.range (ternary "a golden that is merely importing would alert" "an alert that late says nothing useful" (lt (int64 $d.seconds) (int64 $bound.min)))) -}}
+{{- fail (printf "%s%s.%s %q is outside %s: %s; set it within those bounds" $.prefix $.field $key (get $m $key) $bound.range (ternary ($bound.early | default "") "an alert that late says nothing useful" (lt (int64 $d.seconds) (int64 $bound.min)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

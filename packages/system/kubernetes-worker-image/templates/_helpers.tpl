@@ -283,7 +283,8 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- end -}}
 {{- end -}}
 {{- /* Goldens marked retiring whose entry is gone: this render deletes them (no keep), so they are checked too. */ -}}
-{{- range $dv := (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns "").items | default list -}}
+{{- include "kubernetes-worker-image.ensureLive" . -}}
+{{- range $dv := ._kubernetesWorkerImageLive.dataVolumes -}}
 {{- $name := $dv.metadata.name -}}
 {{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
 {{- $_ := set $check $name (dict "subject" (printf "the golden %s/%s is marked retiring and this render no longer lists its entry, so Helm would delete it, but it" $ns $name) "fix" "until then keep its entry in images with retire: true (or without retire, to keep the golden)") -}}
@@ -306,6 +307,40 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- end -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+What cozy-public holds, listed once per render into ._kubernetesWorkerImageLive: dataVolumes (every
+DataVolume there), and cloneable, sorted: the names of the catalog's goldens there that are not
+retiring: a DataVolume named talos-worker-... carrying the catalog's label (app.kubernetes.io/part-of:
+kubernetes-worker-image) and not annotated retiring, or, once CDI collected such a DataVolume, its
+PersistentVolumeClaim (CDI copies the DataVolume's labels onto it). Two lists of the catalog's own
+namespace, whatever the tenants hold. Takes the root context.
+*/}}
+{{- define "kubernetes-worker-image.ensureLive" -}}
+{{- if not (hasKey . "_kubernetesWorkerImageLive") -}}
+{{- $ns := include "kubernetes-worker-image.namespace" . -}}
+{{- $dataVolumes := (lookup "cdi.kubevirt.io/v1beta1" "DataVolume" $ns "").items | default list -}}
+{{- $cloneable := dict -}}
+{{- $seen := dict -}}
+{{- range $o := $dataVolumes -}}
+{{- $_ := set $seen $o.metadata.name true -}}
+{{- if and (include "kubernetes-worker-image.isCatalogGolden" $o) (ne (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $o | toString) "true") -}}
+{{- $_ := set $cloneable $o.metadata.name true -}}
+{{- end -}}
+{{- end -}}
+{{- range $o := (lookup "v1" "PersistentVolumeClaim" $ns "").items | default list -}}
+{{- if and (not (hasKey $seen $o.metadata.name)) (include "kubernetes-worker-image.isCatalogGolden" $o) -}}
+{{- $_ := set $cloneable $o.metadata.name true -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set . "_kubernetesWorkerImageLive" (dict "dataVolumes" $dataVolumes "cloneable" (keys $cloneable | sortAlpha)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" for an object named as a golden and labelled as the catalog labels its goldens. */}}
+{{- define "kubernetes-worker-image.isCatalogGolden" -}}
+{{- if and (hasPrefix "talos-worker-" (.metadata.name | toString)) (eq (dig "metadata" "labels" "app.kubernetes.io/part-of" "" . | toString) "kubernetes-worker-image") -}}true{{- end -}}
 {{- end -}}
 
 {{/*
@@ -415,4 +450,24 @@ CDI older than v1.65.0, and an importing golden whose CA ConfigMap this render w
 {{- $_ := set . "_kubernetesWorkerImageChecksumUnchecked" true -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+KubernetesWorkerImagePoolBehind's expression (docs/monitoring.md): a pool (its MachineDeployment's
+annotations, exported by kube-state-metrics while the platform's metrics are on) whose Talos patch is
+below the newest of the goldens in cozy-public of its schematic and minor that are Succeeded and not
+retiring, on its class: the value is how many patches behind. Classes compare as written, and a side
+that writes none (an HTTP pool or a golden on the cluster's default) takes any: three arms, joined with
+or. Takes a dict: metrics (worker-image-lib.metrics), ns (cozy-public).
+*/}}
+{{- define "kubernetes-worker-image.poolBehindExpr" -}}
+{{- $succeeded := printf "%s{exported_namespace=\"%s\"%%s} * on (exported_namespace, name) group_left () max by (exported_namespace, name) (%s{exported_namespace=\"%s\", phase=\"Succeeded\"}) unless on (exported_namespace, name) %s{exported_namespace=\"%s\", retiring=\"true\"}" .metrics.goldenPatch .ns .metrics.goldenStatus .ns .metrics.goldenInfo .ns -}}
+{{- $anyGolden := printf $succeeded "" -}}
+{{- $noClassGolden := printf $succeeded ", storage_class=\"\"" -}}
+{{- $pools := .metrics.poolPatch -}}
+{{- $arms := list
+  (printf "(max by (schematic_id, talos_minor, storage_class) (%s) - on (schematic_id, talos_minor, storage_class) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $anyGolden $pools)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor) (%s{storage_class=\"\"})) > 0" $anyGolden $pools)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $noClassGolden $pools) -}}
+{{- join "\nor\n" $arms -}}
 {{- end -}}
