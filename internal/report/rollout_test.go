@@ -101,6 +101,13 @@ func helmReleaseValues(values string) func(*unstructured.Unstructured) {
 	}
 }
 
+// keptFrom is where the chart says an unset talos field of p comes from: the
+// template its MachineDeployment runs (the example fleet's pools leave
+// talos.* unset, so each runs the flavor it was created with).
+func keptFrom(field string, p report.RolloutPool) string {
+	return field + " unset: kept from what the pool runs, KubevirtMachineTemplate " + p.Namespace + "/" + p.MachineTemplate.Running
+}
+
 // The example fleet moves from v1.13.6 to v1.13.7: every pool booting
 // v1.13.6 changes talos.version, the field its version came from; each
 // template the plan names is the one the chart renders for the changed
@@ -130,7 +137,7 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	state := render.NewState(objs...)
 	for _, p := range plan.Pools() {
 		assert.Equal(t, report.StateMoves, p.State, p.HelmRelease)
-		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}}, p.Changes, p.HelmRelease)
+		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: keptFrom("talos.version", p), To: "v1.13.7"}}, p.Changes, p.HelmRelease)
 		assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange, p.HelmRelease)
 		assert.Equal(t, "v1.13.7", render.Get(p.SpecValues, "talos.version"), p.HelmRelease)
 		assert.Equal(t, int64(1), p.Generation)
@@ -327,10 +334,11 @@ func TestRolloutChangesTheFieldTheFlavorCameFrom(t *testing.T) {
 	other := strings.Repeat("a", 64)
 	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}})
 	pools = byPool(plan)
+	acmeWorkers := pools["tenant-acme/kubernetes-nodes-acme-workers"]
 	assert.Equal(t, []report.ValueChange{
-		{Field: "talos.schematicID", From: schematic, Source: "talos.schematicID", To: other},
-		{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"},
-	}, pools["tenant-acme/kubernetes-nodes-acme-workers"].Changes)
+		{Field: "talos.schematicID", From: schematic, Source: keptFrom("talos.schematicID", acmeWorkers), To: other},
+		{Field: "talos.version", From: "v1.13.6", Source: keptFrom("talos.version", acmeWorkers), To: "v1.13.7"},
+	}, acmeWorkers.Changes)
 	assert.Equal(t, report.StateMoves, pools["tenant-acme/kubernetes-nodes-acme-workers"].State, "an HTTP pool needs no golden")
 	assert.Equal(t, report.StateNeedsEntry, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
 	require.NotNil(t, plan.Catalog)
