@@ -11,6 +11,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -633,4 +634,54 @@ func indent(text, prefix string) string {
 		}
 	}
 	return b.String()
+}
+
+// --to-defaults also moves a pool that keeps an older Kubernetes patch of its
+// minor (read from its MachineDeployment) to the chart's patch, writing the
+// release into `version`; the template keeps its name (the disk is the same),
+// so the MachineDeployment's new generation is what the wave waits for.
+func TestRolloutToTheChartsDefaultsMovesAKeptKubernetesPatch(t *testing.T) {
+	olderPatch := func(o *unstructured.Unstructured) {
+		require.NoError(t, unstructured.SetNestedField(o.Object, "v1.35.4", "spec", "template", "spec", "version"))
+	}
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){"MachineDeployment/tenant-beta/kubernetes-beta-web": olderPatch})
+	chrt, err := report.LoadPoolChart("")
+	require.NoError(t, err)
+	chartPatch := kubernetesRelease(t, chrt, "v1.35")
+	require.NotEqual(t, "v1.35.4", chartPatch, "the chart's patch is newer than the one kept")
+
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: report.RolloutTarget{Defaults: true}})
+	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
+	assert.Equal(t, report.StateMoves, web.State, web.Reason)
+	require.Len(t, web.Changes, 1)
+	assert.Equal(t, "version", web.Changes[0].Field)
+	assert.Equal(t, "v1.35.4", web.Changes[0].From)
+	assert.Equal(t, chartPatch, web.Changes[0].To)
+	assert.Contains(t, web.Changes[0].Source, "MachineDeployment", "the kept release names where it was read")
+	assert.Equal(t, map[string]any{"version": chartPatch}, web.ValuesChange)
+	assert.Equal(t, web.MachineTemplate.Current, web.MachineTemplate.Target, "a Kubernetes patch does not touch the disk")
+	var kinds []string
+	for _, b := range web.Behind {
+		kinds = append(kinds, b.Kind+" "+b.From+" -> "+b.To)
+	}
+	assert.Contains(t, kinds, report.BehindKubernetesPatch+" v1.35.4 -> "+chartPatch, "the plan says why it moves")
+
+	// Once its MachineDeployment runs the chart's patch, it is on target.
+	settled := settledFleet(t, nil)
+	plan = mustRollout(t, settled, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: report.RolloutTarget{Defaults: true}})
+	assert.Empty(t, plan.Waves)
+	assert.Len(t, plan.OnTarget, 1)
+}
+
+// kubernetesRelease is the release the chart gives a new pool of minor: the
+// MachineDeployment's version when rendered with nothing running.
+func kubernetesRelease(t *testing.T, chrt *chart.Chart, minor string) string {
+	t.Helper()
+	m, err := render.Render(chrt, render.Options{Release: render.Release{Name: "kubernetes-nodes-x-y", Namespace: "tenant-x"}, Values: map[string]any{"cluster": "x", "version": minor}})
+	require.NoError(t, err)
+	md, err := m.One("MachineDeployment")
+	require.NoError(t, err)
+	v, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "version")
+	require.NotEmpty(t, v)
+	return v
 }
