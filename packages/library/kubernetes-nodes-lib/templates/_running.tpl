@@ -24,9 +24,10 @@ The Talos flavor the pool runs, read once into ._kubernetesNodes.runningFlavor f
 template: schematicID and version (both "" when not readable), from (the template, for messages) and why
 (when not readable: a new pool, or what is missing). The disk is an HTTP import of
 <factory>/image/<schematicID>/<version>/openstack-amd64.raw.xz or a clone of the golden
-talos-worker-<schematicID>-<version>[--<class>] from cozy-public, as this chart and Cozystack's write it;
-the values are checked with the image patterns, so nothing the cluster holds reaches a name unchecked.
-Takes the root context.
+talos-worker-<schematicID>-<version>[--<class>] from cozy-public, as this chart and Cozystack's write it.
+The two fields are split out with worker-image-lib.patterns' schematicID and version written unanchored
+and without capture groups (so ${1} and ${2} are the fields), then bounded by worker-image-lib.maxLengths:
+nothing the cluster holds reaches a name unchecked. Takes the root context.
 */}}
 {{- define "kubernetes-nodes.ensureRunningFlavor" -}}
 {{- $state := ._kubernetesNodes -}}
