@@ -2,14 +2,11 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
-	"github.com/cozystack/golden-worker-images/internal/render"
-	"helm.sh/helm/v3/pkg/chart"
 )
 
 // The ways a pool is behind (docs/design.md, "Day 2"): a chart release never
@@ -188,62 +185,16 @@ func runningFromFacts(f *chartFacts) Running {
 	return r
 }
 
-// PoolRunning renders one pool with the chart against t and says what it
-// runs (Running), as plan does: a pool the chart refuses still says what its
-// values resolve to, with the refusal; nil when even its image does not
-// resolve. err is a cluster problem.
-func PoolRunning(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (r *Running, refusal string, err error) {
-	_, facts, err := renderWithFacts(chrt, t.options(rel, vals))
-	if err != nil {
-		if refusal, err = RenderFailure(err); err != nil {
-			return nil, "", err
-		}
-		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil || facts == nil {
-			return nil, refusal, err
-		}
-	}
-	running := runningFromFacts(facts)
-	return &running, refusal, nil
-}
-
-// PoolBehind is one pool of a fleet and how it is behind.
+// PoolBehind is one pool of the fleet (pins) and how it is behind.
 type PoolBehind struct {
 	// HelmRelease is "<namespace>/<name>" of its Flux HelmRelease, or of its
 	// Helm release for one installed without a HelmRelease.
 	HelmRelease string `json:"helmRelease"`
 	Release     string `json:"release"`
 	Namespace   string `json:"namespace"`
-	// Unresolved: its values could not be computed; Refusal: the chart
-	// refuses it (Running is then what its values resolve to, if anything).
-	Unresolved string         `json:"unresolved,omitempty"`
-	Refusal    string         `json:"refusal,omitempty"`
-	Running    *Running       `json:"running,omitempty"`
-	Behind     []BehindReason `json:"behind"`
-}
-
-// FleetBehind renders every pool of the fleet (fleet.Read: found and valued
-// as Flux deploys them) and says how each is behind, reading the catalog
-// once. Pools come in fleet order.
-func FleetBehind(chrt *chart.Chart, t Target, pools []fleet.Pool) ([]PoolBehind, error) {
-	catalog, err := t.catalog()
-	if err != nil {
-		return nil, err
-	}
-	var out []PoolBehind
-	for i, p := range pools {
-		t.progress("rendering pool %d of %d: %s", i+1, len(pools), p.ID())
-		pb := PoolBehind{HelmRelease: p.ID(), Release: p.Release, Namespace: p.Namespace, Unresolved: p.Unresolved, Behind: []BehindReason{}}
-		if p.Unresolved == "" {
-			rel := render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}
-			if pb.Running, pb.Refusal, err = PoolRunning(chrt, t, rel, p.Values); err != nil {
-				return nil, err
-			}
-			if pb.Running != nil {
-				pb.Behind = append(pb.Behind, Behind(*pb.Running, catalog)...)
-			}
-		}
-		out = append(out, pb)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].HelmRelease < out[j].HelmRelease })
-	return out, nil
+	// Refusal: the chart refuses it (Running is then what its values
+	// resolve to).
+	Refusal string         `json:"refusal,omitempty"`
+	Running *Running       `json:"running,omitempty"`
+	Behind  []BehindReason `json:"behind"`
 }

@@ -1,7 +1,6 @@
 package report_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -12,24 +11,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// FleetBehind over the example cluster: each pool rendered by the chart,
-// judged against the goldens cozy-public holds, read once.
-func TestFleetBehindOverTheExampleCluster(t *testing.T) {
+// pins over the example cluster: each pool rendered by the chart, judged
+// against the goldens cozy-public holds, read once; only the pools behind
+// are listed.
+func TestPinsListsThePoolsBehindOverTheExampleCluster(t *testing.T) {
 	st, err := render.LoadState(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
 	require.NoError(t, err)
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
-	fl, err := fleet.Read(context.Background(), st, fleet.Options{Chart: chrt.Metadata.Name})
-	require.NoError(t, err)
 	served, err := st.APIVersions()
 	require.NoError(t, err)
-	pools, err := report.FleetBehind(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, fl.Pools)
+	f, err := report.ReadPins(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, fleet.Options{Chart: chrt.Metadata.Name})
 	require.NoError(t, err)
 	byPool := map[string]report.PoolBehind{}
-	for _, p := range pools {
+	for _, p := range report.Pins(f, "state", chrt.Metadata.Name).PoolsBehind {
 		byPool[p.HelmRelease] = p
 	}
-	require.Len(t, byPool, len(fl.Pools))
 
 	edge := byPool["tenant-gamma/kubernetes-nodes-gamma-edge"]
 	require.NotNil(t, edge.Running)
@@ -40,16 +37,15 @@ func TestFleetBehindOverTheExampleCluster(t *testing.T) {
 	}, edge.Behind, "the catalog's v1.13.6 and the chart's default; its factory is the one it was created with, the platform's")
 
 	web := byPool["tenant-beta/kubernetes-nodes-beta-web"]
+	require.NotNil(t, web.Running)
 	assert.Equal(t, []report.BehindReason{{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: "the platform's factory URL for new pools"}},
 		web.Behind, "created before the platform's mirror, it still imports from the public factory")
 	assert.Equal(t, "v1.35.6", web.Running.Kubernetes)
 
-	assert.Empty(t, byPool["tenant-acme/kubernetes-nodes-acme-workers"].Behind, "no cozystack-values: the built-in factory is its platform's")
-	assert.Empty(t, byPool["tenant-acme/kubernetes-nodes-acme-golden"].Behind, "clones the newest golden of its minor")
-	big := byPool["tenant-gamma/kubernetes-nodes-gamma-big"]
-	assert.NotEmpty(t, big.Refusal, "refused: no such instancetype")
-	require.NotNil(t, big.Running, "a refused pool still says what it resolves to")
-	assert.Equal(t, []report.BehindReason{}, big.Behind)
+	assert.NotContains(t, byPool, "tenant-acme/kubernetes-nodes-acme-workers", "no cozystack-values: the built-in factory is its platform's")
+	assert.NotContains(t, byPool, "tenant-acme/kubernetes-nodes-acme-golden", "clones the newest golden of its minor")
+	assert.NotContains(t, byPool, "tenant-gamma/kubernetes-nodes-gamma-big", "refused (no such instancetype), and what it resolves to is on what a new pool gets")
+	assert.Len(t, byPool, 2)
 }
 
 // plan says how the pool it renders is behind, beside the Kubernetes

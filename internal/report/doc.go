@@ -11,7 +11,7 @@
 //	                HelmReleaseStatus and MachineDeploymentRolledOut)
 //	CatalogPreview  what will the catalog chart do with these values against my cluster?
 //	Version         which binary is this, and which charts does it carry?
-//	Behind          how is each pool behind what a new pool gets now? (FleetBehind: a fleet)
+//	Behind          how is each pool behind what a new pool gets now? (Pins: the fleet's pools behind)
 //
 // It never resolves a disk source itself: every answer is the pool chart's,
 // rendered with Helm's own engine (internal/render) against a Target (a
