@@ -171,7 +171,7 @@ patched in place (README), and records on the entry the CA ConfigMap and checksu
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- /* An existing golden keeps the CA and checksum it was imported with (README, "Closed networks"). */ -}}
+{{- /* An existing golden keeps the CA and checksum it was imported with (README, "Trusted imports: a CA and a checksum"). */ -}}
 {{- if $stored -}}
 {{- $_ := set . "stored" $stored -}}
 {{- end -}}
