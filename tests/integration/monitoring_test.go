@@ -494,7 +494,7 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "      - series: %s\n        values: %q\n", text, s.value+"x2100")
+		fmt.Fprintf(&b, "      - series: %s\n        values: %q\n", text, s.value+"+0x2100") // V+0xN: V held N steps, +Inf and NaN included
 		inputs++
 	}
 	b.WriteString("    alert_rule_test:\n" + alertTests)
