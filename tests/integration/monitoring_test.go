@@ -500,11 +500,12 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 	b.WriteString("    alert_rule_test:\n" + alertTests)
 	test := filepath.Join(dir, "exported.test.yaml")
 	writeFile(t, test, b.String())
+	started := time.Now()
 	out, err := exec.Command(bin, "test", "rules", test).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool test rules over %d series kube-state-metrics exported (%s): %v\n%s", inputs, test, err, truncate(string(out), 8<<10))
 	}
-	t.Logf("promtool: the catalog's rules over %d exported series fire as expected", inputs)
+	t.Logf("promtool: the catalog's rules over %d exported series fire as expected (%s)", inputs, time.Since(started).Round(100*time.Millisecond))
 }
 
 // truncate keeps at most n bytes of s, saying how many it dropped.
