@@ -52,8 +52,8 @@ app.kubernetes.io/part-of label: the "key=value" path step yields nothing on any
 (the .../golden annotation a pool writes): an Info metric with no label from its own path writes none.
 CDI writes progress as text such as "45.20%", which kube-state-metrics reads as no number, so it is a
 label. The retiring label comes from a "key=value" step too: only "true" is exported, whatever else a
-look-alike's annotation holds. CDI records the clone strategy it took in the cdi.kubevirt.io/cloneType annotation of the target
-PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
+look-alike's annotation holds. CDI records the clone strategy it took in the cdi.kubevirt.io/cloneType
+annotation of the target PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
 */}}
 {{- define "worker-image-lib.kubeStateMetricsResources" -}}
 {{- $names := include "worker-image-lib.metrics" . | fromYaml -}}
