@@ -456,7 +456,7 @@ func poolBehindAlert(namespace, name string) string {
 
 // runRulesOverExported runs `promtool test rules` (built by `make promtool`)
 // with the rule object's groups over the exported series keep selects, each
-// held at its scraped value for a week at a 5-minute interval, against the
+// held at its scraped value for a week at an hourly interval, against the
 // alert_rule_test entries given.
 func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []metricSeries, keep func(metricSeries) bool, alertTests string) {
 	t.Helper()
@@ -474,7 +474,7 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 	}
 	writeFile(t, filepath.Join(dir, "rules.yaml"), string(groups))
 	var b strings.Builder
-	b.WriteString("rule_files: [rules.yaml]\nevaluation_interval: 5m\ntests:\n  - interval: 5m\n    input_series:\n")
+	b.WriteString("rule_files: [rules.yaml]\nevaluation_interval: 1h\ntests:\n  - interval: 1h\n    input_series:\n")
 	inputs := 0
 	for _, s := range series {
 		if !keep(s) {
@@ -494,7 +494,7 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "      - series: %s\n        values: %q\n", text, s.value+"+0x2100") // V+0xN: V held N steps, +Inf and NaN included
+		fmt.Fprintf(&b, "      - series: %s\n        values: %q\n", text, s.value+"+0x200") // V+0xN: V held N steps, +Inf and NaN included
 		inputs++
 	}
 	b.WriteString("    alert_rule_test:\n" + alertTests)
