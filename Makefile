@@ -25,9 +25,10 @@ talos:
 
 ## integration: the charts installed for real against kube-apiserver + etcd,
 ## kube-state-metrics reading what they create, and the pool's reconcile step
-## run with kubectl against it.
-integration: apiserver kubectl kube-state-metrics
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+## run with kubectl against it, and promtool evaluating the alert rules over
+## what kube-state-metrics exported.
+integration: apiserver kubectl kube-state-metrics promtool
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.

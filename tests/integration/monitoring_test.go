@@ -4,9 +4,12 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -98,8 +101,9 @@ func testKubeStateMetrics(t *testing.T, e *env) {
 		e.patchStatus(t, dataVolumeVersion, "DataVolume", catalogNamespace, dv, map[string]any{"phase": phase, "progress": progress})
 	}
 
-	// A tenant's DataVolume labelled like a golden, and a plain one: kube-state-
-	// metrics reads both, and the rules must not take the first for a golden.
+	// A tenant's DataVolume labelled like a golden (its retiring annotation
+	// 4 KiB long), and a plain one: kube-state-metrics reads both, and the
+	// rules must not take the first for a golden.
 	const tenant = "tenant-ksm"
 	e.createNamespace(t, tenant)
 	lookAlike := fmt.Sprintf(`apiVersion: cdi.kubevirt.io/v1beta1
@@ -108,6 +112,7 @@ metadata:
   name: %s
   namespace: %s
   labels: {app.kubernetes.io/part-of: kubernetes-worker-image}
+  annotations: {kubernetes-worker-image.cozystack.io/retiring: "%s"}
 spec:
   source: {http: {url: "https://factory.talos.dev/image/x/v1.13.2/openstack-amd64.raw.xz"}}
   storage: {resources: {requests: {storage: 6Gi}}}
@@ -118,7 +123,7 @@ metadata: {name: plain-disk, namespace: %s}
 spec:
   source: {blank: {}}
   storage: {resources: {requests: {storage: 1Gi}}}
-`, name("v1.13.2"), tenant, tenant)
+`, name("v1.13.2"), tenant, strings.Repeat("true", 1024), tenant)
 	e.createYAML(t, lookAlike)
 	e.patchStatus(t, dataVolumeVersion, "DataVolume", tenant, name("v1.13.2"), map[string]any{"phase": "Failed"})
 	created = append(created, objectRef{dataVolumeVersion, "DataVolume", tenant, name("v1.13.2")}, objectRef{dataVolumeVersion, "DataVolume", tenant, "plain-disk"})
@@ -157,6 +162,7 @@ spec:
 		t.Fatal(err)
 	}
 	poolMDs := map[string]string{"kubernetes-ksm-declared": "replicated", "kubernetes-ksm-default": ""}
+	var defaultMD map[string]any
 	for mdName, class := range poolMDs {
 		values := map[string]any{"cluster": "ksm", "storageClass": class, "_cluster": map[string]any{"kubernetesWorkerImage": map[string]any{"metrics": true}}}
 		m, err := render.Render(poolChart, render.Options{Release: render.Release{Name: "kubernetes-nodes-ksm-" + strings.TrimPrefix(mdName, "kubernetes-ksm-"), Namespace: tenant}, Values: values})
@@ -169,7 +175,36 @@ spec:
 		}
 		e.create(t, &unstructured.Unstructured{Object: md.Object})
 		created = append(created, objectRef{capiAPIVersion, "MachineDeployment", tenant, mdName})
+		if class == "" {
+			defaultMD = md.Object
+		}
 	}
+	// What a tenant who writes its MachineDeployment's annotations can make
+	// of them: the patch "+Inf" or "NaN", which kube-state-metrics reads as
+	// numbers, beside a pool on the newest patch; all of the goldens' flavor,
+	// without a class. And a worker disk whose pool annotation is 64 KiB,
+	// which kube-state-metrics exports as written.
+	tenantPatches := map[string]string{"kubernetes-ksm-patch-inf": "+Inf", "kubernetes-ksm-patch-nan": "NaN", "kubernetes-ksm-patch-newest": "5"}
+	for mdName, patch := range tenantPatches {
+		md := (&unstructured.Unstructured{Object: defaultMD}).DeepCopy()
+		md.SetName(mdName)
+		annotations := md.GetAnnotations()
+		annotations["kubernetes-worker-image.cozystack.io/talos-schematic-id"] = ksmSchematicID
+		annotations["kubernetes-worker-image.cozystack.io/talos-minor"] = "v1.13"
+		annotations["kubernetes-worker-image.cozystack.io/talos-patch"] = patch
+		md.SetAnnotations(annotations)
+		e.create(t, md)
+		created = append(created, objectRef{capiAPIVersion, "MachineDeployment", tenant, mdName})
+	}
+	longPool := strings.Repeat("p", 64<<10)
+	longDisk := pool + "-zzzzz-disk-system"
+	e.create(t, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": dataVolumeVersion, "kind": "DataVolume",
+		"metadata": map[string]any{"name": longDisk, "namespace": tenant, "annotations": map[string]any{
+			"kubernetes-worker-image.cozystack.io/golden": golden, "kubernetes-worker-image.cozystack.io/pool": longPool, "cdi.kubevirt.io/cloneType": "copy"}},
+		"spec": render.Get(disk, "spec"),
+	}})
+	created = append(created, objectRef{dataVolumeVersion, "DataVolume", tenant, longDisk})
 	t.Cleanup(func() { e.remove(t, created...) })
 
 	port, telemetry := freePort(t), freePort(t)
@@ -234,6 +269,8 @@ spec:
 		expects = append(expects, expect{support.WorkerDiskMetric, labels, absent})
 	}
 	expects = append(expects, expect{support.GoldenStatusMetric, map[string]string{"exported_namespace": tenant, "name": name("v1.13.2"), "phase": "Failed"}, nil})
+	// Its retiring annotation, 4 KiB, is no "true": no label.
+	expects = append(expects, expect{support.GoldenInfoMetric, map[string]string{"exported_namespace": tenant, "name": name("v1.13.2")}, []string{"retiring"}})
 	flavorMinor := poolFlavor.Version[:strings.LastIndex(poolFlavor.Version, ".")]
 	for mdName, class := range poolMDs {
 		labels := map[string]string{"exported_namespace": tenant, "name": mdName, "schematic_id": poolFlavor.SchematicID, "talos_minor": flavorMinor}
@@ -245,6 +282,11 @@ spec:
 		}
 		expects = append(expects, expect{support.PoolPatchMetric, labels, absent})
 	}
+	for mdName := range tenantPatches {
+		labels := map[string]string{"exported_namespace": tenant, "name": mdName, "schematic_id": ksmSchematicID, "talos_minor": "v1.13"}
+		expects = append(expects, expect{support.PoolPatchMetric, labels, []string{"storage_class"}})
+	}
+	expects = append(expects, expect{support.WorkerDiskMetric, map[string]string{"exported_namespace": tenant, "name": longDisk, "golden": golden, "pool": longPool, "clone_type": "copy"}, nil})
 	// Wait until every object above is exported: other parts of the tier
 	// leave goldens too, so count none, look for each.
 	var series []metricSeries
@@ -284,7 +326,11 @@ spec:
 				t.Errorf("%s%v = %s, want the patch %s", x.metric, x.labels, found[0].value, want)
 			}
 		case support.PoolPatchMetric:
-			if want := poolFlavor.Version[strings.LastIndex(poolFlavor.Version, ".")+1:]; found[0].value != want {
+			want := poolFlavor.Version[strings.LastIndex(poolFlavor.Version, ".")+1:]
+			if written, ok := tenantPatches[x.labels["name"]]; ok {
+				want = written // exported as written: kube-state-metrics checks no value
+			}
+			if found[0].value != want {
 				t.Errorf("%s%v = %s, want the patch %s", x.metric, x.labels, found[0].value, want)
 			}
 		}
@@ -359,10 +405,115 @@ spec:
 		}
 	}
 	// One per golden alert, and the pools-behind alert's: per arm, the goldens'
-	// patch, status and retiring info, and the pools' patch.
-	if checked != 3+12 {
-		t.Errorf("checked %d rule selectors, want 15", checked)
+	// patch (twice: it is checked whole), status and retiring info, and the
+	// pools' patch (four times: checked whole, else read as -1).
+	if checked != 3+3*8 {
+		t.Errorf("checked %d rule selectors, want 27", checked)
 	}
+
+	// The rules over what kube-state-metrics exported, evaluated by promtool
+	// as if held for a week (poolBehindFor 7d): the pools annotated "+Inf" and
+	// "NaN" read as patch -1, 6 behind the newest Succeeded golden of their
+	// flavor not retiring (v1.13.5), and fire; the pool on v1.13.5 does not.
+	// The disk whose pool annotation is 64 KiB raises nothing; the pool's own
+	// copied disk does, its summary naming the namespace the disk is in.
+	runRulesOverExported(t, e, rules.Object, series, func(s metricSeries) bool {
+		switch s.name {
+		case support.GoldenPatchMetric:
+			return s.labels["schematic_id"] == ksmSchematicID
+		case support.GoldenStatusMetric, support.GoldenInfoMetric:
+			return s.labels["exported_namespace"] == catalogNamespace && strings.HasPrefix(s.labels["name"], support.GoldenName(ksmSchematicID, "v"))
+		case support.PoolPatchMetric:
+			return tenantPatches[s.labels["name"]] != ""
+		case support.WorkerDiskMetric:
+			return s.labels["exported_namespace"] == tenant
+		}
+		return false
+	}, fmt.Sprintf(`      - eval_time: 169h
+        alertname: KubernetesWorkerImagePoolBehind
+        exp_alerts:%[1]s%[2]s
+      - eval_time: 169h
+        alertname: KubernetesWorkerImageHostAssistedClone
+        exp_alerts:
+          - exp_labels: {severity: warning, service: kubernetes-worker-image, exported_instance: %[3]s/%[4]s, exported_namespace: %[3]s, pool: %[4]s, golden: %[5]s}
+            exp_annotations:
+              summary: 'Pool %[3]s/%[4]s has worker disks copied from %[5]s over the pod network'
+              description: '1 worker disk(s) of pool %[3]s/%[4]s were cloned from golden %[5]s by CDI''s host-assisted copy (cdi.kubevirt.io/cloneType: copy), not a CSI clone: each moved the whole image over the pod network, and the next worker will too.'
+              runbook_url: https://github.com/cozystack/golden-worker-images/blob/main/docs/runbooks.md#host-assisted-clone
+`, poolBehindAlert(tenant, "kubernetes-ksm-patch-inf"), poolBehindAlert(tenant, "kubernetes-ksm-patch-nan"), tenant, pool, golden))
+}
+
+// poolBehindAlert is the pools-behind alert a promtool unit test expects for
+// a pool of the tier's golden flavor whose patch reads as -1.
+func poolBehindAlert(namespace, name string) string {
+	return fmt.Sprintf(`
+          - exp_labels: {severity: warning, service: kubernetes-worker-image, exported_instance: %[1]s/%[2]s, exported_namespace: %[1]s, name: %[2]s, schematic_id: %[3]s, talos_minor: v1.13}
+            exp_annotations:
+              summary: 'Pool %[1]s/%[2]s runs an older Talos patch than the catalog holds for 7d'
+              description: 'The pool whose MachineDeployment is %[1]s/%[2]s runs Talos v1.13 of schematic %[3]s 6 patch(es) behind the newest golden of that minor and schematic Succeeded on its class (a talos-patch annotation that is no whole number from 0 to 999 reads as -1). A chart release never moves a running pool: workerimage rollout --behind does.'
+              runbook_url: https://github.com/cozystack/golden-worker-images/blob/main/docs/runbooks.md#pool-behind`, namespace, name, ksmSchematicID)
+}
+
+// runRulesOverExported runs `promtool test rules` (built by `make promtool`)
+// with the rule object's groups over the exported series keep selects, each
+// held at its scraped value for a week at an hourly interval, against the
+// alert_rule_test entries given.
+func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []metricSeries, keep func(metricSeries) bool, alertTests string) {
+	t.Helper()
+	bin, ok, why := support.Tool("promtool", "PROMTOOL")
+	if !ok {
+		t.Fatal(why)
+	}
+	dir := filepath.Join(e.dir, "promtool")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	groups, err := yaml.Marshal(map[string]any{"groups": render.Get(rules, "spec.groups")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "rules.yaml"), string(groups))
+	var b strings.Builder
+	b.WriteString("rule_files: [rules.yaml]\nevaluation_interval: 1h\ntests:\n  - interval: 1h\n    input_series:\n")
+	inputs := 0
+	for _, s := range series {
+		if !keep(s) {
+			continue
+		}
+		keys := make([]string, 0, len(s.labels))
+		for k := range s.labels {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := []string{`job="kube-state-metrics"`}
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%s", k, strconv.Quote(s.labels[k])))
+		}
+		// JSON strings are YAML double-quoted scalars, on one line however long.
+		text, err := json.Marshal(fmt.Sprintf("%s{%s}", s.name, strings.Join(parts, ", ")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "      - series: %s\n        values: %q\n", text, s.value+"+0x200") // V+0xN: V held N steps, +Inf and NaN included
+		inputs++
+	}
+	b.WriteString("    alert_rule_test:\n" + alertTests)
+	test := filepath.Join(dir, "exported.test.yaml")
+	writeFile(t, test, b.String())
+	started := time.Now()
+	out, err := exec.Command(bin, "test", "rules", test).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool test rules over %d series kube-state-metrics exported (%s): %v\n%s", inputs, test, err, truncate(string(out), 8<<10))
+	}
+	t.Logf("promtool: the catalog's rules over %d exported series fire as expected (%s)", inputs, time.Since(started).Round(100*time.Millisecond))
+}
+
+// truncate keeps at most n bytes of s, saying how many it dropped.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d more bytes)", s[:n], len(s)-n)
 }
 
 // patchStatus writes status fields through the status subresource, as CDI's
@@ -414,7 +565,7 @@ func (s metricSeries) String() string {
 	sort.Strings(keys)
 	var parts []string
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%q", k, s.labels[k]))
+		parts = append(parts, fmt.Sprintf("%s=%q", k, truncate(s.labels[k], 128)))
 	}
 	return fmt.Sprintf("%s{%s} %s", s.name, strings.Join(parts, ","), s.value)
 }
@@ -557,8 +708,10 @@ func (s selector) matches(labels map[string]string) bool {
 }
 
 var (
-	selectorRE = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}`)
-	matcherRE  = regexp.MustCompile(`^\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$`)
+	// A selector's braces hold quoted strings, which may hold braces and
+	// commas of their own (a regular expression's {0,61}).
+	selectorRE = regexp.MustCompile(`([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[^}"]|"(?:[^"\\]|\\.)*")*)\}`)
+	matcherRE  = regexp.MustCompile(`\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*(?:,|$)`)
 	byRE       = regexp.MustCompile(`\bby\s*\(([^)]*)\)`)
 )
 
@@ -569,12 +722,16 @@ func selectors(t testing.TB, expr string) []selector {
 	var out []selector
 	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
 		sel := selector{text: m[0], metric: m[1]}
-		for _, part := range strings.Split(m[2], ",") {
-			mm := matcherRE.FindStringSubmatch(part)
-			if mm == nil {
-				t.Fatalf("unreadable matcher %q in %s", part, expr)
+		read := 0
+		for _, mm := range matcherRE.FindAllStringSubmatchIndex(m[2], -1) {
+			if mm[0] != read {
+				t.Fatalf("unreadable matcher %q in %s", m[2][read:mm[0]], expr)
 			}
-			sel.matchers = append(sel.matchers, matcher{mm[1], mm[2], mm[3]})
+			sel.matchers = append(sel.matchers, matcher{m[2][mm[2]:mm[3]], m[2][mm[4]:mm[5]], m[2][mm[6]:mm[7]]})
+			read = mm[1]
+		}
+		if read != len(m[2]) || len(sel.matchers) == 0 {
+			t.Fatalf("unreadable matchers %q in %s", m[2], expr)
 		}
 		out = append(out, sel)
 	}

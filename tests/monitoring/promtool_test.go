@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -220,4 +221,113 @@ func TestPromtoolTestRulesCanFail(t *testing.T) {
 	out, err = exec.Command(bin, "test", "rules", filepath.Join(dir, "early.test.yaml")).CombinedOutput()
 	require.Error(t, err, "promtool fails a wrong expectation:\n%s", out)
 	require.Contains(t, string(out), "KubernetesWorkerImagePoolBehind")
+}
+
+// What a tenant can write into the series the rules read
+// (testdata/tenant-written.test.yaml, docs/monitoring.md "What a tenant can
+// write"): a pool's patch that is no whole number from 0 to 999 (+Inf, NaN,
+// -1, 1e9, 3.5) raises the pools-behind alert rather than hiding it, a
+// golden's such patch counts for nothing, and a worker disk's pool annotation
+// is named with the namespace the disk is in. Every annotation is compared:
+// the summaries are what Alertmanager receives.
+func TestPromtoolTenantWrittenSeries(t *testing.T) {
+	bin := promtool(t)
+	for _, c := range ruleCases[:2] {
+		t.Run(c.name, func(t *testing.T) {
+			out := runTenantWritten(t, bin, renderRules(t, c).Object)
+			require.Contains(t, out, "SUCCESS")
+		})
+	}
+}
+
+// The same file fails against the rules without each guard: the guards are
+// what the tests above see.
+func TestPromtoolTenantWrittenSeriesNeedTheGuards(t *testing.T) {
+	bin := promtool(t)
+	d := renderRules(t, ruleCases[0])
+	for name, c := range map[string]struct {
+		alert  string
+		unseen string // what promtool names as missing or unexpected
+		spoil  func(t *testing.T, rule map[string]any)
+	}{
+		"pool patch read as written": {"KubernetesWorkerImagePoolBehind", "kubernetes-acme-inf", func(t *testing.T, rule map[string]any) {
+			rule["expr"] = unguard(t, rule["expr"].(string), support.PoolPatchMetric, true)
+		}},
+		"golden patch read as written": {"KubernetesWorkerImagePoolBehind", "kubernetes-gamma-ccc", func(t *testing.T, rule map[string]any) {
+			rule["expr"] = unguard(t, rule["expr"].(string), support.GoldenPatchMetric, false)
+		}},
+		"disk annotations read as written": {"KubernetesWorkerImageHostAssistedClone", "tenant-victim/kubernetes-victim-workers", func(t *testing.T, rule map[string]any) {
+			expr := rule["expr"].(string)
+			guarded := regexp.MustCompile(`golden=~"[^"]*", pool=~"[^"]*"`)
+			require.Len(t, guarded.FindAllString(expr, -1), 1, "the disk selector checks golden and pool: %s", expr)
+			rule["expr"] = guarded.ReplaceAllLiteralString(expr, `golden!=""`)
+		}},
+		"summary without the namespace": {"KubernetesWorkerImageHostAssistedClone", "Pool kubernetes-victim-workers has", func(t *testing.T, rule map[string]any) {
+			annotations := rule["annotations"].(map[string]any)
+			annotations["summary"] = strings.Replace(annotations["summary"].(string), "{{ $labels.exported_namespace }}/", "", 1)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			copied := map[string]any{}
+			raw, err := yaml.Marshal(d.Object)
+			require.NoError(t, err)
+			require.NoError(t, yaml.Unmarshal(raw, &copied))
+			spoiled := 0
+			for _, r := range render.Get(copied, "spec.groups").([]any)[0].(map[string]any)["rules"].([]any) {
+				if rule := r.(map[string]any); rule["alert"] == c.alert {
+					c.spoil(t, rule)
+					spoiled++
+				}
+			}
+			require.Equal(t, 1, spoiled)
+			out := runTenantWritten(t, bin, copied)
+			require.NotContains(t, out, "SUCCESS", "promtool fails the rules without the guard")
+			require.Contains(t, out, c.alert)
+			require.Contains(t, out, c.unseen)
+		})
+	}
+}
+
+// runTenantWritten runs testdata/tenant-written.test.yaml against the rule
+// object, every annotation kept; it returns promtool's output, failed or not.
+func runTenantWritten(t *testing.T, bin string, rules map[string]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeRuleFile(t, dir, render.Doc{Object: rules}, nil)
+	raw, err := os.ReadFile(filepath.Join("testdata", "tenant-written.test.yaml"))
+	require.NoError(t, err)
+	test := filepath.Join(dir, "tenant-written.test.yaml")
+	require.NoError(t, os.WriteFile(test, raw, 0o644))
+	out, _ := exec.Command(bin, "test", "rules", test).CombinedOutput()
+	return string(out)
+}
+
+// unguard gives back expr with metric's patch read as kube-state-metrics
+// exports it, as the rules did before they checked it: each guarded read
+// "(S >= 0 <= 999 == floor(S))" becomes S, and for pools the aggregation's
+// argument "((S >= 0 <= 999 == floor(S)) or (S > bool S) - 1)" becomes (S).
+func unguard(t *testing.T, expr, metric string, pool bool) string {
+	t.Helper()
+	found := 0
+	for from := 0; ; {
+		at := strings.Index(expr[from:], "("+metric+"{")
+		if at < 0 {
+			break
+		}
+		start := from + at
+		end := strings.Index(expr[start:], " >= 0 <= 999 == floor(")
+		require.Positive(t, end, "a guarded read of %s in %s", metric, expr)
+		s := expr[start+1 : start+end]
+		guarded, plain := "("+s+" >= 0 <= 999 == floor("+s+"))", s
+		if pool {
+			guarded, plain = "("+guarded+" or ("+s+" > bool "+s+") - 1)", "("+s+")"
+			start--
+		}
+		require.Equal(t, guarded, expr[start:min(len(expr), start+len(guarded))], "the guarded read of %s", metric)
+		expr = expr[:start] + plain + expr[start+len(guarded):]
+		from = start + len(plain)
+		found++
+	}
+	require.Equal(t, 3, found, "one guarded read of %s per arm", metric)
+	return expr
 }

@@ -246,6 +246,10 @@ func TestPoolMetricsAnnotations(t *testing.T) {
 		{"{cluster: acme, storageClass: '', _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": defaultSchematic, key + "talos-minor": "v1.13", key + "talos-patch": "6"}},
 		{"{cluster: acme, storageClass: '', osImage: {builtin: {}}, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": defaultSchematic, key + "talos-minor": "v1.13", key + "talos-patch": "6", key + "storage-class": "replicated"}},
 		{"{cluster: acme, talos: {version: v1.14.0-beta.1, schematicID: abc}, version: v1.34, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": "abc", key + "talos-minor": "v1.14", key + "storage-class": "replicated"}},
+		// A patch is written up to 999, the most the alert rules read as one
+		// (worker-image-lib.wellFormed); above, as for a pre-release, none.
+		{"{cluster: acme, talos: {version: v1.13.999, schematicID: abc}, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": "abc", key + "talos-minor": "v1.13", key + "talos-patch": "999", key + "storage-class": "replicated"}},
+		{"{cluster: acme, talos: {version: v1.13.1000, schematicID: abc}, _cluster: {kubernetesWorkerImage: {metrics: true}}}", map[string]interface{}{key + "talos-schematic-id": "abc", key + "talos-minor": "v1.13", key + "storage-class": "replicated"}},
 	} {
 		on := mustRenderPool(t, vals(t, c.values), cluster)
 		md := doc(t, on, "MachineDeployment")
@@ -297,4 +301,47 @@ func TestPlatformMetricsRefusals(t *testing.T) {
 		_, err := renderPlatformAs(t, true, vals(t, ok))
 		require.NoError(t, err, ok)
 	}
+}
+
+// Every alert summary that names a pool names its namespace, from the series'
+// exported_namespace (where kube-state-metrics found the object), never from
+// an annotation alone: a tenant's worker disk annotated with another tenant's
+// pool reads as that name in the tenant's own namespace. The rules read a
+// disk's pool and golden annotations only in the shape the pool chart writes
+// them (tests/monitoring runs them).
+func TestAlertSummariesNameThePoolNamespace(t *testing.T) {
+	m, err := renderCatalog(t, vals(t, "monitoring: {enabled: true}"), nil)
+	require.NoError(t, err)
+	pools := 0
+	for _, g := range render.Get(ruleObject(t, m).Object, "spec.groups").([]interface{}) {
+		for _, r := range g.(map[string]interface{})["rules"].([]interface{}) {
+			rule := r.(map[string]interface{})
+			summary := render.Get(rule, "annotations.summary").(string)
+			if !strings.HasPrefix(summary, "Pool ") {
+				continue
+			}
+			pools++
+			assert.Regexp(t, `^Pool \{\{ \$labels\.exported_namespace \}\}/\{\{ \$labels\.(pool|name) \}\} `, summary, "alert %s", rule["alert"])
+		}
+	}
+	assert.Equal(t, 2, pools, "the host-assisted clone and pools-behind alerts name a pool")
+}
+
+// The retiring label is exported only as "true" (a "key=value" path step):
+// whatever else a look-alike's annotation holds writes no label.
+func TestMetricsRetiringLabelIsOnlyTrue(t *testing.T) {
+	values, err := support.PackageComponentValues(mustRenderPlatform(t, vals(t, "kubernetesWorkerImage: {metrics: {enabled: true}}")), support.MonitoringAgentsPackage, "monitoring-agents")
+	require.NoError(t, err)
+	found := 0
+	for _, r := range render.Get(values, "kube-state-metrics.customResourceState.config.spec.resources").([]interface{}) {
+		for _, metric := range r.(map[string]interface{})["metrics"].([]interface{}) {
+			path, ok := render.Get(metric.(map[string]interface{}), "labelsFromPath.retiring").([]interface{})
+			if !ok {
+				continue
+			}
+			found++
+			assert.Equal(t, []interface{}{"metadata", "annotations", "kubernetes-worker-image.cozystack.io/retiring=true"}, path)
+		}
+	}
+	assert.Equal(t, 1, found, "golden_info carries retiring")
 }

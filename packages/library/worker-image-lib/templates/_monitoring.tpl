@@ -14,16 +14,32 @@ poolPatch: kubernetes_worker_image_pool_talos_patch
 {{- end -}}
 
 {{/*
+What the alert rules take from series a tenant can write (docs/monitoring.md, "What a tenant can
+write"). kube-state-metrics exports annotations and spec fields as they are written: its custom-resource-
+state configuration has no pattern or length check (a path step matches one exact value at most), and
+reads "+Inf", "NaN", "1e9" or "3.5" as numbers. So the rules read a Talos patch only as a whole number
+from 0 to maxPatch (the charts write none above it) and a name only in the shape the charts write: pool,
+kubernetes-<cluster>-<pool> (a DNS label); objectName, a golden or a StorageClass (a DNS-1123 subdomain of
+at most 253 characters). Both are PromQL regular expressions, anchored by PromQL.
+*/}}
+{{- define "worker-image-lib.wellFormed" -}}
+maxPatch: 999
+pool: '[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?'
+objectName: '[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?'
+{{- end -}}
+
+{{/*
 The annotations that carry a Talos flavor as series can compare it (docs/monitoring.md): the schematic
 ID, the minor (vMAJOR.MINOR) and, for a release without a pre-release suffix, the patch as a number
-(kube-state-metrics reads it as the value; a pre-release is compared with nothing). The catalog writes
-them on each golden, a pool with the platform's metrics on its MachineDeployment: metadata only, which
-renames nothing and rolls no worker. Takes a dict: schematicID, version (checked already); outputs the
-annotations as YAML.
+(kube-state-metrics reads it as the value; a pre-release, and a patch above the rules' maxPatch, is
+compared with nothing). The catalog writes them on each golden, a pool with the platform's metrics on its
+MachineDeployment: metadata only, which renames nothing and rolls no worker. Takes a dict: schematicID,
+version (checked already); outputs the annotations as YAML.
 */}}
 {{- define "worker-image-lib.flavorAnnotations" -}}
 {{- $annotations := dict "kubernetes-worker-image.cozystack.io/talos-schematic-id" .schematicID "kubernetes-worker-image.cozystack.io/talos-minor" (regexFind "^v[0-9]+\\.[0-9]+" .version) -}}
-{{- if regexMatch "^v[0-9]+\\.[0-9]+\\.[0-9]+$" .version -}}
+{{- $maxPatch := (include "worker-image-lib.wellFormed" . | fromYaml).maxPatch | int -}}
+{{- if and (regexMatch "^v[0-9]+\\.[0-9]+\\.[0-9]{1,9}$" .version) (le (regexReplaceAll "^v[0-9]+\\.[0-9]+\\.([0-9]+)$" .version "${1}" | atoi) $maxPatch) -}}
 {{- $_ := set $annotations "kubernetes-worker-image.cozystack.io/talos-patch" (regexReplaceAll "^v[0-9]+\\.[0-9]+\\.([0-9]+)$" .version "${1}") -}}
 {{- end -}}
 {{- $annotations | toYaml -}}
@@ -35,8 +51,9 @@ Every DataVolume of the cluster is read, but a series is written only for a gold
 app.kubernetes.io/part-of label: the "key=value" path step yields nothing on any other) or a worker disk
 (the .../golden annotation a pool writes): an Info metric with no label from its own path writes none.
 CDI writes progress as text such as "45.20%", which kube-state-metrics reads as no number, so it is a
-label. CDI records the clone strategy it took in the cdi.kubevirt.io/cloneType annotation of the target
-PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
+label. The retiring label comes from a "key=value" step too: only "true" is exported, whatever else a
+look-alike's annotation holds. CDI records the clone strategy it took in the cdi.kubevirt.io/cloneType
+annotation of the target PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
 */}}
 {{- define "worker-image-lib.kubeStateMetricsResources" -}}
 {{- $names := include "worker-image-lib.metrics" . | fromYaml -}}
@@ -51,7 +68,7 @@ PVC and copies it to the DataVolume ("copy" is its host-assisted copy).
     "labelsFromPath" (merge (dict
       "storage_class" (list "spec" "storage" "storageClassName")
       "source_url" (list "spec" "source" "http" "url")
-      "retiring" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring")) $object))
+      "retiring" (list "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring=true")) $object))
   (dict "name" (trimPrefix (printf "%s_" $names.prefix) $names.goldenStatus)
     "help" "A golden DataVolume's import as CDI reports it: its phase and progress (no phase: CDI has not reconciled it)."
     "each" $golden

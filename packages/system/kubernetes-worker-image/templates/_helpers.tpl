@@ -171,7 +171,7 @@ patched in place (README), and records on the entry the CA ConfigMap and checksu
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- /* An existing golden keeps the CA and checksum it was imported with (README, "Closed networks"). */ -}}
+{{- /* An existing golden keeps the CA and checksum it was imported with (README, "Trusted imports: a CA and a checksum"). */ -}}
 {{- if $stored -}}
 {{- $_ := set . "stored" $stored -}}
 {{- end -}}
@@ -458,16 +458,29 @@ annotations, exported by kube-state-metrics while the platform's metrics are on)
 below the newest of the goldens in cozy-public of its schematic and minor that are Succeeded and not
 retiring, on its class: the value is how many patches behind. Classes compare as written, and a side
 that writes none (an HTTP pool or a golden on the cluster's default) takes any: three arms, joined with
-or. Takes a dict: metrics (worker-image-lib.metrics), ns (cozy-public).
+or. A patch counts only as a whole number from 0 to maxPatch (worker-image-lib.wellFormed): a golden's
+other value is left out, a pool's reads as -1, below every patch, so "+Inf" or "NaN" written on a
+MachineDeployment raises the alert instead of hiding it; a pool's class that is no StorageClass name is
+compared as none (with every golden), so it neither hides the alert nor reaches its labels. Takes a dict:
+metrics (worker-image-lib.metrics), ns (cozy-public).
 */}}
 {{- define "kubernetes-worker-image.poolBehindExpr" -}}
-{{- $succeeded := printf "%s{exported_namespace=\"%s\"%%s} * on (exported_namespace, name) group_left () max by (exported_namespace, name) (%s{exported_namespace=\"%s\", phase=\"Succeeded\"}) unless on (exported_namespace, name) %s{exported_namespace=\"%s\", retiring=\"true\"}" .metrics.goldenPatch .ns .metrics.goldenStatus .ns .metrics.goldenInfo .ns -}}
+{{- $shape := include "worker-image-lib.wellFormed" . | fromYaml -}}
+{{- $max := $shape.maxPatch | int -}}
+{{- /* Only the series of a whole patch in range; NaN compares false to everything. */ -}}
+{{- $whole := "(%[1]s >= 0 <= %[2]d == floor(%[1]s))" -}}
+{{- $golden := printf "%s{exported_namespace=\"%s\"%%[1]s}" .metrics.goldenPatch .ns -}}
+{{- $succeeded := printf "%s * on (exported_namespace, name) group_left () max by (exported_namespace, name) (%s{exported_namespace=\"%s\", phase=\"Succeeded\"}) unless on (exported_namespace, name) %s{exported_namespace=\"%s\", retiring=\"true\"}" (printf $whole $golden $max) .metrics.goldenStatus .ns .metrics.goldenInfo .ns -}}
 {{- $anyGolden := printf $succeeded "" -}}
 {{- $noClassGolden := printf $succeeded ", storage_class=\"\"" -}}
-{{- $pools := .metrics.poolPatch -}}
+{{- /* A pool's patch, whole, else -1: (x > bool x) is 0 for every x, NaN and Inf included. */ -}}
+{{- $pool := printf "%s{%%[1]s}" .metrics.poolPatch -}}
+{{- $read := printf "(%s or (%s > bool %s) - 1)" (printf $whole $pool $max) $pool $pool -}}
+{{- $withClass := printf $read (printf "storage_class=~\"%s\"" $shape.objectName) -}}
+{{- $noClass := printf $read (printf "storage_class!~\"%s\"" $shape.objectName) -}}
 {{- $arms := list
-  (printf "(max by (schematic_id, talos_minor, storage_class) (%s) - on (schematic_id, talos_minor, storage_class) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $anyGolden $pools)
-  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor) (%s{storage_class=\"\"})) > 0" $anyGolden $pools)
-  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) (%s{storage_class!=\"\"})) > 0" $noClassGolden $pools) -}}
+  (printf "(max by (schematic_id, talos_minor, storage_class) (%s) - on (schematic_id, talos_minor, storage_class) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) %s) > 0" $anyGolden $withClass)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor) %s) > 0" $anyGolden $noClass)
+  (printf "(max by (schematic_id, talos_minor) (%s) - on (schematic_id, talos_minor) group_right () max by (exported_namespace, name, schematic_id, talos_minor, storage_class) %s) > 0" $noClassGolden $withClass) -}}
 {{- join "\nor\n" $arms -}}
 {{- end -}}
