@@ -73,20 +73,23 @@ func TestPinsPoolWhoseGoldenComesOnlyFromCluster(t *testing.T) {
 	assert.Empty(t, goldenIn(t, r, g5).Pools)
 }
 
-// An artifact whose name does not say kubernetes-nodes is a pool when the
-// operator names it with -artifact.
+// Another artifact is the pool chart when the operator names it with
+// --artifact, with its namespace; a name alone is refused (any tenant can
+// give a source of its own that name).
 func TestPinsArtifactFlag(t *testing.T) {
 	g5 := goldenName("v1.13.5")
 	state := pinsWith(t, "cluster", zetaValues, cozyRelease("kubernetes-nodes-zeta-w", "tenant-workers", "{cluster: zeta, talos: {version: v1.13.5}}"))
 	r, _ := pinsOfFile(t, state)
-	assert.True(t, goldenIn(t, r, g5).SafeToDelete, "not a pool: the artifact's name says nothing and no record names the chart")
+	assert.True(t, goldenIn(t, r, g5).SafeToDelete, "not a pool: its artifact is not the platform's pool chart")
 
-	for _, flag := range []string{"tenant-workers", "cozy-system/tenant-workers", "other,cozy-system/tenant-workers"} {
+	for _, flag := range []string{"cozy-system/tenant-workers", "ExternalArtifact/cozy-system/tenant-workers", "other/x,cozy-system/tenant-workers"} {
 		res := pinsAllowingProblem(t, state, "-artifact", flag)
 		require.Equal(t, exitOK, res.code, res.stderr)
 		g := goldenIn(t, decode[report.PinsReport](t, res), g5)
 		assert.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools), flag)
 	}
+	requireProblem(t, pinsAllowingProblem(t, state, "--artifact", "tenant-workers"),
+		`--artifact "tenant-workers" names no namespace: give NAMESPACE/tenant-workers or KIND/NAMESPACE/tenant-workers`)
 }
 
 // A release of the pool chart installed with plain helm install (only its

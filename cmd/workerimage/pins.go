@@ -71,7 +71,7 @@ type fleetFlags struct {
 // --chart's help.
 func (f *fleetFlags) add(cmd *cobra.Command, poolsAre string) {
 	f.cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
-	artifactFlag(cmd, &f.artifacts, "a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart although it does not end in the chart's name (repeatable)")
+	artifactFlag(cmd, &f.artifacts, "a chart source, KIND/NAMESPACE/NAME or NAMESPACE/NAME, that holds the pool chart besides the one the ApplicationDefinition kubernetes-nodes names (repeatable)")
 	cmd.Flags().StringVar(&f.chartDir, "chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
 	_ = cmd.MarkFlagDirname("chart")
 	outputFlag(cmd, &f.format)

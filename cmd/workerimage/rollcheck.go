@@ -105,7 +105,7 @@ sides refuse is reported, and does not fail the check.`,
 	cmd.Flags().StringVar(&release, "release", "", "release name for every -f pool (default kubernetes-nodes-<cluster>-<values file name>)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
 	cluster.add(cmd, "kubeconfig of a live cluster (default without --base: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
-	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
+	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chart source, KIND/NAMESPACE/NAME or NAMESPACE/NAME, that holds the pool chart besides the one the ApplicationDefinition kubernetes-nodes names (repeatable)")
 	registryFlags(cmd, &registry)
 	outputFlag(cmd, &format)
 	return cmd

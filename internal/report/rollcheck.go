@@ -276,7 +276,7 @@ func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollI
 		return nil, fmt.Errorf("%v", err)
 	}
 	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
-		return nil, fmt.Errorf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with --artifact, or give -f pool values files", Count(len(fl.Pools), "pool"), Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+		return nil, fmt.Errorf("could not read the pools (%s of the pool chart %s found, none whose values resolve), yet the cluster runs %s (%s); name their chart source with --artifact KIND/NAMESPACE/NAME, or give -f pool values files", Count(len(fl.Pools), "pool"), fl.PoolChart, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
 	var out []RollInput
 	for _, p := range fl.Pools {
