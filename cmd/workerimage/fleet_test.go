@@ -270,10 +270,38 @@ contexts: [{name: live, context: {cluster: live, user: u}}]
 	res = cli(t, "pins", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.PinsReport](t, res).Cluster)
-	// plan without -kubeconfig or -context stays a preview, KUBECONFIG or not.
+	// plan reads KUBECONFIG as every verb does; --cluster none previews.
 	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
+	require.NotEqual(t, exitProblem, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.PlanReport](t, res).Cluster)
+	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "--cluster", "none", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Contains(t, decode[report.PlanReport](t, res).Cluster, "none (helm template preview")
+	assert.Equal(t, "none (helm template preview: every lookup answers empty)", decode[report.PlanReport](t, res).Cluster)
+	// rollcheck --base reads it too, and previews with --cluster none.
+	res = cli(t, "rollcheck", "--base", "../..", "--head", "../..", "-f", td("pools", "http.yaml"), "-o", "json")
+	require.NotEqual(t, exitProblem, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.RollReport](t, res).Cluster)
+	res = cli(t, "rollcheck", "--base", "../..", "--head", "../..", "-f", td("pools", "http.yaml"), "--cluster", "none", "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "none (helm template preview: every lookup answers empty)", decode[report.RollReport](t, res).Cluster)
+	// A verb that reads a cluster's pools cannot preview.
+	for _, verb := range [][]string{{"pins"}, {"adopt"}, {"catalog"}, {"rollcheck", "../.."}, {"rollcheck", "--base", "../..", "--head", "../.."}} {
+		requireProblem(t, cli(t, append(verb, "--cluster", "none")...), "--cluster none previews without a cluster, and this command reads one")
+	}
+}
+
+// With no kubeconfig anywhere (no KUBECONFIG, no ~/.kube/config, not in a
+// pod), plan previews and says why; a verb that reads a cluster says how to
+// give one.
+func TestNoKubeconfigAnywhere(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	if kubeconfigFound() {
+		t.Skip("this machine has ~/.kube/config or a service account")
+	}
+	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "none (no kubeconfig in KUBECONFIG or ~/.kube/config, not in a pod: helm template preview: every lookup answers empty)", decode[report.PlanReport](t, res).Cluster)
+	requireProblem(t, cli(t, "pins"), "give the cluster: --cluster STATE.yaml, --kubeconfig PATH")
 }
 
 // rollcheck without -values checks every pool of the cluster, found and

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	yaml "go.yaml.in/yaml/v3"
@@ -125,6 +126,19 @@ func Pins(out *bytes.Buffer, r *report.PinsReport, o Options, tree bool) {
 	default:
 		writePinsText(out, r, o)
 	}
+}
+
+// NotCreated writes pins GOLDEN's answer for a golden a catalog entry names
+// and cozy-public does not hold yet.
+func NotCreated(out *bytes.Buffer, r *report.NotCreated, o Options) {
+	if structured(out, r, o) {
+		return
+	}
+	tb := newTable(o)
+	tb.wrap(fmt.Sprintf("%s  not created yet: %s holds no DataVolume or PersistentVolumeClaim of that name", r.Golden, golden.Namespace))
+	tb.wrap("  catalog entry  " + r.Entry + ", in " + r.ValuesFrom)
+	tb.wrap("  next: the catalog creates it when the platform is upgraded with that entry (its import takes minutes); kubectl -n " + golden.Namespace + " get datavolume " + r.Golden + " shows it coming, and pins " + r.Golden + " then answers for it")
+	tb.write(out)
 }
 
 // Adopt writes adopt's report, with the catalog's values as YAML to paste

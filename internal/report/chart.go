@@ -105,14 +105,7 @@ func ReadValuesFiles(paths []string, stdin io.Reader) (map[string]any, error) {
 				return nil, fmt.Errorf("values - (standard input) is given twice; it can be read once")
 			}
 			readStdin = true
-			var raw []byte
-			if raw, err = io.ReadAll(io.LimitReader(stdin, maxValuesBytes+1)); err == nil && len(raw) > maxValuesBytes {
-				err = fmt.Errorf("is larger than %d bytes", maxValuesBytes)
-			}
-			if err == nil {
-				vals, err = render.ParseValues(raw)
-			}
-			if err != nil {
+			if vals, err = render.ReadValuesFrom(stdin); err != nil {
 				return nil, fmt.Errorf("values from standard input %v", err)
 			}
 		} else if vals, err = readValuesFile(path); err != nil {
@@ -128,10 +121,6 @@ func ReadValuesFiles(paths []string, stdin io.Reader) (map[string]any, error) {
 	}
 	return merged, nil
 }
-
-// maxValuesBytes bounds standard input as the API bounds what it stores (a
-// Secret or ConfigMap holds at most 1 MiB): no values file is larger.
-const maxValuesBytes = 1 << 20
 
 // readValuesFile reads one file, naming it in any error.
 func readValuesFile(path string) (map[string]any, error) {
