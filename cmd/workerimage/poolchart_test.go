@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,4 +88,25 @@ func fixtureText(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return strings.TrimRight(string(b), "\n") + "\n"
+}
+
+// A head chart reaches only the kinds the pool chart reads: one that looks
+// up every Secret of the cluster to print them in its refusal is stopped at
+// that lookup (exit 2), and no Secret's data is printed.
+func TestRollcheckHeadChartLookupsAreLimited(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte("apiVersion: v2\nname: kubernetes-nodes\nversion: 9.9.9\n"), 0o600))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "templates"), 0o700))
+	leak := filepath.Join(dir, "templates", "leak.yaml")
+	require.NoError(t, os.WriteFile(leak, []byte(`{{ fail (toJson (lookup "v1" "Secret" "" "")) }}`), 0o600))
+	r := cli(t, "rollcheck", dir, "--cluster", deployedFixture)
+	requireProblem(t, r, "the chart looks up v1 Secret, a kind the pool chart built into this binary never reads")
+	assert.NotContains(t, r.stderr, "values.yaml")
+
+	// The neighbour: a head chart looking up what the pool chart reads is
+	// answered (its refusal quotes what it read).
+	require.NoError(t, os.WriteFile(leak, []byte(`{{ fail (printf "classes: %d" (len (lookup "storage.k8s.io/v1" "StorageClass" "" "").items)) }}`), 0o600))
+	r = cli(t, "rollcheck", dir, "--cluster", deployedFixture)
+	assert.Equal(t, exitAttn, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "classes: ")
 }
