@@ -219,7 +219,7 @@ spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: 
 
 	withMD := writeTemp(t, "with-md.yaml", goldensOnly+md)
 	for _, verb := range []string{"pins", "adopt"} {
-		requireProblem(t, cli(t, verb, "-cluster", withMD), "could not read the pools: no HelmRelease or Helm release record of chart kubernetes-nodes was found", "tenant-zeta/MachineDeployment/kubernetes-zeta-w", "no golden can be called unused")
+		requireProblem(t, cli(t, verb, "-cluster", withMD), "could not read the pools: no HelmRelease of the pool chart ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes (Cozystack's default; the cluster holds no ApplicationDefinition kubernetes-nodes) or Helm release record of chart kubernetes-nodes was found", "tenant-zeta/MachineDeployment/kubernetes-zeta-w", "no golden can be called unused")
 	}
 	// Pools found, but none whose values resolve.
 	unresolved := writeTemp(t, "unresolved.yaml", goldensOnly+md+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}"))

@@ -146,7 +146,7 @@ func NotCreated(out *bytes.Buffer, r *report.NotCreated, o Options) {
 func Adopt(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	withValues := *r
 	if r.Catalog.Changed {
-		withValues.Catalog.Values = catalogValuesYAML(r.Catalog.Images)
+		withValues.Catalog.Values = catalogValuesYAML(r.Catalog)
 	}
 	if !structured(out, &withValues, o) {
 		writeAdoptText(out, &withValues, o)
