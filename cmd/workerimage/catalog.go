@@ -68,6 +68,9 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 						return err
 					}
 					rep.Enabled = &enabled
+					if err := rep.WithPlatformValues(t, platform); err != nil {
+						return err
+					}
 				}
 			} else {
 				vals, from, err := report.CatalogValuesFromCluster(t)

@@ -50,3 +50,32 @@ func TestCatalogChangeIsThePlatformsWholeValues(t *testing.T) {
 	assert.Contains(t, r.Catalog.ValuesFrom, "no Helm release record of the platform chart for release cozy-system/cozystack is readable")
 	assert.NotContains(t, r.Catalog.Values, "bundles:")
 }
+
+// catalog -f with a part of the platform's values prints the whole values
+// they make: the platform release's values with the files layered over
+// them; with no readable release, no such section (nothing to layer over).
+func TestCatalogPrintsThePlatformsWholeValues(t *testing.T) {
+	images := "[{schematicID: " + defaultSchematic + ", version: " + defaultVersion + "}, {schematicID: " + defaultSchematic + ", version: v1.13.7}]"
+	snippet := writeTemp(t, "snippet.yaml", "bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}\nkubernetesWorkerImage: {images: "+images+"}\n")
+	state := stateWith(t, "golden", platformRecord(t, map[string]any{
+		"bundles":               map[string]any{"disabledPackages": []any{"cozystack.foo"}},
+		"kubernetesWorkerImage": map[string]any{"storageClass": "replicated"},
+	}))
+	r := catalogOf(t, exitOK, "-f", snippet, "--cluster", state)
+	assert.Equal(t, map[string]any{
+		"bundles":               map[string]any{"disabledPackages": []any{"cozystack.foo"}, "enabledPackages": []any{"cozystack.kubernetes-worker-image"}},
+		"kubernetesWorkerImage": map[string]any{"storageClass": "replicated", "images": []any{
+			map[string]any{"schematicID": defaultSchematic, "version": defaultVersion},
+			map[string]any{"schematicID": defaultSchematic, "version": "v1.13.7"},
+		}},
+	}, r.Platform)
+	assert.Contains(t, r.PlatformFrom, "the values of the platform's release cozy-system/cozystack")
+	res := cli(t, "catalog", "-f", snippet, "--cluster", state)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\nplatform values: the values of the platform's release cozy-system/cozystack")
+	assert.Contains(t, res.stdout, "bundles:\n  disabledPackages:\n    - cozystack.foo\n  enabledPackages:\n    - cozystack.kubernetes-worker-image\nkubernetesWorkerImage:\n  images:\n")
+	assert.Contains(t, res.stdout, "      version: v1.13.7\n  storageClass: replicated\n")
+
+	r = catalogOf(t, exitOK, "-f", snippet, "--cluster", td("state", "golden.yaml"))
+	assert.Nil(t, r.Platform, "no release values to layer over")
+}

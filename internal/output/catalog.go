@@ -1,8 +1,6 @@
 package output
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -15,16 +13,7 @@ import (
 // entry under a comment saying why it is there, with a YAML library
 // (yamlText): the whole values to apply, not a part to merge by hand.
 func catalogValuesYAML(c report.AdoptCatalog) string {
-	doc := &yaml.Node{Kind: yaml.MappingNode}
-	if c.Platform != nil {
-		if raw, err := json.Marshal(c.Platform); err == nil {
-			dec := json.NewDecoder(bytes.NewReader(raw))
-			dec.UseNumber()
-			if n, err := jsonNode(dec); err == nil && n.Kind == yaml.MappingNode {
-				doc = n
-			}
-		}
-	}
+	doc := valuesNode(c.Platform)
 	section := mapKey(doc, "kubernetesWorkerImage")
 	*mapKey(section, "images") = *imagesNode(c.Images)
 	return yamlText(doc)

@@ -49,6 +49,22 @@ func writeYAML(out *bytes.Buffer, v any) {
 	out.WriteString(yamlText(doc))
 }
 
+// valuesNode is values as a YAML mapping, keys sorted, strings written as
+// yamlString writes them; an empty mapping for none.
+func valuesNode(values map[string]any) *yaml.Node {
+	if values != nil {
+		if raw, err := json.Marshal(values); err == nil {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if n, err := jsonNode(dec); err == nil && n.Kind == yaml.MappingNode {
+				n.Style = 0
+				return n
+			}
+		}
+	}
+	return &yaml.Node{Kind: yaml.MappingNode}
+}
+
 // jsonNode reads the next JSON value of dec as a YAML node, keeping the
 // order of object keys: collections in block style, strings as yamlString
 // writes them, numbers as written, true, false and null plain.

@@ -60,6 +60,27 @@ type CatalogReport struct {
 	CloneRole []string `json:"cloneRole"`
 	// CAConfigMaps are the CA ConfigMaps the render holds.
 	CAConfigMaps []string `json:"caConfigMaps"`
+	// Platform, with -f files, are the platform's values they make: the
+	// platform release's values (its Helm release record) with the files
+	// layered over them as Helm layers -f files, the whole values to apply;
+	// nil where the release's values are not readable. PlatformFrom says
+	// where they were read.
+	Platform     map[string]any `json:"platform,omitempty"`
+	PlatformFrom string         `json:"platformFrom,omitempty"`
+}
+
+// WithPlatformValues fills in the platform's values the -f files make
+// (files, layered already), where the platform release's values are
+// readable: a catalog change previewed from a part of the values is printed
+// as the whole values to apply.
+func (r *CatalogReport) WithPlatformValues(t Target, files map[string]any) error {
+	vals, whole, from, err := platformValues(t)
+	if err != nil || !whole {
+		return err
+	}
+	r.Platform = render.MergeValues(vals, files)
+	r.PlatformFrom = from + ", with the -f files layered over them as Helm layers -f files"
+	return nil
 }
 
 // CatalogGolden is one golden and what the catalog does to it.
