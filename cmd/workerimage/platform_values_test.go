@@ -63,7 +63,7 @@ func TestCatalogPrintsThePlatformsWholeValues(t *testing.T) {
 	}))
 	r := catalogOf(t, exitOK, "-f", snippet, "--cluster", state)
 	assert.Equal(t, map[string]any{
-		"bundles":               map[string]any{"disabledPackages": []any{"cozystack.foo"}, "enabledPackages": []any{"cozystack.kubernetes-worker-image"}},
+		"bundles": map[string]any{"disabledPackages": []any{"cozystack.foo"}, "enabledPackages": []any{"cozystack.kubernetes-worker-image"}},
 		"kubernetesWorkerImage": map[string]any{"storageClass": "replicated", "images": []any{
 			map[string]any{"schematicID": defaultSchematic, "version": defaultVersion},
 			map[string]any{"schematicID": defaultSchematic, "version": "v1.13.7"},
