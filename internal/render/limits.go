@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime/metrics"
 	"sort"
 	"strings"
 	"time"
@@ -20,14 +21,36 @@ import (
 )
 
 // RenderTimeout bounds one render. Helm's engine has no time bound of its
-// own and cannot be stopped: a template that loops (`until 2000000000`) runs
-// until memory runs out. A pool renders in well under a second; a render
-// still running after this is abandoned and reported (ErrTooSlow), and the
-// command ends, taking it with it.
-var RenderTimeout = 30 * time.Second
+// own and cannot be stopped: a template that loops runs as long as it likes.
+// A pool renders in well under a second, its lookups included, and each
+// lookup of a live cluster has its own 20 s timeout; a render still running
+// after this is abandoned and reported (ErrTooSlow), and the command ends,
+// taking it with it.
+var RenderTimeout = 2 * time.Minute
 
-// ErrTooSlow: a render did not finish within RenderTimeout.
-var ErrTooSlow = errors.New("the render did not finish in time")
+// ErrTooSlow: a render did not finish within RenderTimeout, or built more
+// than RenderHeapBytes on the way.
+var ErrTooSlow = errors.New("the render was stopped")
+
+// RenderHeapBytes bounds the heap while a render runs: a pool renders in a
+// few megabytes, and a template that builds gigabytes (`until 2000000000`
+// allocates 16 GB at once; a long loop's output grows without end) would
+// exhaust the machine long before RenderTimeout. The heap is the process's,
+// read every renderPoll: far above what any report of a fleet holds.
+var RenderHeapBytes uint64 = 2 << 30
+
+const renderPoll = 50 * time.Millisecond
+
+// heapBytes is the live heap, as the runtime counts it without stopping
+// the world.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
 
 // renderFiles runs Helm's engine within RenderTimeout.
 func renderFiles(chrt *chart.Chart, run func() (map[string]string, error)) (map[string]string, error) {
@@ -42,15 +65,23 @@ func renderFiles(chrt *chart.Chart, run func() (map[string]string, error)) (map[
 	}()
 	timer := time.NewTimer(RenderTimeout)
 	defer timer.Stop()
-	select {
-	case r := <-done:
-		return r.files, r.err
-	case <-timer.C:
-		name := "the chart"
-		if chrt.Metadata != nil {
-			name = "chart " + chrt.Metadata.Name + " " + chrt.Metadata.Version
+	poll := time.NewTicker(renderPoll)
+	defer poll.Stop()
+	name := "the chart"
+	if chrt.Metadata != nil {
+		name = "chart " + chrt.Metadata.Name + " " + chrt.Metadata.Version
+	}
+	for {
+		select {
+		case r := <-done:
+			return r.files, r.err
+		case <-poll.C:
+			if h := heapBytes(); h > RenderHeapBytes {
+				return nil, fmt.Errorf("%w: %s built %d MiB while rendering, over the %d MiB a render may take, where a pool renders in a few: one of its templates loops or builds far more than a pool's objects (Helm's engine has no bound of its own); it is not a chart to install", ErrTooSlow, name, h>>20, RenderHeapBytes>>20)
+			}
+		case <-timer.C:
+			return nil, fmt.Errorf("%w: %s was still rendering after %s, where a pool renders in seconds: one of its templates loops or builds far more than a pool's objects (Helm's engine has no time bound of its own); it is not a chart to install", ErrTooSlow, name, RenderTimeout)
 		}
-		return nil, fmt.Errorf("%w: %s was still rendering after %s, where a pool renders in under a second: one of its templates loops or builds far more than a pool's objects (Helm's engine has no time bound of its own); it is not a chart to install", ErrTooSlow, name, RenderTimeout)
 	}
 }
 

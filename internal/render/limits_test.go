@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,12 +34,26 @@ func TestRenderIsTimeBounded(t *testing.T) {
 	_, err := render.Render(oneTemplate(`{{ range until 5000 }}{{ range until 5000 }}{{ end }}{{ end }}`), render.Options{Release: render.Release{Name: "r", Namespace: "n"}})
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, render.ErrTooSlow), "%v", err)
-	assert.Contains(t, err.Error(), "chart head 0.1.0 was still rendering after 200ms")
+	assert.Contains(t, err.Error(), "the render was stopped: chart head 0.1.0 was still rendering after 200ms")
 	assert.Less(t, time.Since(start), 2*time.Second)
 
 	m, err := render.Render(oneTemplate("kind: ConfigMap\napiVersion: v1\nmetadata: {name: x}\ndata: {n: \"{{ len (until 10) }}\"}\n"), render.Options{Release: render.Release{Name: "r", Namespace: "n"}})
 	require.NoError(t, err)
 	require.Len(t, m.Docs, 1)
+}
+
+// A render that builds far more than a pool (a list of 30 million, an
+// output that grows without end) is stopped once the heap passes its bound,
+// long before the machine runs out.
+func TestRenderIsMemoryBounded(t *testing.T) {
+	saved := render.RenderHeapBytes
+	render.RenderHeapBytes = 64 << 20
+	t.Cleanup(func() { render.RenderHeapBytes = saved })
+	runtime.GC()
+	_, err := render.Render(oneTemplate(`{{ range until 30000000 }}{{ end }}`), render.Options{Release: render.Release{Name: "r", Namespace: "n"}})
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, render.ErrTooSlow), "%v", err)
+	assert.Contains(t, err.Error(), "over the 64 MiB a render may take")
 }
 
 const secretAndConfigMap = `apiVersion: v1

@@ -307,7 +307,7 @@ func ReadValuesFrom(r io.Reader) (map[string]any, error) {
 		return nil, err
 	}
 	if len(raw) > MaxValuesBytes {
-		return nil, fmt.Errorf("is larger than %d bytes (1 MiB, what a Secret or ConfigMap can hold, so no values file is): give the values file itself", MaxValuesBytes)
+		return nil, fmt.Errorf("is larger than %d bytes, more than any values file (a Secret or ConfigMap holds at most 1 MiB): give a values file of at most 1 MiB", MaxValuesBytes)
 	}
 	return ParseValues(raw)
 }
