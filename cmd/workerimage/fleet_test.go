@@ -294,10 +294,7 @@ contexts: [{name: live, context: {cluster: live, user: u}}]
 // pod), plan previews and says why; a verb that reads a cluster says how to
 // give one.
 func TestNoKubeconfigAnywhere(t *testing.T) {
-	t.Setenv("KUBECONFIG", "")
-	if kubeconfigFound() {
-		t.Skip("this machine has ~/.kube/config or a service account")
-	}
+	require.False(t, kubeconfigFound(), "TestMain hides the machine's kubeconfig")
 	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Equal(t, "none (no kubeconfig in KUBECONFIG or ~/.kube/config, not in a pod: helm template preview: every lookup answers empty)", decode[report.PlanReport](t, res).Cluster)
