@@ -109,4 +109,10 @@ func TestRollcheckHeadChartLookupsAreLimited(t *testing.T) {
 	r = cli(t, "rollcheck", dir, "--cluster", deployedFixture)
 	assert.Equal(t, exitAttn, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "classes: ")
+	// What Cozystack's own pool chart reads besides (MachineSets), so the
+	// way back to it can be checked.
+	require.NoError(t, os.WriteFile(leak, []byte(`{{ fail (printf "machinesets: %d" (len (lookup "cluster.x-k8s.io/v1beta1" "MachineSet" "" "").items)) }}`), 0o600))
+	r = cli(t, "rollcheck", dir, "--cluster", deployedFixture)
+	assert.Equal(t, exitAttn, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "machinesets: 0")
 }

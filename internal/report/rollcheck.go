@@ -414,14 +414,19 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 }
 
 // poolChartKinds are the kinds the pool chart built into this binary looks
-// up: all a head or base chart's lookups may reach.
+// up, and upstreamPoolKinds: all a head or base chart's lookups may reach.
 var poolChartKinds = sync.OnceValue(func() []string {
 	c, err := LoadPoolChart("")
 	if err != nil {
 		return nil
 	}
-	return render.LookupKinds(c)
+	return append(render.LookupKinds(c), upstreamPoolKinds...)
 })
+
+// upstreamPoolKinds are what Cozystack's own pool chart looks up besides
+// ours (the MachineSets of a pool's MachineDeployment), so rollcheck against
+// upstream's chart, the way back from this one, reads what it reads.
+var upstreamPoolKinds = []string{"cluster.x-k8s.io/v1beta1 MachineSet"}
 
 // templateBody is the part of the KubevirtMachineTemplate that is hashed into
 // its name: everything under spec.
