@@ -69,20 +69,6 @@ type CatalogReport struct {
 	PlatformFrom string         `json:"platformFrom,omitempty"`
 }
 
-// WithPlatformValues fills in the platform's values the -f files make
-// (files, layered already), where the platform release's values are
-// readable: a catalog change previewed from a part of the values is printed
-// as the whole values to apply.
-func (r *CatalogReport) WithPlatformValues(t Target, files map[string]any) error {
-	vals, whole, from, err := platformValues(t)
-	if err != nil || !whole {
-		return err
-	}
-	r.Platform = render.MergeValues(vals, files)
-	r.PlatformFrom = from + ", with the -f files layered over them as Helm layers -f files"
-	return nil
-}
-
 // CatalogGolden is one golden and what the catalog does to it.
 type CatalogGolden struct {
 	Name string `json:"name"`
