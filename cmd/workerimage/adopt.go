@@ -24,7 +24,11 @@ switches save: HTTP downloads of the image not made, less one per golden to add.
 			if err != nil {
 				return err
 			}
-			rep, err := report.Adopt(r.chart, r.target, r.facts)
+			facts, err := r.facts.InNamespace(in.namespace)
+			if err != nil {
+				return err
+			}
+			rep, err := report.Adopt(r.chart, r.target, facts)
 			if err != nil {
 				return err
 			}
@@ -33,5 +37,6 @@ switches save: HTTP downloads of the image not made, less one per golden to add.
 		},
 	}
 	in.add(cmd, "rendered")
+	in.namespaceFlag(cmd, "only the pools of this namespace: their outcomes, the catalog entries they need and what moving them saves")
 	return cmd
 }

@@ -21,7 +21,7 @@ apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata: {name: kubernetes-nodes-%[1]s-w, namespace: tenant-%[1]s}
 spec:
-  chart: {spec: {chart: kubernetes-nodes}}
+  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: cozystack-apps, namespace: cozy-public}}}
   values: {cluster: %[1]s, talos: {version: %[2]s, imageFactoryURL: %[3]q}}
 ---
 apiVersion: cluster.x-k8s.io/v1beta1

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/spf13/cobra"
@@ -10,9 +11,10 @@ import (
 
 func (a *app) catalogCommand() *cobra.Command {
 	var (
-		values  []string
-		format  string
-		cluster clusterFlags
+		values    []string
+		format    string
+		namespace string
+		cluster   clusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "catalog [-f PLATFORM_VALUES.yaml]...",
@@ -37,6 +39,9 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 			o, err := a.options(format)
 			if err != nil {
 				return err
+			}
+			if namespace != golden.Namespace {
+				return errorf("-n %s: the catalog is the release kubernetes-worker-image in %s, where its goldens live, and it installs into no other namespace (pools of every namespace clone from there); leave out -n, or give -n %s", namespace, golden.Namespace, golden.Namespace)
 			}
 			var platform map[string]any
 			if len(values) > 0 {
@@ -63,6 +68,9 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 						return err
 					}
 					rep.Enabled = &enabled
+					if err := rep.WithPlatformValues(t, platform); err != nil {
+						return err
+					}
 				}
 			} else {
 				vals, from, err := report.CatalogValuesFromCluster(t)
@@ -81,6 +89,7 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 		},
 	}
 	valuesFlag(cmd, &values, `platform values file, as helm's -f: repeatable, layered in order ("-" reads standard input); default: the values of the cluster's catalog Package`)
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", golden.Namespace, "the catalog release's namespace, as helm -n names it: "+golden.Namespace+", the only one it installs into")
 	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
 	outputFlag(cmd, &format)
 	return cmd

@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // servedAPIVersions asks a provider that can tell (a live cluster, a state file).
@@ -21,16 +22,31 @@ func servedAPIVersions(p engine.ClientProvider) ([]string, error) {
 	return nil, nil
 }
 
-// connect picks the cluster: a state file, else a live cluster when a
-// kubeconfig or context is given, else, for a command that needs a cluster
-// (required), kubectl's defaults (KUBECONFIG, ~/.kube/config, in-cluster).
-// plan and rollcheck without either render a preview: they never reach a
-// cluster the operator did not name.
+// noCluster is --cluster's value for no cluster at all: a preview, as helm
+// template renders (every lookup answers empty).
+const noCluster = "none"
+
+// preview is the target of a render without a cluster.
+func preview(why string) report.Target {
+	return report.Target{Desc: "none (" + why + "helm template preview: every lookup answers empty)"}
+}
+
+// connect picks the cluster, alike for every verb: a state file
+// (--cluster STATE.yaml), none (--cluster none: a preview), else the cluster
+// kubectl reaches with the same flags and environment (--kubeconfig,
+// --context, KUBECONFIG, ~/.kube/config, in a pod its service account). A
+// verb that can answer without a cluster (required false: plan, rollcheck
+// --base) previews when none of those is there at all, and says so; the
+// others refuse.
 func (a *app) connect(c clusterFlags, required bool) (report.Target, error) {
 	stateFile, k := c.state, c.kube
 	switch {
 	case stateFile != "" && k.given():
 		return report.Target{}, fmt.Errorf("--cluster and --kubeconfig/--context are exclusive: give one")
+	case stateFile == noCluster && required:
+		return report.Target{}, fmt.Errorf("--cluster %s previews without a cluster, and this command reads one: give --cluster STATE.yaml, --kubeconfig PATH or --context NAME (a state file named %s: --cluster ./%s)", noCluster, noCluster, noCluster)
+	case stateFile == noCluster:
+		return preview(""), nil
 	case stateFile != "":
 		st, err := render.LoadState(stateFile)
 		if err != nil {
@@ -38,7 +54,7 @@ func (a *app) connect(c clusterFlags, required bool) (report.Target, error) {
 		}
 		served, _ := st.APIVersions()
 		return report.Target{Provider: st, Desc: "state file " + stateFile, APIVersions: served, Progress: a.progress()}, nil
-	case k.given() || required:
+	case k.given() || required || kubeconfigFound():
 		p, desc, err := a.dial(k)
 		if err != nil {
 			return report.Target{}, err
@@ -49,7 +65,19 @@ func (a *app) connect(c clusterFlags, required bool) (report.Target, error) {
 		}
 		return report.Target{Provider: p, Desc: desc, APIVersions: served, Progress: a.progress()}, nil
 	}
-	return report.Target{Desc: "none (helm template preview: every lookup answers empty)"}, nil
+	return preview("no kubeconfig in KUBECONFIG or ~/.kube/config, not in a pod: "), nil
+}
+
+// kubeconfigFound: kubectl would find a cluster without flags: KUBECONFIG is
+// set, ~/.kube/config exists, or this runs in a pod with a service account.
+func kubeconfigFound() bool {
+	if os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
+		return true
+	}
+	if _, err := os.Stat(clientcmd.RecommendedHomeFile); err == nil {
+		return true
+	}
+	return inCluster()
 }
 
 // dialKubeconfig connects to the cluster kubectl would reach with the same

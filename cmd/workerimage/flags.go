@@ -87,6 +87,13 @@ func (c *clusterFlags) add(cmd *cobra.Command, kubeconfigHelp string) {
 	_ = cmd.MarkFlagFilename("kubeconfig")
 }
 
+// previewFlag says in --cluster's help that a verb that can answer without
+// a cluster takes --cluster none.
+func previewFlag(cmd *cobra.Command) {
+	f := cmd.Flags().Lookup("cluster")
+	f.Usage += `, or "none": no cluster, a preview (every lookup answers empty)`
+}
+
 // outputFlag adds -o/--output: text, json or yaml on every verb.
 func outputFlag(cmd *cobra.Command, format *string) {
 	cmd.Flags().StringVarP(format, "output", "o", "text", "output format: "+strings.Join(output.Formats, ", ")+" (yaml is the same report as json)")

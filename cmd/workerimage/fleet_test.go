@@ -73,20 +73,23 @@ func TestPinsPoolWhoseGoldenComesOnlyFromCluster(t *testing.T) {
 	assert.Empty(t, goldenIn(t, r, g5).Pools)
 }
 
-// An artifact whose name does not say kubernetes-nodes is a pool when the
-// operator names it with -artifact.
+// Another artifact is the pool chart when the operator names it with
+// --artifact, with its namespace; a name alone is refused (any tenant can
+// give a source of its own that name).
 func TestPinsArtifactFlag(t *testing.T) {
 	g5 := goldenName("v1.13.5")
 	state := pinsWith(t, "cluster", zetaValues, cozyRelease("kubernetes-nodes-zeta-w", "tenant-workers", "{cluster: zeta, talos: {version: v1.13.5}}"))
 	r, _ := pinsOfFile(t, state)
-	assert.True(t, goldenIn(t, r, g5).SafeToDelete, "not a pool: the artifact's name says nothing and no record names the chart")
+	assert.True(t, goldenIn(t, r, g5).SafeToDelete, "not a pool: its artifact is not the platform's pool chart")
 
-	for _, flag := range []string{"tenant-workers", "cozy-system/tenant-workers", "other,cozy-system/tenant-workers"} {
+	for _, flag := range []string{"cozy-system/tenant-workers", "ExternalArtifact/cozy-system/tenant-workers", "other/x,cozy-system/tenant-workers"} {
 		res := pinsAllowingProblem(t, state, "-artifact", flag)
 		require.Equal(t, exitOK, res.code, res.stderr)
 		g := goldenIn(t, decode[report.PinsReport](t, res), g5)
 		assert.Equal(t, []string{"tenant-zeta/kubernetes-nodes-zeta-w"}, helmReleases(g.Pools), flag)
 	}
+	requireProblem(t, pinsAllowingProblem(t, state, "--artifact", "tenant-workers"),
+		`--artifact "tenant-workers" names no namespace: give NAMESPACE/tenant-workers or KIND/NAMESPACE/tenant-workers`)
 }
 
 // A release of the pool chart installed with plain helm install (only its
@@ -216,7 +219,7 @@ spec: {template: {spec: {infrastructureRef: {kind: Metal3MachineTemplate, name: 
 
 	withMD := writeTemp(t, "with-md.yaml", goldensOnly+md)
 	for _, verb := range []string{"pins", "adopt"} {
-		requireProblem(t, cli(t, verb, "-cluster", withMD), "could not read the pools: no HelmRelease or Helm release record of chart kubernetes-nodes was found", "tenant-zeta/MachineDeployment/kubernetes-zeta-w", "no golden can be called unused")
+		requireProblem(t, cli(t, verb, "-cluster", withMD), "could not read the pools: no HelmRelease of the pool chart ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes (Cozystack's default; the cluster holds no ApplicationDefinition kubernetes-nodes) or Helm release record of chart kubernetes-nodes was found", "tenant-zeta/MachineDeployment/kubernetes-zeta-w", "no golden can be called unused")
 	}
 	// Pools found, but none whose values resolve.
 	unresolved := writeTemp(t, "unresolved.yaml", goldensOnly+md+cozyRelease("kubernetes-nodes-zeta-w", cozyArtifact, "{cluster: zeta}"))
@@ -267,10 +270,35 @@ contexts: [{name: live, context: {cluster: live, user: u}}]
 	res = cli(t, "pins", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.PinsReport](t, res).Cluster)
-	// plan without -kubeconfig or -context stays a preview, KUBECONFIG or not.
+	// plan reads KUBECONFIG as every verb does; --cluster none previews.
 	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
+	require.NotEqual(t, exitProblem, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.PlanReport](t, res).Cluster)
+	res = cli(t, "plan", "-values", td("pools", "http.yaml"), "--cluster", "none", "-o", "json")
 	require.Equal(t, exitOK, res.code, res.stderr)
-	assert.Contains(t, decode[report.PlanReport](t, res).Cluster, "none (helm template preview")
+	assert.Equal(t, "none (helm template preview: every lookup answers empty)", decode[report.PlanReport](t, res).Cluster)
+	// rollcheck --base reads it too, and previews with --cluster none.
+	res = cli(t, "rollcheck", "--base", "../..", "--head", "../..", "-f", td("pools", "http.yaml"), "-o", "json")
+	require.NotEqual(t, exitProblem, res.code, res.stderr)
+	assert.Equal(t, "kubeconfig "+first+string(os.PathListSeparator)+second, decode[report.RollReport](t, res).Cluster)
+	res = cli(t, "rollcheck", "--base", "../..", "--head", "../..", "-f", td("pools", "http.yaml"), "--cluster", "none", "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "none (helm template preview: every lookup answers empty)", decode[report.RollReport](t, res).Cluster)
+	// A verb that reads a cluster's pools cannot preview.
+	for _, verb := range [][]string{{"pins"}, {"adopt"}, {"catalog"}, {"rollcheck", "../.."}, {"rollcheck", "--base", "../..", "--head", "../.."}} {
+		requireProblem(t, cli(t, append(verb, "--cluster", "none")...), "--cluster none previews without a cluster, and this command reads one")
+	}
+}
+
+// With no kubeconfig anywhere (no KUBECONFIG, no ~/.kube/config, not in a
+// pod), plan previews and says why; a verb that reads a cluster says how to
+// give one.
+func TestNoKubeconfigAnywhere(t *testing.T) {
+	require.False(t, kubeconfigFound(), "TestMain hides the machine's kubeconfig")
+	res := cli(t, "plan", "-values", td("pools", "http.yaml"), "-o", "json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Equal(t, "none (no kubeconfig in KUBECONFIG or ~/.kube/config, not in a pod: helm template preview: every lookup answers empty)", decode[report.PlanReport](t, res).Cluster)
+	requireProblem(t, cli(t, "pins"), "give the cluster: --cluster STATE.yaml, --kubeconfig PATH")
 }
 
 // rollcheck without -values checks every pool of the cluster, found and

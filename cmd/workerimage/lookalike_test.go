@@ -135,8 +135,8 @@ func hostileHelmRelease(t *testing.T, vals map[string]any) string {
 		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
 		"metadata": map[string]any{"name": "kubernetes-nodes-evil-x", "namespace": "tenant-evil"},
 		"spec": map[string]any{
-			"chart":  map[string]any{"spec": map[string]any{"chart": "kubernetes-nodes"}},
-			"values": vals,
+			"chartRef": map[string]any{"kind": "ExternalArtifact", "name": "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes", "namespace": "cozy-system"},
+			"values":   vals,
 		},
 	}
 	raw, err := yaml.Marshal(hr)

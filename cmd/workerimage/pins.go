@@ -27,7 +27,7 @@ goldens, their pools and disks as a tree.`,
 			"pins --cluster examples/cluster-state.yaml",
 			"pins talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5 --cluster examples/cluster-state.yaml",
 			"pins --tree --kubeconfig ~/.kube/management.yaml"),
-		Annotations: map[string]string{"exitCodes": exitCodes("the report was made", "", "bad input, an unreachable cluster, a GOLDEN nothing knows, or a namespace holding pool objects none of whose pools is readable (it will not conclude; the report is still printed)")},
+		Annotations: map[string]string{"exitCodes": exitCodes("the report was made", "GOLDEN is not created yet: a catalog entry names it, cozy-public does not hold it (the answer names the entry)", "bad input, an unreachable cluster, a GOLDEN nothing knows, or a namespace holding pool objects none of whose pools is readable (it will not conclude; the report is still printed)")},
 		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if tree && in.format != "text" {
@@ -37,13 +37,27 @@ goldens, their pools and disks as a tree.`,
 			if err != nil {
 				return err
 			}
+			if err := r.facts.CheckNamespace(in.namespace); err != nil {
+				return err
+			}
 			rep := report.Pins(r.facts, r.target.Desc, r.chart.Metadata.Name)
 			report.WithDeleteSteps(&rep)
 			if len(args) == 1 {
-				if rep, err = report.OneGolden(rep, args[0]); err != nil {
-					return err
+				one, err := report.OneGolden(rep, args[0])
+				if err != nil {
+					// A golden a catalog entry names and cozy-public does not
+					// hold yet is no mistake: it is on its way.
+					nc, ncErr := report.CatalogEntryFor(r.target, args[0])
+					if ncErr != nil || nc == nil {
+						return err
+					}
+					output.NotCreated(&a.out, nc, r.options)
+					a.code = exitAttn
+					return nil
 				}
+				rep = one
 			}
+			rep = report.PinsInNamespace(rep, in.namespace)
 			output.Pins(&a.out, &rep, r.options, tree)
 			// The report stands, but no golden it leaves unused is safe
 			// while a namespace's pools could not be read.
@@ -55,6 +69,7 @@ goldens, their pools and disks as a tree.`,
 		},
 	}
 	in.add(cmd, "resolved")
+	in.namespaceFlag(cmd, "only the pools and disks of this namespace, and the goldens they use (whether a golden is safe to delete stays the whole cluster's answer)")
 	cmd.Flags().BoolVar(&tree, "tree", false, "draw the goldens, the pools that use each and their disks as a tree")
 	return cmd
 }
@@ -65,13 +80,19 @@ type fleetFlags struct {
 	artifacts []string
 	chartDir  string
 	format    string
+	namespace string
+}
+
+// namespaceFlag adds -n/--namespace, which keeps one namespace's pools.
+func (f *fleetFlags) namespaceFlag(cmd *cobra.Command, help string) {
+	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", help+"; a namespace with no pool is bad input")
 }
 
 // add adds them; poolsAre says what the chart does with the pools, for
 // --chart's help.
 func (f *fleetFlags) add(cmd *cobra.Command, poolsAre string) {
 	f.cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
-	artifactFlag(cmd, &f.artifacts, "a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart although it does not end in the chart's name (repeatable)")
+	artifactFlag(cmd, &f.artifacts, "a chart source, KIND/NAMESPACE/NAME or NAMESPACE/NAME, that holds the pool chart besides the one the ApplicationDefinition kubernetes-nodes names (repeatable)")
 	cmd.Flags().StringVar(&f.chartDir, "chart", "", "pool chart folder the pools are "+poolsAre+" with (default: the "+render.PoolChart+" built into this binary)")
 	_ = cmd.MarkFlagDirname("chart")
 	outputFlag(cmd, &f.format)

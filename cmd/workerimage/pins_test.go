@@ -119,7 +119,7 @@ func TestPinsFindsEveryPoolAndDiskOfAGolden(t *testing.T) {
 	assert.Equal(t, "PersistentVolumeClaim", g4.FoundAs)
 	require.Len(t, g4.Pools, 1)
 	// Its class is the chart's default, replicated, which the golden's PVC is on.
-	assert.Equal(t, report.PoolPin{HelmRelease: "tenant-beta/beta-batch", FoundBy: "spec.chart kubernetes-nodes", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
+	assert.Equal(t, report.PoolPin{HelmRelease: "tenant-beta/beta-batch", FoundBy: "spec.chart kubernetes-nodes from HelmRepository cozy-public/cozystack-apps", Release: "kubernetes-nodes-beta-batch", Namespace: "tenant-beta", Pool: "kubernetes-beta-batch", Golden: goldenName("v1.13.4"), Class: "replicated", GoldenChoice: "plain"}, g4.Pools[0])
 	assert.Empty(t, g4.Disks)
 
 	// A pool naming a golden that is not there: its render is refused, and

@@ -19,8 +19,9 @@ func (a *app) planCommand() *cobra.Command {
 		Use:   "plan [POOL.yaml] [-f VALUES.yaml]...",
 		Short: "What will this pool do against my cluster?",
 		Long: `What will this pool do against my cluster? Renders the pool chart with the pool's values against a
-cluster-state file, a live cluster, or no cluster (a preview: every lookup answers empty, so the
-golden and clone checks are not run), and reports the disk source, the golden, the clone checks
+cluster-state file, a live cluster (found as kubectl finds it), or no cluster (--cluster none, or
+no kubeconfig at all: a preview, every lookup answers empty, so the golden and clone checks are
+not run), and reports the disk source, the golden, the clone checks
 and the KubevirtMachineTemplate name.
 
 The values are POOL.yaml and the -f files, layered in that order as Helm layers its -f files (a
@@ -30,7 +31,7 @@ as my_pool.yaml, or values from standard input, need --release).`,
 		Example: a.example(
 			"plan examples/pools/golden.yaml --cluster examples/cluster-state.yaml",
 			"plan -f examples/pools/golden.yaml -f overrides.yaml -n tenant-acme --kubeconfig ~/.kube/config",
-			"plan -f examples/pools/golden.yaml --manifests   # the objects, as helm template prints them"),
+			"plan -f examples/pools/golden.yaml --cluster none --manifests   # the objects, as helm template prints them"),
 		Annotations: map[string]string{"exitCodes": exitCodes("the pool renders", "the chart refuses the pool (the result line says why and what to write)", "bad input: a missing or unreadable file, unknown flag, unreachable cluster")},
 		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -77,7 +78,8 @@ as my_pool.yaml, or values from standard input, need --release).`,
 	valuesFlag(cmd, &values, `pool values file, as helm's -f: repeatable, layered in order after POOL.yaml ("-" reads standard input)`)
 	cmd.Flags().StringVar(&release, "release", "", "release name (default kubernetes-nodes-<cluster>-<first values file's name>)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "release namespace (default tenant-<cluster>)")
-	cluster.add(cmd, "kubeconfig of a live cluster (plan reads one only when this or --context is given)")
+	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account; with none of them, a preview)")
+	previewFlag(cmd)
 	cmd.Flags().StringVar(&chart, "chart", "", "pool chart folder (default: the "+render.PoolChart+" built into this binary)")
 	_ = cmd.MarkFlagDirname("chart")
 	outputFlag(cmd, &format)

@@ -48,7 +48,7 @@ sides refuse is reported, and does not fail the check.`,
 			if err != nil {
 				return err
 			}
-			clusterGiven := cluster.state != "" || cluster.kube.given()
+			clusterGiven := (cluster.state != "" && cluster.state != noCluster) || cluster.kube.given() || kubeconfigFound()
 			fromCluster := len(values) == 0
 			switch {
 			case head == "":
@@ -68,9 +68,9 @@ sides refuse is reported, and does not fail the check.`,
 					return err
 				}
 			}
-			// Against what runs, a cluster is needed: kubectl's defaults
-			// when none is named; two charts compare without one.
-			t, err := a.connect(cluster, base == "")
+			// Against what runs, or the pools a cluster holds, a cluster is
+			// needed; two charts compare -f pools without one.
+			t, err := a.connect(cluster, base == "" || fromCluster)
 			if err != nil {
 				return err
 			}
@@ -104,8 +104,9 @@ sides refuse is reported, and does not fail the check.`,
 	valuesFlag(cmd, &values, "pool values files, a glob each (quoted), each file one pool (default: every pool of the cluster, with its values as Flux computes them)")
 	cmd.Flags().StringVar(&release, "release", "", "release name for every -f pool (default kubernetes-nodes-<cluster>-<values file name>)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
-	cluster.add(cmd, "kubeconfig of a live cluster (default without --base: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
-	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chartRef name, NAME or NAMESPACE/NAME, that is the pool chart (repeatable)")
+	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account; with --base and none of them, a preview)")
+	previewFlag(cmd)
+	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chart source, KIND/NAMESPACE/NAME or NAMESPACE/NAME, that holds the pool chart besides the one the ApplicationDefinition kubernetes-nodes names (repeatable)")
 	registryFlags(cmd, &registry)
 	outputFlag(cmd, &format)
 	return cmd

@@ -27,13 +27,117 @@ const (
 // chartRefKinds are the sources a HelmRelease's spec.chartRef may name.
 var chartRefKinds = map[string]bool{"ExternalArtifact": true, "OCIRepository": true, "HelmChart": true}
 
+// chartSourceKinds are the sources a HelmRelease's spec.chart.spec.sourceRef
+// may name.
+var chartSourceKinds = map[string]bool{"HelmRepository": true, "GitRepository": true, "Bucket": true}
+
+// The platform's pool chart, as Cozystack names it: the cluster-scoped
+// ApplicationDefinition of KubernetesNodes says in spec.release.chartRef
+// which artifact every pool is installed from; without one (a cluster that
+// does not serve it, or holds none), Cozystack's own artifact. Cozystack
+// releases before ApplicationDefinitions installed every application with
+// spec.chart from the cozystack-apps HelmRepository in cozy-public.
+const (
+	ApplicationDefinitionAPI = "cozystack.io/v1alpha1"
+	ApplicationDefinition    = "kubernetes-nodes"
+)
+
+var (
+	// DefaultPoolArtifact is Cozystack's pool chart artifact.
+	DefaultPoolArtifact = Source{Kind: "ExternalArtifact", Namespace: "cozy-system", Name: "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"}
+	// LegacyPoolRepository is where Cozystack's earlier releases took every
+	// application chart from, by spec.chart.
+	LegacyPoolRepository = Source{Kind: "HelmRepository", Namespace: "cozy-public", Name: "cozystack-apps"}
+)
+
+// Source is a Flux source object a HelmRelease takes its chart from. Kind ""
+// (an --artifact given as NAMESPACE/NAME) is any kind.
+type Source struct {
+	Kind, Namespace, Name string
+}
+
+func (s Source) String() string {
+	if s.Kind == "" {
+		return s.Namespace + "/" + s.Name
+	}
+	return s.Kind + " " + s.Namespace + "/" + s.Name
+}
+
+// Flag is how --artifact names it.
+func (s Source) Flag() string {
+	if s.Kind == "" {
+		return s.Namespace + "/" + s.Name
+	}
+	return s.Kind + "/" + s.Namespace + "/" + s.Name
+}
+
+func (s Source) matches(o Source) bool {
+	return (s.Kind == "" || s.Kind == o.Kind) && s.Namespace == o.Namespace && s.Name == o.Name
+}
+
+// ParseArtifact reads an --artifact: KIND/NAMESPACE/NAME or NAMESPACE/NAME. A
+// name alone is refused: any tenant can create a source of that name in its
+// own namespace, and a pool is a pool by where its chart is.
+func ParseArtifact(a string) (Source, error) {
+	parts := strings.Split(a, "/")
+	for _, p := range parts {
+		if p == "" {
+			parts = nil
+			break
+		}
+	}
+	switch len(parts) {
+	case 2:
+		return Source{Namespace: parts[0], Name: parts[1]}, nil
+	case 3:
+		if !chartRefKinds[parts[0]] && !chartSourceKinds[parts[0]] {
+			return Source{}, fmt.Errorf("--artifact %q: %s is not a kind a HelmRelease takes its chart from (want one of %s)", a, parts[0], strings.Join(append(SortedKinds(chartRefKinds), SortedKinds(chartSourceKinds)...), ", "))
+		}
+		return Source{Kind: parts[0], Namespace: parts[1], Name: parts[2]}, nil
+	case 1:
+		return Source{}, fmt.Errorf("--artifact %q names no namespace: give NAMESPACE/%s or KIND/NAMESPACE/%s (a name alone is one any tenant can give a source of its own)", a, a, a)
+	}
+	return Source{}, fmt.Errorf("--artifact %q: want KIND/NAMESPACE/NAME or NAMESPACE/NAME, such as %s", a, DefaultPoolArtifact.Flag())
+}
+
+// SortedKinds are a kind set's names, sorted.
+func SortedKinds(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Options say which chart is the pool chart.
 type Options struct {
-	// Chart is the pool chart's name (kubernetes-nodes).
+	// Chart is the pool chart's name (kubernetes-nodes): a Helm release
+	// record that no HelmRelease manages is a pool when it names it.
 	Chart string
-	// Artifacts are further chartRef names, "<name>" or "<namespace>/<name>",
-	// that are the pool chart although their names do not end in Chart.
+	// Artifacts are further sources, "KIND/NAMESPACE/NAME" or
+	// "NAMESPACE/NAME", that hold the pool chart (ParseArtifact).
 	Artifacts []string
+}
+
+// PoolChart is where the pool chart is, as Read found it: the sources a
+// HelmRelease's chart reference must name to be a pool.
+type PoolChart struct {
+	// ChartRef is the artifact a pool's spec.chartRef names; From says who
+	// named it (the ApplicationDefinition, or Cozystack's default).
+	ChartRef Source
+	From     string
+	// Artifacts are those the operator named (--artifact).
+	Artifacts []Source
+}
+
+// String names the pool chart in a report or a message.
+func (c PoolChart) String() string {
+	s := c.ChartRef.String() + " (" + c.From + ")"
+	for _, a := range c.Artifacts {
+		s += ", " + a.String() + " (--artifact)"
+	}
+	return s
 }
 
 // Pool is one worker pool's release and the values it renders with.
@@ -95,6 +199,8 @@ type Fleet struct {
 	PoolObjects []string
 	// Ignored are the objects not read as pools, sorted.
 	Ignored []Ignored
+	// PoolChart is the chart source a HelmRelease must name to be a pool.
+	PoolChart PoolChart
 }
 
 // Resolved counts the pools whose values were computed.
@@ -132,15 +238,21 @@ func (f *Fleet) Unread() []UnreadNamespace {
 	return out
 }
 
-// Read finds every pool: each HelmRelease whose chart reference names the
-// pool chart, or whose reference does not and whose Helm release record
-// does; and each Helm release of the pool chart that no HelmRelease manages.
-// A pool is where its objects are: a HelmRelease is read only as a pool of
-// its own namespace (its release installed and recorded there), a record
-// only as the release its labels name in its own namespace; either is
-// otherwise listed in Ignored. An error is a cluster that answered with one.
+// Read finds every pool: each HelmRelease whose chart reference is the
+// platform's pool chart (PoolChartOf), and each Helm release of the pool
+// chart that no HelmRelease manages. A pool is where its objects are: a
+// HelmRelease is read only as a pool of its own namespace (its release
+// installed and recorded there), a record only as the release its labels
+// name in its own namespace; either is otherwise listed in Ignored, as is a
+// HelmRelease that looks like a pool (its chart's name is the pool chart's)
+// but takes its chart from another source, a tenant's own included. An error
+// is a cluster that answered with one, or an --artifact that names no source.
 func Read(ctx context.Context, p engine.ClientProvider, o Options) (*Fleet, error) {
-	f := &Fleet{}
+	pc, err := PoolChartOf(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{PoolChart: pc}
 	records, err := latestRecords(ctx, p, o.Chart)
 	if err != nil {
 		return nil, err
@@ -167,34 +279,26 @@ func Read(ctx context.Context, p engine.ClientProvider, o Options) (*Fleet, erro
 	values := newValuesReader(p)
 	for i := range hrs {
 		hr := &hrs[i]
-		foundBy, decided := o.byReference(hr)
-		if foundBy == "" && decided {
+		id := hr.GetNamespace() + "/" + hr.GetName()
+		foundBy, lookalike := pc.reference(hr, o.Chart)
+		release, elsewhere := releaseOf(hr)
+		if foundBy == "" {
+			// Its release is its own, pool or not: its record is never read
+			// as a release no HelmRelease manages.
+			if elsewhere == "" {
+				claimed[hr.GetNamespace()+"/"+release] = true
+			}
+			if lookalike != "" {
+				f.Ignored = append(f.Ignored, Ignored{Object: "HelmRelease " + id, Reason: lookalike})
+			}
 			continue
 		}
-		id := hr.GetNamespace() + "/" + hr.GetName()
-		release, elsewhere := releaseOf(hr)
 		if elsewhere != "" {
 			f.Ignored = append(f.Ignored, Ignored{Object: "HelmRelease " + id, Reason: elsewhere})
 			continue
 		}
 		key := hr.GetNamespace() + "/" + release
 		pool := Pool{HelmRelease: id, Release: release, Namespace: hr.GetNamespace(), FoundBy: foundBy}
-		if foundBy == "" {
-			rec, problem := records.get(key)
-			switch {
-			case problem != "":
-				// Only its record could say whether it is a pool: it is
-				// one not resolved, never silently none.
-				pool.FoundBy = "spec.chartRef naming no chart, and a Helm release record that cannot be read"
-				pool.Unresolved = "whether it deploys chart " + o.Chart + " is not known: " + problem
-				claimed[key] = true
-				add(pool)
-				continue
-			case rec == nil || rec.Chart != o.Chart:
-				continue
-			}
-			pool.FoundBy = "Helm release record " + rec.secret + " (chart " + o.Chart + ")"
-		}
 		// A pool claims its release, so its record is not read as another.
 		claimed[key] = true
 		if pool.Values, pool.Unresolved, err = values.values(ctx, hr); err != nil {
@@ -227,35 +331,87 @@ func Read(ctx context.Context, p engine.ClientProvider, o Options) (*Fleet, erro
 	return f, nil
 }
 
-// byReference says how hr's chart reference names the pool chart, "" when
-// it does not. decided: spec.chart names a chart, so its record is not asked
-// (a chartRef names an artifact, whose name may say nothing).
-func (o Options) byReference(hr *unstructured.Unstructured) (foundBy string, decided bool) {
-	if name, _, _ := unstructured.NestedString(hr.Object, "spec", "chart", "spec", "chart"); name != "" {
-		if name == o.Chart {
-			return "spec.chart " + name, true
-		}
-		return "", true
-	}
-	kind, _, _ := unstructured.NestedString(hr.Object, "spec", "chartRef", "kind")
-	name, _, _ := unstructured.NestedString(hr.Object, "spec", "chartRef", "name")
-	ns, _, _ := unstructured.NestedString(hr.Object, "spec", "chartRef", "namespace")
-	if ns == "" {
-		ns = hr.GetNamespace()
-	}
-	if !chartRefKinds[kind] || name == "" {
-		return "", false
-	}
-	ref := fmt.Sprintf("spec.chartRef %s %s/%s", kind, ns, name)
-	if strings.HasSuffix(name, o.Chart) {
-		return ref, true
-	}
+// PoolChartOf says where the pool chart is: the artifact the
+// ApplicationDefinition kubernetes-nodes names in spec.release.chartRef (one
+// GET), else Cozystack's default artifact; and the sources o.Artifacts names.
+func PoolChartOf(ctx context.Context, p engine.ClientProvider, o Options) (PoolChart, error) {
+	pc := PoolChart{ChartRef: DefaultPoolArtifact, From: "Cozystack's default; the cluster holds no ApplicationDefinition " + ApplicationDefinition}
 	for _, a := range o.Artifacts {
-		if a == name || a == ns+"/"+name {
-			return ref + " (named by -artifact)", true
+		s, err := ParseArtifact(a)
+		if err != nil {
+			return PoolChart{}, err
 		}
+		pc.Artifacts = append(pc.Artifacts, s)
 	}
-	return "", false
+	if p == nil {
+		return pc, nil
+	}
+	def, err := Get(ctx, p, ApplicationDefinitionAPI, "ApplicationDefinition", "", ApplicationDefinition)
+	if err != nil {
+		return PoolChart{}, err
+	}
+	if def == nil {
+		return pc, nil
+	}
+	ref := Source{
+		Kind:      Text(def.Object, "spec", "release", "chartRef", "kind"),
+		Namespace: Text(def.Object, "spec", "release", "chartRef", "namespace"),
+		Name:      Text(def.Object, "spec", "release", "chartRef", "name"),
+	}
+	if !chartRefKinds[ref.Kind] || ref.Name == "" || ref.Namespace == "" {
+		return PoolChart{}, fmt.Errorf("ApplicationDefinition %s: its spec.release.chartRef (kind %q, namespace %q, name %q) names no chart source a HelmRelease can take in every tenant namespace (want kind %s, a namespace and a name); fix the ApplicationDefinition, as Cozystack installs it", ApplicationDefinition, ref.Kind, ref.Namespace, ref.Name, strings.Join(SortedKinds(chartRefKinds), ", "))
+	}
+	pc.ChartRef, pc.From = ref, "named by ApplicationDefinition "+ApplicationDefinition
+	return pc, nil
+}
+
+// reference says how hr's chart reference names the pool chart ("" when it
+// does not), and, when it does not but looks like it (a chartRef whose name
+// ends in the pool chart's name, spec.chart naming that chart), why it is
+// not read as a pool.
+func (c PoolChart) reference(hr *unstructured.Unstructured, chartName string) (foundBy, lookalike string) {
+	own := hr.GetNamespace()
+	named := func(s Source) bool {
+		for _, a := range c.Artifacts {
+			if a.matches(s) {
+				return true
+			}
+		}
+		return false
+	}
+	if name := Text(hr.Object, "spec", "chart", "spec", "chart"); name != "" {
+		src := Source{
+			Kind:      Text(hr.Object, "spec", "chart", "spec", "sourceRef", "kind"),
+			Namespace: firstText(Text(hr.Object, "spec", "chart", "spec", "sourceRef", "namespace"), own),
+			Name:      Text(hr.Object, "spec", "chart", "spec", "sourceRef", "name"),
+		}
+		switch {
+		case name != chartName:
+			return "", ""
+		case LegacyPoolRepository.matches(src):
+			return "spec.chart " + name + " from " + src.String(), ""
+		case named(src):
+			return "spec.chart " + name + " from " + src.String() + " (named by --artifact)", ""
+		}
+		return "", fmt.Sprintf("names chart %s by spec.chart from %s, not the platform's pool chart (%s, or chart %s from %s): a pool is a pool by where its chart is, never by a name a tenant can copy; if that source is the platform's, name it with --artifact %s", name, src, c.ChartRef, chartName, LegacyPoolRepository, src.Flag())
+	}
+	ref := Source{
+		Kind:      Text(hr.Object, "spec", "chartRef", "kind"),
+		Namespace: firstText(Text(hr.Object, "spec", "chartRef", "namespace"), own),
+		Name:      Text(hr.Object, "spec", "chartRef", "name"),
+	}
+	if !chartRefKinds[ref.Kind] || ref.Name == "" {
+		return "", ""
+	}
+	switch {
+	case c.ChartRef.matches(ref):
+		return "spec.chartRef " + ref.String(), ""
+	case named(ref):
+		return "spec.chartRef " + ref.String() + " (named by --artifact)", ""
+	case strings.HasSuffix(ref.Name, chartName):
+		return "", fmt.Sprintf("its spec.chartRef %s is not the platform's pool chart %s: a pool is a pool by where its chart is, never by a name a tenant can copy; if that source is the platform's, name it with --artifact %s", ref, c, ref.Flag())
+	}
+	return "", ""
 }
 
 // releaseOf is the release helm-controller installs for hr: what its status

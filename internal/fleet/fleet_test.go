@@ -69,58 +69,115 @@ stringData:
     _namespace:
       host: tenant-a.example`
 
-// Every chart-reference shape a pool is installed with is a pool; its
-// neighbours that name another chart are not.
-func TestPoolsInEveryChartReferenceShape(t *testing.T) {
+const (
+	poolRef       = `  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}`
+	goldenRef     = `  chartRef: {kind: ExternalArtifact, name: kubernetes-nodes-golden-kubevirt-kubernetes-nodes, namespace: cozy-system}`
+	appDefinition = `apiVersion: cozystack.io/v1alpha1
+kind: ApplicationDefinition
+metadata: {name: kubernetes-nodes}
+spec:
+  application: {kind: KubernetesNodes, plural: kubernetesnodeses, singular: kubernetesnodes}
+  release:
+    prefix: kubernetes-nodes-
+    chartRef: {kind: ExternalArtifact, name: kubernetes-nodes-golden-kubevirt-kubernetes-nodes, namespace: cozy-system}`
+)
+
+// A pool is a pool by where its chart is: Cozystack's artifact (no
+// ApplicationDefinition says otherwise), or spec.chart from the cozystack-apps
+// repository of earlier releases. A tenant's own source whose name ends in
+// the chart's (OCIRepository, HelmChart, ExternalArtifact of its namespace,
+// a HelmRepository of its own) is a look-alike: listed with why, never read.
+func TestPoolsByTheirChartSource(t *testing.T) {
 	f := read(t, opts,
-		hr("kubernetes-nodes-a-ea", `  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}`),
+		hr("kubernetes-nodes-a-ea", poolRef),
+		hr("kubernetes-nodes-a-legacy", `  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: cozystack-apps, namespace: cozy-public}}}`),
 		hr("kubernetes-nodes-a-oci", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}`),
 		hr("kubernetes-nodes-a-hc", `  chartRef: {kind: HelmChart, name: tenant-a-kubernetes-nodes, namespace: flux-system}`),
-		hr("kubernetes-nodes-a-legacy", `  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: cozystack-apps}}}`),
+		hr("kubernetes-nodes-a-own-ea", `  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes}`),
+		hr("kubernetes-nodes-a-own-repo", `  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: cozystack-apps}}}`),
 		hr("postgres-db", `  chartRef: {kind: ExternalArtifact, name: cozystack-postgres-application-default-postgres, namespace: cozy-system}`),
 		hr("legacy-postgres", `  chart: {spec: {chart: postgres}}`),
 		hr("wrong-kind", `  chartRef: {kind: GitRepository, name: kubernetes-nodes}`),
 	)
-	assert.Equal(t, []string{"tenant-a/kubernetes-nodes-a-ea", "tenant-a/kubernetes-nodes-a-hc", "tenant-a/kubernetes-nodes-a-legacy", "tenant-a/kubernetes-nodes-a-oci"}, ids(f))
+	assert.Equal(t, []string{"tenant-a/kubernetes-nodes-a-ea", "tenant-a/kubernetes-nodes-a-legacy"}, ids(f))
 	assert.Equal(t, "spec.chartRef ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes", f.Pools[0].FoundBy)
-	assert.Equal(t, "spec.chartRef OCIRepository tenant-a/kubernetes-nodes", f.Pools[3].FoundBy, "a chartRef without namespace is in the HelmRelease's")
-	assert.Equal(t, "spec.chart kubernetes-nodes", f.Pools[2].FoundBy)
+	assert.Equal(t, "spec.chart kubernetes-nodes from HelmRepository cozy-public/cozystack-apps", f.Pools[1].FoundBy)
+	var ignored []string
+	for _, i := range f.Ignored {
+		ignored = append(ignored, i.Object)
+		assert.Contains(t, i.Reason, "never by a name a tenant can copy", i.Object)
+	}
+	assert.Equal(t, []string{"HelmRelease tenant-a/kubernetes-nodes-a-hc", "HelmRelease tenant-a/kubernetes-nodes-a-oci", "HelmRelease tenant-a/kubernetes-nodes-a-own-ea", "HelmRelease tenant-a/kubernetes-nodes-a-own-repo"}, ignored,
+		"the look-alikes are listed; postgres and a kind no HelmRelease takes are not")
+	assert.Contains(t, f.Ignored[1].Reason, "its spec.chartRef OCIRepository tenant-a/kubernetes-nodes is not the platform's pool chart ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes (Cozystack's default")
+	assert.Contains(t, f.Ignored[1].Reason, "--artifact OCIRepository/tenant-a/kubernetes-nodes")
+	assert.Contains(t, f.Ignored[3].Reason, "names chart kubernetes-nodes by spec.chart from HelmRepository tenant-a/cozystack-apps")
 }
 
-// An artifact whose name says nothing is a pool when the operator names it,
-// or when the release's Helm record names the pool chart.
-func TestArtifactNamedByFlagOrByRecord(t *testing.T) {
+// The ApplicationDefinition names the pool chart: with it in the cluster,
+// its artifact is the pool chart, and Cozystack's default is not.
+func TestPoolChartFromTheApplicationDefinition(t *testing.T) {
+	docs := []string{hr("kubernetes-nodes-a-golden", goldenRef), hr("kubernetes-nodes-a-upstream", poolRef)}
+	f := read(t, opts, docs...)
+	assert.Equal(t, []string{"tenant-a/kubernetes-nodes-a-upstream"}, ids(f), "without the ApplicationDefinition, Cozystack's default")
+	assert.Equal(t, fleet.DefaultPoolArtifact, f.PoolChart.ChartRef)
+
+	f = read(t, opts, append(docs, appDefinition)...)
+	require.Equal(t, []string{"tenant-a/kubernetes-nodes-a-golden"}, ids(f))
+	assert.Equal(t, "spec.chartRef ExternalArtifact cozy-system/kubernetes-nodes-golden-kubevirt-kubernetes-nodes", f.Pools[0].FoundBy)
+	assert.Equal(t, "ExternalArtifact cozy-system/kubernetes-nodes-golden-kubevirt-kubernetes-nodes (named by ApplicationDefinition kubernetes-nodes)", f.PoolChart.String())
+	require.Len(t, f.Ignored, 1)
+	assert.Equal(t, "HelmRelease tenant-a/kubernetes-nodes-a-upstream", f.Ignored[0].Object)
+
+	// An ApplicationDefinition that names no source is a broken platform,
+	// never silently Cozystack's default.
+	broken := strings.Replace(appDefinition, "chartRef: {kind: ExternalArtifact, name: kubernetes-nodes-golden-kubevirt-kubernetes-nodes, namespace: cozy-system}", "chartRef: {kind: ExternalArtifact, name: kubernetes-nodes-golden-kubevirt-kubernetes-nodes}", 1)
+	_, err := fleet.Read(context.Background(), state(t, append(docs, broken)...), opts)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `ApplicationDefinition kubernetes-nodes: its spec.release.chartRef (kind "ExternalArtifact", namespace "", name "kubernetes-nodes-golden-kubevirt-kubernetes-nodes") names no chart source`)
+}
+
+// Another source holds the pool chart when the operator names it, with its
+// namespace (a name alone is refused: any tenant can copy it). A Helm
+// release record never makes a HelmRelease a pool (a tenant writes its
+// namespace's Secrets); a HelmRelease's own release is never read as a
+// release no HelmRelease manages.
+func TestArtifactNamedByFlag(t *testing.T) {
 	docs := []string{
 		hr("nodes-x", `  chartRef: {kind: ExternalArtifact, name: tenant-nodes, namespace: cozy-system}`),
 		hr("nodes-y", `  chartRef: {kind: OCIRepository, name: workers}`),
+		hr("nodes-z", `  chart: {spec: {chart: kubernetes-nodes, sourceRef: {kind: HelmRepository, name: apps, namespace: platform}}}`),
 	}
-	assert.Empty(t, read(t, opts, docs...).Pools, "neither name ends in kubernetes-nodes and no record says")
+	assert.Empty(t, read(t, opts, docs...).Pools)
 
-	flagged := read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"cozy-system/tenant-nodes"}}, docs...)
-	require.Equal(t, []string{"tenant-a/nodes-x"}, ids(flagged))
-	assert.Contains(t, flagged.Pools[0].FoundBy, "named by -artifact")
-	assert.Equal(t, []string{"tenant-a/nodes-x"}, ids(read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"tenant-nodes"}}, docs...)))
+	flagged := read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"cozy-system/tenant-nodes", "HelmRepository/platform/apps"}}, docs...)
+	require.Equal(t, []string{"tenant-a/nodes-x", "tenant-a/nodes-z"}, ids(flagged))
+	assert.Equal(t, "spec.chartRef ExternalArtifact cozy-system/tenant-nodes (named by --artifact)", flagged.Pools[0].FoundBy)
+	assert.Equal(t, "spec.chart kubernetes-nodes from HelmRepository platform/apps (named by --artifact)", flagged.Pools[1].FoundBy)
+	assert.Equal(t, []string{"tenant-a/nodes-x"}, ids(read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"ExternalArtifact/cozy-system/tenant-nodes"}}, docs...)))
+	assert.Empty(t, read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"OCIRepository/cozy-system/tenant-nodes"}}, docs...).Pools, "a flag naming another kind")
 	assert.Empty(t, read(t, fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{"other/tenant-nodes"}}, docs...).Pools, "a flag naming another namespace")
 
-	// The record of nodes-y (release in the HelmRelease's namespace) names
-	// the pool chart at its newest version; nodes-x's newest names another.
+	for flag, want := range map[string]string{
+		"tenant-nodes":        `--artifact "tenant-nodes" names no namespace: give NAMESPACE/tenant-nodes or KIND/NAMESPACE/tenant-nodes`,
+		"GitRepository2/ns/x": `--artifact "GitRepository2/ns/x": GitRepository2 is not a kind a HelmRelease takes its chart from (want one of ExternalArtifact, HelmChart, OCIRepository, Bucket, GitRepository, HelmRepository)`,
+		"a/b/c/d":             `--artifact "a/b/c/d": want KIND/NAMESPACE/NAME or NAMESPACE/NAME, such as ExternalArtifact/cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes`,
+		"cozy-system/":        `--artifact "cozy-system/": want KIND/NAMESPACE/NAME`,
+	} {
+		_, err := fleet.Read(context.Background(), state(t, docs...), fleet.Options{Chart: "kubernetes-nodes", Artifacts: []string{flag}})
+		require.Error(t, err, flag)
+		assert.Contains(t, err.Error(), want)
+	}
+
+	// nodes-y's record names the pool chart: it is no pool all the same,
+	// and its release is not read as one no HelmRelease manages.
 	withRecords := append(docs,
-		record(t, "nodes-y", "tenant-a", "postgres", 1, "superseded", nil),
 		record(t, "nodes-y", "tenant-a", "kubernetes-nodes", 2, "deployed", nil),
-		record(t, "nodes-x", "tenant-a", "kubernetes-nodes", 1, "superseded", nil),
-		record(t, "nodes-x", "tenant-a", "postgres", 2, "deployed", nil),
+		record(t, "kubernetes-nodes-a-plain", "tenant-a", "kubernetes-nodes", 1, "deployed", nil),
 	)
 	f := read(t, opts, withRecords...)
-	require.Equal(t, []string{"tenant-a/nodes-y"}, ids(f))
-	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.nodes-y.v2 (chart kubernetes-nodes)", f.Pools[0].FoundBy)
-	// A reference that names another chart by name decides that the
-	// HelmRelease is no pool; being none, it claims no release, so a record
-	// of the pool chart under its release's name is read on its own.
-	named := read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "postgres", 1, "deployed", nil))
-	assert.Empty(t, named.Pools)
-	named = read(t, opts, hr("db", `  chart: {spec: {chart: postgres}}`), record(t, "db", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
-	require.Equal(t, []string{"tenant-a/db"}, ids(named))
-	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.db.v1 (no HelmRelease)", named.Pools[0].FoundBy)
+	require.Equal(t, []string{"tenant-a/kubernetes-nodes-a-plain"}, ids(f))
+	assert.Equal(t, "Helm release record tenant-a/sh.helm.release.v1.kubernetes-nodes-a-plain.v1 (no HelmRelease)", f.Pools[0].FoundBy)
 }
 
 // Flux names the release <name> unless releaseName is set, or, once
@@ -129,11 +186,11 @@ func TestArtifactNamedByFlagOrByRecord(t *testing.T) {
 // namespace: one whose release or record is elsewhere is listed, not read.
 func TestReleaseNameAndNamespaceAsFlux(t *testing.T) {
 	f := read(t, opts,
-		hr("kubernetes-nodes-a-r", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+		hr("kubernetes-nodes-a-r", poolRef+`
   releaseName: own-name`),
-		hr("kubernetes-nodes-a-t", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+		hr("kubernetes-nodes-a-t", poolRef+`
   targetNamespace: tenant-b`),
-		hr("plain-ref", `  chartRef: {kind: OCIRepository, name: workers}
+		hr("plain-ref", poolRef+`
   releaseName: rel
   storageNamespace: flux-store`),
 	)
@@ -146,24 +203,24 @@ func TestReleaseNameAndNamespaceAsFlux(t *testing.T) {
 	}, f.Ignored)
 
 	long := "kubernetes-nodes-a-pool-with-a-name-longer-than-helm-allows"
-	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: nodes}
+	f = read(t, opts, hr(long, poolRef+`
 status:
   storageNamespace: tenant-a
   history: [{name: kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab, namespace: tenant-a, chartName: kubernetes-nodes}]`),
 		record(t, "kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab", "tenant-a", "kubernetes-nodes", 1, "deployed", nil))
-	require.Len(t, f.Pools, 1, "found by the record of the shortened release")
+	require.Len(t, f.Pools, 1, "the release its status names")
 	assert.Equal(t, "kubernetes-nodes-a-pool-with-a-name-longer-0123456789ab", f.Pools[0].Release)
 	assert.Equal(t, "tenant-a", f.Pools[0].Namespace)
 	assert.Empty(t, f.Ignored)
 
 	// The status is written by whoever writes the HelmRelease too.
-	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+	f = read(t, opts, hr(long, poolRef+`
 status:
   history: [{name: kubernetes-nodes-b-w, namespace: tenant-b, chartName: kubernetes-nodes}]`))
 	assert.Empty(t, f.Pools)
 	require.Len(t, f.Ignored, 1)
 	assert.Contains(t, f.Ignored[0].Reason, "installs its release kubernetes-nodes-b-w into namespace tenant-b")
-	f = read(t, opts, hr(long, `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+	f = read(t, opts, hr(long, poolRef+`
 status: {storageNamespace: tenant-b}`))
 	assert.Empty(t, f.Pools)
 	assert.Contains(t, f.Ignored[0].Reason, "keeps its release record in namespace tenant-b")
@@ -178,7 +235,7 @@ func TestPlainHelmInstallIsAPool(t *testing.T) {
 		record(t, "kubernetes-nodes-c-p", "tenant-c", "kubernetes-nodes", 3, "deployed", map[string]interface{}{"cluster": "c"}),
 		record(t, "kubernetes-nodes-c-gone", "tenant-c", "kubernetes-nodes", 2, "uninstalled", nil),
 		record(t, "postgres", "tenant-c", "postgres", 1, "deployed", nil),
-		hr("kubernetes-nodes-a-x", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}`),
+		hr("kubernetes-nodes-a-x", poolRef),
 		record(t, "kubernetes-nodes-a-x", "tenant-a", "kubernetes-nodes", 1, "deployed", nil),
 	)
 	require.Equal(t, []string{"tenant-a/kubernetes-nodes-a-x", "tenant-c/kubernetes-nodes-c-p"}, ids(f))
@@ -217,7 +274,7 @@ func TestValuesFromSecretData(t *testing.T) {
 kind: Secret
 metadata: {name: v, namespace: tenant-a}
 data: {values.yaml: `+enc+`}`,
-		hr("kubernetes-nodes-a-w", `  chartRef: {kind: OCIRepository, name: kubernetes-nodes}
+		hr("kubernetes-nodes-a-w", poolRef+`
   valuesFrom: [{kind: Secret, name: v}]`))
 	assert.Equal(t, map[string]interface{}{"cluster": "from-data"}, f.Pools[0].Values)
 }
@@ -233,7 +290,7 @@ data:
 
 func valuesOf(t *testing.T, spec string, docs ...string) fleet.Pool {
 	t.Helper()
-	f := read(t, opts, append(docs, hr("kubernetes-nodes-a-w", "  chartRef: {kind: OCIRepository, name: kubernetes-nodes}\n"+spec))...)
+	f := read(t, opts, append(docs, hr("kubernetes-nodes-a-w", poolRef+"\n"+spec))...)
 	require.Len(t, f.Pools, 1)
 	return f.Pools[0]
 }

@@ -95,7 +95,7 @@ data: {values.yaml: Y2x1c3RlcjogZnJvbS1kYXRhCg==}`,
 	}
 	for name, spec := range cases {
 		t.Run(name, func(t *testing.T) {
-			docs := append(append([]string{}, objects...), hr("kubernetes-nodes-a-w", "  chartRef: {kind: OCIRepository, name: kubernetes-nodes}\n"+spec))
+			docs := append(append([]string{}, objects...), hr("kubernetes-nodes-a-w", "  chartRef: {kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}\n"+spec))
 			st := state(t, docs...)
 			objs, err := render.ParseObjects([]byte(docs[len(docs)-1]))
 			require.NoError(t, err)

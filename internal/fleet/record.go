@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/engine"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -345,4 +348,38 @@ func EncodeRecordBody(name, namespace string, version int, status string, body [
 		},
 		"data": map[string]any{"release": base64.StdEncoding.EncodeToString([]byte(inner))},
 	}, nil
+}
+
+// ReleaseValues are the values the newest record of a Helm release holds, as
+// `helm get values` prints them, when that record is of chart: nil, without
+// error, when the release has no such record or it cannot be read. secret
+// names the record read.
+func ReleaseValues(ctx context.Context, p engine.ClientProvider, namespace, release, chart string) (values map[string]any, secret string, err error) {
+	c, _, err := p.GetClientFor("v1", "Secret")
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the Helm release records of %s/%s: %w", namespace, release, err)
+	}
+	l, err := c.Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=" + release})
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the Helm release records of %s/%s: %w", namespace, release, err)
+	}
+	var newest *unstructured.Unstructured
+	best := 0
+	for i := range l.Items {
+		key, v, ok, _ := recordKey(&l.Items[i])
+		if ok && key == namespace+"/"+release && v > best {
+			newest, best = &l.Items[i], v
+		}
+	}
+	if newest == nil {
+		return nil, "", nil
+	}
+	rec, err := decodeRecord(newest, chart)
+	if err != nil || rec.Chart != chart || rec.configProblem != "" || rec.Status == "uninstalled" || rec.Status == "uninstalling" {
+		return nil, "", nil
+	}
+	if rec.Config == nil {
+		rec.Config = map[string]any{}
+	}
+	return rec.Config, rec.secret, nil
 }

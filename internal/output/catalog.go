@@ -8,9 +8,37 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// catalogValuesYAML writes the list for the platform's values, each entry
-// under a comment saying why it is there, with a YAML library (yamlText).
-func catalogValuesYAML(entries []report.CatalogEntry) string {
+// catalogValuesYAML writes the platform's values with the catalog's new
+// images list (c.Platform, its kubernetesWorkerImage.images replaced), each
+// entry under a comment saying why it is there, with a YAML library
+// (yamlText): the whole values to apply, not a part to merge by hand.
+func catalogValuesYAML(c report.AdoptCatalog) string {
+	doc := valuesNode(c.Platform)
+	section := mapKey(doc, "kubernetesWorkerImage")
+	*mapKey(section, "images") = *imagesNode(c.Images)
+	return yamlText(doc)
+}
+
+// mapKey is the value of key in the mapping m, added (an empty mapping)
+// when m has none or holds something else there.
+func mapKey(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			v := m.Content[i+1]
+			if v.Kind != yaml.MappingNode && key != "images" {
+				*v = yaml.Node{Kind: yaml.MappingNode}
+			}
+			v.Style = 0
+			return v
+		}
+	}
+	v := &yaml.Node{Kind: yaml.MappingNode}
+	m.Content = append(m.Content, yamlString(key), v)
+	return v
+}
+
+// imagesNode is the images list, each entry under a comment saying why.
+func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 	items := &yaml.Node{Kind: yaml.SequenceNode}
 	for _, e := range entries {
 		var why string
@@ -50,7 +78,7 @@ func catalogValuesYAML(entries []report.CatalogEntry) string {
 		item.HeadComment = yamlComment(comments)
 		items.Content = append(items.Content, item)
 	}
-	return yamlText(yamlMap(false, "kubernetesWorkerImage", yamlMap(false, "images", items)))
+	return items
 }
 
 func poolsText(pools []string) string {
@@ -70,8 +98,15 @@ func writeCatalogText(tb *table, c report.AdoptCatalog) {
 		tb.raw("catalog: no change needed (no pool that imports over HTTP waits for a golden)")
 		return
 	}
-	tb.raw("catalog: paste into the platform's values, then wait for the new goldens to import. kubernetesWorkerImage.images replaces")
-	tb.raw("the catalog's whole list, so every entry it has today is in it too, each as its golden shows it:")
+	if c.WholePlatform {
+		tb.raw("catalog: the platform's values with the catalog's new images list, complete: upgrade the platform with them as they are")
+		tb.raw("(helm upgrade cozystack -n cozy-system -f FILE), then wait for the new goldens to import. They are " + c.ValuesFrom + ",")
+		tb.raw("with kubernetesWorkerImage.images replaced: the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
+	} else {
+		tb.raw("catalog: the platform's kubernetesWorkerImage with the catalog's new images list: " + c.ValuesFrom + ".")
+		tb.raw("Put it in place of that section of the platform's values and upgrade the platform, then wait for the new goldens to import.")
+		tb.raw("kubernetesWorkerImage.images is the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(c.Values, "\n"), "\n") {
 		tb.raw(l)
 	}

@@ -77,6 +77,13 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 		}
 	}
 	gt.write(out)
+	if r.Platform != nil {
+		pt := newTable(o)
+		pt.raw("")
+		pt.raw("platform values: " + r.PlatformFrom + ". The whole values to apply (helm upgrade cozystack -n cozy-system -f FILE):")
+		pt.write(out)
+		out.WriteString(yamlText(valuesNode(r.Platform)))
+	}
 }
 
 func cloneRoleText(names []string) string {

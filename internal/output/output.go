@@ -9,8 +9,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	yaml "go.yaml.in/yaml/v3"
@@ -48,56 +48,6 @@ func writeYAML(out *bytes.Buffer, v any) {
 	out.WriteString(yamlText(doc))
 }
 
-// jsonNode reads the next JSON value of dec as a YAML node, keeping the
-// order of object keys: collections in block style, strings as yamlString
-// writes them, numbers as written, true, false and null plain.
-func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch tok := tok.(type) {
-	case json.Delim:
-		n := &yaml.Node{Kind: yaml.SequenceNode}
-		if tok == '{' {
-			n.Kind = yaml.MappingNode
-		}
-		for dec.More() {
-			if n.Kind == yaml.MappingNode {
-				key, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content, yamlString(fmt.Sprint(key)))
-			}
-			child, err := jsonNode(dec)
-			if err != nil {
-				return nil, err
-			}
-			n.Content = append(n.Content, child)
-		}
-		if _, err := dec.Token(); err != nil { // the closing delimiter
-			return nil, err
-		}
-		if len(n.Content) == 0 {
-			n.Style = yaml.FlowStyle // {} and []
-		}
-		return n, nil
-	case string:
-		return yamlString(tok), nil
-	case json.Number:
-		tag := "!!int"
-		if strings.ContainsAny(tok.String(), ".eE") {
-			tag = "!!float"
-		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: tok.String()}, nil
-	case bool:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(tok)}, nil
-	default:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
-	}
-}
-
 // Plan writes plan's report.
 func Plan(out *bytes.Buffer, r *report.PlanReport, o Options) {
 	if !structured(out, r, o) {
@@ -127,12 +77,25 @@ func Pins(out *bytes.Buffer, r *report.PinsReport, o Options, tree bool) {
 	}
 }
 
+// NotCreated writes pins GOLDEN's answer for a golden a catalog entry names
+// and cozy-public does not hold yet.
+func NotCreated(out *bytes.Buffer, r *report.NotCreated, o Options) {
+	if structured(out, r, o) {
+		return
+	}
+	tb := newTable(o)
+	tb.wrap(fmt.Sprintf("%s  not created yet: %s holds no DataVolume or PersistentVolumeClaim of that name", r.Golden, golden.Namespace))
+	tb.wrap("  catalog entry  " + r.Entry + ", in " + r.ValuesFrom)
+	tb.wrap("  next: the catalog creates it when the platform is upgraded with that entry (its import takes minutes); kubectl -n " + golden.Namespace + " get datavolume " + r.Golden + " shows it coming, and pins " + r.Golden + " then answers for it")
+	tb.write(out)
+}
+
 // Adopt writes adopt's report, with the catalog's values as YAML to paste
 // (report.AdoptCatalog.Values) when the catalog changes.
 func Adopt(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	withValues := *r
 	if r.Catalog.Changed {
-		withValues.Catalog.Values = catalogValuesYAML(r.Catalog.Images)
+		withValues.Catalog.Values = catalogValuesYAML(r.Catalog)
 	}
 	if !structured(out, &withValues, o) {
 		writeAdoptText(out, &withValues, o)

@@ -17,7 +17,7 @@ func Rollout(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	withValues := *r
 	if r.Catalog != nil && r.Catalog.Changed {
 		c := *r.Catalog
-		c.Values = catalogValuesYAML(c.Images)
+		c.Values = catalogValuesYAML(c)
 		withValues.Catalog = &c
 	}
 	if !structured(out, &withValues, o) {

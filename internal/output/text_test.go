@@ -84,13 +84,13 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 		}
 	}
 	adopt.Catalog.Changed = true
-	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog.Images)
+	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog)
 
 	var rollout report.RolloutPlan
 	fillStrings(reflect.ValueOf(&rollout))
 	rollout.Waves[0].Pools[0].ValuesChange = map[string]any{"talos": map[string]any{"version": support.HostileText}, "osImage": map[string]any{"factory": nil}}
 	rollout.Catalog.Changed = true
-	rollout.Catalog.Values = catalogValuesYAML(rollout.Catalog.Images)
+	rollout.Catalog.Values = catalogValuesYAML(*rollout.Catalog)
 	var event report.RolloutEvent
 	fillStrings(reflect.ValueOf(&event))
 

@@ -1,6 +1,9 @@
 package output
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -84,4 +87,70 @@ func yamlText(doc *yaml.Node) string {
 	_ = enc.Encode(doc)
 	_ = enc.Close()
 	return b.String()
+}
+
+// valuesNode is values as a YAML mapping, keys sorted, strings written as
+// yamlString writes them; an empty mapping for none.
+func valuesNode(values map[string]any) *yaml.Node {
+	if values != nil {
+		if raw, err := json.Marshal(values); err == nil {
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if n, err := jsonNode(dec); err == nil && n.Kind == yaml.MappingNode {
+				n.Style = 0
+				return n
+			}
+		}
+	}
+	return &yaml.Node{Kind: yaml.MappingNode}
+}
+
+// jsonNode reads the next JSON value of dec as a YAML node, keeping the
+// order of object keys: collections in block style, strings as yamlString
+// writes them, numbers as written, true, false and null plain.
+func jsonNode(dec *json.Decoder) (*yaml.Node, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok := tok.(type) {
+	case json.Delim:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		if tok == '{' {
+			n.Kind = yaml.MappingNode
+		}
+		for dec.More() {
+			if n.Kind == yaml.MappingNode {
+				key, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, yamlString(fmt.Sprint(key)))
+			}
+			child, err := jsonNode(dec)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, child)
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+		if len(n.Content) == 0 {
+			n.Style = yaml.FlowStyle // {} and []
+		}
+		return n, nil
+	case string:
+		return yamlString(tok), nil
+	case json.Number:
+		tag := "!!int"
+		if strings.ContainsAny(tok.String(), ".eE") {
+			tag = "!!float"
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: tok.String()}, nil
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(tok)}, nil
+	default:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+	}
 }

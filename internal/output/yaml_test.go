@@ -32,7 +32,7 @@ func TestPasteableYAMLReadsBackUnderYAML11And12(t *testing.T) {
 			Notes: []string{"its pools boot it from " + s + "\nkubernetesWorkerImage: {images: []}"},
 			Entry: report.CatalogImage{SchematicID: s, Version: s, ImageFactoryURL: s, Storage: s, StorageClass: &class, AdditionalStorageClasses: []string{s, s}},
 		}}
-		text := catalogValuesYAML(entries)
+		text := catalogValuesYAML(report.AdoptCatalog{Images: entries})
 		want := map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{map[string]any{
 			"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []any{s, s},
 		}}}}
@@ -90,9 +90,9 @@ func normalize(v any) any {
 // Plain strings keep their bare form, as the committed reports show them.
 func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
 	class := "replicated"
-	text := catalogValuesYAML([]report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.6", Change: report.ChangeKept, Entry: report.CatalogImage{
+	text := catalogValuesYAML(report.AdoptCatalog{Images: []report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.6", Change: report.ChangeKept, Entry: report.CatalogImage{
 		SchematicID: "abc", Version: "v1.13.6", ImageFactoryURL: "https://factory.talos.dev", Storage: "6Gi", StorageClass: &class, AdditionalStorageClasses: []string{"fast"}, Retire: true,
-	}}})
+	}}}})
 	assert.Equal(t, `kubernetesWorkerImage:
   images:
     # kept as its golden talos-worker-abc-v1.13.6 shows it
@@ -107,5 +107,31 @@ func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
 	assert.Equal(t, "osImage: {builtin: {version: v1.13.5}}", valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.5"}}}))
 	assert.Equal(t, "osImage: {builtin: {}}", valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{}}}))
 	assert.Equal(t, `osImage: {builtin: {schematicID: "0x10"}}`, valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": "0x10"}}}))
-	assert.True(t, strings.Contains(catalogValuesYAML([]report.CatalogEntry{{Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "0b101", Version: "v1"}}}), `schematicID: "0b101"`))
+	assert.True(t, strings.Contains(catalogValuesYAML(report.AdoptCatalog{Images: []report.CatalogEntry{{Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "0b101", Version: "v1"}}}}), `schematicID: "0b101"`))
+}
+
+// The catalog change is the platform's values whole: every key they hold
+// kept, kubernetesWorkerImage's other keys kept, its images replaced.
+func TestCatalogValuesAreThePlatformsWholeValues(t *testing.T) {
+	c := report.AdoptCatalog{
+		Platform: map[string]any{
+			"bundles":               map[string]any{"enabledPackages": []any{"cozystack.kubernetes-worker-image"}},
+			"kubernetesWorkerImage": map[string]any{"imageFactoryURL": "https://factory.mirror.internal", "images": []any{map[string]any{"schematicID": "old", "version": "v1"}}},
+		},
+		WholePlatform: true,
+		Images:        []report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.7", Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "abc", Version: "v1.13.7"}}},
+	}
+	assert.Equal(t, `bundles:
+  enabledPackages:
+    - cozystack.kubernetes-worker-image
+kubernetesWorkerImage:
+  imageFactoryURL: https://factory.mirror.internal
+  images:
+    # new, golden talos-worker-abc-v1.13.7, for 0 pools: 
+    - schematicID: abc
+      version: v1.13.7
+`, catalogValuesYAML(c))
+	// Without the platform's values, the section alone.
+	c.Platform = nil
+	assert.Equal(t, "kubernetesWorkerImage:\n  images:\n    # new, golden talos-worker-abc-v1.13.7, for 0 pools: \n    - schematicID: abc\n      version: v1.13.7\n", catalogValuesYAML(c))
 }

@@ -5,7 +5,9 @@
 package render
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -111,11 +113,11 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	}
 	var files map[string]string
 	if p := opts.Provider(); p == nil {
-		files, err = engine.Render(chrt, vals)
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.Render(chrt, vals) })
 	} else {
 		rec := &recordingProvider{inner: p}
-		files, err = engine.RenderWithClientProvider(chrt, vals, rec)
-		if cause := rec.failure(); err != nil && cause != nil {
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.RenderWithClientProvider(chrt, vals, rec) })
+		if cause := rec.failure(); err != nil && cause != nil && !errors.Is(err, ErrTooSlow) {
 			return nil, &LookupError{Err: cause, render: err}
 		}
 	}
@@ -281,11 +283,31 @@ func splitPath(path string) []string {
 	return segs
 }
 
-// ReadValues reads a values file (YAML) into the map Helm would merge.
+// MaxValuesBytes bounds a values file, standard input alike, as the API
+// bounds what it stores (a Secret or ConfigMap holds at most 1 MiB): no
+// values file is larger, and /dev/zero is not read to the end.
+const MaxValuesBytes = 1 << 20
+
+// ReadValues reads a values file (YAML) into the map Helm would merge, at
+// most MaxValuesBytes of it.
 func ReadValues(path string) (map[string]any, error) {
-	raw, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	return ReadValuesFrom(f)
+}
+
+// ReadValuesFrom reads one values document from r (a file, standard input),
+// refusing one larger than MaxValuesBytes before it is parsed.
+func ReadValuesFrom(r io.Reader) (map[string]any, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, MaxValuesBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > MaxValuesBytes {
+		return nil, fmt.Errorf("is larger than %d bytes, more than any values file (a Secret or ConfigMap holds at most 1 MiB): give a values file of at most 1 MiB", MaxValuesBytes)
 	}
 	return ParseValues(raw)
 }

@@ -68,7 +68,9 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
 	}
 	rep.Flavors = groupAdoptPools(pools)
-	rep.Catalog = catalogFor(f.stored, pools, catalogURL)
+	if rep.Catalog, err = catalogFor(t, f.stored, pools, catalogURL); err != nil {
+		return nil, err
+	}
 	rep.Savings = savingsOf(pools, rep.Catalog, catalogStorage)
 	rep.Savings.HTTPPools = len(pins.HTTPPools)
 	rep.Savings.RefusedToday = len(rep.RefusedToday)

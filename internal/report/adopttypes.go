@@ -187,10 +187,17 @@ type AdoptCatalog struct {
 	// Images is the catalog's images list with the changes, existing entries
 	// first (by golden name), then the new ones.
 	Images []CatalogEntry `json:"images"`
-	// Values is the same list as YAML, with comments, to paste into the
-	// platform's values; "" when nothing changes. The output layer
+	// Values are the platform's values with this images list, as YAML with
+	// comments, ready to apply; "" when nothing changes. The output layer
 	// (internal/output) writes it, as it writes every report's text.
 	Values string `json:"values"`
+	// Platform are the platform's values the list goes into (Values is them
+	// with kubernetesWorkerImage.images replaced): its release's values when
+	// WholePlatform, else its kubernetesWorkerImage section alone, as the
+	// catalog's Package holds it. ValuesFrom says which.
+	Platform      map[string]any `json:"-"`
+	WholePlatform bool           `json:"wholePlatform"`
+	ValuesFrom    string         `json:"valuesFrom,omitempty"`
 }
 
 // CatalogEntry is one images[] entry of the catalog, and why it is there.

@@ -22,7 +22,18 @@ import (
 // classes, and no imageFactoryURL of its own: it imports from the catalog's
 // URL (catalogURL), whatever URL its pools boot from. A pool booting from
 // another URL than its entry imports from is listed with both.
-func catalogFor(stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
+func catalogFor(t Target, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) (AdoptCatalog, error) {
+	c := catalogEntriesFor(stored, pools, catalogURL)
+	if !c.Changed {
+		return c, nil
+	}
+	var err error
+	c.Platform, c.WholePlatform, c.ValuesFrom, err = platformValues(t)
+	return c, err
+}
+
+// catalogEntriesFor is catalogFor's images list.
+func catalogEntriesFor(stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
 	entries := existingEntries(stored)
 	byPlain := map[string]*CatalogEntry{}
 	for i := range entries {

@@ -60,6 +60,13 @@ type CatalogReport struct {
 	CloneRole []string `json:"cloneRole"`
 	// CAConfigMaps are the CA ConfigMaps the render holds.
 	CAConfigMaps []string `json:"caConfigMaps"`
+	// Platform, with -f files, are the platform's values they make: the
+	// platform release's values (its Helm release record) with the files
+	// layered over them as Helm layers -f files, the whole values to apply;
+	// nil where the release's values are not readable. PlatformFrom says
+	// where they were read.
+	Platform     map[string]any `json:"platform,omitempty"`
+	PlatformFrom string         `json:"platformFrom,omitempty"`
 }
 
 // CatalogGolden is one golden and what the catalog does to it.

@@ -105,14 +105,7 @@ func ReadValuesFiles(paths []string, stdin io.Reader) (map[string]any, error) {
 				return nil, fmt.Errorf("values - (standard input) is given twice; it can be read once")
 			}
 			readStdin = true
-			var raw []byte
-			if raw, err = io.ReadAll(io.LimitReader(stdin, maxValuesBytes+1)); err == nil && len(raw) > maxValuesBytes {
-				err = fmt.Errorf("is larger than %d bytes", maxValuesBytes)
-			}
-			if err == nil {
-				vals, err = render.ParseValues(raw)
-			}
-			if err != nil {
+			if vals, err = render.ReadValuesFrom(stdin); err != nil {
 				return nil, fmt.Errorf("values from standard input %v", err)
 			}
 		} else if vals, err = readValuesFile(path); err != nil {
@@ -128,10 +121,6 @@ func ReadValuesFiles(paths []string, stdin io.Reader) (map[string]any, error) {
 	}
 	return merged, nil
 }
-
-// maxValuesBytes bounds standard input as the API bounds what it stores (a
-// Secret or ConfigMap holds at most 1 MiB): no values file is larger.
-const maxValuesBytes = 1 << 20
 
 // readValuesFile reads one file, naming it in any error.
 func readValuesFile(path string) (map[string]any, error) {
@@ -187,6 +176,9 @@ func localChartAt(ref string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("chart %s: %v", ref, WithoutPath(err))
 	}
 	if !st.IsDir() {
+		if err := checkArchiveFile(ref); err != nil {
+			return nil, fmt.Errorf("chart %s: %v", ref, WithoutPath(err))
+		}
 		// Helm's own archive loader, as `helm install CHART.tgz` reads it:
 		// every file comes out of the archive, so no link can leave it.
 		c, err := loader.LoadFile(ref)
@@ -219,11 +211,13 @@ func localChartAt(ref string) (*chart.Chart, error) {
 // dependency as this repository links one: charts/<name>, where Chart.yaml
 // lists <name> with repository file://<path> and the link resolves to <path>;
 // that chart's folder is then held to the same rule.
+// It bounds the folder as it walks it, dependencies included: its files and
+// folders are counted and sized before Helm's loader reads any (chartBudget).
 func CheckChartLinks(dir string) error {
-	return checkChartLinksIn(dir, map[string]bool{})
+	return checkChartLinksIn(dir, map[string]bool{}, &chartBudget{})
 }
 
-func checkChartLinksIn(dir string, seen map[string]bool) error {
+func checkChartLinksIn(dir string, seen map[string]bool, budget *chartBudget) error {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return err
@@ -241,7 +235,14 @@ func checkChartLinksIn(dir string, seen map[string]bool) error {
 			return err
 		}
 		if d.Type()&fs.ModeSymlink == 0 {
-			return nil
+			var size int64
+			if d.Type().IsRegular() {
+				if info, err := d.Info(); err == nil {
+					size = info.Size()
+				}
+			}
+			rel, _ := filepath.Rel(dir, path)
+			return budget.add(rel, size)
 		}
 		rel, _ := filepath.Rel(dir, path)
 		target, err := filepath.EvalSymlinks(path)
@@ -252,7 +253,7 @@ func checkChartLinksIn(dir string, seen map[string]bool) error {
 			return nil
 		}
 		if dep, ok := deps[filepath.ToSlash(rel)]; ok && dep == target {
-			return checkChartLinksIn(target, seen)
+			return checkChartLinksIn(target, seen, budget)
 		}
 		return fmt.Errorf("%s is a symbolic link out of the chart folder; a chart is read from its own files only (a dependency may be linked as charts/<name> when Chart.yaml lists it with repository file://<its folder>): copy the file in, or give --chart the folder it belongs to", rel)
 	})

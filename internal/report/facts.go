@@ -207,13 +207,20 @@ func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, ref
 }
 
 // RenderFailure splits a failed render into the chart's refusal (exit 1) and
-// a cluster that answered a lookup with an API error (exit 2): the chart never
+// a problem (exit 2): a cluster that answered a lookup with an API error, a
+// lookup of a kind the chart may not read, a render too slow to finish. The chart never
 // falls back on an API error, and neither does the report. The two are told
 // apart by the error's structure (render.LookupError: the error the client
 // provider itself returned), never by its text, which quotes tenants' values.
 func RenderFailure(err error) (refusal string, prob error) {
+	if errors.Is(err, render.ErrTooSlow) {
+		return "", err
+	}
 	var lookup *render.LookupError
 	if errors.As(err, &lookup) {
+		if errors.Is(lookup.Err, render.ErrLookupNotAllowed) {
+			return "", lookup.Err
+		}
 		return "", fmt.Errorf("the cluster answered a lookup with an error: %v", lookup.Err)
 	}
 	return OneLine(err.Error()), nil

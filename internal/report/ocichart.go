@@ -78,6 +78,9 @@ func (o RegistryOptions) PullChart(ref string) (*chart.Chart, string, error) {
 	if len(res.Chart.Data) > maxChartBytes {
 		return nil, "", fmt.Errorf("chart %s%s: its chart layer is %d bytes, over the %d a chart archive may have", ociPrefix, name, len(res.Chart.Data), maxChartBytes)
 	}
+	if err := checkArchive(bytes.NewReader(res.Chart.Data)); err != nil {
+		return nil, "", fmt.Errorf("chart %s%s: %v", ociPrefix, name, err)
+	}
 	c, err := loader.LoadArchive(bytes.NewReader(res.Chart.Data))
 	if err != nil {
 		return nil, "", fmt.Errorf("chart %s%s: not a chart archive as helm package builds it: %v", ociPrefix, name, err)

@@ -25,14 +25,14 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		return nil, fmt.Errorf("%v", err)
 	}
 	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
-		why := "no HelmRelease or Helm release record of chart " + o.Chart + " was found"
+		why := "no HelmRelease of the pool chart " + fl.PoolChart.String() + " or Helm release record of chart " + o.Chart + " was found"
 		switch {
 		case !fl.HelmReleasesServed:
 			why = fmt.Sprintf("the cluster serves no HelmRelease (%s) and no Helm release record of chart %s was found", fleet.HelmReleaseAPI, o.Chart)
 		case len(fl.Pools) > 0:
 			why = fmt.Sprintf("none of the %s found has values that resolve (first: %s: %s)", Count(len(fl.Pools), "pool"), fl.Pools[0].ID(), fl.Pools[0].Unresolved)
 		}
-		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart artifact with --artifact", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart source with --artifact KIND/NAMESPACE/NAME", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
 	t.progress("reading the goldens and worker disks")
 	g, err := fleet.ReadGoldens(ctx, t.Provider)

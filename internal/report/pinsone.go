@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
 )
 
 // WithDeleteSteps fills in, for each golden safe to delete that exists,
@@ -126,4 +128,39 @@ func disksOf(disks []DiskPin, name string) []DiskPin {
 		}
 	}
 	return out
+}
+
+// NotCreated is a golden a catalog entry names that cozy-public does not
+// hold yet (pins GOLDEN before the catalog has imported it).
+type NotCreated struct {
+	Golden string `json:"golden"`
+	// Entry is the catalog entry that names it, as the catalog chart labels
+	// it; ValuesFrom where the catalog's values were read.
+	Entry      string `json:"entry"`
+	ValuesFrom string `json:"valuesFrom"`
+}
+
+// CatalogEntryFor says which catalog entry names the golden name, in the
+// catalog values the cluster holds (its Package, else the catalog's
+// built-in values), as the catalog chart itself resolves them: nil when
+// none does.
+func CatalogEntryFor(t Target, name string) (*NotCreated, error) {
+	vals, from, err := CatalogValuesFromCluster(t)
+	if err != nil {
+		return nil, err
+	}
+	chrt, err := fleet.CatalogChart()
+	if err != nil {
+		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
+	}
+	entries, err := catalogGoldens(chrt, t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, vals))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.Name == name && !e.Retire {
+			return &NotCreated{Golden: name, Entry: e.Label, ValuesFrom: from}, nil
+		}
+	}
+	return nil, nil
 }

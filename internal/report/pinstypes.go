@@ -15,6 +15,9 @@ type PinsReport struct {
 	Cluster string `json:"cluster"`
 	// Golden is the one golden asked about (pins GOLDEN); "" for all.
 	Golden string `json:"golden,omitempty"`
+	// Namespace is the one namespace asked about (pins -n): only its pools
+	// and disks are listed, and the goldens they use; "" for all.
+	Namespace string `json:"namespace,omitempty"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
 	Chart   string       `json:"chart"`
 	Goldens []GoldenPins `json:"goldens"`

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -276,7 +277,7 @@ func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollI
 		return nil, fmt.Errorf("%v", err)
 	}
 	if fl.Resolved() == 0 && len(fl.PoolObjects) > 0 {
-		return nil, fmt.Errorf("could not read the pools (%s found, none whose values resolve), yet the cluster runs %s (%s); name their chart artifact with --artifact, or give -f pool values files", Count(len(fl.Pools), "pool"), Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
+		return nil, fmt.Errorf("could not read the pools (%s of the pool chart %s found, none whose values resolve), yet the cluster runs %s (%s); name their chart source with --artifact KIND/NAMESPACE/NAME, or give -f pool values files", Count(len(fl.Pools), "pool"), fl.PoolChart, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
 	var out []RollInput
 	for _, p := range fl.Pools {
@@ -297,8 +298,20 @@ func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollI
 		out = append(out, RollInput{source: "namespace " + u.Namespace, release: render.Release{Namespace: u.Namespace},
 			unresolved: fmt.Sprintf("it holds %s (%s) and none of its pools could be read", Count(len(u.Objects), "pool object"), FirstFive(u.Objects))})
 	}
+	if namespace != "" && len(out) == 0 {
+		set := map[string]bool{}
+		for _, p := range fl.Pools {
+			set[p.Namespace] = true
+		}
+		for _, u := range fl.Unread() {
+			set[u.Namespace] = true
+		}
+		return nil, NoneSelected("namespace", namespace, "pool (a HelmRelease of the pool chart "+fl.PoolChart.String()+", or a Helm release record of it)", SortedKeys(set))
+	}
 	for i := range fl.Ignored {
-		out = append(out, RollInput{ignored: &fl.Ignored[i]})
+		if namespace == "" || objectIn(fl.Ignored[i].Object, namespace) {
+			out = append(out, RollInput{ignored: &fl.Ignored[i]})
+		}
 	}
 	return out, nil
 }
@@ -366,7 +379,12 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 	if withFacts {
 		rendered = render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false))
 	}
-	m, err := render.Render(rendered, t.options(rel, vals))
+	opts := t.options(rel, vals)
+	if p := opts.Provider(); p != nil {
+		// A chart named on the command line reads what the pool chart reads.
+		opts.Cluster = render.OnlyKinds(p, poolChartKinds())
+	}
+	m, err := render.Render(rendered, opts)
 	if err != nil {
 		refusal, prob := RenderFailure(err)
 		if prob != nil {
@@ -394,6 +412,21 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 	}
 	return s, nil
 }
+
+// poolChartKinds are the kinds the pool chart built into this binary looks
+// up, and upstreamPoolKinds: all a head or base chart's lookups may reach.
+var poolChartKinds = sync.OnceValue(func() []string {
+	c, err := LoadPoolChart("")
+	if err != nil {
+		return nil
+	}
+	return append(render.LookupKinds(c), upstreamPoolKinds...)
+})
+
+// upstreamPoolKinds are what Cozystack's own pool chart looks up besides
+// ours (the MachineSets of a pool's MachineDeployment), so rollcheck against
+// upstream's chart, the way back from this one, reads what it reads.
+var upstreamPoolKinds = []string{"cluster.x-k8s.io/v1beta1 MachineSet"}
 
 // templateBody is the part of the KubevirtMachineTemplate that is hashed into
 // its name: everything under spec.

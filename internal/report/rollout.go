@@ -665,6 +665,6 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 			waiting[i].imageFactoryURL = url.Value
 		}
 	}
-	c := catalogFor(f.stored, waiting, url)
-	return &c, nil
+	c, err := catalogFor(t, f.stored, waiting, url)
+	return &c, err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/cli/values"
@@ -79,8 +80,28 @@ minReplicas: 2
 	assert.ErrorContains(t, err, "is empty")
 	_, err = ReadValuesFiles([]string{Stdin}, strings.NewReader("- a\n"))
 	assert.ErrorContains(t, err, "values from standard input is a list, not a map")
-	_, err = ReadValuesFiles([]string{Stdin}, strings.NewReader(strings.Repeat("#", maxValuesBytes+1)))
-	assert.ErrorContains(t, err, "larger than 1048576 bytes")
+	_, err = ReadValuesFiles([]string{Stdin}, strings.NewReader(strings.Repeat("#", render.MaxValuesBytes+1)))
+	assert.ErrorContains(t, err, "values from standard input is larger than 1048576 bytes")
+
+	// A file is bounded as standard input is: one byte over is refused
+	// before it is parsed, a device that never ends is not read to its end,
+	// and a file at the bound is read.
+	atBound := "cluster: acme\n"
+	atBound += strings.Repeat("#", render.MaxValuesBytes-len(atBound))
+	dir = t.TempDir()
+	over = filepath.Join(dir, "over.yaml")
+	require.NoError(t, os.WriteFile(over, []byte(atBound+"#"), 0o600))
+	_, err = ReadValuesFiles([]string{over}, strings.NewReader(""))
+	assert.ErrorContains(t, err, "values "+over+" is larger than 1048576 bytes")
+	if _, statErr := os.Stat("/dev/zero"); statErr == nil {
+		_, err = ReadValuesFiles([]string{"/dev/zero"}, strings.NewReader(""))
+		assert.ErrorContains(t, err, "values /dev/zero is larger than 1048576 bytes")
+	}
+	exact := filepath.Join(dir, "exact.yaml")
+	require.NoError(t, os.WriteFile(exact, []byte(atBound), 0o600))
+	vals, err := ReadValuesFiles([]string{exact}, strings.NewReader(""))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"cluster": "acme"}, vals)
 }
 
 // The nearest known key is a misspelling's, and nothing is suggested for a
