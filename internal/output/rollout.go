@@ -64,7 +64,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 		body.raw("")
 		body.raw(waveText(w))
 		for _, g := range report.SortedKeys(w.ClonesPerGolden) {
-			body.row("  clones of", fmt.Sprintf("%s: %d in flight", g, w.ClonesPerGolden[g]))
+			body.row("  golden", fmt.Sprintf("%s: %s in flight", g, report.Count(int(w.ClonesPerGolden[g]), "clone")))
 		}
 		if w.Alone != "" {
 			body.row("  alone", w.Alone)
@@ -105,8 +105,10 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 
 	result := newTable(o)
 	apart := ""
-	if n := len(r.CannotMove); n > 0 {
-		apart = fmt.Sprintf("; %s cannot move and stay where they are (above; --strict stops instead)", report.Count(n, "pool"))
+	if n := len(r.CannotMove); n == 1 {
+		apart = "; 1 pool cannot move and is left where it is (above; --strict stops instead)"
+	} else if n > 1 {
+		apart = fmt.Sprintf("; %d pools cannot move and are left where they are (above; --strict stops instead)", n)
 	}
 	switch {
 	case !r.CanStart && len(r.Blocked) > 0:
