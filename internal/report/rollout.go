@@ -322,7 +322,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 			return p, err
 		}
 		if hr != nil {
-			p.Generation = Generation(hr.Object)
+			p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
 		}
 	}
 
