@@ -568,11 +568,13 @@ func clonesAtOnce(md map[string]any, workers int64) int64 {
 	}
 	scaled := func(field string, def intstr.IntOrString, roundUp bool) int64 {
 		v := def
-		switch raw := fleetNested(md, "spec", "strategy", "rollingUpdate", field).(type) {
+		path := []string{"spec", "strategy", "rollingUpdate", field}
+		switch raw, _, _ := unstructured.NestedFieldNoCopy(md, path...); raw := raw.(type) {
 		case string:
 			v = intstr.FromString(raw)
 		case int64, float64, int:
-			v = intstr.FromInt32(int32(int64Of(raw)))
+			n, _ := fleet.Int64(md, path...)
+			v = intstr.FromInt32(int32(n))
 		}
 		n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(workers), roundUp)
 		if err != nil || n < 0 {
