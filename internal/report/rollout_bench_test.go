@@ -1,0 +1,216 @@
+package report_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"helm.sh/helm/v3/pkg/engine"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+// counting is a cluster that counts the requests made of it (each get or
+// list, as an API server would see them).
+type counting struct {
+	engine.ClientProvider
+	requests atomic.Int64
+}
+
+func (c *counting) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableResourceInterface, bool, error) {
+	r, namespaced, err := c.ClientProvider.GetClientFor(apiVersion, kind)
+	if err != nil {
+		return nil, namespaced, err
+	}
+	return &countedResource{NamespaceableResourceInterface: r, c: c}, namespaced, nil
+}
+
+type countedResource struct {
+	dynamic.NamespaceableResourceInterface
+	c *counting
+}
+
+func (r *countedResource) Namespace(ns string) dynamic.ResourceInterface {
+	return &countedNamespace{ResourceInterface: r.NamespaceableResourceInterface.Namespace(ns), c: r.c}
+}
+
+func (r *countedResource) Get(ctx context.Context, name string, o metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	r.c.requests.Add(1)
+	return r.NamespaceableResourceInterface.Get(ctx, name, o, sub...)
+}
+
+func (r *countedResource) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	r.c.requests.Add(1)
+	return r.NamespaceableResourceInterface.List(ctx, o)
+}
+
+type countedNamespace struct {
+	dynamic.ResourceInterface
+	c *counting
+}
+
+func (r *countedNamespace) Get(ctx context.Context, name string, o metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	r.c.requests.Add(1)
+	return r.ResourceInterface.Get(ctx, name, o, sub...)
+}
+
+func (r *countedNamespace) List(ctx context.Context, o metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	r.c.requests.Add(1)
+	return r.ResourceInterface.List(ctx, o)
+}
+
+// benchFleet is the example cluster with its tenants' objects copied into
+// copies namespaces each (tenant-acme-0001, ...: 7 pools a copy, as the
+// example holds them: HelmReleases with a chartRef and valuesFrom
+// cozystack-values, a plain helm install, MachineDeployments,
+// KubevirtMachineTemplates, worker disks) and the v1.13.7 golden imported;
+// beside each copy's pools, objects that are not pools: HelmReleases of
+// another chart, a tenant's own chartRef whose name ends in
+// kubernetes-nodes, Helm records of other charts, Secrets and ConfigMaps.
+func benchFleet(b *testing.B, copies int) (*render.State, int) {
+	b.Helper()
+	text, err := os.ReadFile("../../examples/cluster-state.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	example, err := render.ParseObjects(text)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	tenants := map[string][]*unstructured.Unstructured{}
+	pools := 0
+	for _, o := range example {
+		ns := o.GetNamespace()
+		if !strings.HasPrefix(ns, "tenant-") {
+			objs = append(objs, o)
+			if ns == "cozy-public" && strings.HasSuffix(o.GetName(), "-v1.13.6") {
+				next := o.DeepCopy()
+				next.SetName(strings.TrimSuffix(o.GetName(), "v1.13.6") + "v1.13.7")
+				objs = append(objs, next)
+			}
+			continue
+		}
+		tenants[ns] = append(tenants[ns], o)
+		if o.GetKind() == "HelmRelease" {
+			pools++
+		}
+	}
+	for i := 1; i <= copies; i++ {
+		for ns, list := range tenants {
+			copyNS := fmt.Sprintf("%s-%04d", ns, i)
+			for _, o := range list {
+				// The namespace is in names and values too (hosts, a
+				// DataVolume's source): the copy is the tenant renamed.
+				y, err := yaml.Marshal(o.Object)
+				if err != nil {
+					b.Fatal(err)
+				}
+				c, err := render.ParseObjects([]byte(strings.ReplaceAll(string(y), ns, copyNS)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				objs = append(objs, c...)
+			}
+			lookAlikes, err := render.ParseObjects([]byte(fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: postgres-db, namespace: %[1]s}
+spec:
+  chartRef: {kind: ExternalArtifact, name: cozystack-postgres-application-default-postgres, namespace: cozy-system}
+  valuesFrom: [{kind: Secret, name: cozystack-values}]
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: kubernetes-nodes-own-copy, namespace: %[1]s}
+spec:
+  chartRef: {kind: OCIRepository, name: my-kubernetes-nodes}
+  values: {cluster: own}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: app-credentials, namespace: %[1]s}
+stringData: {password: not-a-pool}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: app-settings, namespace: %[1]s}
+data: {values.yaml: "cluster: not-a-pool"}
+`, copyNS)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			objs = append(objs, lookAlikes...)
+			for _, rec := range []struct{ name, chart string }{{"postgres-db", "postgres"}, {"redis", "redis"}} {
+				o, err := fleet.EncodeRecord(rec.name, copyNS, rec.chart, 3, "deployed", map[string]any{"size": "10Gi"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				objs = append(objs, &unstructured.Unstructured{Object: o})
+			}
+		}
+	}
+	return render.NewState(objs...), pools * copies
+}
+
+// BenchmarkRolloutPlan plans a rollout as `workerimage rollout` does (the
+// fleet read with ReadPins, then Rollout) over the example fleet copied
+// into 15 and 143 tenants of each example namespace (105 and 1,001 pools):
+// every pool of the example's default flavor to v1.13.7. It reports the
+// requests made of the cluster, and its pools.
+func BenchmarkRolloutPlan(b *testing.B) {
+	chrt, err := report.LoadPoolChart("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	schematicID, _, _ := strings.Cut(strings.TrimPrefix(goldenOf(b), "talos-worker-"), "-")
+	for _, copies := range []int{15, 143} {
+		st, pools := benchFleet(b, copies)
+		b.Run(fmt.Sprintf("pools=%d", pools), func(b *testing.B) {
+			b.ReportAllocs()
+			var requests int64
+			for i := 0; i < b.N; i++ {
+				c := &counting{ClientProvider: st}
+				served, _ := st.APIVersions()
+				t := report.Target{Provider: c, Desc: "benchmark", APIVersions: served}
+				facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name})
+				if err != nil {
+					b.Fatal(err)
+				}
+				plan, err := report.Rollout(chrt, t, facts, report.RolloutOptions{WaveSize: 5,
+					Selection: report.RolloutSelection{Flavor: schematicID + "/v1.13.6"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if plan.Selected < pools/2 {
+					b.Fatalf("%d pools selected of %d", plan.Selected, pools)
+				}
+				requests += c.requests.Load()
+			}
+			b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
+			b.ReportMetric(float64(pools), "pools")
+		})
+	}
+}
+
+// goldenOf is the example's v1.13.6 golden's name.
+func goldenOf(b *testing.B) string {
+	text, err := os.ReadFile("../../examples/cluster-state.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(text), "\n") {
+		if i := strings.Index(line, "talos-worker-"); i >= 0 && strings.HasSuffix(line, "-v1.13.6") {
+			return strings.TrimSpace(line[i:])
+		}
+	}
+	b.Fatal("the example has no v1.13.6 golden")
+	return ""
+}
