@@ -46,8 +46,11 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		f.addDisk(diskOf(d))
 	}
 
-	// Pools: resolved by the chart itself.
-	if f.pools, err = resolvePools(chrt, t, fl.Pools); err != nil {
+	// Pools: resolved by the chart itself, each object the renders look up
+	// read once for them all.
+	rt := t
+	rt.Provider = render.Snapshot(t.Provider)
+	if f.pools, err = resolvePools(chrt, rt, fl.Pools); err != nil {
 		return nil, err
 	}
 

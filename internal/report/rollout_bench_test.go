@@ -75,7 +75,7 @@ func (r *countedNamespace) List(ctx context.Context, o metav1.ListOptions) (*uns
 // beside each copy's pools, objects that are not pools: HelmReleases of
 // another chart, a tenant's own chartRef whose name ends in
 // kubernetes-nodes, Helm records of other charts, Secrets and ConfigMaps.
-func benchFleet(b *testing.B, copies int) (*render.State, int) {
+func benchFleet(b testing.TB, copies int) (*render.State, int) {
 	b.Helper()
 	text, err := os.ReadFile("../../examples/cluster-state.yaml")
 	if err != nil {
