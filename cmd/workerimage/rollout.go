@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,10 +15,16 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Defaults of rollout's --wave and --timeout.
+// Defaults of rollout's --wave, --max-clones and --timeout. Ten clones of
+// one golden at once is well within what a Ceph snapshot serialises (about
+// 35 a minute) and keeps CDI out of its backoff; --max-workers has no
+// default bound: --wave and each pool's rolling update bound it.
 const (
-	defaultWave    = 5
-	defaultTimeout = 30 * time.Minute
+	defaultWave      = 5
+	defaultMaxClones = 10
+	defaultTimeout   = 30 * time.Minute
+	// maxCABytes is what talos.imageFactoryCA holds at most (the chart's schema).
+	maxCABytes = 64 << 10
 )
 
 func (a *app) rolloutCommand() *cobra.Command {
@@ -28,25 +35,39 @@ func (a *app) rolloutCommand() *cobra.Command {
 		timeout  time.Duration
 		poll     time.Duration
 		selected []string
+		caFile   string
 	)
 	cmd := &cobra.Command{
-		Use:   "rollout (--to-talos VERSION [--to-schematic ID] | --to-defaults | --to-builtin | --to-factory URL) [-n NS] [--pool NAME]... [--flavor SCHEMATIC/VERSION] [--behind] [--apply]",
+		Use:   "rollout (--to-talos VERSION [--to-schematic ID] | --to-defaults | --to-builtin | --to-factory URL [--factory-ca FILE]) [-n NS] [--pool NAME]... [--exclude NAME]... [--flavor SCHEMATIC/VERSION] [--behind] [--strict] [--apply]",
 		Short: "Move chosen pools to a new Talos, the chart's defaults, a golden or a factory, in watched waves",
 		Long: `Moves chosen pools to a target, wave by wave: a Talos version (--to-talos, with --to-schematic to
 change the schematic too), the chart's Talos defaults for new pools (--to-defaults), cloning a golden
 (--to-builtin, what adopt proposes), or importing from another Image Factory (--to-factory, for pools
-that import over HTTP). Parts combine: --to-builtin --to-talos v1.13.7 switches and moves at once.
+that import over HTTP; --factory-ca FILE writes the mirror's CA in the same change, so each pool
+re-images once). Parts combine: --to-builtin --to-talos v1.13.7 switches and moves at once.
 
 The pools are the cluster's, found and valued as Flux deploys them; -n, --pool, --flavor and --behind
-keep those every one of them keeps. Each is rendered by the chart against the cluster as it is and with
-its values changed at the field its flavor came from; without --apply the plan is printed per wave:
-each pool's values change, its old and new template names, the workers it replaces, the clones in
-flight and the storage they take in cozy-public. It will not start while a selected pool is not
-resolved or refused at the target, or its target golden is absent or not Succeeded on its class
-(the catalog entry to add is printed, as adopt prints it).
+keep those every one of them keeps, --exclude leaves pools out. --flavor SCHEMATIC/vMAJOR.MINOR takes
+every patch of that minor. A selection that matches nothing is an error naming what it may have
+meant. A pool already on the target by its own values is not moved nor waited on; one an earlier run
+of this tool moved there (its spec.values fields last written by the field manager
+workerimage-rollout) is waited on until it has rolled.
 
-With --apply it patches each pool's HelmRelease spec.values (never a valuesFrom Secret; a pool
-installed without a HelmRelease is refused), --wave pools at a time, and before the next wave waits
+Each pool is rendered by the chart against the cluster as it is and with its values changed at the
+field its flavor came from; without --apply the plan is printed per wave: each pool's values change,
+its old and new template names, the workers it replaces, the clones in flight per golden and the
+storage they take in cozy-public. A wave holds at most --wave pools, --max-workers workers and
+--max-clones clones of one golden (0: no bound); a pool above a bound on its own has a wave to itself.
+
+Pools that cannot move are listed apart with the fix and the rest moves: refused at the target, never
+deployed (no MachineDeployment), their last release failed, values not resolved, a HelmRelease with
+postRenderers, suspended, applied by a Flux Kustomization, or installed without a HelmRelease.
+--strict makes any of them stop the start. The rollout will not start while the target golden of a
+selected pool is absent or not Succeeded on its class (the catalog entry to add is printed, as adopt
+prints it).
+
+With --apply it patches each pool's HelmRelease spec.values (never a valuesFrom Secret), a wave at a
+time, and before the next wave waits
 until each HelmRelease is Ready at its new generation and each MachineDeployment runs the new template
 with every worker updated and ready (at zero workers: the template named), within --timeout. It stops
 at the first pool that fails or times out, saying which and why; run again, it skips the pools on the
@@ -56,14 +77,25 @@ per line.`,
 		Example: a.example(
 			"rollout --to-talos v1.13.7 --cluster examples/cluster-state.yaml -n tenant-acme",
 			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 --wave 10 --apply",
-			"rollout --to-factory https://factory.mirror.internal --behind --apply -o json"),
+			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13 --exclude tenant-gamma/kubernetes-nodes-gamma-edge --max-clones 4",
+			"rollout --to-factory https://factory.mirror.internal --factory-ca mirror-ca.pem --behind --apply -o json"),
 		Annotations: map[string]string{"exitCodes": exitCodes(
-			"the plan can start (without --apply), or every selected pool is on the target (with --apply)",
-			"the rollout will not start (a selected pool is blocked), or it stopped: a pool failed, a wave timed out, or it was interrupted",
-			"bad input (no target, a --pool that names no pool, a target the chart refuses, --apply with --cluster), an unreachable cluster, or no pool readable while pool objects exist")},
+			"the plan can start (without --apply; pools that cannot move are listed apart and stay where they are), or every pool of its waves is on the target (with --apply)",
+			"the rollout will not start (a selected pool's target golden is absent or not Succeeded, or with --strict a pool cannot move), or it stopped: a pool failed, a wave timed out, or it was interrupted",
+			"bad input (no target, a selection that matches nothing: -n, --flavor, --pool or --exclude naming no pool; a malformed --flavor, a target the chart refuses, --factory-ca without --to-factory, --apply with --cluster), an unreachable cluster, or no pool readable while pool objects exist")},
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Selection.Pools = selected
+			if caFile != "" {
+				o.Target.FactoryCAFrom = caFile
+				if o.Target.FactoryURL != "" {
+					pem, err := readCA(caFile)
+					if err != nil {
+						return err
+					}
+					o.Target.FactoryCA = pem
+				}
+			}
 			if err := o.Check(); err != nil {
 				return err
 			}
@@ -95,19 +127,42 @@ per line.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Selection.Namespace, "namespace", "n", "", "only the pools of this namespace (default: every namespace)")
 	f.StringSliceVar(&selected, "pool", nil, "only these pools: a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those (repeatable, or comma-separated)")
-	f.StringVar(&o.Selection.Flavor, "flavor", "", "only the pools that boot this flavor today, SCHEMATIC/VERSION")
+	f.StringVar(&o.Selection.Flavor, "flavor", "", "only the pools that boot this flavor today, SCHEMATIC/vMAJOR.MINOR.PATCH, or SCHEMATIC/vMAJOR.MINOR for every patch of that minor")
+	f.StringSliceVar(&o.Selection.Exclude, "exclude", nil, "leave out these pools, named as --pool names them (repeatable, or comma-separated)")
+	f.BoolVar(&o.Strict, "strict", false, "all or nothing: a selected pool that cannot move (refused, never deployed, release failed, ...) keeps the rollout from starting")
 	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind what a new pool gets now: a newer Talos patch in the catalog, a newer chart default, a newer Kubernetes patch, another factory than the platform's")
 	f.StringVar(&o.Target.TalosVersion, "to-talos", "", "the Talos version to move to (each pool keeps its schematic unless --to-schematic)")
 	f.StringVar(&o.Target.SchematicID, "to-schematic", "", "with --to-talos: the Image Factory schematic to move to")
 	f.BoolVar(&o.Target.Defaults, "to-defaults", false, "move to the Talos version and schematic the chart gives a new pool, and to the chart's Kubernetes release of each pool's minor")
 	f.BoolVar(&o.Target.Builtin, "to-builtin", false, "clone a golden of the flavor (osImage.builtin) instead of importing over HTTP")
 	f.StringVar(&o.Target.FactoryURL, "to-factory", "", "import over HTTP from this Image Factory (pools that import over HTTP)")
+	f.StringVar(&caFile, "factory-ca", "", "with --to-factory: a PEM `FILE` of the CA that serves the factory, written as talos.imageFactoryCA in the same change as the URL")
 	f.BoolVar(&doApply, "apply", false, "patch the pools' HelmReleases and wait for them, wave by wave (default: print the plan)")
 	f.IntVar(&o.WaveSize, "wave", defaultWave, "pools patched and waited for together")
+	f.IntVar(&o.MaxWorkers, "max-workers", 0, "the most workers a wave replaces, its pools' workers added up (0: no bound)")
+	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, its pools' rolling surges added up (0: no bound)")
 	f.DurationVar(&timeout, "timeout", defaultTimeout, "how long a wave may take, from its first patch to its last pool on the target")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often a wave's pools are read while it waits")
 	_ = f.MarkHidden("poll")
 	return cmd
+}
+
+// readCA reads --factory-ca's PEM, to the size talos.imageFactoryCA holds;
+// the chart judges the rest (certificates only) as it judges any pool's.
+func readCA(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", errorf("--factory-ca %s: %v", path, err)
+	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, maxCABytes+1))
+	if err != nil {
+		return "", errorf("--factory-ca %s: %v", path, err)
+	}
+	if len(text) > maxCABytes {
+		return "", errorf("--factory-ca %s: more than %d bytes; talos.imageFactoryCA holds at most 64 KiB of PEM certificates: give the CA's certificates alone", path, maxCABytes)
+	}
+	return string(text), nil
 }
 
 // applyRollout prints the plan (-o json: as the plan event, the first line

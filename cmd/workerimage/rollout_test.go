@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -225,15 +227,22 @@ func TestRolloutApplyStopsAtATimeout(t *testing.T) {
 }
 
 // A plan that will not start is printed and nothing is patched, --apply
-// or not; with no target or a bad one nothing is read at all.
+// or not: a target golden absent (v1.13.8 is in no catalog entry), or with
+// --strict a pool that cannot move (gamma-big never deployed); with no
+// target or a bad one nothing is read at all.
 func TestRolloutApplyNeverStartsABlockedPlan(t *testing.T) {
 	rc := newRolloutCluster(t, false)
-	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "--apply", "--poll", "5ms")
+	r := runRollout(t, rc, false, "--to-talos", "v1.13.8", "--apply", "--poll", "5ms", "--timeout", "1s")
 	assert.Equal(t, exitAttn, r.code)
-	assert.Contains(t, r.stdout, "result  will not start: 1 pool blocked (above)")
+	assert.Contains(t, r.stdout, "result  will not start: 3 pools blocked (above)")
+	assert.Equal(t, 0, rc.patches())
+	r = runRollout(t, rc, false, "--to-talos", "v1.13.7", "--strict", "--apply", "--poll", "5ms", "--timeout", "1s")
+	assert.Equal(t, exitAttn, r.code)
+	assert.Contains(t, r.stdout, "result  will not start: --strict, and 1 pool cannot move (above)")
+	assert.Contains(t, r.stdout, "\ncannot move (--strict: the rollout will not start until each is fixed, or left out with --exclude):\n  pool  tenant-gamma/kubernetes-nodes-gamma-big  not-deployed: ")
 	assert.Equal(t, 0, rc.patches())
 	// -o json: the plan event alone, on one line.
-	r = runRollout(t, rc, false, "--to-talos", "v1.13.7", "--apply", "--poll", "5ms", "-o", "json")
+	r = runRollout(t, rc, false, "--to-talos", "v1.13.8", "--apply", "--poll", "5ms", "--timeout", "1s", "-o", "json")
 	assert.Equal(t, exitAttn, r.code)
 	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
 	var e report.RolloutEvent
@@ -245,6 +254,8 @@ func TestRolloutApplyNeverStartsABlockedPlan(t *testing.T) {
 
 func TestRolloutBadInput(t *testing.T) {
 	fixture := rolloutFixture
+	big := filepath.Join(t.TempDir(), "big.pem")
+	require.NoError(t, os.WriteFile(big, bytes.Repeat([]byte("x"), 64<<10+1), 0o644))
 	for _, c := range []struct {
 		name      string
 		args      []string
@@ -255,7 +266,15 @@ func TestRolloutBadInput(t *testing.T) {
 		{"defaults and a version", []string{"rollout", "--to-defaults", "--to-talos", "v1.13.7", "--cluster", fixture}, []string{"leave out --to-talos"}},
 		{"builtin and a factory", []string{"rollout", "--to-builtin", "--to-factory", "https://f.example", "--cluster", fixture}, []string{"give one of them"}},
 		{"no wave", []string{"rollout", "--to-talos", "v1.13.7", "--wave", "0", "--cluster", fixture}, []string{"--wave 0: a wave holds at least 1 pool"}},
-		{"bad flavor", []string{"rollout", "--to-talos", "v1.13.7", "--flavor", "v1.13.6", "--cluster", fixture}, []string{`--flavor "v1.13.6": want SCHEMATIC/VERSION`}},
+		{"bad flavor", []string{"rollout", "--to-talos", "v1.13.7", "--flavor", "v1.13.6", "--cluster", fixture}, []string{`--flavor "v1.13.6": want SCHEMATIC/VERSION`, "vMAJOR.MINOR for every patch of that minor"}},
+		{"flavor of no pool", []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13.5", "--cluster", fixture}, []string{"--flavor " + defaultSchematic + "/v1.13.5: no pool boots it; did you mean " + defaultSchematic + "/v1.13.4?"}},
+		{"namespace of no pool", []string{"rollout", "--to-talos", "v1.13.7", "-n", "tenant-zzz", "--cluster", fixture}, []string{"-n tenant-zzz: no pool is in namespace tenant-zzz; the pools are in tenant-acme, tenant-beta, tenant-gamma"}},
+		{"exclude of no pool", []string{"rollout", "--to-talos", "v1.13.7", "--exclude", "gamma-big", "--cluster", fixture}, []string{"--exclude gamma-big names no pool", "did you mean kubernetes-nodes-gamma-big, kubernetes-gamma-big?"}},
+		{"a CA without a factory", []string{"rollout", "--to-talos", "v1.13.7", "--factory-ca", "examples/platform/mirror-ca.pem", "--cluster", fixture}, []string{"--factory-ca examples/platform/mirror-ca.pem is the CA of the factory a pool moves to: give --to-factory URL with it"}},
+		{"a CA file missing", []string{"rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", td("nope.pem"), "--cluster", fixture}, []string{"--factory-ca ", "nope.pem", "no such file"}},
+		{"a CA the chart refuses", []string{"rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", "testdata/rollout/golden-v1.13.7.yaml", "--cluster", fixture}, []string{"the target is refused by the chart"}},
+		{"a CA too big", []string{"rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", big, "--cluster", fixture}, []string{"--factory-ca " + big + ": more than 65536 bytes"}},
+		{"negative max workers", []string{"rollout", "--to-talos", "v1.13.7", "--max-workers", "-1", "--cluster", fixture}, []string{"--max-workers -1: give the most workers a wave replaces at once, or 0 for no bound"}},
 		{"apply a state file", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--cluster", fixture}, []string{"--cluster " + fixture + " plans only: --apply patches a live cluster"}},
 		{"no timeout", []string{"rollout", "--to-talos", "v1.13.7", "--apply", "--timeout", "0s", "--kubeconfig", fixture}, []string{"--timeout 0s: a wave needs a timeout above zero"}},
 		{"malformed version", []string{"rollout", "--to-talos", "1.13.7", "--cluster", fixture}, []string{"the target is refused by the chart", `version "1.13.7" (from talos.version) is malformed`}},
@@ -277,9 +296,53 @@ func TestRolloutHelp(t *testing.T) {
 	for _, want := range []string{
 		"--apply ", "--wave int ", "(default 5)", "--timeout duration", "(default 30m0s)", "--to-talos string", "--to-schematic string", "--to-defaults", "--to-builtin", "--to-factory string",
 		"-n, --namespace string", "--pool strings", "--flavor string", "--behind", "--cluster string", "--kubeconfig string", "-o, --output string",
+		"--exclude strings", "--strict", "--max-workers int", "--max-clones int", "(default 10)", "--factory-ca FILE",
 		"Exit codes:\n  0  the plan can start", "  1  the rollout will not start", "  2  bad input",
 	} {
 		assert.Contains(t, r.stdout, want)
 	}
 	assert.NotContains(t, r.stdout, "--poll", "a test knob, hidden")
+}
+
+// The example fleet, done: after the v1.13.7 golden imported, every pool of
+// the minor moves and gamma-big, which never deployed, is listed apart
+// without holding the others (exit 0); the pinned outputs show the whole
+// plan (rollout-minor.golden.text).
+func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", rolloutFixture, "-o", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan := decode[report.RolloutPlan](t, r)
+	assert.True(t, plan.CanStart)
+	var moving []string
+	for _, p := range plan.Pools() {
+		moving = append(moving, p.HelmRelease)
+	}
+	assert.ElementsMatch(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-batch",
+		"tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web", "tenant-gamma/kubernetes-nodes-gamma-edge"}, moving)
+	require.Len(t, plan.CannotMove, 1)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.CannotMove[0].HelmRelease)
+	assert.Equal(t, report.StateNotDeployed, plan.CannotMove[0].State)
+	assert.Empty(t, plan.Blocked)
+	// --exclude leaves it out altogether; --strict stops on it.
+	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--exclude", "tenant-gamma/kubernetes-gamma-big", "--cluster", rolloutFixture, "-o", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Empty(t, decode[report.RolloutPlan](t, r).CannotMove)
+	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--strict", "--cluster", rolloutFixture)
+	assert.Equal(t, exitAttn, r.code)
+	assert.Contains(t, r.stdout, "result  will not start: --strict, and 1 pool cannot move (above)")
+}
+
+// --to-factory with --factory-ca FILE: one change writes the URL and the
+// CA (talos.imageFactoryCA, the file's PEM), so the pool rolls once.
+func TestRolloutFactoryWithItsCA(t *testing.T) {
+	r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"), "--pool", "tenant-beta/kubernetes-nodes-beta-web", "--cluster", rolloutFixture, "-o", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan := decode[report.RolloutPlan](t, r)
+	require.Len(t, plan.Pools(), 1)
+	web := plan.Pools()[0]
+	pem, err := os.ReadFile(filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"imageFactoryURL": "https://factory.mirror.internal", "imageFactoryCA": string(pem)}}, web.ValuesChange)
+	assert.Equal(t, "kubernetes-beta-web-2f13d5", web.MachineTemplate.Current)
+	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
 }

@@ -25,10 +25,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// FieldManager is the name the patches are made under, as the API server
-// records it in managedFields.
-const FieldManager = "workerimage-rollout"
-
 const machineDeploymentAPI = "cluster.x-k8s.io/v1beta1"
 
 // Options say how long to wait and how, and where to say where it is.
@@ -246,7 +242,7 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 	if err != nil {
 		return 0, fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
 	}
-	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: FieldManager})
+	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager})
 	if err != nil {
 		now, getErr := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
 		switch {

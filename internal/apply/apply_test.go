@@ -186,7 +186,7 @@ func (r *resource) Patch(_ context.Context, name string, pt types.PatchType, dat
 	if o == nil {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "helmreleases"}, name)
 	}
-	if pt != types.JSONPatchType || opts.FieldManager != apply.FieldManager {
+	if pt != types.JSONPatchType || opts.FieldManager != report.FieldManager {
 		return nil, fmt.Errorf("patch type %s, field manager %q", pt, opts.FieldManager)
 	}
 	patch, err := jsonpatch.DecodePatch(data)

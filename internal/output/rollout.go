@@ -56,13 +56,19 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	if r.TargetFrom != "" {
 		head.row("", r.TargetFrom)
 	}
-	head.row("waves", fmt.Sprintf("%s of at most %s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), report.Count(r.WaveSize, "pool")))
+	head.row("waves", fmt.Sprintf("%s of at most %s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r)))
 	head.write(out)
 
 	body := newTable(o)
 	for _, w := range r.Waves {
 		body.raw("")
 		body.raw(waveText(w))
+		for _, g := range report.SortedKeys(w.ClonesPerGolden) {
+			body.row("  golden", fmt.Sprintf("%s: %s in flight", g, report.Count(int(w.ClonesPerGolden[g]), "clone")))
+		}
+		if w.Alone != "" {
+			body.row("  alone", w.Alone)
+		}
 		for _, p := range w.Pools {
 			writeRolloutPool(&body, p)
 		}
@@ -77,6 +83,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	}{
 		{"on the target already (skipped)", r.OnTarget, true},
 		{"blocked (the rollout will not start until each is fixed, or left out of the selection)", r.Blocked, true},
+		{cannotMoveTitle(r.Strict), r.CannotMove, false},
 		{"not known whether selected (not moved; fix them, then run again)", r.Unknown, false},
 	} {
 		if len(l.pools) == 0 && !l.whenNone {
@@ -97,15 +104,42 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	rest.write(out)
 
 	result := newTable(o)
+	apart := ""
+	if n := len(r.CannotMove); n == 1 {
+		apart = "; 1 pool cannot move and is left where it is (above; --strict stops instead)"
+	} else if n > 1 {
+		apart = fmt.Sprintf("; %d pools cannot move and are left where they are (above; --strict stops instead)", n)
+	}
 	switch {
-	case !r.CanStart:
+	case !r.CanStart && len(r.Blocked) > 0:
 		result.row("result", fmt.Sprintf("will not start: %s blocked (above)", report.Count(len(r.Blocked), "pool")))
+	case !r.CanStart:
+		result.row("result", fmt.Sprintf("will not start: --strict, and %s cannot move (above)", report.Count(len(r.CannotMove), "pool")))
 	case len(r.Waves) == 0:
-		result.row("result", "nothing to do: every selected pool is on the target")
+		result.row("result", "nothing to do: every selected pool is on the target"+apart)
 	default:
-		result.row("result", fmt.Sprintf("can start: %s to move in %s; --apply runs it", report.Count(len(r.Pools()), "pool"), report.Count(len(r.Waves), "wave")))
+		result.row("result", fmt.Sprintf("can start: %s to move in %s; --apply runs it%s", report.Count(len(r.Pools()), "pool"), report.Count(len(r.Waves), "wave"), apart))
 	}
 	result.write(out)
+}
+
+// boundsText says what bounds a wave: pools, workers, clones per golden.
+func boundsText(r *report.RolloutPlan) string {
+	text := report.Count(r.WaveSize, "pool")
+	if r.MaxWorkers > 0 {
+		text += fmt.Sprintf(", %s replaced", report.Count(r.MaxWorkers, "worker"))
+	}
+	if r.MaxClones > 0 {
+		text += fmt.Sprintf(", %s of one golden in flight", report.Count(r.MaxClones, "clone"))
+	}
+	return text
+}
+
+func cannotMoveTitle(strict bool) string {
+	if strict {
+		return "cannot move (--strict: the rollout will not start until each is fixed, or left out with --exclude)"
+	}
+	return "cannot move (left where they are, each with its fix; the rest moves)"
 }
 
 func selectionText(s report.RolloutSelection) string {
@@ -118,6 +152,12 @@ func selectionText(s report.RolloutSelection) string {
 	}
 	if s.Flavor != "" {
 		parts = append(parts, "booting "+s.Flavor)
+		if _, version, _ := strings.Cut(s.Flavor, "/"); strings.Count(version, ".") == 1 {
+			parts[len(parts)-1] += " (any patch)"
+		}
+	}
+	if len(s.Exclude) > 0 {
+		parts = append(parts, "except "+strings.Join(s.Exclude, ", "))
 	}
 	if s.Behind {
 		parts = append(parts, "behind")
@@ -143,7 +183,11 @@ func targetText(t report.RolloutTarget) string {
 		parts = append(parts, "clone a golden (osImage.builtin)")
 	}
 	if t.FactoryURL != "" {
-		parts = append(parts, "import over HTTP from "+t.FactoryURL)
+		factory := "import over HTTP from " + t.FactoryURL
+		if t.FactoryCAFrom != "" {
+			factory += ", trusting the CA of " + t.FactoryCAFrom
+		}
+		parts = append(parts, factory)
 	}
 	return strings.Join(parts, "; ")
 }

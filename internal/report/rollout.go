@@ -11,8 +11,11 @@ package report
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -27,7 +30,12 @@ import (
 type RolloutOptions struct {
 	Selection RolloutSelection
 	Target    RolloutTarget
-	WaveSize  int
+	// WaveSize bounds the pools of a wave; MaxWorkers the workers a wave
+	// replaces and MaxClones the clones of one golden a wave has in flight
+	// (0: no bound).
+	WaveSize, MaxWorkers, MaxClones int
+	// Strict: a pool that cannot move keeps the rollout from starting.
+	Strict bool
 }
 
 // Check refuses a target or a selection that says nothing, or contradicts
@@ -43,24 +51,61 @@ func (o RolloutOptions) Check() error {
 		return fmt.Errorf("--to-schematic %s moves the schematic of a flavor: give its Talos version too (--to-talos VERSION)", t.SchematicID)
 	case t.Builtin && t.FactoryURL != "":
 		return fmt.Errorf("--to-builtin clones a golden, which imports from the catalog's factory, not the pool's: --to-factory applies to pools that import over HTTP; give one of them")
+	case (t.FactoryCA != "" || t.FactoryCAFrom != "") && t.FactoryURL == "":
+		return fmt.Errorf("--factory-ca %s is the CA of the factory a pool moves to: give --to-factory URL with it (one change, one re-image); to trust a CA at the URL a pool has now, set talos.imageFactoryCA in its values", OrNone(t.FactoryCAFrom))
 	case o.WaveSize < 1:
 		return fmt.Errorf("--wave %d: a wave holds at least 1 pool", o.WaveSize)
+	case o.MaxWorkers < 0:
+		return fmt.Errorf("--max-workers %d: give the most workers a wave replaces at once, or 0 for no bound", o.MaxWorkers)
+	case o.MaxClones < 0:
+		return fmt.Errorf("--max-clones %d: give the most clones of one golden a wave has in flight, or 0 for no bound", o.MaxClones)
+	}
+	for _, name := range o.Selection.Exclude {
+		if name == "" {
+			return fmt.Errorf("--exclude \"\": give a pool as --pool takes it: a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those")
+		}
 	}
 	if f := o.Selection.Flavor; f != "" {
-		if _, _, err := parseFlavor(f); err != nil {
+		if _, err := parseFlavor(f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// parseFlavor reads --flavor SCHEMATIC/VERSION.
-func parseFlavor(f string) (schematicID, version string, err error) {
-	schematicID, version, ok := strings.Cut(f, "/")
-	if !ok || schematicID == "" || version == "" || strings.Contains(version, "/") {
-		return "", "", fmt.Errorf("--flavor %q: want SCHEMATIC/VERSION, as in ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6", f)
+// flavorSelector is --flavor read: a schematic and a Talos version, or a
+// minor (vMAJOR.MINOR) whose every patch it takes.
+type flavorSelector struct {
+	schematicID, version string
+	minor                bool
+}
+
+var (
+	schematicForm = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	patchForm     = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
+	minorForm     = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+)
+
+// parseFlavor reads --flavor SCHEMATIC/vX.Y.Z (that flavor) or
+// SCHEMATIC/vX.Y (every patch of that minor: a fix must reach each).
+func parseFlavor(f string) (flavorSelector, error) {
+	schematicID, version, _ := strings.Cut(f, "/")
+	minor := minorForm.MatchString(version)
+	if !schematicForm.MatchString(schematicID) || (!minor && !patchForm.MatchString(version)) {
+		return flavorSelector{}, fmt.Errorf("--flavor %q: want SCHEMATIC/VERSION: SCHEMATIC an Image Factory schematic ID (64 hex digits), VERSION vMAJOR.MINOR.PATCH for that Talos release or vMAJOR.MINOR for every patch of that minor, as in ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 or ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13", f)
 	}
-	return schematicID, version, nil
+	return flavorSelector{schematicID: schematicID, version: version, minor: minor}, nil
+}
+
+// boots: a pool booting schematicID/version is of the flavor.
+func (s flavorSelector) boots(schematicID, version string) bool {
+	if schematicID != s.schematicID {
+		return false
+	}
+	if s.minor {
+		return strings.HasPrefix(version, s.version+".") || strings.HasPrefix(version, s.version+"-")
+	}
+	return version == s.version
 }
 
 // probe is the release a target is checked with, as a new pool.
@@ -68,11 +113,12 @@ var probe = render.Release{Name: "kubernetes-nodes-rollout-target", Namespace: "
 
 // ResolveTarget asks the chart about the target as it asks about a new
 // pool's values, without a cluster: it refuses a malformed version,
-// schematic or URL in its own words, and says what the chart's defaults for
-// a new pool are (Defaults resolved into TalosVersion and SchematicID).
+// schematic, URL or CA in its own words, and says what the chart's
+// defaults for a new pool are (Defaults resolved into TalosVersion and
+// SchematicID).
 func ResolveTarget(chrt *chart.Chart, target RolloutTarget) (RolloutTarget, string, error) {
 	talos := map[string]any{}
-	for k, v := range map[string]string{"version": target.TalosVersion, "schematicID": target.SchematicID, "imageFactoryURL": target.FactoryURL} {
+	for k, v := range map[string]string{"version": target.TalosVersion, "schematicID": target.SchematicID, "imageFactoryURL": target.FactoryURL, "imageFactoryCA": target.FactoryCA} {
 		if v != "" {
 			talos[k] = v
 		}
@@ -94,9 +140,10 @@ func ResolveTarget(chrt *chart.Chart, target RolloutTarget) (RolloutTarget, stri
 }
 
 // Rollout plans moving the selected pools to the target, wave by wave.
-// An error is bad input (a target the chart refuses, a --pool that names
-// no pool) or a cluster problem; a pool the rollout cannot move is in the
-// plan, and keeps it from starting.
+// An error is bad input (a target the chart refuses, a selection that
+// matches nothing) or a cluster problem. A pool the rollout cannot move is
+// listed apart and the rest moves; only what the target itself lacks (its
+// golden) keeps the plan from starting, or with Strict any pool listed apart.
 func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*RolloutPlan, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -106,13 +153,18 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err != nil {
 		return nil, err
 	}
-	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, Selection: o.Selection, Target: target, TargetFrom: from, WaveSize: o.WaveSize,
-		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
-	selected, unknown, onTheWay, err := selectPools(f, o, target)
+	if f.stored != nil {
+		// Every render judges its pool against the same goldens: read once.
+		t.Catalog = f.stored
+	}
+	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, Selection: o.Selection, Target: target, TargetFrom: from,
+		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
+		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
+	sel, err := selectPools(t, f, o, target)
 	if err != nil {
 		return nil, err
 	}
-	for _, rp := range unknown {
+	for _, rp := range sel.unknown {
 		why := "its values cannot be computed as Flux computes them: " + rp.pin.Unresolved
 		if rp.pin.Unresolved == "" {
 			why = "the chart refuses it before its image resolves: " + rp.pin.Refusal
@@ -120,47 +172,99 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool, State: StateUnresolved,
 			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
 	}
+	all := append(append([]resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	planned, err := planPools(chrt, t, f, all, target)
+	if err != nil {
+		return nil, err
+	}
 	var moving []RolloutPool
-	all := append(append([]resolvedPool(nil), selected...), onTheWay...)
-	for i, rp := range all {
-		t.progress("planning pool %d of %d: %s", i+1, len(all), rp.pin.HelmRelease)
-		p, err := planPool(chrt, t, f, rp, target)
-		if err != nil {
-			return nil, err
-		}
-		if i >= len(selected) && p.State != StateRolling && p.State != StateReleaseFailed {
-			// On the target, or there by its own values: not this rollout's.
+	for i, p := range planned {
+		if i >= len(sel.selected) && p.State == StateOnTarget {
+			// An earlier run's pool, there now: not this rollout's.
 			continue
 		}
 		plan.Selected++
-		switch p.State {
-		case StateMoves, StateRolling:
+		switch {
+		case p.State == StateMoves || p.State == StateRolling:
 			moving = append(moving, p)
-		case StateOnTarget:
+		case p.State == StateOnTarget:
 			plan.OnTarget = append(plan.OnTarget, p)
-		default:
+		case Blocking(p.State):
 			plan.Blocked = append(plan.Blocked, p)
+		default:
+			plan.CannotMove = append(plan.CannotMove, p)
 		}
 	}
-	plan.Waves = waves(moving, o.WaveSize)
-	plan.CanStart = len(plan.Blocked) == 0
+	plan.Waves = waves(moving, o)
+	plan.CanStart = len(plan.Blocked) == 0 && (!o.Strict || len(plan.CannotMove) == 0)
 	if plan.Catalog, err = rolloutCatalog(t, f, plan.Blocked); err != nil {
 		return nil, err
 	}
 	return plan, nil
 }
 
-// selectPools keeps the pools every given criterion keeps. A pool whose
-// flavor cannot be read (its values are not resolved, or do not resolve an
-// image) cannot be judged by --flavor or --behind: it is unknown, listed
-// apart, and does not keep the rollout from starting; selected by where it
-// is alone, it is selected, and does. A pool --flavor or --behind leaves
-// out that resolves to the target already may be on its way there (an
-// earlier run moved it, its workers have not all rolled): onTheWay, for the
-// plan to keep if it is.
-func selectPools(f *PinsFacts, o RolloutOptions, target RolloutTarget) (selected, unknown, onTheWay []resolvedPool, err error) {
+// planPools plans each pool, GOMAXPROCS at a time (each is two renders of
+// the chart, which share nothing but what they read), the answers in the
+// pools' order; the first error in that order is the answer.
+func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
+	out := make([]RolloutPool, len(pools))
+	errs := make([]error, len(pools))
+	if say := t.Progress; say != nil {
+		var mu sync.Mutex
+		t.Progress = func(step string) {
+			mu.Lock()
+			defer mu.Unlock()
+			say(step)
+		}
+	}
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, rp := range pools {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
+			out[i], errs[i] = planPool(chrt, t, f, rp, target)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// selection is what the selection flags chose: the pools to plan, those
+// whose flavor cannot be judged, and those an earlier run of this tool
+// moved to the target (onTheWay: planned, kept while not on the target).
+type selection struct {
+	selected, unknown, onTheWay []resolvedPool
+}
+
+// selectPools keeps the pools every given criterion keeps, less those
+// --exclude names. A pool whose flavor cannot be read (its values are not
+// resolved, or do not resolve an image) cannot be judged by --flavor or
+// --behind: it is unknown, listed apart; selected by where it is alone, it
+// is selected. A pool --flavor or --behind leaves out that resolves to the
+// target is on its way there only if this tool wrote the target into its
+// spec.values (writtenByRollout): one a tenant moved is not this rollout's.
+// A selection that matches nothing is an error naming what it may have
+// meant.
+func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget) (selection, error) {
 	s := o.Selection
+	var sel selection
+	var flavor flavorSelector
+	if s.Flavor != "" {
+		flavor, _ = parseFlavor(s.Flavor)
+	}
+	if err := checkNamesAPool(f, s); err != nil {
+		return sel, err
+	}
 	named := map[string]bool{}
+	inScope, flavorHits := 0, 0
 	for _, rp := range f.pools {
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
 			continue
@@ -176,34 +280,122 @@ func selectPools(f *PinsFacts, o RolloutOptions, target RolloutTarget) (selected
 				continue
 			}
 		}
+		inScope++
+		if excludedBy(rp, s.Exclude) {
+			continue
+		}
 		judged := rp.facts != nil && rp.pin.Unresolved == ""
 		if (s.Flavor != "" || s.Behind) && !judged {
-			unknown = append(unknown, rp)
+			sel.unknown = append(sel.unknown, rp)
 			continue
 		}
 		keep := true
 		if s.Flavor != "" {
-			schematicID, version, _ := parseFlavor(s.Flavor)
 			ds := rp.facts.DiskSource
-			keep = string(ds.SchematicID) == schematicID && string(ds.Version) == version
+			keep = flavor.boots(string(ds.SchematicID), string(ds.Version))
+			if keep {
+				flavorHits++
+			}
 		}
 		if keep && s.Behind {
 			keep = len(Behind(runningFromFacts(rp.facts), f.stored)) > 0
 		}
 		switch {
 		case keep:
-			selected = append(selected, rp)
+			sel.selected = append(sel.selected, rp)
 		case resolvesTo(rp.facts, target):
-			onTheWay = append(onTheWay, rp)
+			hr, err := helmReleaseOf(t, rp)
+			if err != nil {
+				return sel, err
+			}
+			if writtenByRollout(hr, rp.facts, target) {
+				sel.onTheWay = append(sel.onTheWay, rp)
+			}
 		}
 	}
 	for _, name := range s.Pools {
 		if !named[name] {
-			return nil, nil, nil, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
+			return sel, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
 		}
 	}
-	sort.Slice(selected, func(i, j int) bool { return selected[i].pin.HelmRelease < selected[j].pin.HelmRelease })
-	return selected, unknown, onTheWay, nil
+	if s.Flavor != "" && inScope > 0 && flavorHits == 0 && len(sel.unknown) == 0 && len(sel.onTheWay) == 0 {
+		return sel, fmt.Errorf("--flavor %s: no pool%s boots it%s", s.Flavor, inNamespace(s.Namespace), nearestFlavor(f, s, flavor))
+	}
+	sort.Slice(sel.selected, func(i, j int) bool { return sel.selected[i].pin.HelmRelease < sel.selected[j].pin.HelmRelease })
+	return sel, nil
+}
+
+// checkNamesAPool refuses a -n that holds no pool and an --exclude that
+// names none, with the names they may have meant, as --pool is refused.
+func checkNamesAPool(f *PinsFacts, s RolloutSelection) error {
+	if ns := s.Namespace; ns != "" {
+		namespaces := map[string]bool{}
+		for _, rp := range f.pools {
+			namespaces[rp.pin.Namespace] = true
+		}
+		for _, u := range f.unread {
+			namespaces[u.Namespace] = true
+		}
+		if !namespaces[ns] {
+			known := SortedKeys(namespaces)
+			hint := "; the pools are in " + OrNone(FirstFive(known))
+			if near := NearestWord(ns, known); near != "" {
+				hint = "; did you mean " + near + "?"
+			}
+			return fmt.Errorf("-n %s: no pool is in namespace %s%s", ns, ns, hint)
+		}
+	}
+	for _, name := range s.Exclude {
+		hit := false
+		for _, rp := range f.pools {
+			hit = hit || poolNamed(rp, name)
+		}
+		if !hit {
+			return fmt.Errorf("--exclude %s names no pool: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, nearestPool(f, name))
+		}
+	}
+	return nil
+}
+
+func excludedBy(rp resolvedPool, names []string) bool {
+	for _, name := range names {
+		if poolNamed(rp, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// nearestFlavor suggests, for a --flavor no pool boots, the flavor of the
+// selection's pools nearest to it, else the flavors they boot.
+func nearestFlavor(f *PinsFacts, s RolloutSelection, want flavorSelector) string {
+	seen := map[string]bool{}
+	for _, rp := range f.pools {
+		if rp.facts == nil || (s.Namespace != "" && rp.pin.Namespace != s.Namespace) {
+			continue
+		}
+		ds := rp.facts.DiskSource
+		seen[string(ds.SchematicID)+"/"+string(ds.Version)] = true
+	}
+	booted := SortedKeys(seen)
+	if want.minor {
+		minors := map[string]bool{}
+		for _, b := range booted {
+			if i := strings.LastIndex(b, "."); i > 0 {
+				minors[b[:i]] = true
+			}
+		}
+		if near := NearestWord(s.Flavor, SortedKeys(minors)); near != "" {
+			return "; did you mean " + near + "?"
+		}
+	}
+	if near := NearestWord(s.Flavor, booted); near != "" {
+		return "; did you mean " + near + "?"
+	}
+	if want.minor {
+		return "; the pools boot " + OrNone(FirstFive(booted))
+	}
+	return "; the pools boot " + OrNone(FirstFive(booted)) + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"
 }
 
 // resolvesTo: the chart resolves the pool's flavor to the target's already
@@ -256,22 +448,36 @@ func nearestPool(f *PinsFacts, name string) string {
 	return ""
 }
 
-// planPool renders one pool as it is and at the target, and says what
-// moving it takes.
+// helmReleaseOf reads the pool's HelmRelease as it is now; nil for a pool
+// installed without one (or gone since it was read).
+func helmReleaseOf(t Target, rp resolvedPool) (*unstructured.Unstructured, error) {
+	if rp.helmRelease == "" {
+		return nil, nil
+	}
+	ns, name, _ := strings.Cut(rp.helmRelease, "/")
+	return fleet.Get(context.Background(), t.Provider, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
+}
+
+// targetEdit is how a pool's values move to the target: the values edit,
+// the path (clone, http) and flavor it resolves once moved, and the
+// Kubernetes release --to-defaults moves it to ("" when none).
+type targetEdit struct {
+	*valuesEdit
+	path                 string
+	schematicID, version Sourced
+	kubernetes           string
+}
+
+// planPool plans one pool, in steps: what it runs, its render as it is,
+// the values edit the target takes, its render at the target, and what
+// keeps it from moving.
 func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget) (RolloutPool, error) {
 	p := RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool}
 	if rp.pin.Unresolved != "" {
-		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.pin.Unresolved
+		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.pin.Unresolved+"; make what it names exist, then run again"
 		return p, nil
 	}
-	var md map[string]any
-	if u := f.machineDeployments[p.Namespace+"/"+p.Pool]; u != nil && p.Pool != "" {
-		md = u.Object
-		p.MachineDeployment = true
-		p.Workers, _ = Workers(md)
-		p.ToReplace = p.Workers
-		p.MachineTemplate.Running = RunningTemplate(md)
-	}
+	md := p.readRunning(f)
 	now, nowManifest, err := Plan(chrt, t, rp.release, rp.values)
 	if err != nil {
 		return p, err
@@ -281,105 +487,158 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		p.State, p.Reason = StateRefused, "the chart refuses it before its disk source resolves, today and so at any target: "+now.Refusal
 		return p, nil
 	}
-	p.Pool = now.Pool
-	p.From = flavorOf(d)
-	p.MachineTemplate.Current = now.MachineTemplate
-	var running *Running
-	if rp.facts != nil {
-		r := runningFromFacts(rp.facts)
-		running = &r
-		p.Behind = Behind(r, f.stored)
-	}
-
-	e := newValuesEdit(now.CreatedWith)
-	schematicID, version, path := d.SchematicID, d.Version, d.Path
-	if target.Builtin && d.Path != "clone" {
-		schematicID, version = e.switchToBuiltin(d, rp.values)
-		path = "clone"
-	}
-	if target.SchematicID != "" {
-		e.set("schematicID", schematicID, target.SchematicID)
-	}
-	if target.TalosVersion != "" {
-		e.set("version", version, target.TalosVersion)
-	}
-	if target.FactoryURL != "" && path == "http" && d.ImageFactoryURL != nil {
-		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
-	}
-	kubernetes := ""
-	if target.Defaults && running != nil {
-		if from, to, ok := kubernetesPatch(*running); ok {
-			kubernetes = to
-			e.patch["version"] = to
-			e.changes = append(e.changes, ValueChange{Field: "version", From: from, Source: running.KubernetesSource, To: to})
-		}
-	}
+	p.readNow(now, rp, f)
+	e := editFor(d, now.CreatedWith, rp, target)
 	p.Changes = e.changes
-
-	var hr *unstructured.Unstructured
-	if rp.helmRelease != "" {
-		ns, name, _ := strings.Cut(rp.helmRelease, "/")
-		if hr, err = fleet.Get(context.Background(), t.Provider, fleet.HelmReleaseAPI, "HelmRelease", ns, name); err != nil {
-			return p, err
-		}
-		if hr != nil {
-			p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
-		}
+	hr, err := helmReleaseOf(t, rp)
+	if err != nil {
+		return p, err
 	}
-
+	if hr != nil {
+		p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
+	}
 	if len(e.patch) == 0 {
-		p = onTargetOrRolling(p, now, md, hr, target, path)
+		p = onTargetOrRolling(p, now, md, hr, rp, target, e.path)
 		if p.State == StateRolling {
 			p.cloning(d, nowManifest, md)
 		}
 		return p, nil
 	}
 	p.ValuesChange = e.patch
-
-	// The values the pool renders with once its spec.values change, as Flux
-	// computes them (valuesFrom first, spec.values on top); for a pool
-	// without a HelmRelease, its values with the change merged on top.
-	next := MergePatch(rp.values, e.patch)
-	if hr != nil {
-		own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-		p.SpecValues = MergePatch(own, e.patch)
-		patched := hr.DeepCopy()
-		if err := unstructured.SetNestedMap(patched.Object, p.SpecValues, "spec", "values"); err != nil {
-			return p, err
-		}
-		vals, unresolved, err := fleet.Values(context.Background(), t.Provider, patched)
-		if err != nil {
-			return p, err
-		}
-		if unresolved != "" {
-			p.State, p.Reason = StateRefused, "its values, changed, cannot be computed as Flux computes them: "+unresolved
-			return p, nil
-		}
-		next = vals
+	if md == nil && hr != nil {
+		// Judged before the target's render: what a pool that never
+		// deployed would need there (a golden on its class, say) holds
+		// nobody.
+		p.notDeployed(hr, now)
+		return p, nil
+	}
+	next, unresolved, err := p.changedValues(t, rp, hr, e.patch)
+	if err != nil {
+		return p, err
+	}
+	if unresolved != "" {
+		p.State, p.Reason = StateRefused, "its values, changed, cannot be computed as Flux computes them: "+unresolved
+		return p, nil
 	}
 	at, manifest, err := Plan(chrt, t, rp.release, next)
 	if err != nil {
 		return p, err
 	}
+	p.readTarget(at, d, e, target)
+	if p.judgeTarget(at, manifest, e, target) {
+		return p, nil
+	}
+	p.State = StateMoves
+	p.judgeObjects(hr, rp)
+	p.cloning(at.DiskSource, manifest, md)
+	p.Note = caNote(d, at.DiskSource, next)
+	return p, nil
+}
+
+// readRunning reads what the pool's MachineDeployment runs: its workers
+// and template. It returns the MachineDeployment, nil when it has none.
+func (p *RolloutPool) readRunning(f *PinsFacts) map[string]any {
+	u := f.machineDeployments[p.Namespace+"/"+p.Pool]
+	if u == nil || p.Pool == "" {
+		return nil
+	}
+	p.MachineDeployment = true
+	p.Workers, _ = Workers(u.Object)
+	p.ToReplace = p.Workers
+	p.MachineTemplate.Running = RunningTemplate(u.Object)
+	return u.Object
+}
+
+// readNow records what the chart renders for the pool as it is, and how it
+// is behind what a new pool gets.
+func (p *RolloutPool) readNow(now *PlanReport, rp resolvedPool, f *PinsFacts) {
+	p.Pool = now.Pool
+	p.From = flavorOf(now.DiskSource)
+	p.MachineTemplate.Current = now.MachineTemplate
+	if rp.facts != nil {
+		p.Behind = Behind(runningFromFacts(rp.facts), f.stored)
+	}
+}
+
+// editFor is the values edit that moves a pool resolving d to the target:
+// each part of its flavor at the field the chart took it from.
+func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget) targetEdit {
+	e := targetEdit{valuesEdit: newValuesEdit(createdWith), path: d.Path, schematicID: d.SchematicID, version: d.Version}
+	if target.Builtin && d.Path != "clone" {
+		e.schematicID, e.version = e.switchToBuiltin(d, rp.values)
+		e.path = "clone"
+	}
+	if target.SchematicID != "" {
+		e.set("schematicID", e.schematicID, target.SchematicID)
+	}
+	if target.TalosVersion != "" {
+		e.set("version", e.version, target.TalosVersion)
+	}
+	if target.FactoryURL != "" && e.path == "http" && d.ImageFactoryURL != nil {
+		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
+		if target.FactoryCA != "" {
+			e.setCA(d.ImageFactoryCA, fleet.Text(rp.values, "talos", "imageFactoryCA"), target)
+		}
+	}
+	if target.Defaults && rp.facts != nil {
+		running := runningFromFacts(rp.facts)
+		if from, to, ok := kubernetesPatch(running); ok {
+			e.kubernetes = to
+			e.patch["version"] = to
+			e.changes = append(e.changes, ValueChange{Field: "version", From: from, Source: running.KubernetesSource, To: to})
+		}
+	}
+	return e
+}
+
+// changedValues are the values the pool renders with once its spec.values
+// change, as Flux computes them (valuesFrom first, spec.values on top),
+// with SpecValues what the patch writes; for a pool without a HelmRelease,
+// its values with the change merged on top. unresolved says why Flux could
+// not compute them.
+func (p *RolloutPool) changedValues(t Target, rp resolvedPool, hr *unstructured.Unstructured, patch map[string]any) (map[string]any, string, error) {
+	if hr == nil {
+		return MergePatch(rp.values, patch), "", nil
+	}
+	own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	p.SpecValues = MergePatch(own, patch)
+	patched := hr.DeepCopy()
+	if err := unstructured.SetNestedMap(patched.Object, p.SpecValues, "spec", "values"); err != nil {
+		return nil, "", err
+	}
+	return fleet.Values(context.Background(), t.Provider, patched)
+}
+
+// readTarget records what the chart renders for the pool at the target.
+func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, target RolloutTarget) {
 	p.MachineTemplate.Target = at.MachineTemplate
 	if at.DiskSource != nil {
 		p.To = flavorOf(at.DiskSource)
 		p.switched = at.DiskSource
 	}
-	p.toSchematicID, p.toVersion = orKeep(target.SchematicID, schematicID.Value), orKeep(target.TalosVersion, version.Value)
+	p.toSchematicID, p.toVersion = orKeep(target.SchematicID, e.schematicID.Value), orKeep(target.TalosVersion, e.version.Value)
 	p.toURL = target.FactoryURL
-	if p.toURL == "" && d.ImageFactoryURL != nil && path == "http" {
-		p.toURL = d.ImageFactoryURL.Value
+	if p.toURL == "" && now.ImageFactoryURL != nil && e.path == "http" {
+		p.toURL = now.ImageFactoryURL.Value
 	}
-	missed := missedTarget(at.DiskSource, path, p.toSchematicID, p.toVersion, target.FactoryURL)
-	if got := kubernetesOf(manifest); missed == "" && kubernetes != "" && at.Result == "renders" && got != kubernetes {
-		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), kubernetes)
+}
+
+// judgeTarget says whether the render at the target keeps the pool from
+// moving: the change does not reach it, the chart refuses it, or its
+// golden is not there to clone. It sets the state and reason when it does.
+func (p *RolloutPool) judgeTarget(at *PlanReport, manifest *render.Manifest, e targetEdit, target RolloutTarget) bool {
+	missed := missedTarget(at.DiskSource, e.path, p.toSchematicID, p.toVersion, target)
+	if got := kubernetesOf(manifest); missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
+		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
 	}
-	if missed != "" && at.DiskSource != nil {
-		p.State, p.Reason = StateRefused, "its values change does not reach its render: "+missed+"; whatever sets it there (a valuesFrom targetPath, say) wins over spec.values: change it there, or leave the pool out"
-		return p, nil
-	}
+	d := at.DiskSource
+	goldenNotReady := d != nil && d.Path == "clone" && d.GoldenFoundAs == "DataVolume" && d.GoldenPhase != "Succeeded"
 	switch {
+	case missed != "" && d != nil:
+		p.State, p.Reason = StateRefused, "its values change does not reach its render: "+missed+"; whatever sets it there (a valuesFrom targetPath, say) wins over spec.values: change it there, or leave the pool out (--exclude "+p.HelmRelease+")"
+	case at.Result != "renders" && goldenNotReady:
+		// The chart refuses a golden that failed: the target's to fix.
+		p.State, p.Reason = StateGoldenNotReady, at.Refusal
 	case at.Result != "renders":
 		p.State, p.Reason = StateRefused, at.Refusal
 		switch switchOutcome(at) {
@@ -388,27 +647,53 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		case OutcomeNeedsPerClass:
 			p.State = StateNeedsPerClass
 		}
-		return p, nil
-	case at.DiskSource.Path == "clone" && at.DiskSource.GoldenFoundAs == "DataVolume" && at.DiskSource.GoldenPhase != "Succeeded":
+	case goldenNotReady:
 		p.State = StateGoldenNotReady
-		p.Reason = fmt.Sprintf("golden %s is %s, not Succeeded: the pool's new workers would wait for it; wait for its import to succeed (workerimage pins %s), or, if it failed, see the runbook for a Failed golden", at.DiskSource.Golden, phaseText(at.DiskSource.GoldenPhase), at.DiskSource.Golden)
-		return p, nil
+		p.Reason = fmt.Sprintf("golden %s is %s, not Succeeded: the pool's new workers would wait for it; wait for its import to succeed (workerimage pins %s), or, if it failed, see the runbook for a Failed golden", d.Golden, phaseText(d.GoldenPhase), d.Golden)
+	default:
+		return false
 	}
-	p.State = StateMoves
-	switch {
-	case hr == nil:
+	return true
+}
+
+// notDeployed: the pool has a HelmRelease and no MachineDeployment, so a
+// wave would wait for workers that do not exist; the chart's refusal of it
+// as it is, if it refuses it, is why.
+func (p *RolloutPool) notDeployed(hr *unstructured.Unstructured, now *PlanReport) {
+	why := ""
+	if now.Result != "renders" {
+		why = " (the chart refuses it as it is: " + now.Refusal + ")"
+	}
+	p.State = StateNotDeployed
+	p.Reason = fmt.Sprintf("no MachineDeployment %s/%s: the pool never deployed%s, and a wave would wait for workers that do not exist; fix what keeps its release from deploying (flux get helmrelease %s -n %s), then run again", p.Namespace, OrNone(p.Pool), why, hr.GetName(), hr.GetNamespace())
+}
+
+// judgeObjects says what, in the pool's own objects, keeps a pool whose
+// render moves from moving: no HelmRelease to patch, one Flux would not
+// apply as the chart renders it, or one whose last release failed. Each is
+// left where it is, with the fix.
+func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp resolvedPool) {
+	if hr == nil {
 		p.State = StateNoHelmRelease
 		p.Reason = "installed with helm install, without a HelmRelease: rollout patches a HelmRelease's spec.values only; move it with helm upgrade --reuse-values setting the values change below, or manage it with a HelmRelease"
+		return
+	}
+	flux := hr.GetName() + " -n " + hr.GetNamespace()
+	_, failed, _ := HelmReleaseStatus(hr.Object, Generation(hr.Object))
+	switch {
 	case kustomization(hr) != "":
 		p.State = StateKustomized
 		p.Reason = fmt.Sprintf("HelmRelease %s is applied by the Flux Kustomization %s (its kustomize.toolkit.fluxcd.io labels), which would put its spec.values back at its next reconcile, and the pool would roll back: change the values in that Kustomization's source instead, or leave the pool out", rp.helmRelease, kustomization(hr))
 	case suspended(hr):
 		p.State = StateSuspended
 		p.Reason = fmt.Sprintf("HelmRelease %s is suspended (spec.suspend: true): helm-controller would not apply the change; resume it (flux resume helmrelease %s -n %s), or leave the pool out", rp.helmRelease, hr.GetName(), hr.GetNamespace())
+	case postRendered(hr):
+		p.State = StatePostRendered
+		p.Reason = fmt.Sprintf("HelmRelease %s has spec.postRenderers: what helm-controller applies is not what the chart renders, so neither the template it would run nor its workers' disks can be planned; move it by hand (its values change is below), or drop its postRenderers", rp.helmRelease)
+	case failed != "":
+		p.State = StateReleaseFailed
+		p.Reason = fmt.Sprintf("its last release failed before this rollout (%s): a wave would wait for what does not come; fix the cause, have helm-controller release it again (flux reconcile helmrelease %s --force), then run again", failed, flux)
 	}
-	p.cloning(at.DiskSource, manifest, md)
-	p.Note = caNote(d, at.DiskSource, next)
-	return p, nil
 }
 
 // cloning fills in what a pool clones as it rolls onto the render m, whose
@@ -428,10 +713,11 @@ func (p *RolloutPool) cloning(d *DiskReport, m *render.Manifest, md map[string]a
 
 // onTargetOrRolling: a pool whose values are on the target already is on
 // it when its HelmRelease is Ready at its generation and its
-// MachineDeployment runs the template it renders, every worker updated;
-// else it is rolling there (an earlier run patched it), and the rollout
-// waits for it.
-func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *unstructured.Unstructured, target RolloutTarget, path string) RolloutPool {
+// MachineDeployment runs the template it renders, every worker updated.
+// Else, if this tool wrote the target into its values (an earlier run), it
+// is rolling there and the rollout waits for it, or its release failed;
+// a pool on the target by values its tenant wrote is not waited on.
+func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *unstructured.Unstructured, rp resolvedPool, target RolloutTarget, path string) RolloutPool {
 	p.To = p.From
 	p.MachineTemplate.Target = now.MachineTemplate
 	if target.FactoryURL != "" && path == "clone" && !target.Builtin && target.TalosVersion == "" {
@@ -451,28 +737,30 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	if mdState.Template == now.MachineTemplate && mdState.Observed {
 		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
 	}
-	if hrReady && mdState.RolledOut {
+	switch {
+	case hrReady && mdState.RolledOut:
 		p.State, p.Reason = StateOnTarget, mdState.Says
-		return p
-	}
-	if failed != "" {
+	case rp.facts == nil || !writtenByRollout(hr, rp.facts, target):
+		p.State = StateOnTarget
+		p.Reason = fmt.Sprintf("on the target by its own values (no earlier run of this tool wrote them: %s in its managedFields), so not waited on: %s; %s", FieldManager, hrSays, mdState.Says)
+	case failed != "":
 		// Waiting would only see the failure again: helm-controller retries
 		// a failed release on its own terms.
-		ns, name, _ := strings.Cut(p.HelmRelease, "/")
 		p.State = StateReleaseFailed
-		p.Reason = fmt.Sprintf("its values are on the target and %s; fix the cause, have helm-controller release it again (flux reconcile helmrelease %s -n %s --force), then run again", failed, name, ns)
-		return p
+		p.Reason = fmt.Sprintf("its values are on the target and %s; fix the cause, have helm-controller release it again (flux reconcile helmrelease %s -n %s --force), then run again", failed, hr.GetName(), hr.GetNamespace())
+	default:
+		p.State = StateRolling
+		p.Reason = hrSays + "; " + mdState.Says
 	}
-	p.State = StateRolling
-	p.Reason = hrSays + "; " + mdState.Says
 	return p
 }
 
 // missedTarget says which part of the target a render does not resolve to.
-func missedTarget(d *DiskReport, path, schematicID, version, url string) string {
+func missedTarget(d *DiskReport, path, schematicID, version string, target RolloutTarget) string {
 	if d == nil {
 		return ""
 	}
+	url := target.FactoryURL
 	switch {
 	case d.Path != path:
 		return fmt.Sprintf("the chart resolves the %s path, not %s", d.Path, path)
@@ -482,6 +770,8 @@ func missedTarget(d *DiskReport, path, schematicID, version, url string) string 
 		return fmt.Sprintf("the chart resolves version %s from %s", d.Version.Value, d.Version.Source)
 	case url != "" && d.Path == "http" && d.ImageFactoryURL != nil && d.ImageFactoryURL.Value != url:
 		return fmt.Sprintf("the chart resolves imageFactoryURL %s from %s", d.ImageFactoryURL.Value, d.ImageFactoryURL.Source)
+	case target.FactoryCA != "" && d.Path == "http" && (d.ImageFactoryCA == nil || d.ImageFactoryCA.Source != "talos.imageFactoryCA"):
+		return "the chart takes no CA from talos.imageFactoryCA"
 	}
 	return ""
 }
@@ -601,43 +891,98 @@ func caNote(now, at *DiskReport, values map[string]any) string {
 	return "it will import from a factory URL of its own, which takes no CA of the platform's (_cluster.talos.imageFactoryCA applies only to the platform's URL): its disks trust CDI's system store alone; if the mirror is served by your own CA, set talos.imageFactoryCA in its values too"
 }
 
-// waves splits the pools to move into waves of size, the pools an earlier
-// run left rolling first (they are waited for, not patched), then in the
-// order pins lists them.
-func waves(pools []RolloutPool, size int) []RolloutWave {
+// postRendered: Flux post-renders what the chart renders before applying it.
+func postRendered(hr *unstructured.Unstructured) bool {
+	prs, _, _ := unstructured.NestedSlice(hr.Object, "spec", "postRenderers")
+	return len(prs) > 0
+}
+
+// waves splits the pools to move into waves, the pools an earlier run left
+// rolling first (they are waited for, not patched), then in the order pins
+// lists them. A wave takes the next pool while it holds fewer than
+// WaveSize pools and the pool keeps it within MaxWorkers workers and
+// MaxClones clones in flight of each golden; a pool above a bound on its
+// own has a wave to itself, which says so.
+func waves(pools []RolloutPool, o RolloutOptions) []RolloutWave {
 	sort.SliceStable(pools, func(i, j int) bool {
 		return pools[i].State == StateRolling && pools[j].State != StateRolling
 	})
 	out := []RolloutWave{}
-	for start := 0; start < len(pools); start += size {
-		w := RolloutWave{Wave: len(out) + 1, Pools: pools[start:min(start+size, len(pools))]}
-		storage := resource.MustParse("0")
-		known := true
-		for _, p := range w.Pools {
-			w.WorkersToReplace += p.ToReplace
-			w.ClonesInFlight += p.ClonesInFlight
-			if p.To != nil && p.To.Path == "http" {
-				w.HTTPImports += p.ToReplace
-			}
-			if p.ClonesInFlight == 0 {
-				continue
-			}
-			size, err := resource.ParseQuantity(p.DiskSize)
-			if err != nil {
-				known = false
-				continue
-			}
-			for range p.ClonesInFlight {
-				storage.Add(size)
-			}
+	var cur []RolloutPool
+	workers, clones := int64(0), map[string]int64{}
+	flush := func(alone string) {
+		if len(cur) > 0 {
+			out = append(out, newWave(len(out)+1, cur, alone))
 		}
-		w.TransientStorage = storage.String()
-		if !known {
-			w.TransientStorage += " and more (a disk size the template does not state)"
-		}
-		out = append(out, w)
+		cur, workers, clones = nil, 0, map[string]int64{}
 	}
+	for _, p := range pools {
+		if alone := aboveBound(p, o); alone != "" {
+			flush("")
+			cur = []RolloutPool{p}
+			flush(alone)
+			continue
+		}
+		fits := len(cur) < o.WaveSize &&
+			(o.MaxWorkers == 0 || workers+p.ToReplace <= int64(o.MaxWorkers)) &&
+			(o.MaxClones == 0 || p.ClonesInFlight == 0 || clones[p.Golden]+p.ClonesInFlight <= int64(o.MaxClones))
+		if !fits {
+			flush("")
+		}
+		cur = append(cur, p)
+		workers += p.ToReplace
+		if p.ClonesInFlight > 0 {
+			clones[p.Golden] += p.ClonesInFlight
+		}
+	}
+	flush("")
 	return out
+}
+
+// aboveBound says why a pool alone is above --max-workers or --max-clones;
+// "" when it is not.
+func aboveBound(p RolloutPool, o RolloutOptions) string {
+	switch {
+	case o.MaxWorkers > 0 && p.ToReplace > int64(o.MaxWorkers):
+		return fmt.Sprintf("%s replaces %d workers, more than --max-workers %d on its own: a wave of its own, where its rolling update (maxSurge, maxUnavailable) bounds how many are replaced at once", p.HelmRelease, p.ToReplace, o.MaxWorkers)
+	case o.MaxClones > 0 && p.ClonesInFlight > int64(o.MaxClones):
+		return fmt.Sprintf("%s clones %d disks of %s at once, more than --max-clones %d on its own: a wave of its own; lower its rolling update's maxSurge to clone fewer at once", p.HelmRelease, p.ClonesInFlight, p.Golden, o.MaxClones)
+	}
+	return ""
+}
+
+// newWave adds up what a wave's pools replace, clone and download.
+func newWave(n int, pools []RolloutPool, alone string) RolloutWave {
+	w := RolloutWave{Wave: n, Pools: pools, Alone: alone}
+	storage := resource.MustParse("0")
+	known := true
+	for _, p := range pools {
+		w.WorkersToReplace += p.ToReplace
+		w.ClonesInFlight += p.ClonesInFlight
+		if p.To != nil && p.To.Path == "http" {
+			w.HTTPImports += p.ToReplace
+		}
+		if p.ClonesInFlight == 0 {
+			continue
+		}
+		if w.ClonesPerGolden == nil {
+			w.ClonesPerGolden = map[string]int64{}
+		}
+		w.ClonesPerGolden[p.Golden] += p.ClonesInFlight
+		size, err := resource.ParseQuantity(p.DiskSize)
+		if err != nil {
+			known = false
+			continue
+		}
+		for range p.ClonesInFlight {
+			storage.Add(size)
+		}
+	}
+	w.TransientStorage = storage.String()
+	if !known {
+		w.TransientStorage += " and more (a disk size the template does not state)"
+	}
+	return w
 }
 
 // rolloutCatalog is the catalog's images list with what the blocked pools

@@ -81,10 +81,11 @@ func mustRollout(t *testing.T, objs []*unstructured.Unstructured, o report.Rollo
 	return plan
 }
 
-// byPool indexes every pool of a plan, moving, on target or blocked.
+// byPool indexes every pool of a plan, moving, on target, blocked or
+// listed apart.
 func byPool(p *report.RolloutPlan) map[string]report.RolloutPool {
 	out := map[string]report.RolloutPool{}
-	for _, list := range [][]report.RolloutPool{p.Pools(), p.OnTarget, p.Blocked} {
+	for _, list := range [][]report.RolloutPool{p.Pools(), p.OnTarget, p.Blocked, p.CannotMove} {
 		for _, pool := range list {
 			out[pool.HelmRelease] = pool
 		}
@@ -113,8 +114,8 @@ func keptFrom(field string, p report.RolloutPool) string {
 // v1.13.6 changes talos.version, the field its version came from; each
 // template the plan names is the one the chart renders for the changed
 // values; the waves add up workers, clones and their storage; a pool the
-// chart refuses at the target keeps the rollout from starting, and leaving
-// its namespace out lets it start.
+// chart refuses at the target is listed apart and the rest moves, unless
+// --strict.
 func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	objs := settledFleet(t, nil)
 	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2})
@@ -127,11 +128,17 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web"}, order)
-	require.Len(t, plan.Blocked, 1)
-	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.Blocked[0].HelmRelease)
-	assert.Equal(t, report.StateRefused, plan.Blocked[0].State)
-	assert.Contains(t, plan.Blocked[0].Reason, `instanceType "u1.4xlarge"`)
-	assert.False(t, plan.CanStart)
+	assert.Empty(t, plan.Blocked)
+	require.Len(t, plan.CannotMove, 1)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.CannotMove[0].HelmRelease)
+	assert.Equal(t, report.StateNotDeployed, plan.CannotMove[0].State)
+	assert.Contains(t, plan.CannotMove[0].Reason, "no MachineDeployment tenant-gamma/kubernetes-gamma-big: the pool never deployed (the chart refuses it as it is: ")
+	assert.Contains(t, plan.CannotMove[0].Reason, `instanceType "u1.4xlarge"`)
+	assert.True(t, plan.CanStart, "gamma-big cannot move; it does not hold the others")
+	strict := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2, Strict: true})
+	assert.False(t, strict.CanStart, "--strict: all or nothing")
+	assert.Len(t, strict.CannotMove, 1)
+	assert.Len(t, strict.Pools(), 5, "the plan is the same")
 
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
@@ -216,25 +223,24 @@ func TestRolloutSelectsPoolsByName(t *testing.T) {
 	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
 	assert.Equal(t, 1, plan.Selected)
 	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-edge", plan.Pools()[0].HelmRelease)
-	// Nothing selected: nothing to do.
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-nobody"}, Target: target})
-	assert.Equal(t, 0, plan.Selected)
-	assert.True(t, plan.CanStart)
-	assert.Empty(t, plan.Waves)
 }
 
-// A pool whose values cannot be computed keeps the rollout from starting
-// when it is selected by where it is; --flavor cannot tell what it boots: it
-// is listed as not known, and the rollout can start without it.
-func TestRolloutBlocksOnAPoolNotResolved(t *testing.T) {
+// A pool whose values cannot be computed, selected by where it is, cannot
+// move: listed apart (--strict stops on it); --flavor cannot tell what it
+// boots: it is listed as not known. Either way the rollout can start
+// without it.
+func TestRolloutListsAPoolNotResolvedApart(t *testing.T) {
 	objs := without(settledFleet(t, nil), "Secret/tenant-gamma/cozystack-values")
 	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
 	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: target})
-	require.Len(t, plan.Blocked, 2)
-	for _, p := range plan.Blocked {
+	require.Len(t, plan.CannotMove, 2)
+	for _, p := range plan.CannotMove {
 		assert.Equal(t, report.StateUnresolved, p.State, p.HelmRelease)
 		assert.Contains(t, p.Reason, "could not resolve Secret chart values reference 'tenant-gamma/cozystack-values'")
 	}
+	assert.Empty(t, plan.Blocked)
+	assert.True(t, plan.CanStart)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: target, Strict: true})
 	assert.False(t, plan.CanStart)
 
 	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: target})
@@ -262,13 +268,27 @@ func TestRolloutRefusesBadTargets(t *testing.T) {
 		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Builtin: true, FactoryURL: "https://x.example"}}, "give one of them"},
 		{report.RolloutOptions{WaveSize: 0, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--wave 0"},
 		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: "v1.13.6"}}, "want SCHEMATIC/VERSION"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/1.13"}}, "vMAJOR.MINOR for every patch of that minor"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1"}}, "want SCHEMATIC/VERSION"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: "ce4c/v1.13.6"}}, "64 hex digits"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.6/x"}}, "want SCHEMATIC/VERSION"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}}, "--factory-ca ca.pem is the CA of the factory a pool moves to: give --to-factory URL with it"},
+		{report.RolloutOptions{WaveSize: 1, MaxWorkers: -1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-workers -1"},
+		{report.RolloutOptions{WaveSize: 1, MaxClones: -1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-clones -1"},
+		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Exclude: []string{""}}}, `--exclude "": give a pool`},
 	} {
 		err := c.o.Check()
 		require.Error(t, err, "%+v", c.o)
 		assert.Contains(t, err.Error(), c.want)
 	}
-	ok := report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: "abc"}, Selection: report.RolloutSelection{Flavor: flavor136}}
-	require.NoError(t, ok.Check(), "the neighbour of each refusal")
+	for _, ok := range []report.RolloutOptions{
+		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: "abc"}, Selection: report.RolloutSelection{Flavor: flavor136}},
+		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"x"}}},
+		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.14.0-beta.1"}},
+		{WaveSize: 1, MaxWorkers: 0, MaxClones: 0, Target: report.RolloutTarget{FactoryURL: "https://f.example", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}},
+	} {
+		require.NoError(t, ok.Check(), "the neighbour of each refusal: %+v", ok)
+	}
 
 	objs := settledFleet(t, nil)
 	_, err := rollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{TalosVersion: "1.13.7"}})
@@ -440,8 +460,9 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 	assert.Equal(t, report.ChangeClassesAdded, entry.Change)
 	assert.Equal(t, []string{"ceph-rbd"}, entry.AddedClasses)
 
-	// The target golden importing, or failed: not Succeeded.
-	for phase, state := range map[string]string{"ImportInProgress": report.StateGoldenNotReady, "Failed": report.StateRefused} {
+	// The target golden importing, or failed: not Succeeded, which blocks.
+	for _, phase := range []string{"ImportInProgress", "Failed"} {
+		state := report.StateGoldenNotReady
 		objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 			"DataVolume/cozy-public/" + v137: func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, phase, "status", "phase"))
@@ -455,14 +476,25 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 		assert.False(t, plan.CanStart, phase)
 	}
 
+	// Each of the pool's own reasons: listed apart, the rest moves.
+	apart := func(plan *report.RolloutPlan, pool, state string) {
+		t.Helper()
+		require.Len(t, plan.CannotMove, 1, state)
+		assert.Equal(t, pool, plan.CannotMove[0].HelmRelease, state)
+		assert.Equal(t, state, plan.CannotMove[0].State)
+		assert.Empty(t, plan.Blocked, state)
+		assert.True(t, plan.CanStart, state)
+	}
+
 	// A suspended HelmRelease: Flux would not apply the change.
 	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-beta/kubernetes-nodes-beta-batch": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
 		},
 	})
-	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
-	assert.Equal(t, report.StateSuspended, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateSuspended)
+	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "flux resume helmrelease kubernetes-nodes-beta-batch -n tenant-beta")
 	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 
@@ -472,8 +504,9 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			o.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": "tenants", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
 		},
 	})
-	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
-	assert.Equal(t, report.StateKustomized, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateKustomized)
+	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "applied by the Flux Kustomization flux-system/tenants")
 	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 
@@ -487,8 +520,9 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			}, "spec", "valuesFrom"))
 		},
 	}, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pinned, namespace: tenant-beta}\ndata: {version: v1.13.6}\n")
-	pools = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target}))
-	assert.Equal(t, report.StateRefused, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateRefused)
+	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "its values change does not reach its render: the chart resolves version v1.13.6 from talos.version")
 	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 }
@@ -506,16 +540,41 @@ func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
 	assert.Contains(t, plain.Reason, "helm upgrade --reuse-values")
 	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, plain.ValuesChange, "what to set is still said")
 	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
-	assert.False(t, plan.CanStart)
+	assert.Equal(t, []report.RolloutPool{plain}, plan.CannotMove)
+	assert.True(t, plan.CanStart, "listed apart; the rest moves")
+}
+
+// managedBy records, as the API server does in managedFields, that manager
+// last changed these spec.values fields (dotted paths) at the given time.
+func managedBy(o *unstructured.Unstructured, manager, at string, fields ...string) {
+	root := map[string]any{}
+	for _, f := range fields {
+		node := root
+		for _, k := range append([]string{"spec", "values"}, strings.Split(f, ".")...) {
+			next, ok := node["f:"+k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				node["f:"+k] = next
+			}
+			node = next
+		}
+	}
+	entries, _, _ := unstructured.NestedSlice(o.Object, "metadata", "managedFields")
+	entries = append(entries, map[string]any{"manager": manager, "operation": "Update", "apiVersion": "helm.toolkit.fluxcd.io/v2", "time": at, "fieldsType": "FieldsV1", "fieldsV1": root})
+	if err := unstructured.SetNestedSlice(o.Object, entries, "metadata", "managedFields"); err != nil {
+		panic(err)
+	}
 }
 
 // Run again after a partial rollout: pools on the target are skipped, a pool
-// whose values moved but whose workers did not yet is waited for first.
+// an earlier run moved (its managedFields say so) whose workers did not
+// roll yet is waited for first.
 func TestRolloutResumesFromTheCluster(t *testing.T) {
 	moved := func(rolledOut bool) map[string]func(*unstructured.Unstructured) {
 		return map[string]func(*unstructured.Unstructured){
 			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+				managedBy(o, report.FieldManager, "2026-08-22T00:00:00Z", "talos.version")
 			},
 			"MachineDeployment/tenant-beta/kubernetes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, "kubernetes-beta-web-086b68", "spec", "template", "spec", "infrastructureRef", "name"))
@@ -563,16 +622,18 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	failed := moved(false)
 	failed["HelmRelease/tenant-beta/kubernetes-nodes-beta-web"] = func(o *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+		managedBy(o, report.FieldManager, "2026-08-22T00:00:00Z", "talos.version")
 		o.SetGeneration(2)
 		require.NoError(t, unstructured.SetNestedField(o.Object, map[string]any{"observedGeneration": int64(2), "conditions": []any{
 			map[string]any{"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "Helm upgrade failed", "observedGeneration": int64(2)},
 		}}, "status"))
 	}
 	plan = mustRollout(t, settledFleet(t, failed), o)
-	require.Len(t, plan.Blocked, 1)
-	assert.Equal(t, report.StateReleaseFailed, plan.Blocked[0].State)
-	assert.Contains(t, plan.Blocked[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed; fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
-	assert.False(t, plan.CanStart)
+	require.Len(t, plan.CannotMove, 1)
+	assert.Equal(t, report.StateReleaseFailed, plan.CannotMove[0].State)
+	assert.Contains(t, plan.CannotMove[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed; fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
+	assert.True(t, plan.CanStart, "listed apart: the other pools move")
+	assert.Len(t, plan.Pools(), 2)
 }
 
 // --behind keeps the pools Behind says are behind what a new pool gets now,
@@ -684,4 +745,287 @@ func kubernetesRelease(t *testing.T, chrt *chart.Chart, minor string) string {
 	v, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "version")
 	require.NotEmpty(t, v)
 	return v
+}
+
+// tenantMoved is beta-web as its tenant leaves it after setting
+// talos.version v1.13.7 in its own values: released (or failed), its
+// workers not rolled yet, managedFields naming the tenant's edit.
+func tenantMoved(t *testing.T, failed bool, managers ...func(*unstructured.Unstructured)) map[string]func(*unstructured.Unstructured) {
+	return map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+			managedBy(o, "kubectl-edit", "2026-08-22T00:00:00Z", "talos.version")
+			for _, m := range managers {
+				m(o)
+			}
+			if failed {
+				o.SetGeneration(2)
+				require.NoError(t, unstructured.SetNestedField(o.Object, map[string]any{"observedGeneration": int64(2), "conditions": []any{
+					map[string]any{"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "Helm upgrade failed", "observedGeneration": int64(2)},
+				}}, "status"))
+			}
+		},
+		"MachineDeployment/tenant-beta/kubernetes-beta-web": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "kubernetes-beta-web-086b68", "spec", "template", "spec", "infrastructureRef", "name"))
+			require.NoError(t, unstructured.SetNestedField(o.Object, int64(1), "status", "updatedReplicas"))
+		},
+	}
+}
+
+// Only what was chosen moves: a pool on the target by values its tenant
+// wrote is neither selected by --flavor nor waited on, its release failed
+// or not; one whose spec.values this tool's field manager last wrote to the
+// target is (an earlier run's), unless a later manager wrote them since.
+func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	for _, failed := range []bool{false, true} {
+		plan := mustRollout(t, settledFleet(t, tenantMoved(t, failed)), byFlavor)
+		assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web", "failed %v: not chosen, not waited on", failed)
+		assert.Equal(t, 2, plan.Selected)
+		assert.Empty(t, plan.CannotMove)
+		assert.True(t, plan.CanStart)
+	}
+
+	ours := func(o *unstructured.Unstructured) {
+		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.version")
+	}
+	plan := mustRollout(t, settledFleet(t, tenantMoved(t, false, ours)), byFlavor)
+	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "this tool wrote it last: on its way, waited on")
+	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Waves[0].Pools[0].HelmRelease)
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, true, ours)), byFlavor)
+	assert.Equal(t, report.StateReleaseFailed, byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.True(t, plan.CanStart, "listed apart, it holds nobody")
+
+	// The tenant wrote talos.version again after the rollout did.
+	theirsLater := func(o *unstructured.Unstructured) {
+		managedBy(o, report.FieldManager, "2026-08-21T00:00:00Z", "talos.version")
+	}
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false, theirsLater)), byFlavor)
+	assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web", "another manager wrote it later")
+	// This tool owns another field only.
+	other := func(o *unstructured.Unstructured) {
+		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.schematicID")
+	}
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false, other)), byFlavor)
+	assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web")
+
+	// Selected by where it is, the tenant's pool is on the target and not
+	// waited on: no wave holds it.
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false)), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
+	assert.Equal(t, report.StateOnTarget, web.State)
+	assert.Contains(t, web.Reason, "on the target by its own values (no earlier run of this tool wrote them: workerimage-rollout in its managedFields), so not waited on")
+	assert.Len(t, plan.Pools(), 2)
+}
+
+// --exclude leaves pools out, by any name --pool takes; one that names no
+// pool is bad input, with the names it may have meant.
+func TestRolloutExcludes(t *testing.T) {
+	objs := settledFleet(t, nil)
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Exclude: []string{"tenant-gamma/kubernetes-nodes-gamma-big", "kubernetes-acme-workers"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	plan := mustRollout(t, objs, o)
+	pools := byPool(plan)
+	assert.NotContains(t, pools, "tenant-gamma/kubernetes-nodes-gamma-big")
+	assert.NotContains(t, pools, "tenant-acme/kubernetes-nodes-acme-workers")
+	assert.Len(t, plan.Pools(), 4)
+	assert.Empty(t, plan.CannotMove)
+	assert.Equal(t, 4, plan.Selected)
+
+	o.Selection.Exclude = []string{"gamma-bgi"}
+	_, err := rollout(t, objs, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--exclude gamma-bgi names no pool: give a HelmRelease's name")
+	o.Selection.Exclude = []string{"gamma-big"}
+	_, err = rollout(t, objs, o)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did you mean kubernetes-nodes-gamma-big, kubernetes-gamma-big?")
+}
+
+// A selection that matches nothing is bad input naming what it may have
+// meant: a namespace without pools, a flavor no pool boots.
+func TestRolloutRefusesASelectionOfNothing(t *testing.T) {
+	objs := settledFleet(t, nil)
+	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	for _, c := range []struct {
+		s    report.RolloutSelection
+		want string
+	}{
+		{report.RolloutSelection{Namespace: "tenant-zzz"}, "-n tenant-zzz: no pool is in namespace tenant-zzz; the pools are in tenant-acme, tenant-beta, tenant-gamma"},
+		{report.RolloutSelection{Namespace: "tenant-bata"}, "-n tenant-bata: no pool is in namespace tenant-bata; did you mean tenant-beta?"},
+		{report.RolloutSelection{Flavor: schematic + "/v1.13.5"}, "--flavor " + schematic + "/v1.13.5: no pool boots it; did you mean " + schematic + "/v1.13.4?"},
+		{report.RolloutSelection{Flavor: schematic + "/v1.12", Namespace: "tenant-beta"}, "no pool in namespace tenant-beta boots it; did you mean " + schematic + "/v1.13?"},
+		{report.RolloutSelection{Flavor: strings.Repeat("a", 64) + "/v1.13.6"}, "no pool boots it; the pools boot " + schematic + "/v1.13.4, " + flavor136 + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"},
+	} {
+		_, err := rollout(t, objs, report.RolloutOptions{Selection: c.s, Target: target})
+		require.Error(t, err, "%+v", c.s)
+		assert.Contains(t, err.Error(), c.want)
+	}
+	// The neighbours: a namespace with pools, a flavor one pool boots.
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: target})
+	assert.Equal(t, 3, plan.Selected)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
+	assert.Equal(t, 1, plan.Selected)
+	// --behind with nothing behind is no mistake: nothing to do.
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme", Behind: true}, Target: report.RolloutTarget{Defaults: true}})
+	assert.True(t, plan.CanStart)
+}
+
+// --flavor SCHEMATIC/vMAJOR.MINOR takes every patch of the minor: the fix
+// reaches gamma-edge on v1.13.4 as well as the pools on v1.13.6; gamma-big,
+// refused at the target, is listed apart and every other pool moves.
+func TestRolloutFlavorMinorTakesEveryPatch(t *testing.T) {
+	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	var moving []string
+	for _, p := range plan.Pools() {
+		moving = append(moving, p.HelmRelease)
+		assert.Equal(t, report.StateMoves, p.State)
+	}
+	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web", "tenant-gamma/kubernetes-nodes-gamma-edge"}, moving)
+	require.Len(t, plan.CannotMove, 1)
+	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.CannotMove[0].HelmRelease)
+	assert.True(t, plan.CanStart)
+	edge := byPool(plan)["tenant-gamma/kubernetes-nodes-gamma-edge"]
+	assert.Equal(t, "v1.13.4", edge.From.Version.Value)
+	// An exact patch stays exact.
+	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	assert.NotContains(t, byPool(plan), "tenant-gamma/kubernetes-nodes-gamma-edge")
+}
+
+// A pool that cannot move for its own objects is listed apart with the
+// fix: never deployed (no MachineDeployment), its release failed before the
+// rollout, a HelmRelease with postRenderers; the rest moves.
+func TestRolloutListsApartWhatCannotMove(t *testing.T) {
+	selection := report.RolloutSelection{Namespace: "tenant-beta"}
+	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	for _, c := range []struct {
+		name  string
+		objs  []*unstructured.Unstructured
+		state string
+		why   string
+	}{
+		{"never deployed", without(settledFleet(t, nil), "MachineDeployment/tenant-beta/kubernetes-beta-web"), report.StateNotDeployed,
+			"no MachineDeployment tenant-beta/kubernetes-beta-web: the pool never deployed"},
+		{"release failed", settledFleet(t, map[string]func(*unstructured.Unstructured){
+			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, map[string]any{"observedGeneration": int64(1), "conditions": []any{
+					map[string]any{"type": "Ready", "status": "False", "reason": "InstallFailed", "message": "context deadline exceeded", "observedGeneration": int64(1)},
+				}}, "status"))
+			},
+		}), report.StateReleaseFailed, "its last release failed before this rollout (HelmRelease not Ready at generation 1: InstallFailed: context deadline exceeded)"},
+		{"post-rendered", settledFleet(t, map[string]func(*unstructured.Unstructured){
+			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedSlice(o.Object, []any{map[string]any{"kustomize": map[string]any{"patches": []any{}}}}, "spec", "postRenderers"))
+			},
+		}), report.StatePostRendered, "has spec.postRenderers: what helm-controller applies is not what the chart renders"},
+	} {
+		plan := mustRollout(t, c.objs, report.RolloutOptions{Selection: selection, Target: target})
+		require.Len(t, plan.CannotMove, 1, "%s: %+v", c.name, byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"])
+		p := plan.CannotMove[0]
+		assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", p.HelmRelease, c.name)
+		assert.Equal(t, c.state, p.State, c.name)
+		assert.Contains(t, p.Reason, c.why, c.name)
+		assert.Len(t, plan.Pools(), 2, c.name)
+		assert.True(t, plan.CanStart, c.name)
+		strict := mustRollout(t, c.objs, report.RolloutOptions{Selection: selection, Target: target, Strict: true})
+		assert.False(t, strict.CanStart, c.name)
+	}
+	// The neighbour: the same namespace settled, every pool moves.
+	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: selection, Target: target, Strict: true})
+	assert.Empty(t, plan.CannotMove)
+	assert.Len(t, plan.Pools(), 3)
+	assert.True(t, plan.CanStart)
+}
+
+// --to-factory with --factory-ca writes the URL and the CA in one change:
+// the pool rolls once, onto the template the two-step path (CA first, then
+// the URL) reaches only after a second roll.
+func TestRolloutToFactoryWithItsCA(t *testing.T) {
+	const mirror = "https://factory.mirror.internal"
+	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	one := report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: report.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}}
+	plan := mustRollout(t, settledFleet(t, nil), one)
+	web := plan.Pools()[0]
+	assert.Equal(t, []report.ValueChange{
+		{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "the chart's built-in talos.imageFactoryURL", To: mirror},
+		{Field: "talos.imageFactoryCA", Source: "none: the import trusts CDI's system store alone", To: "the PEM of mirror-ca.pem"},
+	}, web.Changes)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}}, web.ValuesChange)
+	assert.Empty(t, web.Note, "the CA comes with the URL")
+
+	// Two steps: the CA alone rolls the pool, then the URL rolls it again,
+	// to the template the one change names.
+	caFirst := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, ca, "spec", "values", "talos", "imageFactoryCA"))
+		},
+	})
+	two := mustRollout(t, caFirst, report.RolloutOptions{Selection: one.Selection, Target: report.RolloutTarget{FactoryURL: mirror}})
+	second := two.Pools()[0]
+	assert.NotEqual(t, web.MachineTemplate.Current, second.MachineTemplate.Current, "the CA alone re-imaged the pool once")
+	assert.Equal(t, web.MachineTemplate.Target, second.MachineTemplate.Target, "and the URL a second time, to the same template")
+	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
+
+	// A CA the chart refuses is refused as the target.
+	bad := one
+	bad.Target.FactoryCA = "not a certificate"
+	_, err := rollout(t, settledFleet(t, nil), bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the target is refused by the chart")
+}
+
+// Waves bounded by what storage takes: --max-workers bounds the workers a
+// wave replaces and --max-clones the clones of one golden in flight; a
+// pool above a bound alone has a wave of its own, which says so; each wave
+// counts its clones per golden.
+func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
+	objs := settledFleet(t, nil)
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"kubernetes-gamma-big"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 10}
+	plan := mustRollout(t, objs, o)
+	require.Len(t, plan.Waves, 1)
+	assert.Equal(t, map[string]int64{v137: plan.Waves[0].ClonesInFlight}, plan.Waves[0].ClonesPerGolden)
+	shape := func(p *report.RolloutPlan) (out [][]string) {
+		for _, w := range p.Waves {
+			var names []string
+			for _, pool := range w.Pools {
+				names = append(names, strings.TrimPrefix(pool.HelmRelease[strings.Index(pool.HelmRelease, "/")+1:], "kubernetes-nodes-"))
+			}
+			out = append(out, names)
+		}
+		return out
+	}
+	workers := map[string]int64{}
+	for _, p := range plan.Pools() {
+		workers[p.HelmRelease] = p.ToReplace
+	}
+	require.Equal(t, int64(3), workers["tenant-acme/kubernetes-nodes-acme-workers"], "the fixture's sizes the bounds below rely on")
+	require.Equal(t, int64(2), workers["tenant-acme/kubernetes-nodes-acme-golden"])
+
+	o.MaxWorkers = 2
+	plan = mustRollout(t, objs, o)
+	for _, w := range plan.Waves {
+		if w.Alone == "" {
+			assert.LessOrEqual(t, w.WorkersToReplace, int64(2), "wave %d", w.Wave)
+		}
+	}
+	var alone []string
+	for _, w := range plan.Waves {
+		if w.Alone != "" {
+			require.Len(t, w.Pools, 1)
+			alone = append(alone, w.Alone)
+		}
+	}
+	require.Len(t, alone, 1)
+	assert.Contains(t, alone[0], "tenant-acme/kubernetes-nodes-acme-workers replaces 3 workers, more than --max-workers 2 on its own: a wave of its own")
+	assert.Equal(t, [][]string{{"acme-golden"}, {"acme-workers"}, {"beta-batch", "beta-spot", "beta-web"}, {"gamma-edge"}}, shape(plan))
+
+	o.MaxWorkers = 0
+	o.MaxClones = 1
+	plan = mustRollout(t, objs, o)
+	assert.Equal(t, [][]string{{"acme-golden"}, {"acme-workers", "beta-batch", "beta-spot", "beta-web", "gamma-edge"}}, shape(plan))
+	assert.Contains(t, plan.Waves[0].Alone, "clones 2 disks of "+v137+" at once, more than --max-clones 1 on its own")
+	for _, w := range plan.Waves[1:] {
+		for g, n := range w.ClonesPerGolden {
+			assert.LessOrEqual(t, n, int64(1), "wave %d, %s", w.Wave, g)
+		}
+	}
 }

@@ -10,9 +10,16 @@ import (
 // plan is read-only, as every report is; internal/apply patches and waits
 // with it, and reports each step as a RolloutEvent.
 
+// FieldManager is the name rollout's patches are made under, as the API
+// server records it in a HelmRelease's metadata.managedFields: how a later
+// plan tells a pool this tool moved from one its tenant moved.
+const FieldManager = "workerimage-rollout"
+
 // Pool states in a rollout plan. Moves and rolling pools make up the waves;
-// on-target pools are skipped; every other state keeps the rollout from
-// starting, with what to do.
+// on-target pools are skipped; the states of BlockingStates keep the
+// rollout from starting (the target itself lacks something); every other
+// state is a pool that cannot move, listed apart while the rest moves
+// (unless --strict).
 const (
 	// StateMoves: its HelmRelease's spec.values change, and the pool rolls.
 	StateMoves = "moves"
@@ -42,10 +49,32 @@ const (
 	// StateKustomized: a Flux Kustomization applies its HelmRelease: it
 	// would put spec.values back at its next reconcile.
 	StateKustomized = "applied-by-kustomization"
-	// StateReleaseFailed: its values are on the target already and
-	// helm-controller failed to release them (an earlier run stopped there).
+	// StateReleaseFailed: helm-controller failed its last release: before
+	// this rollout, or of the values an earlier run wrote.
 	StateReleaseFailed = "release-failed"
+	// StateNotDeployed: no MachineDeployment: the pool never deployed, and
+	// a wave would wait on workers that do not exist.
+	StateNotDeployed = "not-deployed"
+	// StatePostRendered: its HelmRelease has spec.postRenderers: what Flux
+	// applies is not what the chart renders, so the plan cannot say what
+	// the pool runs once moved.
+	StatePostRendered = "post-rendered"
 )
+
+// BlockingStates are what the operator must fix for the target itself (a
+// golden to import or add to the catalog): a pool in one of them keeps the
+// rollout from starting, since every pool of that flavor would wait on it.
+var BlockingStates = []string{StateNeedsEntry, StateNeedsPerClass, StateGoldenNotReady}
+
+// Blocking: a pool in state keeps the rollout from starting.
+func Blocking(state string) bool {
+	for _, s := range BlockingStates {
+		if s == state {
+			return true
+		}
+	}
+	return false
+}
 
 // RolloutSelection says which pools a rollout moves; every criterion given
 // must hold.
@@ -55,8 +84,11 @@ type RolloutSelection struct {
 	// Pools name pools: a HelmRelease's name, its Helm release, the pool's
 	// objects' name (kubernetes-<cluster>-<pool>), or <namespace>/<any of those>.
 	Pools []string `json:"pools,omitempty"`
-	// Flavor keeps the pools that boot SCHEMATIC/VERSION today.
+	// Flavor keeps the pools that boot SCHEMATIC/VERSION today, or with
+	// SCHEMATIC/vMAJOR.MINOR any patch of that minor.
 	Flavor string `json:"flavor,omitempty"`
+	// Exclude leaves out the pools it names, as Pools names them.
+	Exclude []string `json:"exclude,omitempty"`
 	// Behind keeps the pools that are behind what a new pool gets now, as
 	// pins and plan say (Behind).
 	Behind bool `json:"behind,omitempty"`
@@ -77,6 +109,11 @@ type RolloutTarget struct {
 	// FactoryURL: import over HTTP from this Image Factory (pools on the
 	// HTTP path only).
 	FactoryURL string `json:"imageFactoryURL,omitempty"`
+	// FactoryCA is the PEM the HTTP import trusts at FactoryURL
+	// (talos.imageFactoryCA, written in the same change as the URL, so the
+	// pool rolls once); FactoryCAFrom names the file it was read from.
+	FactoryCA     string `json:"-"`
+	FactoryCAFrom string `json:"imageFactoryCAFrom,omitempty"`
 }
 
 // RolloutPlan is what rollout answers without --apply: the waves it would
@@ -90,17 +127,31 @@ type RolloutPlan struct {
 	// TargetFrom says where that flavor came from when it was not given.
 	Target     RolloutTarget `json:"target"`
 	TargetFrom string        `json:"targetFrom,omitempty"`
-	// WaveSize is the most pools a wave patches at once.
-	WaveSize int `json:"waveSize"`
+	// WaveSize is the most pools a wave patches at once; MaxWorkers the most
+	// workers a wave replaces, MaxClones the most clones of one golden a
+	// wave has in flight (0: no bound). A pool above a bound on its own
+	// gets a wave of its own.
+	WaveSize   int `json:"waveSize"`
+	MaxWorkers int `json:"maxWorkers"`
+	MaxClones  int `json:"maxClones"`
+	// Strict: a pool that cannot move keeps the rollout from starting.
+	Strict bool `json:"strict,omitempty"`
 	// Selected counts the pools the selection kept.
 	Selected int `json:"selected"`
 	// Waves are the pools to move (rolling ones first), WaveSize each.
 	Waves []RolloutWave `json:"waves"`
 	// OnTarget are the selected pools already on the target: skipped.
 	OnTarget []RolloutPool `json:"onTarget"`
-	// Blocked are the selected pools that keep the rollout from starting,
-	// each with its state and reason.
+	// Blocked are the selected pools that keep the rollout from starting
+	// (a BlockingStates state: the target's golden is missing or not
+	// Succeeded), each with its state and reason.
 	Blocked []RolloutPool `json:"blocked"`
+	// CannotMove are the selected pools the rollout cannot move (refused,
+	// never deployed, release failed, unresolved, post-rendered, suspended,
+	// applied by a Kustomization, without a HelmRelease), each with its
+	// state and a reason that says the fix: left where they are while the
+	// rest moves, unless Strict.
+	CannotMove []RolloutPool `json:"cannotMove"`
 	// Unknown are pools --flavor or --behind cannot judge, since what they
 	// run cannot be read (their values are not resolved, or resolve no
 	// image): not moved, and not keeping the rollout from starting.
@@ -108,7 +159,8 @@ type RolloutPlan struct {
 	// Catalog is the catalog's images list with the entries or classes the
 	// blocked pools wait for (as adopt writes it); nil when none is missing.
 	Catalog *AdoptCatalog `json:"catalog,omitempty"`
-	// CanStart: nothing is blocked. With no wave, nothing is to be done.
+	// CanStart: nothing is blocked (and, with Strict, every selected pool
+	// can move). With no wave, nothing is to be done.
 	CanStart bool `json:"canStart"`
 	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
 	// not be read, and tenant objects not read as pools.
@@ -129,9 +181,15 @@ type RolloutWave struct {
 	// strategy a VolumeSnapshot), then moves it to the pool's namespace.
 	ClonesInFlight   int64  `json:"clonesInFlight"`
 	TransientStorage string `json:"transientStorage"`
+	// ClonesPerGolden is ClonesInFlight by golden: many clones of one
+	// source are where storage breaks (--max-clones bounds it).
+	ClonesPerGolden map[string]int64 `json:"clonesPerGolden,omitempty"`
 	// HTTPImports counts the workers that import their image over HTTP as
 	// they are replaced: one download each.
 	HTTPImports int64 `json:"httpImports"`
+	// Alone says why a pool has this wave to itself: it alone is above
+	// --max-workers or --max-clones (its own rolling update bounds it).
+	Alone string `json:"alone,omitempty"`
 }
 
 // RolloutPool is one selected pool: where it is, where it goes, what that

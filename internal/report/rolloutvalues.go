@@ -73,6 +73,21 @@ func (e *valuesEdit) set(field string, cur Sourced, value string) {
 	e.changes = append(e.changes, ValueChange{Field: strings.Join(path, "."), From: cur.Value, Source: cur.Source, To: value})
 }
 
+// setCA sets talos.imageFactoryCA, the one field the chart reads a pool's
+// own CA from, to the target's PEM, unless the pool has that PEM already;
+// cur is the CA the pool's import trusts now (nil: none).
+func (e *valuesEdit) setCA(cur *Sourced, own string, target RolloutTarget) {
+	if own == target.FactoryCA {
+		return
+	}
+	from, source := "", "none: the import trusts CDI's system store alone"
+	if cur != nil {
+		from, source = "ConfigMap "+cur.Value, cur.Source
+	}
+	setIn(e.patch, []string{"talos", "imageFactoryCA"}, target.FactoryCA)
+	e.changes = append(e.changes, ValueChange{Field: "talos.imageFactoryCA", From: from, Source: source, To: "the PEM of " + OrNone(target.FactoryCAFrom)})
+}
+
 // takeRecorded writes the recorded osImage as the pool's own, once, so a
 // field of it can change: the chart reads the record only for a pool
 // without an osImage of its own.

@@ -508,12 +508,17 @@ func testRollout(t *testing.T, e *env) {
 		t.Errorf("the failing pool's HelmRelease: spec %v, want talos.version %s in spec.values and valuesFrom untouched", hr.Object["spec"], to)
 	}
 
-	// 4. Run again as it is: the pool whose release failed blocks the
-	// start, saying how to release it again.
+	// 4. Run again as it is: the pool whose release failed cannot move and
+	// is listed apart, saying how to release it again, while the rest can
+	// start; with --strict it blocks the start.
 	out, _, code = e.workerimage(t, args...)
+	if code != 0 || !strings.Contains(out, "cannot move (left where they are, each with its fix; the rest moves):\n  pool  "+failing+"  release-failed: ") {
+		t.Errorf("rollout with the failed release not fixed: exit %d, want 0 listing it apart:\n%s", code, out)
+	}
+	out, _, code = e.workerimage(t, append(args, "--strict")...)
 	if code != 1 || !strings.Contains(out, "  pool  "+failing+"  release-failed: its values are on the target and HelmRelease not Ready at generation 2: UpgradeFailed") ||
 		!strings.Contains(out, "(flux reconcile helmrelease kubernetes-nodes-ra-spot -n tenant-roll-a --force)") {
-		t.Errorf("rollout with the failed release not fixed: exit %d, want 1 naming it and the fix:\n%s", code, out)
+		t.Errorf("rollout --strict with the failed release not fixed: exit %d, want 1 naming it and the fix:\n%s", code, out)
 	}
 
 	// 5. Fixed: helm-controller releases it again, Cluster API rolls it only
