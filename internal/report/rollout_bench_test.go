@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -176,6 +179,8 @@ func BenchmarkRolloutPlan(b *testing.B) {
 		b.Run(fmt.Sprintf("pools=%d", pools), func(b *testing.B) {
 			b.ReportAllocs()
 			var requests int64
+			peak := heapPeak()
+			defer peak.stop(b)
 			for i := 0; i < b.N; i++ {
 				c := &counting{ClientProvider: st}
 				served, _ := st.APIVersions()
@@ -192,12 +197,53 @@ func BenchmarkRolloutPlan(b *testing.B) {
 				if plan.Selected < pools/2 {
 					b.Fatalf("%d pools selected of %d", plan.Selected, pools)
 				}
+				for _, list := range [][]report.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked, plan.CannotMove, plan.Unknown} {
+					for _, p := range list {
+						if strings.HasSuffix(p.HelmRelease, "/postgres-db") || strings.HasSuffix(p.HelmRelease, "/kubernetes-nodes-own-copy") {
+							b.Fatalf("a look-alike is planned as a pool: %s (%s)", p.HelmRelease, p.State)
+						}
+					}
+				}
 				requests += c.requests.Load()
 			}
 			b.ReportMetric(float64(requests)/float64(b.N), "requests/op")
 			b.ReportMetric(float64(pools), "pools")
 		})
 	}
+}
+
+// peakHeap samples the live heap while a benchmark runs: B/op counts every
+// byte allocated, the peak is what the machine must hold at once.
+type peakHeap struct {
+	done chan struct{}
+	max  atomic.Uint64
+}
+
+func heapPeak() *peakHeap {
+	runtime.GC()
+	p := &peakHeap{done: make(chan struct{})}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > p.max.Load() {
+				p.max.Store(v)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) stop(b *testing.B) {
+	close(p.done)
+	b.ReportMetric(float64(p.max.Load())/(1<<20), "peak-heap-MB")
 }
 
 // goldenOf is the example's v1.13.6 golden's name.
