@@ -185,7 +185,7 @@ func TestEveryVerbHasItsOwnHelp(t *testing.T) {
 		"rollcheck": {"--base", "--head", "-f, --values", "--cluster", "--kubeconfig", "--context", "--artifact", "--release", "-n, --namespace", "-o, --output"},
 		"pins":      {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output", "--tree"},
 		"adopt":     {"--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
-		"rollout":   {"-n, --namespace", "--pool", "--flavor", "--behind", "--to-talos", "--to-schematic", "--to-defaults", "--to-builtin", "--to-factory", "--apply", "--wave", "--timeout", "--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
+		"rollout":   {"-n, --namespace", "--pool", "--exclude", "--strict", "--max-workers", "--max-clones", "--factory-ca", "--flavor", "--behind", "--to-talos", "--to-schematic", "--to-defaults", "--to-builtin", "--to-factory", "--apply", "--wave", "--timeout", "--cluster", "--kubeconfig", "--context", "--artifact", "--chart", "-o, --output"},
 		"catalog":   {"-f, --values", "--cluster", "--kubeconfig", "--context", "-o, --output"},
 		"version":   {"-o, --output"},
 	}

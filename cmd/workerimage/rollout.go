@@ -67,17 +67,17 @@ selected pool is absent or not Succeeded on its class (the catalog entry to add 
 prints it).
 
 With --apply it patches each pool's HelmRelease spec.values (never a valuesFrom Secret), a wave at a
-time, and before the next wave waits
-until each HelmRelease is Ready at its new generation and each MachineDeployment runs the new template
-with every worker updated and ready (at zero workers: the template named), within --timeout. It stops
-at the first pool that fails or times out, saying which and why; run again, it skips the pools on the
-target and waits for those still rolling: all it knows is read from the cluster. Progress shows on
+time, and before the next wave waits until each HelmRelease is Ready at its new generation and each
+MachineDeployment runs the new template with every worker updated and ready (at zero workers: the
+template named), within --timeout. It stops at the first pool that fails or times out, saying which
+and why; run again, it skips the pools on the target and waits for those it moved still rolling: all
+it knows is read from the cluster. Progress shows on
 stderr on a terminal; otherwise each event is one line, and -o json writes each as one JSON object
 per line.`,
 		Example: a.example(
 			"rollout --to-talos v1.13.7 --cluster examples/cluster-state.yaml -n tenant-acme",
 			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 --wave 10 --apply",
-			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13 --exclude tenant-gamma/kubernetes-nodes-gamma-edge --max-clones 4",
+			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13 --exclude tenant-gamma/kubernetes-nodes-gamma-big --max-clones 4",
 			"rollout --to-factory https://factory.mirror.internal --factory-ca mirror-ca.pem --behind --apply -o json"),
 		Annotations: map[string]string{"exitCodes": exitCodes(
 			"the plan can start (without --apply; pools that cannot move are listed apart and stay where they are), or every pool of its waves is on the target (with --apply)",
