@@ -167,6 +167,7 @@ golden:
 
 ## bench: render benchmarks (each chart schema's worst lists on against off among
 ## them), what a fleet report reads and what one costly tenant object adds to pins,
+## planning a rollout over 105 and 1,001 pools (BenchmarkRolloutPlan, once each: minutes),
 ## then what an unchanged `helm upgrade` costs a pool on
 ## the real API server (BenchmarkUpgradeCost; skipped, saying so, while kube-apiserver
 ## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them),
@@ -176,7 +177,8 @@ golden:
 KUBE_APISERVER_BIN_DIR ?= $(CURDIR)/$(APISERVER_BIN)
 bench:
 	$(GO) test ./tests/render -run '^$$' -bench . -benchmem
-	$(GO) test ./internal/fleet ./internal/report -run '^$$' -bench . -benchmem -benchtime 5x
+	$(GO) test ./internal/fleet ./internal/report -run '^$$' -bench . -skip BenchmarkRolloutPlan -benchmem -benchtime 5x
+	$(GO) test ./internal/report -run '^$$' -bench BenchmarkRolloutPlan -benchtime 1x -timeout 60m
 	KUBE_APISERVER_BIN_DIR=$(KUBE_APISERVER_BIN_DIR) $(GO) test -tags integration ./tests/integration/ -run '^$$' -bench BenchmarkUpgradeCost -v -timeout 30m
 
 .PHONY: FORCE

@@ -221,20 +221,24 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
 
-// patch writes the pool's new spec.values, only while its HelmRelease is at
-// the generation the plan was made against (a JSON patch's test): a
-// HelmRelease its tenant edited since is not overwritten. It returns the
-// new generation, or why it could not.
+// patch writes the pool's new spec.values, only while its HelmRelease is
+// the object (UID) at the generation the plan was made against (a JSON
+// patch's tests): a HelmRelease its tenant edited, or deleted and created
+// again, since is not overwritten. It returns the new generation, or why it
+// could not.
 func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64, why string) {
 	ns, name, _ := strings.Cut(p.HelmRelease, "/")
 	c, _, err := r.p.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
 	if err != nil {
 		return 0, fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
 	}
-	body, err := json.Marshal([]map[string]any{
-		{"op": "test", "path": "/metadata/generation", "value": p.Generation},
-		{"op": "add", "path": "/spec/values", "value": p.SpecValues},
-	})
+	ops := []map[string]any{{"op": "test", "path": "/metadata/generation", "value": p.Generation}}
+	if p.UID != "" {
+		// The generation alone does not tell the object apart: one deleted
+		// and created again starts at generation 1 again.
+		ops = append(ops, map[string]any{"op": "test", "path": "/metadata/uid", "value": p.UID})
+	}
+	body, err := json.Marshal(append(ops, map[string]any{"op": "add", "path": "/spec/values", "value": p.SpecValues}))
 	if err != nil {
 		return 0, fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
 	}
@@ -244,6 +248,8 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 		switch {
 		case getErr == nil && now == nil:
 			return 0, fmt.Sprintf("HelmRelease %s is gone since the plan", p.HelmRelease)
+		case getErr == nil && recreated(p, now.GetUID()):
+			return 0, recreatedText(p, now.GetUID()) + ": not written; run again to plan with what it holds now"
 		case getErr == nil && now.GetGeneration() != p.Generation:
 			return 0, fmt.Sprintf("HelmRelease %s changed since the plan (generation %d, now %d): not overwritten; run again to plan with what it holds now", p.HelmRelease, p.Generation, now.GetGeneration())
 		}
@@ -252,8 +258,18 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 	return obj.GetGeneration(), ""
 }
 
-// status reads where a pool is: its HelmRelease at the generation it must
-// be Ready at, its MachineDeployment against the template it must run.
+// recreated: the HelmRelease under the pool's name is not the object the
+// plan read (a plan that read no UID has none to compare).
+func recreated(p report.RolloutPool, uid types.UID) bool {
+	return p.UID != "" && string(uid) != p.UID
+}
+
+func recreatedText(p report.RolloutPool, uid types.UID) string {
+	return fmt.Sprintf("HelmRelease %s changed since the plan: deleted and created again (uid %s, now %s)", p.HelmRelease, p.UID, uid)
+}
+
+// status reads where a pool is: its HelmRelease, the object the plan read,
+// at the generation it must be Ready at, its MachineDeployment against the template it must run.
 func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, error) {
 	p := pw.pool
 	var st report.RolloutStatus
@@ -264,6 +280,13 @@ func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, e
 		}
 		if hr == nil {
 			st.Failed = "HelmRelease " + p.HelmRelease + " is gone"
+			return st, nil
+		}
+		if recreated(p, hr.GetUID()) {
+			// Another object under the pool's name: its status says nothing
+			// of what the rollout wrote.
+			st.Failed = recreatedText(p, hr.GetUID()) + ": not waited on; run again to plan with what it holds now"
+			st.HelmRelease = st.Failed
 			return st, nil
 		}
 		st.HelmReleaseReady, st.Failed, st.HelmRelease = report.HelmReleaseStatus(hr.Object, pw.generation)

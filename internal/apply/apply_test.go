@@ -62,7 +62,7 @@ func (c *cluster) pool(name, running, next string, workers int64) report.Rollout
 	md := "kubernetes-" + strings.TrimPrefix(hr, "kubernetes-nodes-")
 	c.objs[key("HelmRelease", ns, hr)] = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-		"metadata": map[string]any{"name": hr, "namespace": ns, "generation": int64(1)},
+		"metadata": map[string]any{"name": hr, "namespace": ns, "generation": int64(1), "uid": "uid-" + hr},
 		"spec":     map[string]any{"values": map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.6"}}},
 		"status":   map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{"type": "Ready", "status": "True", "observedGeneration": int64(1)}}},
 	}}
@@ -73,7 +73,7 @@ func (c *cluster) pool(name, running, next string, workers int64) report.Rollout
 		"status":   map[string]any{"observedGeneration": int64(1), "replicas": workers, "updatedReplicas": workers, "readyReplicas": workers},
 	}}
 	c.next[hr] = next
-	return report.RolloutPool{HelmRelease: name, Namespace: ns, Release: hr, Pool: md, State: report.StateMoves, Generation: 1, Workers: workers, MachineDeployment: true,
+	return report.RolloutPool{HelmRelease: name, Namespace: ns, Release: hr, Pool: md, State: report.StateMoves, Generation: 1, UID: "uid-" + hr, Workers: workers, MachineDeployment: true,
 		Changes:         []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}},
 		ValuesChange:    map[string]any{"talos": map[string]any{"version": "v1.13.7"}},
 		SpecValues:      map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.7"}},
@@ -276,6 +276,7 @@ func TestRunMovesPoolsWaveByWave(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(c.patches[0]), &ops))
 	assert.Equal(t, []map[string]any{
 		{"op": "test", "path": "/metadata/generation", "value": float64(1)},
+		{"op": "test", "path": "/metadata/uid", "value": "uid-kubernetes-nodes-a-web"},
 		{"op": "add", "path": "/spec/values", "value": map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.7"}}},
 	}, ops)
 	hr := c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")
@@ -408,6 +409,62 @@ func TestRunNeverOverwritesAnEditSinceThePlan(t *testing.T) {
 	done, events = c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, "failed tenant-a/kubernetes-nodes-a-web: HelmRelease tenant-a/kubernetes-nodes-a-web is gone", events[len(events)-2].Message)
+}
+
+// recreate deletes a pool's HelmRelease and creates it again as its tenant
+// would: a new UID, generation 1 again, released, with values of its own.
+func (c *cluster) recreate(ns, name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	hr := c.objs[key("HelmRelease", ns, name)].DeepCopy()
+	hr.SetUID(types.UID("uid-again-" + name))
+	hr.SetGeneration(1)
+	hr.Object["spec"] = map[string]any{"values": map[string]any{"cluster": "c", "maxReplicas": int64(9), "instanceType": "u1.large", "talos": map[string]any{"version": "v1.13.6"}}}
+	hr.Object["status"] = map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{"type": "Ready", "status": "True", "observedGeneration": int64(1)}}}
+	c.objs[key("HelmRelease", ns, name)] = hr
+}
+
+// A HelmRelease deleted and created again since the plan is another object
+// at the planned generation (1 again): the patch's UID test keeps the plan's
+// values off it, the rollout stops saying it changed since the plan, and
+// its own values stand. The neighbour, same UID at the same generation, is
+// patched (the wave before it moved).
+func TestRunNeverWritesAHelmReleaseCreatedAgain(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
+	c.recreate("tenant-b", "kubernetes-nodes-b-web")
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	assert.False(t, done)
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
+	assert.Contains(t, events[len(events)-1].Message, "at tenant-b/kubernetes-nodes-b-web: HelmRelease tenant-b/kubernetes-nodes-b-web changed since the plan: deleted and created again (uid uid-kubernetes-nodes-b-web, now uid-again-kubernetes-nodes-b-web): not written; run again to plan with what it holds now")
+	again := c.get("HelmRelease", "tenant-b", "kubernetes-nodes-b-web")
+	assert.Equal(t, int64(1), again.GetGeneration(), "not written")
+	assert.Equal(t, map[string]any{"cluster": "c", "maxReplicas": int64(9), "instanceType": "u1.large", "talos": map[string]any{"version": "v1.13.6"}}, again.Object["spec"].(map[string]any)["values"], "its own values stand")
+	moved, _, _ := unstructured.NestedString(c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web").Object, "spec", "values", "talos", "version")
+	assert.Equal(t, "v1.13.7", moved, "the same object at the same generation is patched")
+	assert.Len(t, c.patches, 2, "the patch was tried, and its test refused it")
+}
+
+// A HelmRelease deleted and created again while its wave waits is not
+// waited on as the pool the plan read (its status is another object's): the
+// pool fails saying it changed since the plan, and the rollout stops.
+func TestRunStopsWhenAHelmReleaseIsCreatedAgainDuringTheWait(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	d := c.pool("tenant-c/kubernetes-nodes-c-web", "kubernetes-c-web-111111", "kubernetes-c-web-222222", 1)
+	c.flux["kubernetes-nodes-a-web"] = "hold"
+	c.onStep = func(step int) {
+		if step == 2 {
+			c.recreate("tenant-a", "kubernetes-nodes-a-web")
+		}
+	}
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{d}), time.Hour)
+	assert.False(t, done)
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "failed tenant-a/kubernetes-nodes-a-web", "stopped tenant-a/kubernetes-nodes-a-web"}, kinds(events))
+	assert.Equal(t, "failed tenant-a/kubernetes-nodes-a-web: HelmRelease tenant-a/kubernetes-nodes-a-web changed since the plan: deleted and created again (uid uid-kubernetes-nodes-a-web, now uid-again-kubernetes-nodes-a-web): not waited on; run again to plan with what it holds now", events[len(events)-2].Message)
+	assert.Contains(t, events[len(events)-1].Message, "1 wave not started")
+	assert.Equal(t, int64(1), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-web").GetGeneration(), "the next wave is not patched")
 }
 
 // A pool an earlier run left rolling is waited for, never patched again;

@@ -60,3 +60,24 @@ metadata:
 	require.NoError(t, err)
 	assert.Equal(t, []string{"https://factory.example/image/abc/v1.13.5/openstack-amd64.raw.xz", "", ""}, []string{url, ca, sum}, "a golden left as its PVC: CDI's import annotations")
 }
+
+// Int64 reads a count as the API writes it (int64) and as a state file's
+// JSON reads it back (a whole float64); a field that is absent or null is
+// not set, and one holding anything else is set at 0.
+func TestInt64(t *testing.T) {
+	obj := map[string]any{"status": map[string]any{
+		"api": int64(3), "file": float64(4), "half": 2.5, "negative": float64(-1), "text": "5", "null": nil,
+	}}
+	for field, want := range map[string]struct {
+		n   int64
+		set bool
+	}{
+		"api": {3, true}, "file": {4, true}, "half": {0, true}, "negative": {0, true}, "text": {0, true}, "null": {0, false}, "absent": {0, false},
+	} {
+		n, set := fleet.Int64(obj, "status", field)
+		assert.Equal(t, want.n, n, field)
+		assert.Equal(t, want.set, set, field)
+	}
+	_, set := fleet.Int64(obj, "status", "api", "deeper")
+	assert.False(t, set, "a path through a number reaches nothing")
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -74,6 +75,28 @@ func Text(obj map[string]any, fields ...string) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// Int64 reads a count the API wrote: an int64, or a whole float64 as a
+// state file's JSON reads back (apimachinery's NestedInt64 takes the first
+// only). set is false when the field is absent or null; n is 0 when it
+// holds anything but such a number.
+func Int64(obj map[string]any, fields ...string) (n int64, set bool) {
+	v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !ok || v == nil {
+		return 0, false
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	case float64:
+		if v >= 0 && v <= math.MaxInt64/2 && v == math.Trunc(v) {
+			return int64(v), true
+		}
+	}
+	return 0, true
 }
 
 func firstText(values ...string) string {

@@ -107,7 +107,7 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	}
 	if !opts.Release.SkipSchemaValidation {
 		coalesced, _ := vals["Values"].(chartutil.Values)
-		if err := chartutil.ValidateAgainstSchema(chrt, coalesced); err != nil {
+		if err := validateValues(chrt, coalesced); err != nil {
 			return nil, &SchemaError{Err: fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s", err.Error())}
 		}
 	}

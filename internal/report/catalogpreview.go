@@ -21,6 +21,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -152,23 +153,12 @@ func CatalogValuesFromCluster(t Target) (map[string]any, string, error) {
 	if pkg == nil {
 		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", nil
 	}
-	vals, _ := fleetNested(pkg.Object, "spec", "components", "kubernetes-worker-image", "values").(map[string]any)
+	raw, _, _ := unstructured.NestedFieldNoCopy(pkg.Object, "spec", "components", "kubernetes-worker-image", "values")
+	vals, _ := raw.(map[string]any)
 	if vals == nil {
 		vals = map[string]any{}
 	}
 	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values, what the platform forwards now)", nil
-}
-
-func fleetNested(obj map[string]any, path ...string) any {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil
-		}
-		cur = m[p]
-	}
-	return cur
 }
 
 const (

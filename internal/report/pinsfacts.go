@@ -3,7 +3,9 @@ package report
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
@@ -44,14 +46,12 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 		f.addDisk(diskOf(d))
 	}
 
-	// Pools: resolved by the chart itself.
-	for i, pool := range fl.Pools {
-		t.progress("rendering pool %d of %d: %s", i+1, len(fl.Pools), pool.ID())
-		rp, err := resolvePool(chrt, t, pool)
-		if err != nil {
-			return nil, err
-		}
-		f.pools = append(f.pools, rp)
+	// Pools: resolved by the chart itself, each object the renders look up
+	// read once for them all.
+	rt := t
+	rt.Provider = render.Snapshot(t.Provider)
+	if f.pools, err = resolvePools(chrt, rt, fl.Pools); err != nil {
+		return nil, err
 	}
 
 	// Who uses each golden the report names: the catalog chart's answer.
@@ -86,6 +86,47 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	}
 	f.now = time.Now()
 	return f, nil
+}
+
+// resolvePools resolves the pools, in their order, one render per core at
+// once: each render is CPU alone (a lookup is an API request at most), and
+// a fleet's pools are independent. The first error in the pools' order wins.
+func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool) ([]resolvedPool, error) {
+	out := make([]resolvedPool, len(pools))
+	errs := make([]error, len(pools))
+	var (
+		mu   sync.Mutex
+		next int
+		done int
+		wg   sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), len(pools)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(pools) {
+					return
+				}
+				out[i], errs[i] = resolvePool(chrt, t, pools[i])
+				mu.Lock()
+				done++
+				t.progress("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // addDisk records a worker disk, and whether it belongs to a pool: the pool

@@ -10,6 +10,7 @@ import (
 	charts "github.com/cozystack/golden-worker-images"
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // The platform's own release, as the platform chart is installed.
@@ -46,7 +47,7 @@ func platformValues(t Target) (values map[string]any, whole bool, from string, e
 			return nil, false, "", err
 		}
 		if pkg != nil {
-			if v, ok := fleetNested(pkg.Object, "spec", "components", "kubernetes-worker-image", "values").(map[string]any); ok {
+			if v, ok, _ := unstructured.NestedMap(pkg.Object, "spec", "components", "kubernetes-worker-image", "values"); ok {
 				section = v
 				from += ", every key of it the catalog's Package " + catalogPackage + " holds"
 			}

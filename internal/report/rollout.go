@@ -148,6 +148,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	t.Provider = render.Snapshot(t.Provider) // a plan's reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
 		return nil, err
@@ -494,7 +495,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, err
 	}
 	if hr != nil {
-		p.Generation = Generation(hr.Object)
+		p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
 	}
 	if len(e.patch) == 0 {
 		p = onTargetOrRolling(p, now, md, hr, rp, target, e.path)
@@ -858,11 +859,13 @@ func clonesAtOnce(md map[string]any, workers int64) int64 {
 	}
 	scaled := func(field string, def intstr.IntOrString, roundUp bool) int64 {
 		v := def
-		switch raw := fleetNested(md, "spec", "strategy", "rollingUpdate", field).(type) {
+		path := []string{"spec", "strategy", "rollingUpdate", field}
+		switch raw, _, _ := unstructured.NestedFieldNoCopy(md, path...); raw := raw.(type) {
 		case string:
 			v = intstr.FromString(raw)
 		case int64, float64, int:
-			v = intstr.FromInt32(int32(int64Of(raw)))
+			n, _ := fleet.Int64(md, path...)
+			v = intstr.FromInt32(int32(n))
 		}
 		n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(workers), roundUp)
 		if err != nil || n < 0 {

@@ -26,7 +26,7 @@ const (
 // HelmRelease released and every MachineDeployment rolled out, with the
 // golden of v1.13.7 imported (the CLI's rollout fixture); edit changes
 // objects by "<kind>/<namespace>/<name>", and more objects are added.
-func settledFleet(t *testing.T, edit map[string]func(*unstructured.Unstructured), more ...string) []*unstructured.Unstructured {
+func settledFleet(t testing.TB, edit map[string]func(*unstructured.Unstructured), more ...string) []*unstructured.Unstructured {
 	t.Helper()
 	objs, err := render.LoadObjects(filepath.Join("..", "..", "cmd", "workerimage", "testdata", "rollout", "cluster.yaml"))
 	require.NoError(t, err)

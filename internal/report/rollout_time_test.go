@@ -15,7 +15,7 @@ import (
 
 // copiedFleet is the settled example fleet with each tenant's objects
 // copied into copies more namespaces (tenant-acme-1, ...): 7 pools a copy.
-func copiedFleet(t *testing.T, copies int) []*unstructured.Unstructured {
+func copiedFleet(t testing.TB, copies int) []*unstructured.Unstructured {
 	t.Helper()
 	objs := settledFleet(t, nil)
 	out := append([]*unstructured.Unstructured(nil), objs...)

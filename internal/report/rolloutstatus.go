@@ -8,8 +8,10 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // condition is one of status.conditions, as metav1.Condition holds it.
@@ -20,19 +22,17 @@ type condition struct {
 }
 
 func conditionOf(obj map[string]any, kind string) condition {
-	list, _ := fleetNested(obj, "status", "conditions").([]any)
+	raw, _, _ := unstructured.NestedFieldNoCopy(obj, "status", "conditions")
+	list, _ := raw.([]any)
 	for _, item := range list {
 		c, ok := item.(map[string]any)
 		if !ok || c["type"] != kind {
 			continue
 		}
-		return condition{
-			status:             fmt.Sprint(c["status"]),
-			reason:             textOf(c["reason"]),
-			message:            textOf(c["message"]),
-			observedGeneration: int64Of(c["observedGeneration"]),
-			found:              true,
-		}
+		reason, _, _ := unstructured.NestedString(c, "reason")
+		message, _, _ := unstructured.NestedString(c, "message")
+		observed, _ := fleet.Int64(c, "observedGeneration")
+		return condition{status: fmt.Sprint(c["status"]), reason: reason, message: message, observedGeneration: observed, found: true}
 	}
 	return condition{}
 }
@@ -46,7 +46,7 @@ func conditionOf(obj map[string]any, kind string) condition {
 // Reconciling True, helm-controller retries: the rollout waits). says is
 // where it is, in a line.
 func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed, says string) {
-	observed := int64Of(fleetNested(hr, "status", "observedGeneration"))
+	observed, _ := fleet.Int64(hr, "status", "observedGeneration")
 	readyC := conditionOf(hr, "Ready")
 	atGeneration := func(c condition) bool {
 		if c.observedGeneration != 0 {
@@ -79,8 +79,8 @@ func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed,
 // status.replicas; known is false when it states neither.
 func Workers(md map[string]any) (n int64, known bool) {
 	for _, path := range [][]string{{"spec", "replicas"}, {"status", "replicas"}} {
-		if v := fleetNested(md, path...); v != nil {
-			return int64Of(v), true
+		if n, set := fleet.Int64(md, path...); set {
+			return n, true
 		}
 	}
 	return 0, false
@@ -88,7 +88,8 @@ func Workers(md map[string]any) (n int64, known bool) {
 
 // RunningTemplate is the KubevirtMachineTemplate a MachineDeployment names.
 func RunningTemplate(md map[string]any) string {
-	return textOf(fleetNested(md, "spec", "template", "spec", "infrastructureRef", "name"))
+	name, _, _ := unstructured.NestedString(md, "spec", "template", "spec", "infrastructureRef", "name")
+	return name
 }
 
 // MachineDeploymentState is where a MachineDeployment is against the
@@ -115,25 +116,23 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 	if md == nil {
 		return MachineDeploymentState{Says: "MachineDeployment not created yet"}
 	}
-	st := MachineDeploymentState{
-		Template:        RunningTemplate(md),
-		Replicas:        int64Of(fleetNested(md, "status", "replicas")),
-		UpdatedReplicas: int64Of(fleetNested(md, "status", "updatedReplicas")),
-		ReadyReplicas:   int64Of(fleetNested(md, "status", "readyReplicas")),
-	}
+	st := MachineDeploymentState{Template: RunningTemplate(md)}
+	st.Replicas, _ = fleet.Int64(md, "status", "replicas")
+	st.UpdatedReplicas, _ = fleet.Int64(md, "status", "updatedReplicas")
+	st.ReadyReplicas, _ = fleet.Int64(md, "status", "readyReplicas")
 	if st.Template != template {
 		st.Says = fmt.Sprintf("MachineDeployment still names %s, waiting for %s", OrNone(st.Template), template)
 		return st
 	}
-	if v := fleetNested(md, "spec", "replicas"); v != nil {
-		desired = int64Of(v)
+	if n, set := fleet.Int64(md, "spec", "replicas"); set {
+		desired = n
 	}
 	if desired == 0 {
 		st.RolledOut, st.Says = true, "MachineDeployment names "+template+" at zero workers"
 		return st
 	}
 	generation := Generation(md)
-	observed := int64Of(fleetNested(md, "status", "observedGeneration"))
+	observed, _ := fleet.Int64(md, "status", "observedGeneration")
 	st.Observed = observed >= generation
 	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
 	switch {
@@ -150,28 +149,6 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 // Generation is an object's metadata.generation, read as the API wrote it
 // or as a state file holds it.
 func Generation(obj map[string]any) int64 {
-	return int64Of(fleetNested(obj, "metadata", "generation"))
-}
-
-func textOf(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return ""
-}
-
-// int64Of reads a count the API wrote (an int64, or a float64 read from a
-// file); 0 when it is anything else.
-func int64Of(v any) int64 {
-	switch n := v.(type) {
-	case int64:
-		return n
-	case int:
-		return int64(n)
-	case float64:
-		if n >= 0 && n <= math.MaxInt64/2 && n == math.Trunc(n) {
-			return int64(n)
-		}
-	}
-	return 0
+	n, _ := fleet.Int64(obj, "metadata", "generation")
+	return n
 }

@@ -241,6 +241,10 @@ type RolloutPool struct {
 	// Generation is the HelmRelease's metadata.generation the plan was made
 	// against: the patch applies only while it is still that.
 	Generation int64 `json:"generation,omitempty"`
+	// UID is the HelmRelease's metadata.uid the plan read: a HelmRelease
+	// deleted and created again (generation 1 again) is another object, never
+	// patched or waited on as this pool.
+	UID string `json:"uid,omitempty"`
 	// Note says what else the operator should know (a CA the new URL does
 	// not take, a rolling strategy the wait depends on).
 	Note string `json:"note,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +75,10 @@ type standIns struct {
 	// holdCAPI: Cluster API leaves a pool's MachineDeployment as it is
 	// until another pool's HelmRelease is patched (its generation past 1).
 	holdCAPI map[string]rolloutPool
+	// capiGate: Cluster API leaves a pool's MachineDeployment as it is while
+	// its gate says false (the gate runs on the stand-ins' goroutine, between
+	// ticks: what it changes, no stand-in reads half-done).
+	capiGate map[string]func(context.Context) bool
 }
 
 func (s *standIns) fail(id string, fail bool) {
@@ -166,7 +171,11 @@ func (s *standIns) flux(ctx context.Context, p rolloutPool) {
 func (s *standIns) capi(ctx context.Context, p rolloutPool) {
 	s.mu.Lock()
 	until, held := s.holdCAPI[p.id()]
+	gate := s.capiGate[p.id()]
 	s.mu.Unlock()
+	if gate != nil && !gate(ctx) {
+		return
+	}
 	if held {
 		hr, err := s.e.dynamic.Resource(helmReleaseResource).Namespace(until.namespace).Get(ctx, until.release, metav1.GetOptions{})
 		if err != nil || hr.GetGeneration() < 2 {
@@ -236,31 +245,44 @@ func eventList(events []report.RolloutEvent) []string {
 	return out
 }
 
-// testRollout: `workerimage rollout --apply` moves the example fleet's
-// flavor, v1.13.6, to v1.13.7 on the real API server, pools of three tenants
-// in two waves, with stand-ins for helm-controller (Helm's SDK upgrades
-// each release with the values Flux computes) and Cluster API. Without the
-// v1.13.7 golden the plan will not start and names the catalog entry; with
-// it added and Succeeded, a pool whose release fails stops the rollout in
-// its wave, the next wave untouched; run again once it is fixed, the
-// rollout skips the pools on the target, waits for the one left, moves the
-// rest; run a third time, there is nothing to do. The zero-worker pool
-// is done as soon as its MachineDeployment names the new template.
-func testRollout(t *testing.T, e *env) {
-	schematicID, _ := poolDefaults(t)
-	const from, to = "v1.13.6", "v1.13.7"
-	const catalog = "kubernetes-worker-image-rollout"
-	goldens := []string{support.GoldenName(schematicID, from), support.GoldenName(schematicID, to)}
-	ctx := t.Context()
+// rolloutTier is a rollout subtest's fleet, installed as helm-controller
+// installs it and settled as the autoscaler and Cluster API leave it, with
+// its stand-ins running until the subtest ends.
+type rolloutTier struct {
+	s     *standIns
+	live  *render.Live
+	cat   *helm
+	entry func(version string) map[string]any
+	// templates: the KubevirtMachineTemplate each pool runs once settled.
+	templates map[string]string
+}
 
+// setUpRollout installs catalog with an entry of the pool chart's default
+// schematic for each of installed (their goldens Succeeded, as CDI marks
+// them), and pools, each in a namespace with its cozystack-values Secret.
+// Goldens of installed and later that other subtests kept (resource-policy
+// keep) belong to their catalog releases: this catalog makes its own, and
+// removes them when the subtest ends.
+func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, installed []string, later ...string) *rolloutTier {
+	t.Helper()
+	schematicID, _ := poolDefaults(t)
+	ctx := t.Context()
+	var goldens []string
+	for _, v := range append(append([]string{}, installed...), later...) {
+		goldens = append(goldens, support.GoldenName(schematicID, v))
+	}
+	namespaces := []string{catalogNamespace, "cozy-system"}
+	for _, p := range pools {
+		if !slices.Contains(namespaces, p.namespace) {
+			namespaces = append(namespaces, p.namespace)
+		}
+	}
 	if _, served := e.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "helmreleases.helm.toolkit.fluxcd.io"); !served {
 		e.installCRDFile(t, helmReleaseCRDFile)
 	}
-	for _, ns := range []string{catalogNamespace, "cozy-system", "tenant-roll-a", "tenant-roll-b", "tenant-roll-c"} {
+	for _, ns := range namespaces {
 		e.createNamespace(t, ns)
 	}
-	// Goldens of these flavors other subtests kept (resource-policy keep)
-	// belong to their catalog releases: this catalog makes its own.
 	for _, g := range goldens {
 		if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, g); ok {
 			e.deleteOne(t, dataVolumeVersion, "DataVolume", catalogNamespace, g)
@@ -268,14 +290,20 @@ func testRollout(t *testing.T, e *env) {
 	}
 	cat := e.helm(t, catalogNamespace)
 	entry := func(v string) map[string]any { return map[string]any{"schematicID": schematicID, "version": v} }
-	cat.mustInstall(catalog, render.CatalogChart, map[string]any{"images": []any{entry(from)}})
+	var images []any
+	for _, v := range installed {
+		images = append(images, entry(v))
+	}
+	cat.mustInstall(catalog, render.CatalogChart, map[string]any{"images": images})
 	t.Cleanup(func() {
 		cat.mustUninstall(catalog)
 		for _, g := range goldens {
 			e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, g})
 		}
 	})
-	e.setPhase(t, catalogNamespace, goldens[0], "Succeeded")
+	for _, g := range goldens[:len(installed)] {
+		e.setPhase(t, catalogNamespace, g, "Succeeded")
+	}
 
 	// The fleet, installed as helm-controller installs it, then settled as
 	// the autoscaler and Cluster API leave it.
@@ -290,8 +318,8 @@ func testRollout(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}}
-	for _, ns := range []string{"tenant-roll-a", "tenant-roll-b", "tenant-roll-c"} {
+	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}, capiGate: map[string]func(context.Context) bool{}}
+	for _, ns := range namespaces[2:] {
 		s.helm[ns] = e.helm(t, ns).cfg
 		e.createYAML(t, `
 apiVersion: v1
@@ -304,7 +332,7 @@ stringData:
     _namespace: {host: `+ns+`.example.org}
 `)
 	}
-	for _, p := range rolloutFleet {
+	for _, p := range pools {
 		e.createYAML(t, fmt.Sprintf(`
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -340,7 +368,7 @@ spec:
 	standCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); s.run(standCtx, rolloutFleet) }()
+	go func() { defer wg.Done(); s.run(standCtx, pools) }()
 	t.Cleanup(func() {
 		stop()
 		wg.Wait()
@@ -351,7 +379,7 @@ spec:
 	// Settled: each HelmRelease Ready at generation 1, each MachineDeployment rolled out.
 	templates := map[string]string{}
 	waitFor(t, 30*time.Second, "the fleet settled", func() string {
-		for _, p := range rolloutFleet {
+		for _, p := range pools {
 			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
 			if ready, _, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
 				return p.id() + ": " + says
@@ -365,6 +393,27 @@ spec:
 		}
 		return ""
 	})
+	return &rolloutTier{s: s, live: live, cat: cat, entry: entry, templates: templates}
+}
+
+// testRollout: `workerimage rollout --apply` moves the example fleet's
+// flavor, v1.13.6, to v1.13.7 on the real API server, pools of three tenants
+// in two waves, with stand-ins for helm-controller (Helm's SDK upgrades
+// each release with the values Flux computes) and Cluster API. Without the
+// v1.13.7 golden the plan will not start and names the catalog entry; with
+// it added and Succeeded, a pool whose release fails stops the rollout in
+// its wave, the next wave untouched; run again once it is fixed, the
+// rollout skips the pools on the target, waits for the one left, moves the
+// rest; run a third time, there is nothing to do. The zero-worker pool
+// is done as soon as its MachineDeployment names the new template.
+func testRollout(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to = "v1.13.6", "v1.13.7"
+	const catalog = "kubernetes-worker-image-rollout"
+	goldens := []string{support.GoldenName(schematicID, from), support.GoldenName(schematicID, to)}
+
+	r := setUpRollout(t, e, catalog, rolloutFleet, []string{from}, to)
+	s, cat, entry, templates := r.s, r.cat, r.entry, r.templates
 	before := map[string]int{}
 	for id, n := range s.released {
 		before[id] = n
@@ -459,12 +508,17 @@ spec:
 		t.Errorf("the failing pool's HelmRelease: spec %v, want talos.version %s in spec.values and valuesFrom untouched", hr.Object["spec"], to)
 	}
 
-	// 4. Run again as it is: the pool whose release failed blocks the
-	// start, saying how to release it again.
+	// 4. Run again as it is: the pool whose release failed cannot move and
+	// is listed apart, saying how to release it again, while the rest can
+	// start; with --strict it blocks the start.
 	out, _, code = e.workerimage(t, args...)
+	if code != 0 || !strings.Contains(out, "cannot move (left where they are, each with its fix; the rest moves):\n  pool  "+failing+"  release-failed: ") {
+		t.Errorf("rollout with the failed release not fixed: exit %d, want 0 listing it apart:\n%s", code, out)
+	}
+	out, _, code = e.workerimage(t, append(args, "--strict")...)
 	if code != 1 || !strings.Contains(out, "  pool  "+failing+"  release-failed: its values are on the target and HelmRelease not Ready at generation 2: UpgradeFailed") ||
 		!strings.Contains(out, "(flux reconcile helmrelease kubernetes-nodes-ra-spot -n tenant-roll-a --force)") {
-		t.Errorf("rollout with the failed release not fixed: exit %d, want 1 naming it and the fix:\n%s", code, out)
+		t.Errorf("rollout --strict with the failed release not fixed: exit %d, want 1 naming it and the fix:\n%s", code, out)
 	}
 
 	// 5. Fixed: helm-controller releases it again, Cluster API rolls it only

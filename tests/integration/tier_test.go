@@ -64,6 +64,8 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 	// Last: it takes over goldens of the default flavor others kept.
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
+	t.Run("RolloutRecreatedHelmRelease", func(t *testing.T) { testRolloutRecreatedHelmRelease(t, e) })
+	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the

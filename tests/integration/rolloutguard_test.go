@@ -1,0 +1,188 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// testRolloutRecreatedHelmRelease: a tenant deletes a pool's HelmRelease
+// and creates it again, with values of its own, after the plan and before
+// the pool's wave. The new object is at generation 1, as the planned one
+// was: rollout --apply does not write the plan's values over it (the patch
+// tests the UID the plan read), stops saying it changed since the plan, and
+// the tenant's values stand. The pool of wave 1 moved.
+func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to = "v1.13.6", "v1.13.7"
+	first := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-first", "{cluster: ga}", 1}
+	second := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-second", "{cluster: ga}", 1}
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-a", []rolloutPool{first, second}, []string{from, to})
+	hrs := e.dynamic.Resource(helmReleaseResource).Namespace(second.namespace)
+	planned, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", second.namespace, second.release)
+
+	// Once wave 1 has patched the first pool, and before Cluster API rolls
+	// it (so before wave 2 starts), the second pool's HelmRelease is deleted
+	// and created again with the tenant's new values.
+	var again types.UID // set on the stand-ins' goroutine, under r.s.mu
+	createdAgain := func() types.UID {
+		r.s.mu.Lock()
+		defer r.s.mu.Unlock()
+		return again
+	}
+	r.s.mu.Lock()
+	r.s.capiGate[first.id()] = func(ctx context.Context) bool {
+		if createdAgain() != "" {
+			return true
+		}
+		hr, err := e.dynamic.Resource(helmReleaseResource).Namespace(first.namespace).Get(ctx, first.release, metav1.GetOptions{})
+		if err != nil || hr.GetGeneration() < 2 {
+			return false
+		}
+		old, err := hrs.Get(ctx, second.release, metav1.GetOptions{})
+		if err != nil {
+			r.s.problem("get %s to create it again: %v", second.id(), err)
+			return false
+		}
+		if err := hrs.Delete(ctx, second.release, metav1.DeleteOptions{}); err != nil {
+			r.s.problem("delete %s: %v", second.id(), err)
+			return false
+		}
+		spec := old.Object["spec"].(map[string]any)
+		spec["values"] = map[string]any{"cluster": "ga", "maxReplicas": int64(9), "instanceType": "u1.large"}
+		created, err := hrs.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": fleet.HelmReleaseAPI, "kind": "HelmRelease",
+			"metadata": map[string]any{"name": second.release, "namespace": second.namespace},
+			"spec":     spec,
+		}}, metav1.CreateOptions{})
+		if err != nil {
+			r.s.problem("create %s again: %v", second.id(), err)
+			return false
+		}
+		r.s.mu.Lock()
+		again = created.GetUID()
+		r.s.mu.Unlock()
+		return true
+	}
+	r.s.mu.Unlock()
+
+	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")
+	events := rolloutEvents(t, out)
+	if code != 1 || len(events) == 0 || events[0].Event != report.EventPlan {
+		t.Fatalf("rollout --apply over a HelmRelease created again: exit %d, want 1 after the plan event:\n%s%s", code, out, problem)
+	}
+	uidAgain := createdAgain()
+	var uids []string
+	for _, p := range events[0].Plan.Pools() {
+		uids = append(uids, p.HelmRelease+" "+p.UID)
+	}
+	if want := []string{first.id() + " " + string(e.mustGet(t, first).GetUID()), second.id() + " " + string(planned.GetUID())}; fmt.Sprint(uids) != fmt.Sprint(want) {
+		t.Errorf("the plan's pools and UIDs: %q, want %q (one a wave)", uids, want)
+	}
+	if uidAgain == "" || uidAgain == planned.GetUID() {
+		t.Fatalf("the second pool's HelmRelease was not created again during wave 1 (uid %q, planned %q): %q", uidAgain, planned.GetUID(), eventList(events[1:]))
+	}
+	got := eventList(events[1:])
+	want := []string{"wave", "patched " + first.id(), "ready " + first.id(), "wave-done", "wave", "stopped " + second.id()}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events: %q, want %q", got, want)
+	}
+	stopped := events[len(events)-1]
+	for _, part := range []string{
+		"HelmRelease " + second.id() + " changed since the plan: deleted and created again (uid " + string(planned.GetUID()) + ", now " + string(uidAgain) + ")",
+		"not written; run again to plan with what it holds now",
+	} {
+		if !strings.Contains(stopped.Message, part) {
+			t.Errorf("the stop says %q, want %q in it", stopped.Message, part)
+		}
+	}
+
+	// The tenant's object is as the tenant wrote it: its values, generation 1.
+	hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", second.namespace, second.release)
+	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	if hr.GetUID() != uidAgain || hr.GetGeneration() != 1 || fmt.Sprint(vals) != fmt.Sprint(map[string]any{"cluster": "ga", "instanceType": "u1.large", "maxReplicas": int64(9)}) {
+		t.Errorf("%s after the rollout: uid %s, generation %d, values %v; want uid %s at generation 1 with maxReplicas 9 and instanceType u1.large, and no talos version written", second.id(), hr.GetUID(), hr.GetGeneration(), vals, uidAgain)
+	}
+	if v, _, _ := unstructured.NestedString(e.mustGet(t, first).Object, "spec", "values", "talos", "version"); v != to {
+		t.Errorf("%s, the same object at the planned generation, has talos.version %q, want %s", first.id(), v, to)
+	}
+}
+
+// testRolloutNotReadyBystander: pools of the namespace already on the
+// target by their own values (their tenant wrote talos.version, the rollout's
+// field manager never did), one with a worker NotReady and one whose release
+// failed, are neither selected nor waited on: the pool the selection chose
+// moves, and the rollout is done.
+func testRolloutNotReadyBystander(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to = "v1.13.6", "v1.13.7"
+	moves := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-moves", "{cluster: gb}", 1}
+	notReady := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-own", "{cluster: gb, talos: {version: " + to + "}}", 2}
+	failed := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-failed", "{cluster: gb, talos: {version: " + to + "}}", 1}
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-b", []rolloutPool{moves, notReady, failed}, []string{from, to})
+	ctx := t.Context()
+
+	// One worker of notReady's two is NotReady: Cluster API's counts, which
+	// its stand-in leaves as they are (every worker updated).
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1}})
+	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", notReady.namespace).Patch(ctx, notReady.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+	// failed's release fails at its generation, as helm-controller says it.
+	r.s.fail(failed.id(), true)
+	body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "the stand-in fails it", "observedGeneration": 1, "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z"),
+	}}}})
+	if _, err := e.dynamic.Resource(helmReleaseResource).Namespace(failed.namespace).Patch(ctx, failed.release, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatal(err)
+	}
+
+	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", moves.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--apply", "--timeout", "30s", "--poll", "200ms", "-o", "json")
+	events := rolloutEvents(t, out)
+	if code != 0 || len(events) == 0 || events[0].Event != report.EventPlan {
+		t.Fatalf("rollout --apply beside pools on the target by their own values: exit %d, want 0 after the plan event:\n%s%s", code, out, problem)
+	}
+	var chosen []string
+	for _, p := range append(events[0].Plan.Pools(), events[0].Plan.Blocked...) {
+		chosen = append(chosen, p.HelmRelease+" "+p.State)
+	}
+	if want := []string{moves.id() + " " + report.StateMoves}; fmt.Sprint(chosen) != fmt.Sprint(want) {
+		t.Errorf("the plan's pools: %q, want %q alone", chosen, want)
+	}
+	for _, ev := range events[1:] {
+		if ev.Pool == notReady.id() || ev.Pool == failed.id() || slices.Contains(ev.Pools, notReady.id()) || slices.Contains(ev.Pools, failed.id()) {
+			t.Errorf("the rollout names a pool it did not choose: %s %s: %s", ev.Event, ev.Pool, ev.Message)
+		}
+	}
+	if got, want := eventList(events[1:]), []string{"wave", "patched " + moves.id(), "ready " + moves.id(), "wave-done", "done"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events: %q, want %q", got, want)
+	}
+	for _, p := range []rolloutPool{notReady, failed} {
+		if hr := e.mustGet(t, p); hr.GetGeneration() != 1 {
+			t.Errorf("%s, not chosen, was written: generation %d", p.id(), hr.GetGeneration())
+		}
+	}
+}
+
+// mustGet reads a pool's HelmRelease.
+func (e *env) mustGet(t *testing.T, p rolloutPool) *unstructured.Unstructured {
+	t.Helper()
+	hr, ok := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
+	if !ok {
+		t.Fatalf("HelmRelease %s is gone", p.id())
+	}
+	return hr
+}
