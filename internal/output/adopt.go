@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
 )
 
@@ -40,7 +39,7 @@ func valuesText(change map[string]any) string {
 func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	head := newTable(o)
 	head.raw("cluster  " + r.Cluster)
-	head.raw(fmt.Sprintf("pools    of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", r.Chart, fleet.HelmReleaseAPI))
+	head.raw("pools    " + poolsRead(r.Chart, r.PoolChart))
 	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
 	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
 	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")

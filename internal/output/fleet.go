@@ -31,3 +31,14 @@ func writeIgnored(tb *table, ignored []fleet.Ignored) {
 		tb.raw("  " + i.Object + ": " + i.Reason)
 	}
 }
+
+// poolsRead says which objects a fleet report read as pools: HelmReleases
+// by the chart source they name (never by a name a tenant can copy), and
+// Helm releases of the chart installed without one.
+func poolsRead(chartName, poolChart string) string {
+	source := "the platform's pool chart"
+	if poolChart != "" {
+		source = poolChart
+	}
+	return fmt.Sprintf("of chart %s: Flux HelmReleases (%s) whose chart reference is %s, and Helm releases of %s without one", chartName, fleet.HelmReleaseAPI, source, chartName)
+}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/xlab/treeprint"
@@ -101,7 +100,7 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 	tb := newTable(o)
 	tb.raw("cluster  " + r.Cluster)
-	tb.raw(fmt.Sprintf("pools    %s of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", report.Count(r.PoolsRead, "pool"), r.Chart, fleet.HelmReleaseAPI))
+	tb.raw("pools    " + report.Count(r.PoolsRead, "pool") + " " + poolsRead(r.Chart, r.PoolChart))
 	if r.Golden != "" {
 		tb.raw("golden   " + r.Golden + " only (the pools not resolved are listed too: any of them may use it)")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -50,7 +49,7 @@ func RolloutEvent(out *bytes.Buffer, e report.RolloutEvent, o Options) {
 func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	head := newTable(o)
 	head.row("cluster", r.Cluster)
-	head.row("pools", fmt.Sprintf("of chart %s: Flux HelmReleases (%s) by chart reference or release record, and releases without one", r.Chart, fleet.HelmReleaseAPI))
+	head.row("pools", poolsRead(r.Chart, r.PoolChart))
 	head.row("selected", fmt.Sprintf("%s: %s", report.Count(r.Selected, "pool"), selectionText(r.Selection)))
 	head.row("target", targetText(r.Target))
 	if r.TargetFrom != "" {

@@ -28,7 +28,7 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 	// Each pool is planned twice; the goldens pins read are the catalog.
 	t.Catalog = f.stored
 	pins := Pins(f, t.Desc, chrt.Metadata.Name)
-	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved,
+	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved, PoolChart: pins.PoolChart,
 		UnreadNamespaces: pins.UnreadNamespaces, Ignored: pins.Ignored}
 	for _, g := range pins.Goldens {
 		rep.Cloning = append(rep.Cloning, g.Pools...)

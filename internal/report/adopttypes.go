@@ -24,6 +24,9 @@ type AdoptReport struct {
 	Cluster string `json:"cluster"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
 	Chart string `json:"chart"`
+	// PoolChart is the chart source a HelmRelease's chart reference must
+	// name to count as a pool, and who named it (fleet.PoolChart).
+	PoolChart string `json:"poolChart,omitempty"`
 	// Flavors are the pools that import over HTTP, by the flavor they boot
 	// and then by class.
 	Flavors []AdoptFlavor `json:"flavors"`

@@ -11,7 +11,7 @@ import (
 // Pins decides, from what the cluster holds, which golden each pool
 // and disk pins and which goldens nothing pins.
 func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
-	rep := PinsReport{Cluster: cluster, Chart: chartName, UnreadNamespaces: f.unread, Ignored: f.ignored}
+	rep := PinsReport{Cluster: cluster, Chart: chartName, PoolChart: f.poolChart, UnreadNamespaces: f.unread, Ignored: f.ignored}
 	goldens := map[string]*GoldenPins{}
 	golden := func(name string) *GoldenPins {
 		if g, ok := goldens[name]; ok {

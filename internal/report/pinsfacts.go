@@ -41,7 +41,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	if err != nil {
 		return nil, err
 	}
-	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, unread: fl.Unread(), ignored: fl.Ignored}
+	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, unread: fl.Unread(), ignored: fl.Ignored, poolChart: fl.PoolChart.String()}
 	for _, d := range g.Disks {
 		f.addDisk(diskOf(d))
 	}

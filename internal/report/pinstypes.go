@@ -19,8 +19,11 @@ type PinsReport struct {
 	// and disks are listed, and the goldens they use; "" for all.
 	Namespace string `json:"namespace,omitempty"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
-	Chart   string       `json:"chart"`
-	Goldens []GoldenPins `json:"goldens"`
+	Chart string `json:"chart"`
+	// PoolChart is the chart source a HelmRelease's chart reference must
+	// name to count as a pool, and who named it (fleet.PoolChart).
+	PoolChart string       `json:"poolChart,omitempty"`
+	Goldens   []GoldenPins `json:"goldens"`
 	// Unused are the goldens safe to delete: no pool's values resolve to one
 	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
 	Unused []string `json:"unused"`
@@ -234,6 +237,8 @@ type PinsFacts struct {
 	// could be read; ignored the tenant objects not read as pools.
 	unread  []fleet.UnreadNamespace
 	ignored []fleet.Ignored
+	// poolChart is fleet.PoolChart, as the reports name it.
+	poolChart string
 }
 
 type resolvedPool struct {

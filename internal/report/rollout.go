@@ -157,7 +157,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		// Every render judges its pool against the same goldens: read once.
 		t.Catalog = f.stored
 	}
-	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, Selection: o.Selection, Target: target, TargetFrom: from,
+	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.poolChart, Selection: o.Selection, Target: target, TargetFrom: from,
 		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
 		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
 	sel, err := selectPools(t, f, o, target)

@@ -121,7 +121,10 @@ type RolloutTarget struct {
 type RolloutPlan struct {
 	Cluster string `json:"cluster"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
-	Chart     string           `json:"chart"`
+	Chart string `json:"chart"`
+	// PoolChart is the chart source a HelmRelease's chart reference must
+	// name to count as a pool, and who named it (fleet.PoolChart).
+	PoolChart string           `json:"poolChart,omitempty"`
 	Selection RolloutSelection `json:"selection"`
 	// Target is the target as given, Defaults resolved into the flavor;
 	// TargetFrom says where that flavor came from when it was not given.
