@@ -7,7 +7,7 @@ import (
 )
 
 func (a *app) adoptCommand() *cobra.Command {
-	in := fleetFlags{}
+	in := fleetFlags{toPlan: true}
 	cmd := &cobra.Command{
 		Use:   "adopt",
 		Short: "Which pools still import over HTTP, and what would moving them to goldens take?",

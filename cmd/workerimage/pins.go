@@ -81,6 +81,9 @@ type fleetFlags struct {
 	chartDir  string
 	format    string
 	namespace string
+	// toPlan: the command plans each pool (rollout, adopt), so the pools
+	// are read with the render its plan reuses (report.ReadPinsToPlan).
+	toPlan bool
 }
 
 // namespaceFlag adds -n/--namespace, which keeps one namespace's pools.
@@ -121,7 +124,11 @@ func (a *app) readFleet(f fleetFlags) (*fleetRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: f.artifacts})
+	read := report.ReadPins
+	if f.toPlan {
+		read = report.ReadPinsToPlan
+	}
+	facts, err := read(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: f.artifacts})
 	if err != nil {
 		return nil, err
 	}

@@ -478,7 +478,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	md := p.readRunning(f)
-	now, nowManifest, err := Plan(chrt, t, rp.release, rp.values)
+	now, nowManifest, err := rp.planNow(chrt, t)
 	if err != nil {
 		return p, err
 	}
