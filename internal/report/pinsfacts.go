@@ -206,7 +206,7 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 	)
 	if whole {
 		if m, f, err := renderWithFacts(chrt, t.options(rel, vals)); err == nil {
-			facts, rendered = f, m
+			facts, rendered = f, keptForPlan(m, f)
 		}
 	}
 	if rendered == nil {
@@ -228,4 +228,25 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 		p.perClassGolden = string(r.PerClassGolden)
 	}
 	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, rendered: rendered, helmRelease: pool.HelmRelease}, nil
+}
+
+// keptForPlan is what planning a pool as it is reads of its render (Plan,
+// the rollout's and adopt's judgements): every object's kind and name, and
+// whole only the objects they read (the KubevirtMachineTemplate, the
+// MachineDeployment, the ConfigMap of the CA an HTTP import trusts). A
+// fleet's renders are held at once until each pool is planned: the rest of
+// each would be most of the heap.
+func keptForPlan(m *render.Manifest, f *chartFacts) *render.Manifest {
+	kept := &render.Manifest{Docs: make([]render.Doc, len(m.Docs))}
+	for i, d := range m.Docs {
+		kind, name := d.Kind(), d.Name()
+		switch {
+		case kind == "KubevirtMachineTemplate" || kind == "MachineDeployment",
+			kind == "ConfigMap" && name == string(f.DiskSource.CertConfigMap) && !f.DiskSource.Clone:
+			kept.Docs[i] = render.Doc{Object: d.Object}
+		default:
+			kept.Docs[i] = render.Doc{Object: map[string]any{"kind": kind, "metadata": map[string]any{"name": name}}}
+		}
+	}
+	return kept
 }
