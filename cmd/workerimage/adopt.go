@@ -7,7 +7,7 @@ import (
 )
 
 func (a *app) adoptCommand() *cobra.Command {
-	in := fleetFlags{toPlan: true}
+	in := fleetFlags{}
 	cmd := &cobra.Command{
 		Use:   "adopt",
 		Short: "Which pools still import over HTTP, and what would moving them to goldens take?",

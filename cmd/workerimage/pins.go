@@ -81,8 +81,10 @@ type fleetFlags struct {
 	chartDir  string
 	format    string
 	namespace string
-	// toPlan: the command plans each pool (rollout, adopt), so the pools
-	// are read with the render its plan reuses (report.ReadPinsToPlan).
+	// toPlan: the command plans most pools as they are (rollout), so the
+	// pools are read with the render its plan reuses (report.ReadPinsToPlan).
+	// adopt plans only the pools that import over HTTP: rendering every pool
+	// whole for them would cost more than it saves.
 	toPlan bool
 }
 

@@ -23,8 +23,8 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	return readPins(chrt, t, o, false)
 }
 
-// ReadPinsToPlan is ReadPins for a report that then plans the pools
-// (rollout, adopt): each pool is rendered whole, as Plan renders it, and
+// ReadPinsToPlan is ReadPins for a report that then plans most pools as
+// they are (rollout): each pool is rendered whole, as Plan renders it, and
 // that render is kept, so planning the pool as it is renders it no more.
 // Where the whole chart refuses, the pool is read as ReadPins reads it.
 func ReadPinsToPlan(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
