@@ -28,6 +28,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 // that render is kept, so planning the pool as it is renders it no more.
 // Where the whole chart refuses, the pool is read as ReadPins reads it.
 func ReadPinsToPlan(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
+	defer withPlanGC()()
 	return readPins(chrt, t, o, true)
 }
 

@@ -149,6 +149,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	defer withPlanGC()()
 	t.Provider = render.Snapshot(t.Provider) // a plan's reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
