@@ -81,6 +81,11 @@ type fleetFlags struct {
 	chartDir  string
 	format    string
 	namespace string
+	// toPlan: the command plans most pools as they are (rollout), so the
+	// pools are read with the render its plan reuses (report.ReadPinsToPlan).
+	// adopt plans only the pools that import over HTTP: rendering every pool
+	// whole for them would cost more than it saves.
+	toPlan bool
 }
 
 // namespaceFlag adds -n/--namespace, which keeps one namespace's pools.
@@ -121,7 +126,11 @@ func (a *app) readFleet(f fleetFlags) (*fleetRead, error) {
 	if err != nil {
 		return nil, err
 	}
-	facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: f.artifacts})
+	read := report.ReadPins
+	if f.toPlan {
+		read = report.ReadPinsToPlan
+	}
+	facts, err := read(chrt, t, fleet.Options{Chart: chrt.Metadata.Name, Artifacts: f.artifacts})
 	if err != nil {
 		return nil, err
 	}

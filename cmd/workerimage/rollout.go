@@ -29,7 +29,7 @@ const (
 
 func (a *app) rolloutCommand() *cobra.Command {
 	var (
-		in       fleetFlags
+		in       = fleetFlags{toPlan: true}
 		o        report.RolloutOptions
 		doApply  bool
 		timeout  time.Duration

@@ -23,6 +23,10 @@ import (
 // It is read-only: every write answers errReadOnly.
 type State struct {
 	byResource map[schema.GroupVersionResource][]*unstructured.Unstructured
+	// byName is each object by resource, then namespace and name: a get
+	// answered without reading every object of its resource (a fleet's
+	// state file holds thousands, a plan gets each pool's).
+	byName map[schema.GroupVersionResource]map[string]*unstructured.Unstructured
 }
 
 // LoadState reads cluster-state files into a State.
@@ -36,12 +40,19 @@ func LoadState(paths ...string) (*State, error) {
 
 // NewState holds copies of objs.
 func NewState(objs ...*unstructured.Unstructured) *State {
-	s := &State{byResource: map[schema.GroupVersionResource][]*unstructured.Unstructured{}}
+	s := &State{byResource: map[schema.GroupVersionResource][]*unstructured.Unstructured{}, byName: map[schema.GroupVersionResource]map[string]*unstructured.Unstructured{}}
 	for _, o := range objs {
 		gvr, _ := ResourceFor(o.GetAPIVersion(), o.GetKind())
 		o = o.DeepCopy()
 		StoreStringData(o)
 		s.byResource[gvr] = append(s.byResource[gvr], o)
+		if s.byName[gvr] == nil {
+			s.byName[gvr] = map[string]*unstructured.Unstructured{}
+		}
+		// The first of two objects of the same name is the one a get answers, as before.
+		if key := o.GetNamespace() + "/" + o.GetName(); s.byName[gvr][key] == nil {
+			s.byName[gvr][key] = o
+		}
 	}
 	for _, list := range s.byResource {
 		sort.SliceStable(list, func(i, j int) bool {
@@ -120,10 +131,8 @@ func (r stateResource) Namespace(ns string) dynamic.ResourceInterface {
 
 func (r stateResource) Get(_ context.Context, name string, _ metav1.GetOptions, subresources ...string) (*unstructured.Unstructured, error) {
 	if len(subresources) == 0 {
-		for _, o := range r.state.byResource[r.gvr] {
-			if o.GetNamespace() == r.namespace && o.GetName() == name {
-				return o.DeepCopy(), nil
-			}
+		if o := r.state.byName[r.gvr][r.namespace+"/"+name]; o != nil {
+			return o.DeepCopy(), nil
 		}
 	}
 	return nil, apierrors.NewNotFound(r.gvr.GroupResource(), name)

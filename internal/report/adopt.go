@@ -138,7 +138,7 @@ func goldenFactoryURL(stored map[string]fleet.Golden, p AdoptPool, catalogURL st
 // today) and switched to osImage.builtin with the flavor it boots.
 func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any) (AdoptPool, string, error) {
 	ap := AdoptPool{HelmRelease: rp.pin.HelmRelease, Release: rp.release.Name, Namespace: rp.release.Namespace, Pool: rp.pin.Pool, BytesPerImport: UnknownBytes}
-	now, manifest, err := Plan(chrt, t, rp.release, rp.values)
+	now, manifest, err := rp.planNow(chrt, t)
 	if err != nil {
 		return ap, "", err
 	}

@@ -20,6 +20,19 @@ import (
 // cluster where only some namespaces' pools could not be read is reported,
 // those namespaces named (Pins then calls no golden safe to delete).
 func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
+	return readPins(chrt, t, o, false)
+}
+
+// ReadPinsToPlan is ReadPins for a report that then plans most pools as
+// they are (rollout): each pool is rendered whole, as Plan renders it, and
+// that render is kept, so planning the pool as it is renders it no more.
+// Where the whole chart refuses, the pool is read as ReadPins reads it.
+func ReadPinsToPlan(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
+	defer withPlanGC()()
+	return readPins(chrt, t, o, true)
+}
+
+func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFacts, error) {
 	ctx := context.Background()
 	t.progress("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(ctx, t.Provider, o)
@@ -50,7 +63,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 	// read once for them all.
 	rt := t
 	rt.Provider = render.Snapshot(t.Provider)
-	if f.pools, err = resolvePools(chrt, rt, fl.Pools); err != nil {
+	if f.pools, err = resolvePools(chrt, rt, fl.Pools, whole); err != nil {
 		return nil, err
 	}
 
@@ -91,7 +104,7 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 // resolvePools resolves the pools, in their order, one render per core at
 // once: each render is CPU alone (a lookup is an API request at most), and
 // a fleet's pools are independent. The first error in the pools' order wins.
-func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool) ([]resolvedPool, error) {
+func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) ([]resolvedPool, error) {
 	out := make([]resolvedPool, len(pools))
 	errs := make([]error, len(pools))
 	var (
@@ -112,7 +125,7 @@ func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool) ([]resolvedPo
 				if i >= len(pools) {
 					return
 				}
-				out[i], errs[i] = resolvePool(chrt, t, pools[i])
+				out[i], errs[i] = resolvePool(chrt, t, pools[i], whole)
 				mu.Lock()
 				done++
 				t.progress("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())
@@ -175,16 +188,32 @@ func diskOf(disk fleet.Disk) DiskPin {
 // same cluster, with only the chart's helpers, so a pool whose objects would
 // be refused for another reason (an unknown instancetype, a golden gone)
 // still resolves. A pool whose values do not resolve is not rendered.
-func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, error) {
+//
+// whole renders the whole chart first, as Plan does, and keeps that render
+// when it renders (its facts are those the helpers give, the guards having
+// passed); when it refuses, the pool is resolved as above.
+func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (resolvedPool, error) {
 	p := PoolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
 	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
 	if pool.Unresolved != "" {
 		return resolvedPool{pin: p, release: rel, helmRelease: pool.HelmRelease}, nil
 	}
 	vals := pool.Values
-	facts, refusal, err := helperFacts(chrt, t.options(rel, vals))
-	if err != nil {
-		return resolvedPool{}, err
+	var (
+		facts    *chartFacts
+		rendered *render.Manifest
+		refusal  string
+		err      error
+	)
+	if whole {
+		if m, f, err := renderWithFacts(chrt, t.options(rel, vals)); err == nil {
+			facts, rendered = f, keptForPlan(m, f)
+		}
+	}
+	if rendered == nil {
+		if facts, refusal, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			return resolvedPool{}, err
+		}
 	}
 	p.Refusal = refusal
 	if facts == nil {
@@ -199,5 +228,26 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool) (resolvedPool, er
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, helmRelease: pool.HelmRelease}, nil
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, rendered: rendered, helmRelease: pool.HelmRelease}, nil
+}
+
+// keptForPlan is what planning a pool as it is reads of its render (Plan,
+// the rollout's and adopt's judgements): every object's kind and name, and
+// whole only the objects they read (the KubevirtMachineTemplate, the
+// MachineDeployment, the ConfigMap of the CA an HTTP import trusts). A
+// fleet's renders are held at once until each pool is planned: the rest of
+// each would be most of the heap.
+func keptForPlan(m *render.Manifest, f *chartFacts) *render.Manifest {
+	kept := &render.Manifest{Docs: make([]render.Doc, len(m.Docs))}
+	for i, d := range m.Docs {
+		kind, name := d.Kind(), d.Name()
+		switch {
+		case kind == "KubevirtMachineTemplate" || kind == "MachineDeployment",
+			kind == "ConfigMap" && name == string(f.DiskSource.CertConfigMap) && !f.DiskSource.Clone:
+			kept.Docs[i] = render.Doc{Object: d.Object}
+		default:
+			kept.Docs[i] = render.Doc{Object: map[string]any{"kind": kind, "metadata": map[string]any{"name": name}}}
+		}
+	}
+	return kept
 }

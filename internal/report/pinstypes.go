@@ -251,6 +251,10 @@ type resolvedPool struct {
 	release render.Release
 	values  map[string]any
 	facts   *chartFacts
+	// rendered is the whole chart's render the facts came from, when the
+	// pools were read to be planned (ReadPinsToPlan) and it rendered: the
+	// plan of the pool as it is, without rendering it again. nil otherwise.
+	rendered *render.Manifest
 	// helmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
 	// release installed without one.
 	helmRelease string

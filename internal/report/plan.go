@@ -173,8 +173,14 @@ type CreatedWith struct {
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
-	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
+	return planFrom(chrt, t, rel, vals, m, facts, err)
+}
+
+// planFrom is Plan's report of a render already made (renderWithFacts's
+// answers: m, facts, err), so a pool rendered once is not rendered again.
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*PlanReport, *render.Manifest, error) {
+	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
 		refusal, prob := RenderFailure(err)
 		if prob != nil {
@@ -309,4 +315,13 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 		}
 	}
 	return d
+}
+
+// planNow is Plan of the pool as it is: from the render ReadPinsToPlan kept,
+// else rendered now.
+func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, *render.Manifest, error) {
+	if rp.rendered != nil {
+		return planFrom(chrt, t, rp.release, rp.values, rp.rendered, rp.facts, nil)
+	}
+	return Plan(chrt, t, rp.release, rp.values)
 }

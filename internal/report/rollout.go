@@ -1,8 +1,9 @@
 // rollout plans moving chosen pools to a target (a Talos flavor, the chart's
 // defaults, osImage.builtin, a factory URL) in waves. It reads what pins
-// reads (ReadPins), asks the chart about each selected pool twice with
-// plan's renders (Plan): as it is, and with its HelmRelease's spec.values
-// changed at the field its flavor came from. The chart decides every
+// reads (ReadPinsToPlan), asks the chart about each selected pool twice with
+// plan's renders (Plan): as it is (the render the fleet was read with), and
+// with its HelmRelease's spec.values changed at the field its flavor came
+// from. The chart decides every
 // render; the plan says what changes, what rolls, and what keeps the
 // rollout from starting. It writes nothing: internal/apply does.
 
@@ -148,6 +149,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	defer withPlanGC()()
 	t.Provider = render.Snapshot(t.Provider) // a plan's reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
@@ -203,8 +205,9 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	return plan, nil
 }
 
-// planPools plans each pool, GOMAXPROCS at a time (each is two renders of
-// the chart, which share nothing but what they read), the answers in the
+// planPools plans each pool, GOMAXPROCS at a time (each is a render of the
+// chart at the target, and as it is when the fleet's read kept none; they
+// share nothing but what they read), the answers in the
 // pools' order; the first error in that order is the answer.
 func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
 	out := make([]RolloutPool, len(pools))
@@ -478,7 +481,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	md := p.readRunning(f)
-	now, nowManifest, err := Plan(chrt, t, rp.release, rp.values)
+	now, nowManifest, err := rp.planNow(chrt, t)
 	if err != nil {
 		return p, err
 	}

@@ -155,7 +155,7 @@ func BenchmarkRolloutPlan(b *testing.B) {
 				c := &counting{ClientProvider: st}
 				served, _ := st.APIVersions()
 				t := report.Target{Provider: c, Desc: "benchmark", APIVersions: served}
-				facts, err := report.ReadPins(chrt, t, fleet.Options{Chart: chrt.Metadata.Name})
+				facts, err := report.ReadPinsToPlan(chrt, t, fleet.Options{Chart: chrt.Metadata.Name})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,12 +67,21 @@ func rollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOp
 	served, err := state.APIVersions()
 	require.NoError(t, err)
 	target := report.Target{Provider: state, Desc: "state", APIVersions: served}
-	f, err := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
-	require.NoError(t, err)
 	if o.WaveSize == 0 {
 		o.WaveSize = 5
 	}
-	return report.Rollout(chrt, target, f, o)
+	// The CLI reads the pools with the render their plan reuses
+	// (ReadPinsToPlan); the plan must be the one every pool rendered again
+	// would give (ReadPins: helpers only, then Plan).
+	f, err := report.ReadPinsToPlan(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
+	require.NoError(t, err)
+	plan, err := report.Rollout(chrt, target, f, o)
+	again, err2 := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
+	require.NoError(t, err2)
+	planAgain, err2 := report.Rollout(chrt, target, again, o)
+	require.Equal(t, fmt.Sprint(err2), fmt.Sprint(err), "the error, pools read to plan and read alone")
+	require.Equal(t, planAgain, plan, "the plan, pools read to plan and read alone")
+	return plan, err
 }
 
 func mustRollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOptions) *report.RolloutPlan {
