@@ -8,7 +8,10 @@ package rdschema
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strings"
 )
 
 // Paths from the repository root: the source, and the file the rd chart's
@@ -19,13 +22,215 @@ const (
 )
 
 // OpenAPISchema is the pool chart's schema as the ApplicationDefinition
-// carries it: the same JSON on one line, keys in the file's order (the form
-// shows properties in schema order where keysOrder names none).
+// carries it: on one line, keys in the file's order (the form shows
+// properties in schema order where keysOrder names none), in the form
+// cozystack-api can read. cozystack-api builds a Kubernetes structural schema
+// from it to default a pool's values, and that refuses `$schema`, `$ref` and
+// `definitions` (it then defaults nothing): so `$schema` is dropped, every
+// `#/definitions/X` reference is replaced by X itself (keys written beside
+// the reference, only descriptions here, kept over X's), and `definitions`
+// goes. Everything else is the pool chart's schema as written.
 func OpenAPISchema(poolSchema []byte) ([]byte, error) {
-	var out bytes.Buffer
-	if err := json.Compact(&out, poolSchema); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(poolSchema))
+	dec.UseNumber()
+	root, err := decode(dec)
+	if err == nil {
+		if _, e := dec.Token(); e != io.EOF {
+			err = errors.New("text after the schema")
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s is not JSON: %w", PoolSchema, err)
 	}
-	out.WriteByte('\n')
-	return out.Bytes(), nil
+	top, ok := root.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a JSON object", PoolSchema)
+	}
+	defs := map[string]any{}
+	if d, ok := top.get("definitions").(*object); ok {
+		for _, kv := range d.kv {
+			defs[kv.key] = kv.value
+		}
+	}
+	top.drop("$schema")
+	top.drop("definitions")
+	out, err := inline(top, defs, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", PoolSchema, err)
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	return append(raw, '\n'), nil
+}
+
+// maxDepth bounds reference chasing: a definition that refers to itself
+// cannot be inlined.
+const maxDepth = 32
+
+func inline(v any, defs map[string]any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, errors.New("definitions refer to each other deeper than 32: a recursive definition cannot be inlined")
+	}
+	switch n := v.(type) {
+	case *object:
+		if ref, ok := n.get("$ref").(string); ok {
+			name, found := strings.CutPrefix(ref, "#/definitions/")
+			def, known := defs[name]
+			if !found || !known {
+				return nil, fmt.Errorf("$ref %q names no entry of definitions", ref)
+			}
+			base, err := inline(def, defs, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			merged := &object{}
+			if b, ok := base.(*object); ok {
+				merged.kv = append(merged.kv, b.kv...)
+			}
+			for _, kv := range n.kv {
+				if kv.key == "$ref" {
+					continue
+				}
+				val, err := inline(kv.value, defs, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				merged.set(kv.key, val)
+			}
+			return merged, nil
+		}
+		out := &object{}
+		for _, kv := range n.kv {
+			val, err := inline(kv.value, defs, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out.kv = append(out.kv, member{kv.key, val})
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(n))
+		for i, c := range n {
+			val, err := inline(c, defs, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = val
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// object is a JSON object that keeps its keys' order.
+type object struct{ kv []member }
+
+type member struct {
+	key   string
+	value any
+}
+
+func (o *object) get(k string) any {
+	for _, kv := range o.kv {
+		if kv.key == k {
+			return kv.value
+		}
+	}
+	return nil
+}
+
+func (o *object) set(k string, v any) {
+	for i, kv := range o.kv {
+		if kv.key == k {
+			o.kv[i].value = v
+			return
+		}
+	}
+	o.kv = append(o.kv, member{k, v})
+}
+
+func (o *object) drop(k string) {
+	for i, kv := range o.kv {
+		if kv.key == k {
+			o.kv = append(o.kv[:i], o.kv[i+1:]...)
+			return
+		}
+	}
+}
+
+// MarshalJSON writes the members in order, without HTML escaping.
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, kv := range o.kv {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := marshal(kv.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := marshal(kv.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// decode reads one JSON value, objects as *object.
+func decode(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &object{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				v, err := decode(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.kv = append(o.kv, member{k.(string), v})
+			}
+			_, err := dec.Token()
+			return o, err
+		case '[':
+			l := []any{}
+			for dec.More() {
+				v, err := decode(dec)
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			_, err := dec.Token()
+			return l, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	}
+	return tok, nil
 }
