@@ -29,7 +29,12 @@ const (
 // `definitions` (it then defaults nothing): so `$schema` is dropped, every
 // `#/definitions/X` reference is replaced by X itself (keys written beside
 // the reference, only descriptions here, kept over X's), and `definitions`
-// goes. Everything else is the pool chart's schema as written.
+// goes. The pool chart bounds every walk over a list or map by its size
+// (`if: {maxItems: N}, then: {items: ...}` beside `maxItems: N`), which Helm's
+// validator needs and which neither the structural schema nor the dashboard's
+// form reads: each such `then` is merged into its node (`if` and `then` go),
+// the same values accepted, so the form sees a list's items (the GPU picker's
+// hint among them). Everything else is the pool chart's schema as written.
 func OpenAPISchema(poolSchema []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(poolSchema))
 	dec.UseNumber()
@@ -58,7 +63,7 @@ func OpenAPISchema(poolSchema []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", PoolSchema, err)
 	}
-	raw, err := json.Marshal(out)
+	raw, err := marshal(out)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +114,7 @@ func inline(v any, defs map[string]any, depth int) (any, error) {
 			}
 			out.kv = append(out.kv, member{kv.key, val})
 		}
-		return out, nil
+		return unbound(out)
 	case []any:
 		out := make([]any, len(n))
 		for i, c := range n {
@@ -122,6 +127,37 @@ func inline(v any, defs map[string]any, depth int) (any, error) {
 		return out, nil
 	}
 	return v, nil
+}
+
+// unbound merges a size bound's then into its node: `if` holding only
+// maxItems or maxProperties N, the node itself holding the same N (so a
+// larger value is refused either way), and no else. Any other if/then is
+// left as written.
+func unbound(o *object) (*object, error) {
+	cond, ok := o.get("if").(*object)
+	then, hasThen := o.get("then").(*object)
+	if !ok || !hasThen || o.get("else") != nil || len(cond.kv) != 1 {
+		return o, nil
+	}
+	key := cond.kv[0].key
+	if (key != "maxItems" && key != "maxProperties") || !sameNumber(cond.kv[0].value, o.get(key)) {
+		return o, nil
+	}
+	o.drop("if")
+	o.drop("then")
+	for _, kv := range then.kv {
+		if o.get(kv.key) != nil {
+			return nil, fmt.Errorf("a size bound's then sets %q, which its node sets too", kv.key)
+		}
+		o.kv = append(o.kv, kv)
+	}
+	return o, nil
+}
+
+func sameNumber(a, b any) bool {
+	x, ok := a.(json.Number)
+	y, ok2 := b.(json.Number)
+	return ok && ok2 && x == y
 }
 
 // object is a JSON object that keeps its keys' order.
