@@ -6,9 +6,15 @@ HELM_VERSION := v3.21.4
 HELM_BIN := $(BIN)/helm-$(HELM_VERSION)
 HELM ?= $(CURDIR)/$(HELM_BIN)
 
-CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform
+CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform packages/system/kubernetes-nodes-rd
 
-.PHONY: test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push
+.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push
+
+## generate: write what the build derives into the charts: the kubernetes-nodes-rd
+## chart's openAPISchema is the pool chart's values.schema.json (tests/render
+## fails when the two drift).
+generate:
+	$(GO) run ./internal/rdschema/gen
 
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration

@@ -133,3 +133,28 @@ func TestCozystackObjectsFitTogether(t *testing.T) {
 		assert.True(t, artifacts[name], "the page quotes ExternalArtifact %s, which none of its PackageSources makes", name)
 	}
 }
+
+// The Package that installs this repository's kubernetes-nodes-rd chart gives
+// it the chartRef the chart defaults to, and that names the artifact the page's
+// pool chart PackageSource makes: the ApplicationDefinition the page installs
+// points at the pool chart the page publishes.
+func TestCozystackRDPackageNamesThePoolChart(t *testing.T) {
+	var rdPackage, poolSource map[string]any
+	for _, o := range pageObjects(t, CozystackPage) {
+		switch {
+		case o["kind"] == "Package" && render.Get(o, "metadata.name") == "kubernetes-nodes.golden-rd":
+			rdPackage = o
+		case o["kind"] == "PackageSource" && render.Get(o, "metadata.name") == "kubernetes-nodes.golden":
+			poolSource = o
+		}
+	}
+	require.NotNil(t, rdPackage, "the page installs no Package kubernetes-nodes.golden-rd")
+	require.NotNil(t, poolSource, "the page defines no PackageSource kubernetes-nodes.golden")
+	ref := render.Get(rdPackage, "spec.components.kubernetes-nodes-rd.values.chartRef")
+	defaults, err := render.ReadValues(support.Path("packages/system/kubernetes-nodes-rd/values.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, defaults["chartRef"], ref, "the page's chartRef is the chart's default")
+	variant := render.Get(poolSource, "spec.variants").([]any)[0].(map[string]any)
+	comp := variant["components"].([]any)[0].(map[string]any)
+	assert.Equal(t, artifactName("kubernetes-nodes.golden", variant["name"].(string), comp["name"].(string)), render.Get(rdPackage, "spec.components.kubernetes-nodes-rd.values.chartRef.name"))
+}

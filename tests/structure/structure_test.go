@@ -43,6 +43,8 @@ var layer = map[string]int{
 	module + "/internal/golden":        0,
 	module + "/internal/render":        0,
 	module + "/internal/render/helmv4": 1,
+	module + "/internal/rdschema":      0,
+	module + "/internal/rdschema/gen":  1,
 	module + "/internal/fleet":         1,
 	module + "/internal/report":        2,
 	module + "/internal/output":        3,

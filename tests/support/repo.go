@@ -45,4 +45,5 @@ var ReleasedCharts = []string{
 	render.PoolChart,
 	render.CatalogChart,
 	render.PlatformChart,
+	"packages/system/kubernetes-nodes-rd",
 }
