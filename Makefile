@@ -8,7 +8,7 @@ HELM ?= $(CURDIR)/$(HELM_BIN)
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform packages/system/kubernetes-nodes-rd
 
-.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push
+.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push monitoring-agents
 
 ## generate: write what the build derives into the charts: the kubernetes-nodes-rd
 ## chart's openAPISchema is the pool chart's values.schema.json (tests/render
@@ -114,6 +114,16 @@ package: $(HELM_BIN)
 		out=$$($(HELM) package $$c -d $(DIST) 2>&1) || { echo "$$out" >&2; exit 1; }; \
 		echo "$$out" | sed -n 's/^Successfully packaged chart and saved it to: //p'; \
 	done
+
+## monitoring-agents: the Package cozystack.monitoring-agents with the goldens' metrics,
+## for a stock Cozystack that runs without this repository's platform chart
+## (docs/monitoring.md): the platform chart's own render with its metrics switch on,
+## so what an operator applies is byte for byte what the platform writes. Helm's
+## output is shown only when it fails (its one warning says it followed the library link).
+monitoring-agents: $(HELM_BIN)
+	@tmp=$$(mktemp) && trap 'rm -f "$$tmp"' EXIT && \
+		out=$$($(HELM) template platform packages/core/platform --set kubernetesWorkerImage.metrics.enabled=true --show-only templates/monitoring-agents.yaml 2>&1 >"$$tmp") || { echo "$$out" >&2; exit 1; }; \
+		cat "$$tmp"
 
 ## push: push every archive in DIST to REGISTRY (oci://HOST[:PORT]/PATH) with Helm's
 ## own registry client, as `helm push` does: REGISTRY/<name>:<version> for each.
