@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/orderedjson"
 )
 
 // Paths from the repository root: the source, and the file the rd chart's
@@ -38,7 +40,7 @@ const (
 func OpenAPISchema(poolSchema []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(poolSchema))
 	dec.UseNumber()
-	root, err := decode(dec)
+	root, err := orderedjson.Decode(dec)
 	if err == nil {
 		if _, e := dec.Token(); e != io.EOF {
 			err = errors.New("text after the schema")
@@ -47,23 +49,23 @@ func OpenAPISchema(poolSchema []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not JSON: %w", PoolSchema, err)
 	}
-	top, ok := root.(*object)
+	top, ok := root.(*orderedjson.Object)
 	if !ok {
 		return nil, fmt.Errorf("%s is not a JSON object", PoolSchema)
 	}
 	defs := map[string]any{}
-	if d, ok := top.get("definitions").(*object); ok {
-		for _, kv := range d.kv {
-			defs[kv.key] = kv.value
+	if d, ok := top.Get("definitions").(*orderedjson.Object); ok {
+		for _, kv := range d.Members {
+			defs[kv.Key] = kv.Value
 		}
 	}
-	top.drop("$schema")
-	top.drop("definitions")
+	top.Delete("$schema")
+	top.Delete("definitions")
 	out, err := inline(top, defs, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", PoolSchema, err)
 	}
-	raw, err := marshal(out)
+	raw, err := orderedjson.Marshal(out)
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +81,8 @@ func inline(v any, defs map[string]any, depth int) (any, error) {
 		return nil, errors.New("definitions refer to each other deeper than 32: a recursive definition cannot be inlined")
 	}
 	switch n := v.(type) {
-	case *object:
-		if ref, ok := n.get("$ref").(string); ok {
+	case *orderedjson.Object:
+		if ref, ok := n.Get("$ref").(string); ok {
 			name, found := strings.CutPrefix(ref, "#/definitions/")
 			def, known := defs[name]
 			if !found || !known {
@@ -90,29 +92,29 @@ func inline(v any, defs map[string]any, depth int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			merged := &object{}
-			if b, ok := base.(*object); ok {
-				merged.kv = append(merged.kv, b.kv...)
+			merged := &orderedjson.Object{}
+			if b, ok := base.(*orderedjson.Object); ok {
+				merged.Members = append(merged.Members, b.Members...)
 			}
-			for _, kv := range n.kv {
-				if kv.key == "$ref" {
+			for _, kv := range n.Members {
+				if kv.Key == "$ref" {
 					continue
 				}
-				val, err := inline(kv.value, defs, depth+1)
+				val, err := inline(kv.Value, defs, depth+1)
 				if err != nil {
 					return nil, err
 				}
-				merged.set(kv.key, val)
+				merged.Set(kv.Key, val)
 			}
 			return merged, nil
 		}
-		out := &object{}
-		for _, kv := range n.kv {
-			val, err := inline(kv.value, defs, depth+1)
+		out := &orderedjson.Object{}
+		for _, kv := range n.Members {
+			val, err := inline(kv.Value, defs, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			out.kv = append(out.kv, member{kv.key, val})
+			out.Members = append(out.Members, orderedjson.Member{Key: kv.Key, Value: val})
 		}
 		return unbound(out)
 	case []any:
@@ -133,23 +135,23 @@ func inline(v any, defs map[string]any, depth int) (any, error) {
 // maxItems or maxProperties N, the node itself holding the same N (so a
 // larger value is refused either way), and no else. Any other if/then is
 // left as written.
-func unbound(o *object) (*object, error) {
-	cond, ok := o.get("if").(*object)
-	then, hasThen := o.get("then").(*object)
-	if !ok || !hasThen || o.get("else") != nil || len(cond.kv) != 1 {
+func unbound(o *orderedjson.Object) (*orderedjson.Object, error) {
+	cond, ok := o.Get("if").(*orderedjson.Object)
+	then, hasThen := o.Get("then").(*orderedjson.Object)
+	if !ok || !hasThen || o.Get("else") != nil || len(cond.Members) != 1 {
 		return o, nil
 	}
-	key := cond.kv[0].key
-	if (key != "maxItems" && key != "maxProperties") || !sameNumber(cond.kv[0].value, o.get(key)) {
+	key := cond.Members[0].Key
+	if (key != "maxItems" && key != "maxProperties") || !sameNumber(cond.Members[0].Value, o.Get(key)) {
 		return o, nil
 	}
-	o.drop("if")
-	o.drop("then")
-	for _, kv := range then.kv {
-		if o.get(kv.key) != nil {
-			return nil, fmt.Errorf("a size bound's then sets %q, which its node sets too", kv.key)
+	o.Delete("if")
+	o.Delete("then")
+	for _, kv := range then.Members {
+		if o.Get(kv.Key) != nil {
+			return nil, fmt.Errorf("a size bound's then sets %q, which its node sets too", kv.Key)
 		}
-		o.kv = append(o.kv, kv)
+		o.Members = append(o.Members, kv)
 	}
 	return o, nil
 }
@@ -158,115 +160,4 @@ func sameNumber(a, b any) bool {
 	x, ok := a.(json.Number)
 	y, ok2 := b.(json.Number)
 	return ok && ok2 && x == y
-}
-
-// object is a JSON object that keeps its keys' order.
-type object struct{ kv []member }
-
-type member struct {
-	key   string
-	value any
-}
-
-func (o *object) get(k string) any {
-	for _, kv := range o.kv {
-		if kv.key == k {
-			return kv.value
-		}
-	}
-	return nil
-}
-
-func (o *object) set(k string, v any) {
-	for i, kv := range o.kv {
-		if kv.key == k {
-			o.kv[i].value = v
-			return
-		}
-	}
-	o.kv = append(o.kv, member{k, v})
-}
-
-func (o *object) drop(k string) {
-	for i, kv := range o.kv {
-		if kv.key == k {
-			o.kv = append(o.kv[:i], o.kv[i+1:]...)
-			return
-		}
-	}
-}
-
-// MarshalJSON writes the members in order, without HTML escaping.
-func (o *object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, kv := range o.kv {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshal(kv.key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := marshal(kv.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// decode reads one JSON value, objects as *object.
-func decode(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := decode(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.kv = append(o.kv, member{k.(string), v})
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			l := []any{}
-			for dec.More() {
-				v, err := decode(dec)
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			_, err := dec.Token()
-			return l, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	}
-	return tok, nil
 }

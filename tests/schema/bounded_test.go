@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/orderedjson"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,114 +37,31 @@ var (
 	mapWalkers  = []string{"additionalProperties", "patternProperties", "propertyNames"}
 )
 
-// object is a JSON object that keeps its keys' order, so a schema rewritten
-// by boundWalks reads as the file did.
-type object struct {
-	keys []string
-	vals map[string]any
-}
-
-func (o *object) get(k string) (any, bool) { v, ok := o.vals[k]; return v, ok }
-
-func (o *object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, err := marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		vb, err := marshal(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
-}
-
-// parseOrdered reads JSON keeping each object's key order and each number's text.
-func parseOrdered(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{vals: map[string]any{}}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				v, err := parseOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.keys = append(o.keys, k.(string))
-				o.vals[k.(string)] = v
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			l := []any{}
-			for dec.More() {
-				v, err := parseOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			_, err := dec.Token()
-			return l, err
-		}
-	}
-	return tok, nil
-}
-
 // guard moves node's walking keywords under "then", behind an "if" holding
 // its bound, where the first of them stood.
-func guard(node *object, bound string, walkers []string) *object {
+func guard(node *orderedjson.Object, bound string, walkers []string) *orderedjson.Object {
 	moved := map[string]bool{}
 	for _, w := range walkers {
-		if v, ok := node.vals[w]; ok && !isBool(v) {
+		if v, ok := node.Lookup(w); ok && !isBool(v) {
 			moved[w] = true
 		}
 	}
 	if len(moved) == 0 {
 		return node
 	}
-	out := &object{vals: map[string]any{}}
-	then := &object{vals: map[string]any{}}
-	for _, k := range node.keys {
-		if !moved[k] {
-			out.keys, out.vals[k] = append(out.keys, k), node.vals[k]
+	out, then := &orderedjson.Object{}, &orderedjson.Object{}
+	for _, m := range node.Members {
+		if !moved[m.Key] {
+			out.Set(m.Key, m.Value)
 			continue
 		}
-		if len(then.keys) == 0 {
-			cond := &object{keys: []string{bound}, vals: map[string]any{bound: node.vals[bound]}}
-			out.keys = append(out.keys, "if", "then")
-			out.vals["if"], out.vals["then"] = cond, then
+		if len(then.Members) == 0 {
+			cond := &orderedjson.Object{}
+			cond.Set(bound, node.Get(bound))
+			out.Set("if", cond)
+			out.Set("then", then)
 		}
-		then.keys, then.vals[k] = append(then.keys, k), node.vals[k]
+		then.Set(m.Key, m.Value)
 	}
 	return out
 }
@@ -160,18 +78,18 @@ func boundWalks(v any) any {
 			out[i] = boundWalks(x)
 		}
 		return out
-	case *object:
-		node := &object{keys: v.keys, vals: map[string]any{}}
-		for _, k := range v.keys {
-			node.vals[k] = boundWalks(v.vals[k])
+	case *orderedjson.Object:
+		node := &orderedjson.Object{}
+		for _, m := range v.Members {
+			node.Set(m.Key, boundWalks(m.Value))
 		}
-		if _, ok := node.get("if"); ok {
+		if _, ok := node.Lookup("if"); ok {
 			return node
 		}
-		if _, ok := node.get("maxItems"); ok {
+		if _, ok := node.Lookup("maxItems"); ok {
 			node = guard(node, "maxItems", listWalkers)
 		}
-		if _, ok := node.get("maxProperties"); ok {
+		if _, ok := node.Lookup("maxProperties"); ok {
 			node = guard(node, "maxProperties", mapWalkers)
 		}
 		return node
@@ -191,9 +109,9 @@ func TestSchemasBoundEveryWalk(t *testing.T) {
 		require.NoError(t, err)
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
-		doc, err := parseOrdered(dec)
+		doc, err := orderedjson.Decode(dec)
 		require.NoError(t, err, path)
-		flat, err := marshal(boundWalks(doc))
+		flat, err := orderedjson.Marshal(boundWalks(doc))
 		require.NoError(t, err)
 		var want bytes.Buffer
 		require.NoError(t, json.Indent(&want, flat, "", "  "))
