@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"helm.sh/helm/v3/pkg/chart"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -484,4 +485,26 @@ func added(before, after any) []string {
 	}
 	walk("", before, after)
 	return out
+}
+
+// A chart packaged without the generated schema (make generate not run, or
+// the file left out) refuses to render rather than give cozystack-api an
+// empty openAPISchema; with the file, it renders (ourRD).
+func TestRDRefusesAChartWithoutItsSchema(t *testing.T) {
+	chrt, err := support.LoadChart(rdChart)
+	require.NoError(t, err)
+	var kept []*chart.File
+	for _, f := range chrt.Files {
+		if f.Name != "files/openAPISchema.json" {
+			kept = append(kept, f)
+		}
+	}
+	require.Len(t, kept, len(chrt.Files)-1, "the chart carries files/openAPISchema.json")
+	chrt.Files = kept
+	_, err = render.Render(chrt, render.Options{Release: render.Release{Name: "kubernetes-nodes-golden-rd", Namespace: "cozy-system"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "files/openAPISchema.json is missing or empty")
+	assert.Contains(t, err.Error(), "make generate")
+
+	assert.NotEmpty(t, render.Get(ourRD(t), "spec.application.openAPISchema"), "the chart as committed renders its schema")
 }
