@@ -140,9 +140,11 @@ push: $(HELM_BIN)
 
 # Silent when it works (make package prints only its archives); a temporary
 # GOBIN, so two builds at once never see half a binary.
+# Go's download lines are shown only when the build fails: the first target
+# that needs Helm prints what it does, not how Helm got built.
 $(HELM_BIN):
 	@mkdir -p $(BIN) && tmp=$$(mktemp -d $(BIN)/.helm-XXXXXX) && \
-		GOBIN=$(CURDIR)/$$tmp $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) && \
+		{ out=$$(GOBIN=$(CURDIR)/$$tmp $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION) 2>&1) || { echo "$$out" >&2; rm -rf $$tmp; exit 1; }; } && \
 		mv $$tmp/helm $@ && rmdir $$tmp
 
 ## render: `workerimage plan` (its text report) for every example pool against
