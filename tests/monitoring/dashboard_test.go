@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/tests/support"
@@ -163,3 +164,42 @@ func TestDashboardPromtoolNeedsEveryPanel(t *testing.T) {
 	require.EqualError(t, err, `the dashboard has no panel "Goldens per flavor"`)
 }
 
+// On a stock Cozystack the operator applies what `make grafana-dashboard`
+// prints (docs/monitoring.md): one GrafanaDashboard per committed dashboard,
+// named and foldered as Cozystack's monitoring chart names its own, for the
+// Grafana in tenant-root, and its JSON the committed file byte for byte, so
+// the object and the file never drift.
+func TestGrafanaDashboardTargetPrintsTheCommittedJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make")
+	}
+	root := support.RepoRoot()
+	cmd := exec.Command("make", "-s", "grafana-dashboard")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
+	printed, err := cmd.Output()
+	require.NoError(t, err, "make grafana-dashboard")
+
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*", "*.json"))
+	require.NoError(t, err)
+	require.Contains(t, files, filepath.Join(root, support.DashboardPath))
+	docs := strings.Split(strings.TrimPrefix(string(printed), "---\n"), "\n---\n")
+	require.Len(t, docs, len(files), "one GrafanaDashboard per dashboard:\n%s", printed)
+	for i, file := range files {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		folder, name := filepath.Base(filepath.Dir(file)), strings.TrimSuffix(filepath.Base(file), ".json")
+		var obj map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(docs[i]), &obj), "%s", docs[i])
+		require.Equal(t, map[string]any{
+			"apiVersion": "grafana.integreatly.org/v1beta1",
+			"kind":       "GrafanaDashboard",
+			"metadata":   map[string]any{"name": folder + "-" + name, "namespace": "tenant-root"},
+			"spec": map[string]any{
+				"folder":           folder,
+				"instanceSelector": map[string]any{"matchLabels": map[string]any{"dashboards": "grafana"}},
+				"json":             string(raw),
+			},
+		}, obj)
+	}
+}
