@@ -36,7 +36,8 @@ const ksmSchematicID = "6b0e6ad1c6d4c1f0a7e3b59c2d8e4f1a3b5c7d9e0f2a4b6c8d0e1f3a
 // status written as CDI's controllers write it) and worker disks as a pool
 // writes them (their clone type annotated as CDI's DataVolume controller does)
 // export every series the catalog's alert rules read, with the labels the
-// rules select and aggregate by.
+// rules select and aggregate by; promtool then evaluates the rules and every
+// panel query of the Grafana dashboard over what it exported.
 func testKubeStateMetrics(t *testing.T, e *env) {
 	bin, ok, why := support.Tool("kube-state-metrics", "KUBE_STATE_METRICS")
 	if !ok {
