@@ -8,7 +8,7 @@ HELM ?= $(CURDIR)/$(HELM_BIN)
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform packages/system/kubernetes-nodes-rd
 
-.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push monitoring-agents
+.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push monitoring-agents grafana-dashboard
 
 ## generate: write what the build derives into the charts: the kubernetes-nodes-rd
 ## chart's openAPISchema is the pool chart's values.schema.json (tests/render
@@ -124,6 +124,19 @@ monitoring-agents: $(HELM_BIN)
 	@tmp=$$(mktemp) && trap 'rm -f "$$tmp"' EXIT && \
 		out=$$($(HELM) template platform packages/core/platform --set kubernetesWorkerImage.metrics.enabled=true --show-only templates/monitoring-agents.yaml 2>&1 >"$$tmp") || { echo "$$out" >&2; exit 1; }; \
 		cat "$$tmp"
+
+## grafana-dashboard: every dashboard under dashboards/<folder>/<name>.json as the
+## GrafanaDashboard a stock Cozystack's Grafana takes (docs/monitoring.md): in
+## tenant-root for the instances labelled dashboards: grafana, named <folder>-<name>
+## in folder <folder> as Cozystack names its own, the committed JSON inline as it is
+## (a YAML literal block: the file's bytes, indented).
+grafana-dashboard:
+	@for f in dashboards/*/*.json; do \
+		folder=$$(basename $$(dirname $$f)) && name=$$(basename $$f .json) && \
+		echo '---' && \
+		printf 'apiVersion: grafana.integreatly.org/v1beta1\nkind: GrafanaDashboard\nmetadata:\n  name: %s-%s\n  namespace: tenant-root\nspec:\n  folder: %s\n  instanceSelector:\n    matchLabels:\n      dashboards: grafana\n  json: |\n' "$$folder" "$$name" "$$folder" && \
+		sed 's/^/    /' "$$f" || exit 1; \
+	done
 
 ## push: push every archive in DIST to REGISTRY (oci://HOST[:PORT]/PATH) with Helm's
 ## own registry client, as `helm push` does: REGISTRY/<name>:<version> for each.

@@ -106,8 +106,8 @@ func generateCRDs(t testing.TB, out string) {
 	for i, f := range found {
 		names[i] = filepath.Base(f)
 	}
-	if !slices.Equal(names, generatedCRDs) {
-		t.Fatalf("tools/crds wrote %v, want %v", names, generatedCRDs)
+	if want := slices.Sorted(slices.Values(append([]string{grafanaDashboardCRDFile}, generatedCRDs...))); !slices.Equal(names, want) {
+		t.Fatalf("tools/crds wrote %v, want %v", names, want)
 	}
 	t.Logf("tools/crds generated %d CRDs with controller-gen in %s", len(names), time.Since(start).Round(time.Second))
 }

@@ -36,7 +36,8 @@ const ksmSchematicID = "6b0e6ad1c6d4c1f0a7e3b59c2d8e4f1a3b5c7d9e0f2a4b6c8d0e1f3a
 // status written as CDI's controllers write it) and worker disks as a pool
 // writes them (their clone type annotated as CDI's DataVolume controller does)
 // export every series the catalog's alert rules read, with the labels the
-// rules select and aggregate by.
+// rules select and aggregate by; promtool then evaluates the rules and every
+// panel query of the Grafana dashboard over what it exported.
 func testKubeStateMetrics(t *testing.T, e *env) {
 	bin, ok, why := support.Tool("kube-state-metrics", "KUBE_STATE_METRICS")
 	if !ok {
@@ -73,6 +74,11 @@ func testKubeStateMetrics(t *testing.T, e *env) {
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.5", "storageClass": ""},
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.6", "retire": true},
 			map[string]any{"schematicID": ksmSchematicID, "version": "v1.14.0-beta.1"},
+			// Importing, at the other forms of progress CDI writes (for the dashboard).
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.7"},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.8"},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.9"},
+			map[string]any{"schematicID": ksmSchematicID, "version": "v1.13.10"},
 		},
 		"monitoring": map[string]any{"enabled": true},
 	})
@@ -95,6 +101,14 @@ func testKubeStateMetrics(t *testing.T, e *env) {
 		name("v1.13.5"):        "Succeeded|100.0%",
 		name("v1.13.6"):        "Succeeded|100.0%",
 		name("v1.14.0-beta.1"): "Succeeded|100.0%",
+		// CDI's progress is "N/A" before the importer reports, then the
+		// importer's percentage as fmt's %.2f%% (from 0.00% to 100.00%,
+		// through the import populator's annotation or the importer pod's
+		// metric), and "100.0%" once it succeeded.
+		name("v1.13.7"):  "ImportInProgress|0.00%",
+		name("v1.13.8"):  "ImportInProgress|7.05%",
+		name("v1.13.9"):  "ImportInProgress|99.99%",
+		name("v1.13.10"): "ImportInProgress|100.00%",
 	}
 	for dv, s := range status {
 		phase, progress, _ := strings.Cut(s, "|")
@@ -417,11 +431,28 @@ spec:
 	// flavor not retiring (v1.13.5), and fire; the pool on v1.13.5 does not.
 	// The disk whose pool annotation is 64 KiB raises nothing; the pool's own
 	// copied disk does, its summary naming the namespace the disk is in.
-	runRulesOverExported(t, e, rules.Object, series, func(s metricSeries) bool {
+	//
+	// Over the same series, every panel query of the Grafana dashboard, as
+	// recording rules beside the catalog's (its "Pools behind" reads the
+	// ALERTS series the rules write), shows what the panel says it shows.
+	dashboard, err := support.ReadDashboard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	panelGroup, panelTests, err := support.DashboardPromtool(dashboard, dashboardOverExported(tenant, pool, longPool, golden, name), "169h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := append(render.Get(rules.Object, "spec.groups").([]any), panelGroup)
+	runRulesOverExported(t, e, groups, series, func(s metricSeries) bool {
 		switch s.name {
 		case support.GoldenPatchMetric:
 			return s.labels["schematic_id"] == ksmSchematicID
-		case support.GoldenStatusMetric, support.GoldenInfoMetric:
+		case support.GoldenStatusMetric:
+			// The tenant's look-alike too: the dashboard must not read it.
+			ours := strings.HasPrefix(s.labels["name"], support.GoldenName(ksmSchematicID, "v"))
+			return ours && (s.labels["exported_namespace"] == catalogNamespace || s.labels["exported_namespace"] == tenant)
+		case support.GoldenInfoMetric:
 			return s.labels["exported_namespace"] == catalogNamespace && strings.HasPrefix(s.labels["name"], support.GoldenName(ksmSchematicID, "v"))
 		case support.PoolPatchMetric:
 			return tenantPatches[s.labels["name"]] != ""
@@ -440,7 +471,48 @@ spec:
               summary: 'Pool %[3]s/%[4]s has worker disks copied from %[5]s over the pod network'
               description: '1 worker disk(s) of pool %[3]s/%[4]s were cloned from golden %[5]s by CDI''s host-assisted copy (cdi.kubevirt.io/cloneType: copy), not a CSI clone: each moved the whole image over the pod network, and the next worker will too.'
               runbook_url: https://github.com/cozystack/golden-worker-images/blob/main/docs/runbooks.md#host-assisted-clone
-`, poolBehindAlert(tenant, "kubernetes-ksm-patch-inf"), poolBehindAlert(tenant, "kubernetes-ksm-patch-nan"), tenant, pool, golden))
+`, poolBehindAlert(tenant, "kubernetes-ksm-patch-inf"), poolBehindAlert(tenant, "kubernetes-ksm-patch-nan"), tenant, pool, golden), panelTests)
+}
+
+// dashboardOverExported is what each panel of the dashboard must show over
+// the series testKubeStateMetrics keeps of kube-state-metrics' output, by
+// title: label set -> value (support.DashboardPromtool).
+func dashboardOverExported(tenant, pool, longPool, golden string, name func(version string) string) map[string]map[string]float64 {
+	progress := func(golden string) string {
+		return fmt.Sprintf(`{exported_namespace=%q, name=%q}`, catalogNamespace, golden)
+	}
+	copies := func(pool string) string {
+		return fmt.Sprintf(`{exported_namespace=%q, pool=%q, golden=%q}`, tenant, pool, golden)
+	}
+	return map[string]map[string]float64{
+		// In cozy-public only (the tenant's Failed look-alike is not counted);
+		// the golden CDI has not reconciled has no phase.
+		"Goldens per phase": {
+			`{phase="Succeeded"}`: 4, `{phase="ImportInProgress"}`: 5, `{phase="Failed"}`: 1, `{phase="ImportScheduled"}`: 1, `{}`: 1,
+		},
+		// Whole percent, truncated, from each form CDI writes.
+		"Golden import progress": {
+			progress(name("v1.13.1")):                100, // 100.0%
+			progress(name("v1.13.1") + "--ceph-rbd"): 45,  // 45.20%
+			progress(name("v1.13.2")):                0,   // N/A, Failed
+			progress(name("v1.13.3")):                0,   // N/A, scheduled
+			progress(name("v1.13.4")):                0,   // no status yet
+			progress(name("v1.13.5")):                100, // 100.0%
+			progress(name("v1.13.6")):                100, // 100.0%, retiring
+			progress(name("v1.14.0-beta.1")):         100, // 100.0%
+			progress(name("v1.13.7")):                0,   // 0.00%
+			progress(name("v1.13.8")):                7,   // 7.05%
+			progress(name("v1.13.9")):                99,  // 99.99%
+			progress(name("v1.13.10")):               100, // 100.00%
+		},
+		// The pool's three disks and the tenant's disk with a 64 KiB pool.
+		"Clones per golden": {fmt.Sprintf(`{golden=%q}`, golden): 4},
+		// The pools annotated +Inf and NaN, as the alert fires for them.
+		"Pools behind": {`{}`: 2},
+		// The dashboard shows what kube-state-metrics exported, the 64 KiB
+		// pool a tenant wrote included; the alert does not raise it.
+		"Host-assisted copies": {copies(pool): 1, copies(longPool): 1},
+	}
 }
 
 // poolBehindAlert is the pools-behind alert a promtool unit test expects for
@@ -455,10 +527,10 @@ func poolBehindAlert(namespace, name string) string {
 }
 
 // runRulesOverExported runs `promtool test rules` (built by `make promtool`)
-// with the rule object's groups over the exported series keep selects, each
-// held at its scraped value for a week at an hourly interval, against the
-// alert_rule_test entries given.
-func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []metricSeries, keep func(metricSeries) bool, alertTests string) {
+// with the rule groups over the exported series keep selects, each held at
+// its scraped value for a week at an hourly interval, against the
+// alert_rule_test entries and the promql_expr_test entries given.
+func runRulesOverExported(t *testing.T, e *env, groups []any, series []metricSeries, keep func(metricSeries) bool, alertTests string, exprTests []any) {
 	t.Helper()
 	bin, ok, why := support.Tool("promtool", "PROMTOOL")
 	if !ok {
@@ -468,13 +540,24 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	groups, err := yaml.Marshal(map[string]any{"groups": render.Get(rules, "spec.groups")})
+	ruleFile, err := yaml.Marshal(map[string]any{"groups": groups})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "rules.yaml"), string(groups))
+	writeFile(t, filepath.Join(dir, "rules.yaml"), string(ruleFile))
 	var b strings.Builder
-	b.WriteString("rule_files: [rules.yaml]\nevaluation_interval: 1h\ntests:\n  - interval: 1h\n    input_series:\n")
+	// The groups are evaluated in the order given, each at every step: the
+	// dashboard's, after the catalog's, reads the ALERTS series the catalog's
+	// wrote at the same step (an hour earlier is beyond the query's lookback).
+	var order []string
+	for _, g := range groups {
+		order = append(order, g.(map[string]any)["name"].(string))
+	}
+	evalOrder, err := json.Marshal(order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "rule_files: [rules.yaml]\nevaluation_interval: 1h\ngroup_eval_order: %s\ntests:\n  - interval: 1h\n    input_series:\n", evalOrder)
 	inputs := 0
 	for _, s := range series {
 		if !keep(s) {
@@ -498,6 +581,12 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 		inputs++
 	}
 	b.WriteString("    alert_rule_test:\n" + alertTests)
+	// JSON is YAML: one line, however long its labels.
+	exprs, err := json.Marshal(exprTests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "    promql_expr_test: %s\n", exprs)
 	test := filepath.Join(dir, "exported.test.yaml")
 	writeFile(t, test, b.String())
 	started := time.Now()
@@ -505,7 +594,7 @@ func runRulesOverExported(t *testing.T, e *env, rules map[string]any, series []m
 	if err != nil {
 		t.Fatalf("promtool test rules over %d series kube-state-metrics exported (%s): %v\n%s", inputs, test, err, truncate(string(out), 8<<10))
 	}
-	t.Logf("promtool: the catalog's rules over %d exported series fire as expected (%s)", inputs, time.Since(started).Round(100*time.Millisecond))
+	t.Logf("promtool: the rules over %d exported series fire as expected, and %d dashboard queries show what their panels must (%s)", inputs, len(exprTests), time.Since(started).Round(100*time.Millisecond))
 }
 
 // truncate keeps at most n bytes of s, saying how many it dropped.

@@ -57,6 +57,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("TrustedImports", func(t *testing.T) { testTrustedImports(t, e) })
 	t.Run("RuleObjectsDryRun", func(t *testing.T) { testRuleObjectsDryRun(t, e) })
 	t.Run("KubeStateMetrics", func(t *testing.T) { testKubeStateMetrics(t, e) })
+	t.Run("GrafanaDashboardDryRun", func(t *testing.T) { testGrafanaDashboardDryRun(t, e) })
 	t.Run("GoldenRecovery", func(t *testing.T) { testGoldenRecovery(t, e) })
 	t.Run("WorkersJoin", func(t *testing.T) { testWorkersJoin(t, e) })
 	t.Run("ChartsThroughOCIRegistry", func(t *testing.T) { testChartsThroughOCIRegistry(t, e) })

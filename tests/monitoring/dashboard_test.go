@@ -1,12 +1,9 @@
 package monitoring
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -15,22 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The Grafana dashboard, as Cozystack ships its dashboards: JSON under dashboards/<folder>/.
-var dashboardPath = filepath.Join("dashboards", "kubernetes-worker-image", "goldens.json")
-
-type dashboard struct {
-	Panels []struct {
-		ID      int    `json:"id"`
-		Title   string `json:"title"`
-		Targets []struct {
-			RefID string `json:"refId"`
-			Expr  string `json:"expr"`
-		} `json:"targets"`
-	} `json:"panels"`
-}
-
-// What kube-state-metrics exports from a cluster with four goldens in
-// cozy-public (imported, importing at 45.20% and 7.05%, pending with N/A), a
+// What kube-state-metrics exports from a cluster with seven goldens in
+// cozy-public (imported, importing at 45.20%, 7.05%, 0.00%, 99.99% and
+// 100.00%: every form CDI writes, docs/monitoring.md; pending with N/A), a
 // Failed look-alike in a tenant's namespace, four worker disks (one a
 // host-assisted copy), and what VMAlert writes for two pools behind and one
 // pending.
@@ -42,6 +26,12 @@ const dashboardSeries = `
 - series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-c", part_of="kubernetes-worker-image", phase="Pending", progress="N/A"}'
   values: '1x10'
 - series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-d", part_of="kubernetes-worker-image", phase="ImportInProgress", progress="7.05%"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-e", part_of="kubernetes-worker-image", phase="ImportInProgress", progress="0.00%"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-f", part_of="kubernetes-worker-image", phase="ImportInProgress", progress="99.99%"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-g", part_of="kubernetes-worker-image", phase="ImportInProgress", progress="100.00%"}'
   values: '1x10'
 - series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="tenant-x", name="talos-a", part_of="kubernetes-worker-image", phase="Failed", progress="99.99%"}'
   values: '1x10'
@@ -64,25 +54,27 @@ const dashboardSeries = `
 // What each panel must show over those series, by title: label set -> value.
 // Every panel of the dashboard has an entry, and every entry a panel.
 var dashboardExpected = map[string]map[string]float64{
-	"Goldens per phase": {`{phase="Succeeded"}`: 1, `{phase="ImportInProgress"}`: 2, `{phase="Pending"}`: 1},
-	// Whole percent: 45.20% is 45, 7.05% is 7, 100.0% is 100, N/A is 0; the look-alike is not read.
+	"Goldens per phase": {`{phase="Succeeded"}`: 1, `{phase="ImportInProgress"}`: 5, `{phase="Pending"}`: 1},
+	// Whole percent, truncated: 45.20% is 45, 7.05% is 7, 99.99% is 99,
+	// 100.0% and 100.00% are 100, 0.00% and N/A are 0; the look-alike is not read.
 	"Golden import progress": {
 		`{exported_namespace="cozy-public", name="talos-a"}`: 100,
 		`{exported_namespace="cozy-public", name="talos-b"}`: 45,
 		`{exported_namespace="cozy-public", name="talos-c"}`: 0,
 		`{exported_namespace="cozy-public", name="talos-d"}`: 7,
+		`{exported_namespace="cozy-public", name="talos-e"}`: 0,
+		`{exported_namespace="cozy-public", name="talos-f"}`: 99,
+		`{exported_namespace="cozy-public", name="talos-g"}`: 100,
 	},
 	"Clones per golden":    {`{golden="talos-a"}`: 3, `{golden="talos-b"}`: 1},
 	"Pools behind":         {`{}`: 2},
 	"Host-assisted copies": {`{exported_namespace="tenant-a", pool="kubernetes-c-p1", golden="talos-a"}`: 1},
 }
 
-func readDashboard(t *testing.T) dashboard {
+func readDashboard(t *testing.T) support.Dashboard {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(support.RepoRoot(), dashboardPath))
+	d, err := support.ReadDashboard()
 	require.NoError(t, err)
-	var d dashboard
-	require.NoError(t, json.Unmarshal(raw, &d))
 	return d
 }
 
@@ -90,35 +82,11 @@ func readDashboard(t *testing.T) dashboard {
 // unit test that expects, from each, the samples dashboardExpected gives its
 // panel: a query that does not parse fails `promtool check rules`, and one
 // that selects nothing (or the wrong thing) fails `promtool test rules`.
-func dashboardTest(t *testing.T, dir string, d dashboard) string {
+func dashboardTest(t *testing.T, dir string, d support.Dashboard) string {
 	t.Helper()
-	var rules, tests []any
-	titles := map[string]bool{}
-	for _, p := range d.Panels {
-		require.NotEmpty(t, p.Targets, "panel %q has a query", p.Title)
-		want, ok := dashboardExpected[p.Title]
-		require.True(t, ok, "panel %q: the test says what it must show", p.Title)
-		titles[p.Title] = true
-		for _, target := range p.Targets {
-			require.NotEmpty(t, strings.TrimSpace(target.Expr), "panel %q target %s has an expression", p.Title, target.RefID)
-			record := fmt.Sprintf("dashboard_panel_%d_%s", p.ID, target.RefID)
-			rules = append(rules, map[string]any{"record": record, "expr": target.Expr})
-			var samples []any
-			keys := make([]string, 0, len(want))
-			for k := range want {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, labels := range keys {
-				samples = append(samples, map[string]any{"labels": record + labels, "value": want[labels]})
-			}
-			tests = append(tests, map[string]any{"expr": record, "eval_time": "5m", "exp_samples": samples})
-		}
-	}
-	for title := range dashboardExpected {
-		require.True(t, titles[title], "the dashboard has the panel %q", title)
-	}
-	writeYAML(t, filepath.Join(dir, "dashboard-rules.yaml"), map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	group, tests, err := support.DashboardPromtool(d, dashboardExpected, "5m")
+	require.NoError(t, err)
+	writeYAML(t, filepath.Join(dir, "dashboard-rules.yaml"), map[string]any{"groups": []any{group}})
 	var series []any
 	require.NoError(t, yaml.Unmarshal([]byte(dashboardSeries), &series))
 	test := filepath.Join(dir, "dashboard.test.yaml")
@@ -169,5 +137,69 @@ func TestDashboardQueriesCanFail(t *testing.T) {
 			require.Error(t, err, "promtool test rules fails:\n%s", out)
 			require.Contains(t, string(out), "dashboard_panel_3_A")
 		})
+	}
+}
+
+// A panel the test gives no expectation, and an expectation for a panel the
+// dashboard lacks, are refused: every panel says what it must show.
+func TestDashboardPromtoolNeedsEveryPanel(t *testing.T) {
+	d := readDashboard(t)
+	_, _, err := support.DashboardPromtool(d, dashboardExpected, "5m")
+	require.NoError(t, err, "the dashboard with an expectation for each panel")
+
+	missing := map[string]map[string]float64{}
+	for title, want := range dashboardExpected {
+		if title != "Pools behind" {
+			missing[title] = want
+		}
+	}
+	_, _, err = support.DashboardPromtool(d, missing, "5m")
+	require.EqualError(t, err, `panel "Pools behind": the test does not say what it must show`)
+
+	extra := map[string]map[string]float64{"Goldens per flavor": {`{}`: 1}}
+	for title, want := range dashboardExpected {
+		extra[title] = want
+	}
+	_, _, err = support.DashboardPromtool(d, extra, "5m")
+	require.EqualError(t, err, `the dashboard has no panel "Goldens per flavor"`)
+}
+
+// On a stock Cozystack the operator applies what `make grafana-dashboard`
+// prints (docs/monitoring.md): one GrafanaDashboard per committed dashboard,
+// named and foldered as Cozystack's monitoring chart names its own, for the
+// Grafana in tenant-root, and its JSON the committed file byte for byte, so
+// the object and the file never drift.
+func TestGrafanaDashboardTargetPrintsTheCommittedJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs make")
+	}
+	root := support.RepoRoot()
+	cmd := exec.Command("make", "-s", "grafana-dashboard")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
+	printed, err := cmd.Output()
+	require.NoError(t, err, "make grafana-dashboard")
+
+	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*", "*.json"))
+	require.NoError(t, err)
+	require.Contains(t, files, filepath.Join(root, support.DashboardPath))
+	docs := strings.Split(strings.TrimPrefix(string(printed), "---\n"), "\n---\n")
+	require.Len(t, docs, len(files), "one GrafanaDashboard per dashboard:\n%s", printed)
+	for i, file := range files {
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		folder, name := filepath.Base(filepath.Dir(file)), strings.TrimSuffix(filepath.Base(file), ".json")
+		var obj map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(docs[i]), &obj), "%s", docs[i])
+		require.Equal(t, map[string]any{
+			"apiVersion": "grafana.integreatly.org/v1beta1",
+			"kind":       "GrafanaDashboard",
+			"metadata":   map[string]any{"name": folder + "-" + name, "namespace": "tenant-root"},
+			"spec": map[string]any{
+				"folder":           folder,
+				"instanceSelector": map[string]any{"matchLabels": map[string]any{"dashboards": "grafana"}},
+				"json":             string(raw),
+			},
+		}, obj)
 	}
 }

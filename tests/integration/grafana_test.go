@@ -1,0 +1,68 @@
+//go:build integration
+
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// grafanaDashboardCRDFile is the GrafanaDashboard CRD tools/crds generates
+// from grafana-operator's API types. installCRDs leaves it out (it is not in
+// generatedCRDs): testGrafanaDashboardDryRun installs it.
+const grafanaDashboardCRDFile = "grafana.integreatly.org_grafanadashboards.yaml"
+
+// testGrafanaDashboardDryRun sends what `make grafana-dashboard` prints, as
+// an operator applies it on a stock Cozystack, through strict server-side
+// dry-run apply against the GrafanaDashboard CRD controller-gen generates from
+// grafana-operator's API types (v5.13.0, the version Cozystack runs); an
+// undeclared field and a JSON model that is no string are refused, so a pass
+// means something.
+func testGrafanaDashboardDryRun(t *testing.T, e *env) {
+	e.installCRDFile(t, grafanaDashboardCRDFile)
+	cmd := exec.Command("make", "-s", "grafana-dashboard")
+	cmd.Dir = support.RepoRoot()
+	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
+	printed, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make grafana-dashboard: %v", err)
+	}
+	objs, err := render.ParseObjects(printed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("make grafana-dashboard printed no object:\n%s", printed)
+	}
+	m := &render.Manifest{}
+	for _, o := range objs {
+		e.createNamespace(t, o.GetNamespace())
+		m.Docs = append(m.Docs, render.Doc{Object: o.Object})
+	}
+	n, problems := e.dryRunApply(t, m, "")
+	for _, p := range problems {
+		t.Errorf("make grafana-dashboard: %s", p)
+	}
+	for name, spoil := range map[string]func(spec map[string]any){
+		"an undeclared field":   func(spec map[string]any) { spec["dashboards"] = "grafana" },
+		"a JSON model as a map": func(spec map[string]any) { spec["json"] = map[string]any{"title": "goldens"} },
+	} {
+		obj := objs[0].DeepCopy()
+		spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+		spoil(spec)
+		if err := unstructured.SetNestedMap(obj.Object, spec, "spec"); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.serverSideApply(t, obj, obj.GetNamespace(), true); err == nil {
+			t.Errorf("GrafanaDashboard with %s passed strict dry-run apply", name)
+		} else {
+			t.Logf("refused as it should be, %s: %v", name, err)
+		}
+	}
+	t.Logf("%d GrafanaDashboard(s) make grafana-dashboard prints passed strict server-side dry-run apply", n)
+}
