@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -32,7 +31,6 @@ import (
 )
 
 const (
-	cozystackPage  = "docs/cozystack.md"
 	cozySystem     = "cozy-system"
 	platformPkg    = "cozystack.cozystack-platform"
 	upstreamRDPkg  = "cozystack.kubernetes-nodes-application"
@@ -42,67 +40,16 @@ const (
 	helmReleaseAPI = "helm.toolkit.fluxcd.io/v2"
 )
 
-// The sections of the install page, by heading: the objects the page tells an
-// operator to apply on a stock Cozystack (yaml blocks) and the commands it
-// tells them to run against the cluster (sh blocks), in the page's order.
-var (
-	catalogSection  = "As a Package, through Cozystack's own machinery"
-	poolSection     = "The objects to add"
-	takeoverSection = "Taking the ApplicationDefinition over"
-	goingBack       = "Going back"
-	// The other way to install the catalog, without the Cozystack operator:
-	// CozystackPageObjects dry-runs its objects; it is not the install.
-	plainSection = "As a plain HelmRelease"
-)
-
-// pageBlock is one fenced block of a page: its language and its text, the
-// indentation of a block inside a list item taken off.
-type pageBlock struct{ lang, text string }
-
-var fencedBlock = regexp.MustCompile("(?ms)^([ \t]*)```(yaml|sh)\n(.*?)^[ \t]*```")
-
-// pageSections splits a page into its sections by heading (any level), each
-// section's text running to the next heading.
-func pageSections(t testing.TB, page string) map[string]string {
+// section is one section of the install page, or the test fails naming it.
+func section(t testing.TB, page, heading string) string {
 	t.Helper()
-	raw, err := os.ReadFile(support.Path(page))
+	sections, err := support.PageSections(page)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]string{}
-	heading, inFence := "", false
-	for _, line := range strings.SplitAfter(string(raw), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(line), "```") {
-			inFence = !inFence
-		}
-		if !inFence && strings.HasPrefix(line, "#") {
-			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
-			continue
-		}
-		out[heading] += line
-	}
-	return out
-}
-
-// blocksOf returns a section's yaml and sh blocks, in order.
-func blocksOf(section string) []pageBlock {
-	var out []pageBlock
-	for _, m := range fencedBlock.FindAllStringSubmatch(section, -1) {
-		var text strings.Builder
-		for _, line := range strings.SplitAfter(m[3], "\n") {
-			text.WriteString(strings.TrimPrefix(line, m[1]))
-		}
-		out = append(out, pageBlock{m[2], text.String()})
-	}
-	return out
-}
-
-// section is one section of the install page, or the test fails naming it.
-func section(t testing.TB, sections map[string]string, heading string) string {
-	t.Helper()
 	s, ok := sections[heading]
 	if !ok {
-		t.Fatalf("%s has no section %q: the tier runs its objects and commands; rename it here too if the page renamed it", cozystackPage, heading)
+		t.Fatalf("%s has no section %q: the tier runs its objects and commands; rename it in tests/support too if the page renamed it", page, heading)
 	}
 	return s
 }
@@ -147,31 +94,20 @@ func (p *pageCommands) run(t *testing.T, command string) string {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: `%s` failed: %v\nstdout: %s\nstderr: %s", cozystackPage, command, err, stdout.String(), stderr.String())
+		t.Fatalf("%s: `%s` failed: %v\nstdout: %s\nstderr: %s", support.CozystackPage, command, err, stdout.String(), stderr.String())
 	}
 	t.Logf("$ %s (%s)\n%s", command, time.Since(start).Round(time.Millisecond), strings.TrimRight(stdout.String(), "\n"))
 	return stdout.String()
 }
 
-// commandsOf are a block's command lines (comments and blank lines left out).
-func commandsOf(block pageBlock) []string {
-	var out []string
-	for _, line := range strings.Split(block.text, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // applyPageObjects server-side applies every object of a yaml block of the
 // page for real, with fieldValidation=Strict, as the operator's kubectl
 // would, and requires each to be stored as written, with no warning.
-func (e *env) applyPageObjects(t *testing.T, block pageBlock) []objectRef {
+func (e *env) applyPageObjects(t *testing.T, block support.Block) []objectRef {
 	t.Helper()
-	objs, err := render.ParseObjects([]byte(block.text))
+	objs, err := render.ParseObjects([]byte(block.Text))
 	if err != nil {
-		t.Fatalf("%s: a yaml block does not parse: %v", cozystackPage, err)
+		t.Fatalf("%s: a yaml block does not parse: %v", support.CozystackPage, err)
 	}
 	var refs []objectRef
 	e.takeWarnings()
@@ -181,14 +117,14 @@ func (e *env) applyPageObjects(t *testing.T, block pageBlock) []objectRef {
 		}
 		ref := objectRef{obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()}
 		if err := e.serverSideApply(t, obj, obj.GetNamespace(), false); err != nil {
-			t.Fatalf("%s: %s refused: %v", cozystackPage, ref, err)
+			t.Fatalf("%s: %s refused: %v", support.CozystackPage, ref, err)
 		}
 		for _, w := range e.takeWarnings() {
-			t.Errorf("%s: %s: warning: %s", cozystackPage, ref, w)
+			t.Errorf("%s: %s: warning: %s", support.CozystackPage, ref, w)
 		}
 		stored, _ := e.get(t, ref.apiVersion, ref.kind, ref.namespace, ref.name)
 		for _, diff := range notStored("spec", obj.Object["spec"], stored.Object["spec"]) {
-			t.Errorf("%s: %s: %s", cozystackPage, ref, diff)
+			t.Errorf("%s: %s: %s", support.CozystackPage, ref, diff)
 		}
 		refs = append(refs, ref)
 	}
@@ -240,24 +176,6 @@ func notStored(path string, want, got any) []string {
 // pool chart's schema across the same simulated upgrade.
 func testCozystackInstall(t *testing.T, e *env) {
 	start := time.Now()
-	sections := pageSections(t, cozystackPage)
-	// Every yaml block of the page is either the install's or the plain
-	// HelmRelease's, so a block added elsewhere is not silently left out.
-	install := []string{catalogSection, poolSection, takeoverSection}
-	all, inSections := len(fencedYAML(section(t, sections, plainSection))), 0
-	for heading, text := range sections {
-		n := len(fencedYAML(text))
-		if n > 0 && heading != plainSection && !contains(install, heading) {
-			t.Errorf("%s: section %q has %d yaml block(s) the tier neither applies nor dry-runs: add it to the install sections of testCozystackInstall", cozystackPage, heading, n)
-		}
-		if contains(install, heading) {
-			inSections += n
-		}
-	}
-	if inSections != 3 || all != 1 {
-		t.Errorf("%s: the install sections hold %d yaml blocks (want 3: the catalog, the pool chart, the rd chart) and the plain HelmRelease section %d (want 1)", cozystackPage, inSections, all)
-	}
-
 	op := newCozystackStandIn(t, e)
 	t.Cleanup(func() { op.cleanup(t) })
 	cmds := newPageCommands(t, e)
@@ -316,16 +234,16 @@ spec:
 
 	// The page, in its order.
 	var applied []objectRef
-	for _, heading := range []string{catalogSection, poolSection, takeoverSection} {
-		for _, b := range blocksOf(section(t, sections, heading)) {
-			switch b.lang {
+	for _, heading := range support.CozystackInstallSections {
+		for _, b := range support.Blocks(section(t, support.CozystackPage, heading)) {
+			switch b.Lang {
 			case "yaml":
 				applied = append(applied, e.applyPageObjects(t, b)...)
 			case "sh":
-				for _, c := range commandsOf(b) {
+				for _, c := range b.Commands() {
 					out := cmds.run(t, c)
 					if strings.HasPrefix(c, "kubectl get applicationdefinition kubernetes-nodes") && strings.TrimSpace(out) != poolRef {
-						t.Errorf("%s: `%s` printed %q, want this pool chart's artifact %q", cozystackPage, c, out, poolRef)
+						t.Errorf("%s: `%s` printed %q, want this pool chart's artifact %q", support.CozystackPage, c, out, poolRef)
 					}
 					op.reconcile(t)
 				}
@@ -339,14 +257,15 @@ spec:
 	for _, r := range applied {
 		kinds = append(kinds, r.kind+" "+r.name)
 	}
-	t.Logf("%d objects of %s applied with strict server-side apply: %s", len(applied), cozystackPage, strings.Join(kinds, ", "))
+	t.Logf("%d objects of %s applied with strict server-side apply: %s", len(applied), support.CozystackPage, strings.Join(kinds, ", "))
 	if len(applied) != 8 {
-		t.Errorf("%s lists %d objects for the install, want 8 (3 of the catalog, 2 of the pool chart, 3 of the rd chart)", cozystackPage, len(applied))
+		t.Errorf("%s lists %d objects for the install, want 8 (3 of the catalog, 2 of the pool chart, 3 of the rd chart)", support.CozystackPage, len(applied))
 	}
 	if _, ok := e.get(t, cozystackAPI, "Package", "", upstreamRDPkg); ok {
 		t.Errorf("after the takeover, upstream's Package %s is still there", upstreamRDPkg)
 	}
 	checkOurApplicationDefinition(t, e, poolRef, "after the takeover")
+	refuseApplicationDefinitions(t, e)
 	// The catalog's Package waits for cozystack.kubevirt-cdi, which no
 	// Package of the tier makes ready: the operator holds it, as it would.
 	catalogPkg, _ := e.get(t, cozystackAPI, "Package", "", "cozystack.kubernetes-worker-image")
@@ -377,11 +296,11 @@ spec:
 	// running pool keeps its template when they change.)
 
 	// Going back, as the page says.
-	for _, b := range blocksOf(section(t, sections, goingBack)) {
-		if b.lang != "sh" {
+	for _, b := range support.Blocks(section(t, support.CozystackPage, support.CozystackGoingBack)) {
+		if b.Lang != "sh" {
 			continue
 		}
-		for _, c := range commandsOf(b) {
+		for _, c := range b.Commands() {
 			cmds.run(t, c)
 			op.reconcile(t)
 		}
@@ -390,16 +309,6 @@ spec:
 		t.Errorf("after going back, an ApplicationDefinition %s is left", appDefinition)
 	}
 	t.Logf("the install page's objects and runbook, the control and the upgrade took %s", time.Since(start).Round(time.Millisecond))
-}
-
-func fencedYAML(text string) []pageBlock {
-	var out []pageBlock
-	for _, b := range blocksOf(text) {
-		if b.lang == "yaml" {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // rdDefaultChartRef is the artifact the rd chart names by default: the
@@ -447,6 +356,46 @@ func checkOurApplicationDefinition(t *testing.T, e *env, poolRef, when string) {
 	for k, v := range map[string]string{"release.cozystack.io/helm-install-timeout": "15m", "release.cozystack.io/helm-install-disable-wait": "true"} {
 		if got := ad.GetAnnotations()[k]; got != v {
 			t.Errorf("%s: the ApplicationDefinition's annotation %s is %q, want %q", when, k, got, v)
+		}
+	}
+}
+
+// refuseApplicationDefinitions: the ApplicationDefinition CRD refuses, on
+// a copy of the installed object (which it accepted; a new name, so a field
+// left out is missing, not kept by its manager), what upstream's schema refuses.
+func refuseApplicationDefinitions(t *testing.T, e *env) {
+	t.Helper()
+	installed, _ := e.get(t, cozystackAPI, "ApplicationDefinition", "", appDefinition)
+	for _, c := range []struct {
+		path, key  string
+		value      any
+		wantInText string
+	}{
+		{"spec.release", "prefix", "kubernetes.nodes-", "prefix"},
+		{"spec.release", "chartRef", nil, "chartRef"},
+		{"spec.release.chartRef", "kind", "GitRepository", "kind"},
+		{"spec.release", "waitStrategy", "kstatus", "waitStrategy"},
+		{"spec.dashboard", "tabs", []any{"logs"}, "tabs"},
+		{"spec.application", "openAPISchema", nil, "openAPISchema"},
+	} {
+		obj := map[string]any{"apiVersion": cozystackAPI, "kind": "ApplicationDefinition", "metadata": map[string]any{"name": appDefinition + "-refused"}}
+		body, _ := json.Marshal(installed.Object["spec"])
+		spec := map[string]any{}
+		_ = json.Unmarshal(body, &spec)
+		obj["spec"] = spec
+		parent, ok := render.Get(obj, c.path).(map[string]any)
+		if !ok {
+			t.Fatalf("the installed ApplicationDefinition has no object at %s", c.path)
+		}
+		if c.value == nil {
+			delete(parent, c.key)
+		} else {
+			parent[c.key] = c.value
+		}
+		if _, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{{Object: obj}}}, ""); len(problems) != 1 || !strings.Contains(problems[0], c.wantInText) {
+			t.Errorf("the ApplicationDefinition with %s.%s = %v: want the dry-run to refuse it, got %q", c.path, c.key, c.value, problems)
+		} else {
+			t.Logf("refused as it should be: %s", problems[0])
 		}
 	}
 }
@@ -850,9 +799,9 @@ func (s *cozystackStandIn) cleanup(t *testing.T) {
 func testMonitoringAgentsPackage(t *testing.T, e *env) {
 	const page, heading, name = "docs/monitoring.md", "On a stock Cozystack", "cozystack.monitoring-agents"
 	var command string
-	for _, b := range blocksOf(section(t, pageSections(t, page), heading)) {
-		if b.lang == "sh" {
-			for _, c := range commandsOf(b) {
+	for _, b := range support.Blocks(section(t, page, heading)) {
+		if b.Lang == "sh" {
+			for _, c := range b.Commands() {
 				if strings.Contains(c, "monitoring-agents") {
 					command = c
 				}

@@ -296,13 +296,15 @@ func mustHold(t *testing.T, ok bool, format string, args ...any) {
 // a wrong value in each kind, at the fields the page writes, is refused
 // (CozystackInstall applies the install's objects for real).
 func testCozystackPageObjects(t *testing.T, e *env) {
-	raw, err := os.ReadFile(support.Path("docs", "cozystack.md"))
+	raw, err := os.ReadFile(support.Path(support.CozystackPage))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
-	for i, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
-		files[fmt.Sprintf("block-%02d.yaml", i)] = block[1]
+	for i, block := range support.Blocks(string(raw)) {
+		if block.Lang == "yaml" {
+			files[fmt.Sprintf("block-%02d.yaml", i)] = block.Text
+		}
 	}
 	m, err := render.NewManifest(files)
 	if err != nil {
