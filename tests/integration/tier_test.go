@@ -63,10 +63,8 @@ func TestAPIServerTier(t *testing.T) {
 	// After CLIPinsLive, which installs Flux's HelmRelease CRD.
 	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 	t.Run("CozystackInstall", func(t *testing.T) { testCozystackInstall(t, e) })
-	// Here, on the cluster CozystackInstall leaves (the catalog's objects of
-	// the install page applied): a new pool takes the catalog's published
-	// platform defaults through Helm's real lookup, and a running pool keeps
-	// its template when they change.
+	// The catalog's published platform defaults, on the cluster as the
+	// install page leaves it, go inside CozystackInstall (its "Reserved" slot).
 	t.Run("MonitoringAgentsPackage", func(t *testing.T) { testMonitoringAgentsPackage(t, e) })
 	// Last: it takes over goldens of the default flavor others kept.
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
