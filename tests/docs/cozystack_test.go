@@ -13,19 +13,17 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
-
-// CozystackPage is the page that takes an operator onto a Cozystack.
-const CozystackPage = "docs/cozystack.md"
-
 // pageObjects are the YAML documents of a page's yaml blocks, in order.
 func pageObjects(t *testing.T, page string) []map[string]any {
 	t.Helper()
 	raw, err := os.ReadFile(support.Path(page))
 	require.NoError(t, err)
 	var out []map[string]any
-	for _, block := range yamlBlock.FindAllStringSubmatch(string(raw), -1) {
-		for _, doc := range render.SplitDocuments(block[1]) {
+	for _, block := range support.Blocks(string(raw)) {
+		if block.Lang != "yaml" {
+			continue
+		}
+		for _, doc := range render.SplitDocuments(block.Text) {
 			obj := map[string]any{}
 			require.NoError(t, yaml.Unmarshal([]byte(doc), &obj), "%s: a yaml block does not parse:\n%s", page, doc)
 			out = append(out, obj)
@@ -61,9 +59,9 @@ func TestArtifactNameIsCozystacks(t *testing.T) {
 // has its PackageSource and variant, and the names the prose and commands
 // quote are those.
 func TestCozystackObjectsFitTogether(t *testing.T) {
-	objs := pageObjects(t, CozystackPage)
+	objs := pageObjects(t, support.CozystackPage)
 	require.NotEmpty(t, objs)
-	raw, err := os.ReadFile(support.Path(CozystackPage))
+	raw, err := os.ReadFile(support.Path(support.CozystackPage))
 	require.NoError(t, err)
 	page := string(raw)
 
@@ -140,7 +138,7 @@ func TestCozystackObjectsFitTogether(t *testing.T) {
 // points at the pool chart the page publishes.
 func TestCozystackRDPackageNamesThePoolChart(t *testing.T) {
 	var rdPackage, poolSource map[string]any
-	for _, o := range pageObjects(t, CozystackPage) {
+	for _, o := range pageObjects(t, support.CozystackPage) {
 		switch {
 		case o["kind"] == "Package" && render.Get(o, "metadata.name") == "kubernetes-nodes.golden-rd":
 			rdPackage = o
@@ -157,4 +155,42 @@ func TestCozystackRDPackageNamesThePoolChart(t *testing.T) {
 	variant := render.Get(poolSource, "spec.variants").([]any)[0].(map[string]any)
 	comp := variant["components"].([]any)[0].(map[string]any)
 	assert.Equal(t, artifactName("kubernetes-nodes.golden", variant["name"].(string), comp["name"].(string)), render.Get(rdPackage, "spec.components.kubernetes-nodes-rd.values.chartRef.name"))
+}
+
+// Every object and command of docs/cozystack.md is run somewhere: the yaml
+// blocks of the install's sections are applied for real by the integration
+// tier, and the plain HelmRelease's are dry-run there; the sh commands of the
+// install, the takeover and the way back run there as written, against its
+// API server (tests/integration, CozystackInstall); every other command
+// needs the reader's own registry. A block added to another section would
+// otherwise be tested by nothing.
+func TestCozystackPageRunsInTheTier(t *testing.T) {
+	sections, err := support.PageSections(support.CozystackPage)
+	require.NoError(t, err)
+	inTier := map[string]bool{support.CozystackGoingBack: true, support.CozystackPlainSection: true}
+	for _, s := range support.CozystackInstallSections {
+		inTier[s] = true
+	}
+	for heading := range inTier {
+		require.Contains(t, sections, heading, "%s has no section %q, which the tier runs", support.CozystackPage, heading)
+	}
+	yamlBlocks, commands := 0, 0
+	for heading, text := range sections {
+		for _, b := range support.Blocks(text) {
+			switch {
+			case b.Lang == "yaml" && !inTier[heading]:
+				t.Errorf("%s: section %q has a yaml block the tier neither applies nor dry-runs: list the section in tests/support/page.go", support.CozystackPage, heading)
+			case b.Lang == "yaml" && heading != support.CozystackPlainSection:
+				yamlBlocks++
+			case b.Lang == "sh" && !inTier[heading]:
+				for _, c := range b.Commands() {
+					assert.Contains(t, c, "registry.example.org", "%s, section %q: the command %q runs nowhere; the tier runs the commands of %v and %q", support.CozystackPage, heading, c, support.CozystackInstallSections, support.CozystackGoingBack)
+				}
+			case b.Lang == "sh":
+				commands += len(b.Commands())
+			}
+		}
+	}
+	assert.Equal(t, 3, yamlBlocks, "the install's yaml blocks: the catalog's, the pool chart's, the rd chart's")
+	assert.GreaterOrEqual(t, commands, 9, "the install's, the takeover's and the way back's commands")
 }

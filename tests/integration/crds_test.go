@@ -38,6 +38,10 @@ var crdModules = []struct{ path, version, sum, dir string }{
 	{"github.com/siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.9", "h1:RYnSK3WqgALwby0K/osntU5Y/nIvo7ZGRGRTMB+kXgs=", "config/crd/bases"},
 }
 
+// cozystackAPI is Cozystack's API group version, whose CRDs tools/crds
+// generates from Go types written from Cozystack's API.
+const cozystackAPI = "cozystack.io/v1alpha1"
+
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
 // moduleDir downloads (or finds in the cache) a module, checks its hash and
@@ -70,6 +74,9 @@ var generatedCRDs = []string{
 	"cdi.kubevirt.io_storageprofiles.yaml",
 	"cilium.io_ciliumnetworkpolicies.yaml",
 	"controlplane.cluster.x-k8s.io_kamajicontrolplanes.yaml",
+	"cozystack.io_applicationdefinitions.yaml",
+	"cozystack.io_packages.yaml",
+	"cozystack.io_packagesources.yaml",
 	"cozystack.io_workloadmonitors.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
@@ -242,6 +249,9 @@ func testGeneratedCRDs(t *testing.T, e *env) {
 		{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", false},
 		{"operator.victoriametrics.com/v1beta1", "VMRule", true},
 		{"monitoring.coreos.com/v1", "PrometheusRule", true},
+		{cozystackAPI, "PackageSource", false},
+		{cozystackAPI, "Package", false},
+		{cozystackAPI, "ApplicationDefinition", false},
 	} {
 		m, err := e.resourceFor(c.apiVersion, c.kind)
 		if err != nil {

@@ -289,54 +289,80 @@ func mustHold(t *testing.T, ok bool, format string, args ...any) {
 	}
 }
 
-// testCozystackPageObjects: every Flux object docs/cozystack.md tells an
-// operator to apply (the OCIRepositories and the HelmRelease) passes strict
-// server-side dry-run against the real CRDs, in its namespace; the
-// cozystack.io objects, whose CRDs no module ships, are counted and named
-// (tests/docs checks that they fit together).
+// testCozystackPageObjects: every object docs/cozystack.md tells an operator
+// to apply (the OCIRepositories, the HelmRelease, the PackageSources and
+// Packages) passes strict server-side dry-run against the real CRDs, the
+// cozystack.io ones generated from Go types written from Cozystack's API; and
+// a wrong value in each kind, at the fields the page writes, is refused
+// (CozystackInstall applies the install's objects for real).
 func testCozystackPageObjects(t *testing.T, e *env) {
-	raw, err := os.ReadFile(support.Path("docs", "cozystack.md"))
+	raw, err := os.ReadFile(support.Path(support.CozystackPage))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]string{}
-	for i, block := range regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(raw), -1) {
-		files[fmt.Sprintf("block-%02d.yaml", i)] = block[1]
+	for i, block := range support.Blocks(string(raw)) {
+		if block.Lang == "yaml" {
+			files[fmt.Sprintf("block-%02d.yaml", i)] = block.Text
+		}
 	}
 	m, err := render.NewManifest(files)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var flux, skipped []render.Doc
+	kinds := map[string]int{}
 	for _, d := range m.Docs {
-		switch api, _ := d.Object["apiVersion"].(string); {
-		case strings.HasPrefix(api, "source.toolkit.fluxcd.io/"), strings.HasPrefix(api, "helm.toolkit.fluxcd.io/"):
-			flux = append(flux, d)
-			e.createNamespace(t, d.Namespace())
-		default:
-			skipped = append(skipped, d)
+		kinds[d.Kind()]++
+		if ns := d.Namespace(); ns != "" {
+			e.createNamespace(t, ns)
 		}
 	}
-	mustHold(t, len(flux) >= 4, "the page shows %d Flux objects, want its OCIRepositories and HelmRelease", len(flux))
-	n, problems := e.dryRunApply(t, &render.Manifest{Docs: flux}, "")
+	mustHold(t, kinds["OCIRepository"] >= 4 && kinds["HelmRelease"] >= 1 && kinds["PackageSource"] >= 3 && kinds["Package"] >= 2,
+		"the page shows %v, want its OCIRepositories, HelmRelease, PackageSources and Packages", kinds)
+	n, problems := e.dryRunApply(t, m, "")
 	for _, p := range problems {
 		t.Errorf("docs/cozystack.md: %s", p)
 	}
-	// The control: an operation Flux does not know is refused by the schema.
-	bad := map[string]any{}
-	body, _ := json.Marshal(flux[0].Object)
-	_ = json.Unmarshal(body, &bad)
-	bad["spec"].(map[string]any)["layerSelector"].(map[string]any)["operation"] = "unpack"
-	if _, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{{Object: bad}}}, ""); len(problems) == 0 {
-		t.Errorf("an OCIRepository with layerSelector.operation unpack passed the dry-run: the check checks nothing")
-	}
-	var names []string
-	for _, d := range skipped {
-		if d.Kind() == "" {
-			names = append(names, "the ApplicationDefinition merge patch")
-			continue
+	// The controls: a value each schema refuses, set on the page's own object.
+	first := func(kind string) map[string]any {
+		for _, d := range m.Docs {
+			if d.Kind() == kind {
+				out := map[string]any{}
+				body, _ := json.Marshal(d.Object)
+				_ = json.Unmarshal(body, &out)
+				return out
+			}
 		}
-		names = append(names, d.Kind()+" "+d.Name())
+		t.Fatalf("the page shows no %s", kind)
+		return nil
 	}
-	t.Logf("%d Flux objects of docs/cozystack.md passed strict dry-run; not sent (no CRD, or a patch): %s", n, strings.Join(names, ", "))
+	for _, c := range []struct {
+		kind, path, key string
+		value           any
+		wantInText      string
+	}{
+		{"OCIRepository", "spec.layerSelector", "operation", "unpack", "operation"},
+		{"PackageSource", "spec.sourceRef", "kind", "HelmRepository", "kind"},
+		{"PackageSource", "spec.sourceRef", "name", nil, "name"},
+		{"PackageSource", "spec.variants.0", "notAField", "x", "notAField"},
+		{"PackageSource", "spec.variants.0.components.0", "path", nil, "path"},
+		{"PackageSource", "spec.variants.0.components.0.install", "upgradeCRDs", "Always", "upgradeCRDs"},
+		{"Package", "spec", "variant", 7, "variant"},
+		{"Package", "spec.components.kubernetes-worker-image", "enable", false, "enable"},
+	} {
+		obj := first(c.kind)
+		parent, ok := render.Get(obj, c.path).(map[string]any)
+		mustHold(t, ok, "the page's %s has no object at %s", c.kind, c.path)
+		if c.value == nil {
+			delete(parent, c.key)
+		} else {
+			parent[c.key] = c.value
+		}
+		if _, problems := e.dryRunApply(t, &render.Manifest{Docs: []render.Doc{{Object: obj}}}, ""); len(problems) != 1 || !strings.Contains(problems[0], c.wantInText) {
+			t.Errorf("the page's %s with %s.%s = %v passed or failed otherwise: %q; the check checks nothing", c.kind, c.path, c.key, c.value, problems)
+		} else {
+			t.Logf("refused as it should be: %s", problems[0])
+		}
+	}
+	t.Logf("%d objects of docs/cozystack.md (%v) passed strict dry-run; 8 wrong ones were refused", n, kinds)
 }

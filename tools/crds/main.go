@@ -14,7 +14,9 @@
 //	VM        VMRule                            github.com/VictoriaMetrics/operator/api v0.66.1
 //	Prom-op   PrometheusRule                    github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 //	Kamaji    KamajiControlPlane (v1alpha1)     ./apis/kamaji/v1alpha1: the fields the pool's reconcile Job uses
-//	Cozystack WorkloadMonitor (v1alpha1)        ./apis/cozystack/v1alpha1: opaque, for the upgrade-cost benchmark
+//	Cozystack PackageSource, Package,           ./apis/cozystack/v1alpha1: written from Cozystack's API at
+//	          ApplicationDefinition (v1alpha1)  main 3c780acd4 (api/v1alpha1), which no module serves
+//	          WorkloadMonitor (v1alpha1)        ./apis/cozystack/v1alpha1: opaque, for the upgrade-cost benchmark
 //	Cilium    CiliumNetworkPolicy (v2)          ./apis/cilium/v2: opaque, for the upgrade-cost benchmark
 //
 // It is `controller-gen crd paths=<pkg>... output:crd:dir=<tmp>` run through
@@ -76,6 +78,9 @@ var want = map[string]string{
 	"prometheusrules.monitoring.coreos.com":                       "Namespaced",
 	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":           "Namespaced",
 	"workloadmonitors.cozystack.io":                               "Namespaced",
+	"packagesources.cozystack.io":                                 "Cluster",
+	"packages.cozystack.io":                                       "Cluster",
+	"applicationdefinitions.cozystack.io":                         "Cluster",
 	"ciliumnetworkpolicies.cilium.io":                             "Namespaced",
 }
 

@@ -1,9 +1,18 @@
-// Package v1alpha1 declares, for controller-gen, Cozystack's WorkloadMonitor
-// (cozystack.io/v1alpha1) as an opaque kind: Cozystack's own kubernetes-nodes
-// chart renders one per pool, and the upgrade-cost benchmark installs that
-// chart on the tier's API server beside this project's. Cozystack's API module
-// is not one this project reads its types from, so only the kind is declared,
-// its spec and status kept as written.
+// Package v1alpha1 declares, for controller-gen, the kinds of Cozystack's
+// cozystack.io/v1alpha1 API the tier serves. Cozystack's own API module is not
+// one this project builds from (it replaces k8s.io/apimachinery with a fork),
+// so the types are written here from its API at main 3c780acd4
+// (api/v1alpha1/*_types.go):
+//
+//   - PackageSource, Package and ApplicationDefinition (packagesource.go,
+//     package.go, applicationdefinition.go): every field, enum, pattern,
+//     required field, scope, short name, status subresource and printer column
+//     upstream declares, so the objects docs/cozystack.md tells an operator to
+//     apply are judged by the schema Cozystack's API server applies.
+//   - WorkloadMonitor (below): opaque, its spec kept as written. Cozystack's
+//     own kubernetes-nodes chart renders one per pool, and the upgrade-cost
+//     benchmark installs that chart on the tier's API server beside this
+//     project's.
 //
 // +groupName=cozystack.io
 package v1alpha1

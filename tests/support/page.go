@@ -1,0 +1,80 @@
+package support
+
+import (
+	"os"
+	"regexp"
+	"strings"
+)
+
+// The sections of docs/cozystack.md whose objects (yaml blocks) the tier
+// applies for real and whose commands (sh blocks) it runs as written against
+// its API server, in the page's order (tests/integration, CozystackInstall):
+// the install on a stock Cozystack, the takeover of the ApplicationDefinition
+// and the way back. tests/docs requires every other command of the page to
+// need the reader's own registry.
+const (
+	CozystackPage           = "docs/cozystack.md"
+	CozystackCatalogSection = "As a Package, through Cozystack's own machinery"
+	CozystackPoolSection    = "The objects to add"
+	CozystackTakeover       = "Taking the ApplicationDefinition over"
+	CozystackGoingBack      = "Going back"
+	// The catalog without the Cozystack operator: the tier dry-runs its
+	// objects (CozystackPageObjects); it is not the install.
+	CozystackPlainSection = "As a plain HelmRelease"
+)
+
+// CozystackInstallSections are the sections holding the install's objects.
+var CozystackInstallSections = []string{CozystackCatalogSection, CozystackPoolSection, CozystackTakeover}
+
+// Block is one fenced yaml or sh block of a page, the indentation of a block
+// inside a list item taken off.
+type Block struct{ Lang, Text string }
+
+var fencedBlock = regexp.MustCompile("(?ms)^([ \t]*)```(yaml|sh)\n(.*?)^[ \t]*```")
+
+// PageSections splits a page (a path from the repository root) into its
+// sections by heading, any level: each heading's text runs to the next
+// heading. Lines inside fenced blocks are never headings.
+func PageSections(page string) (map[string]string, error) {
+	raw, err := os.ReadFile(Path(page))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	heading, inFence := "", false
+	for _, line := range strings.SplitAfter(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inFence = !inFence
+		}
+		if !inFence && strings.HasPrefix(line, "#") {
+			heading = strings.TrimSpace(strings.TrimLeft(line, "#"))
+			continue
+		}
+		out[heading] += line
+	}
+	return out, nil
+}
+
+// Blocks are a section's yaml and sh blocks, in order.
+func Blocks(section string) []Block {
+	var out []Block
+	for _, m := range fencedBlock.FindAllStringSubmatch(section, -1) {
+		var text strings.Builder
+		for _, line := range strings.SplitAfter(m[3], "\n") {
+			text.WriteString(strings.TrimPrefix(line, m[1]))
+		}
+		out = append(out, Block{m[2], text.String()})
+	}
+	return out
+}
+
+// Commands are an sh block's command lines, comments and blank lines left out.
+func (b Block) Commands() []string {
+	var out []string
+	for _, line := range strings.Split(b.Text, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
