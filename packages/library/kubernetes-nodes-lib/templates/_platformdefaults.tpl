@@ -118,7 +118,7 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- end -}}
 {{- if $fromCatalog -}}
 {{- $_ := set $recorded "fromCatalog" $fromCatalog -}}
-{{- $_ := set $creation "from" (printf "today's platform defaults (_cluster, else %s: %s came from there), as for a new pool; its MachineDeployment records those that apply and where each came from" (include "worker-image-lib.tenantDefaultsChannel" .) (join ", " $fromCatalog)) -}}
+{{- $_ := set $creation "from" "today's platform defaults (_cluster, then the catalog's published ones), as for a new pool; its MachineDeployment records those that apply and which came from the catalog" -}}
 {{- else -}}
 {{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
 {{- end -}}
@@ -284,12 +284,12 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 {{- $object := lookup "v1" "ConfigMap" $where.namespace $where.name -}}
 {{- if $object -}}
 {{- $what := printf "pool %s: ConfigMap %s/%s, the catalog's published defaults for new pools," $pool $where.namespace $where.name -}}
-{{- $fix := "it is written by the catalog (kubernetes-worker-image) from its tenantWorkers, registries.mirrors and monitoring.enabled values: set them there and let the catalog write it again, rather than editing it" -}}
+{{- $fix := "the catalog (kubernetes-worker-image) writes it: set the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values and let it write the object again, rather than editing the object" -}}
 {{- $data := $object.data | default dict -}}
-{{- $text := get $data $where.key -}}
-{{- if not (kindIs "string" $text) -}}
-{{- fail (printf "%s has no key %s holding a JSON object (it holds %s); %s" $what $where.key (include "worker-image-lib.describe" $text) $fix) -}}
+{{- if not (hasKey $data $where.key) -}}
+{{- fail (printf "%s has no key %s (its keys: %s); %s" $what $where.key (include "worker-image-lib.truncate" (keys $data | sortAlpha | join ", " | default "none")) $fix) -}}
 {{- end -}}
+{{- $text := get $data $where.key -}}
 {{- if gt (len $text) (int $where.maxBytes) -}}
 {{- fail (printf "%s holds %d bytes in %s, more than the %d a pool reads, so it is refused before it is parsed; %s (the catalog refuses defaults that large)" $what (len $text) $where.key (int $where.maxBytes) $fix) -}}
 {{- end -}}
@@ -304,7 +304,7 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "%s holds in %s %s, not a JSON object as the catalog writes it; %s" $what $where.key (include "worker-image-lib.describe" $text) $fix) -}}
 {{- end -}}
-{{- include "kubernetes-nodes.assertPublished" (dict "root" . "pool" $pool "prefix" (printf "%s %s: " $what $where.key) "value" $parsed) -}}
+{{- include "kubernetes-nodes.assertPublished" (dict "root" . "pool" $pool "prefix" (printf "%s %s (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): " $what $where.key) "value" $parsed) -}}
 {{- $published = $parsed -}}
 {{- end -}}
 {{- $_ := set $state "published" $published -}}
@@ -319,7 +319,10 @@ Takes a dict: root, pool, prefix (names the object), value.
 {{- define "kubernetes-nodes.assertPublished" -}}
 {{- $prefix := .prefix -}}
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "the object" "value" .value "keys" (list "talos" "osImage" "kubernetesWorkerImage")) -}}
-{{- $talos := get .value "talos" | default dict -}}
+{{- $talos := dict -}}
+{{- if hasKey .value "talos" -}}
+{{- $talos = get .value "talos" -}}
+{{- end -}}
 {{- if not (kindIs "map" $talos) -}}
 {{- fail (printf "%stalos is %s, not a map; the catalog writes it from its tenantWorkers.talos and registries.mirrors" $prefix (include "worker-image-lib.describe" $talos)) -}}
 {{- end -}}
@@ -331,5 +334,5 @@ Takes a dict: root, pool, prefix (names the object), value.
 {{- if and (hasKey .value "osImage") (not (kindIs "invalid" .value.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" $prefix "field" "osImage" "value" .value.osImage) -}}
 {{- end -}}
-{{- include "kubernetes-nodes.metricsSwitch" (dict "prefix" $prefix "field" "kubernetesWorkerImage" "value" .value "writer" "the catalog" "switch" "monitoring.enabled" "where" " in its values") -}}
+{{- $_ := include "kubernetes-nodes.metricsSwitch" (dict "prefix" $prefix "field" "kubernetesWorkerImage" "value" .value "writer" "the catalog" "switch" "monitoring.enabled" "where" " in its values") -}}
 {{- end -}}
