@@ -175,7 +175,11 @@ type CreatedWith struct {
 
 // CatalogChannel is how the chart names the catalog's published defaults,
 // the channel after _cluster (worker-image-lib.tenantDefaultsChannel).
-const CatalogChannel = "the catalog's published defaults (ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults)"
+const CatalogChannel = "the catalog's published defaults (ConfigMap cozy-public/" + TenantDefaultsConfigMap + ")"
+
+// TenantDefaultsConfigMap is the ConfigMap in cozy-public the catalog
+// publishes the platform defaults for tenant workers in.
+const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
