@@ -121,6 +121,15 @@ func TestCatalogRefusesRegistryCredentials(t *testing.T) {
 		_, err = renderCatalogAs(t, rel, vals(t, "registries: {config: {}, mirrors: {docker.io: {endpoints: ['https://m.internal/v2']}}}"), nil)
 		require.NoError(t, err, "an empty config, as the platform's values file writes it, is nothing to refuse")
 	}
+	// The shape around it, with the schema off.
+	_, err := renderCatalogAs(t, schemaOff, vals(t, "registries: [docker.io]"), nil)
+	requireRefusal(t, err, "registries is a list, not a map; write it as {mirrors: {docker.io: {endpoints: [https://registry.mirror.internal/v2/docker.io]}}}")
+	_, err = renderCatalogAs(t, schemaOff, vals(t, "registries: {mirror: {}}"), nil)
+	requireRefusal(t, err, `registries has no key "mirror"; the keys it takes are mirrors, config`)
+	_, err = renderCatalogAs(t, schemaOff, vals(t, "tenantWorkers: [talos]"), nil)
+	requireRefusal(t, err, "tenantWorkers is a list, not a map")
+	_, err = renderCatalogAs(t, schemaOff, vals(t, "tenantWorkers: {talos: yes}"), nil)
+	requireRefusal(t, err, "tenantWorkers.talos is true (a boolean), not a map")
 }
 
 // The catalog checks tenantWorkers and registries.mirrors with the very
@@ -316,6 +325,7 @@ func TestMalformedPublishedDefaultsAreRefused(t *testing.T) {
 		{publishedJSON(`{"talos": {"imageFactoryURL": 42}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos.imageFactoryURL is 42 (a number), not a string"},
 		{publishedJSON(`{"osImage": {"builtin": false}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): osImage.builtin is false (a boolean), not a map"},
 		{publishedJSON(`{"kubernetesWorkerImage": {"metrics": "yes"}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): kubernetesWorkerImage.metrics is "yes", not a boolean; the catalog writes true while its monitoring.enabled is`},
+		{publishedJSON(`{"kubernetesWorkerImage": true}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): kubernetesWorkerImage is true (a boolean), not a map; it is set by the catalog (monitoring.enabled in its values writes {metrics: true})"},
 		{publishedJSON(`{"talos": []}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos is a list, not a map"},
 	} {
 		_, err := renderPool(t, vals(t, "cluster: acme"), stock(t, tc.object))
