@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -116,4 +117,22 @@ spec:
 	assert.Equal(t, []report.KeySuggestion{{Path: "kubernetesWorkerImage.imageFactoryUrl", Key: "imageFactoryUrl", Nearest: "imageFactoryURL"}}, r.Suggestions)
 	text := cli(t, "catalog", "-f", typo, "--cluster", td("state", "golden.yaml")).stdout
 	assert.Contains(t, text, "\ndid you mean  kubernetesWorkerImage.imageFactoryURL instead of kubernetesWorkerImage.imageFactoryUrl?\n")
+}
+
+// What the catalog publishes for new pools is previewed with its goldens:
+// with the catalog's monitoring on, the metrics switch pools follow where
+// _cluster sets none; the clone Role and the CA list stay the goldens' own.
+func TestCatalogPreviewShowsThePublishedTenantDefaults(t *testing.T) {
+	values := t.TempDir() + "/platform.yaml"
+	require.NoError(t, os.WriteFile(values, []byte("kubernetesWorkerImage: {monitoring: {enabled: true}}\n"), 0o644))
+	r := catalogOf(t, exitOK, "-f", values, "--cluster", support.Path("examples", "cluster-state.yaml"))
+	assert.Equal(t, `{"kubernetesWorkerImage":{"metrics":true}}`, r.TenantDefaults)
+	assert.NotContains(t, r.CloneRole, report.TenantDefaultsConfigMap, "the tenant defaults' Role is not the clone Role")
+	assert.NotContains(t, r.CAConfigMaps, report.TenantDefaultsConfigMap)
+	text := cli(t, "catalog", "-f", values, "--cluster", support.Path("examples", "cluster-state.yaml"))
+	assert.Contains(t, text.stdout, `tenant defaults  {"kubernetesWorkerImage":{"metrics":true}}  (published for new pools in ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults)`)
+
+	// Nothing published beyond {}: no row, no key.
+	require.NoError(t, os.WriteFile(values, []byte("kubernetesWorkerImage: {}\n"), 0o644))
+	assert.Empty(t, catalogOf(t, exitOK, "-f", values, "--cluster", support.Path("examples", "cluster-state.yaml")).TenantDefaults)
 }

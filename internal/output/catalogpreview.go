@@ -36,6 +36,9 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 	writeRefusalNotes(&tb, r.SchemaRefusal, r.SchemaOnly, r.Suggestions)
 	if r.Result == "renders" {
 		tb.row("clone Role", cloneRoleText(r.CloneRole))
+		if r.TenantDefaults != "" {
+			tb.row("tenant defaults", r.TenantDefaults+"  (published for new pools in ConfigMap "+golden.Namespace+"/"+report.TenantDefaultsConfigMap+")")
+		}
 		if len(r.CAConfigMaps) > 0 {
 			tb.row("CA", "ConfigMaps "+strings.Join(r.CAConfigMaps, ", ")+" in "+golden.Namespace)
 		}

@@ -99,6 +99,9 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
 		if c.ImageFactoryCA {
 			what += ", imageFactoryCA (applies: the platform's CA is read at each render)"
 		}
+		if len(c.FromCatalog) > 0 {
+			what += "; from " + report.CatalogChannel + ": " + strings.Join(c.FromCatalog, ", ")
+		}
 		if c.Origin == "builtin" {
 			what = "the chart's built-in values"
 		}

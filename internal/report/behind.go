@@ -66,13 +66,17 @@ type Running struct {
 }
 
 // Defaults are what a new pool gets now: the chart's Talos flavor, the
-// platform's factory URL (_cluster.talos.imageFactoryURL, else the chart's
-// built-in), and the chart's Kubernetes release of each minor.
+// platform's factory URL (_cluster.talos.imageFactoryURL, else the catalog's
+// published one, else the chart's built-in), and the chart's Kubernetes
+// release of each minor.
 type Defaults struct {
-	SchematicID        string            `json:"schematicID"`
-	Version            string            `json:"version"`
-	ImageFactoryURL    string            `json:"imageFactoryURL"`
-	KubernetesReleases map[string]string `json:"kubernetesReleases"`
+	SchematicID     string `json:"schematicID"`
+	Version         string `json:"version"`
+	ImageFactoryURL string `json:"imageFactoryURL"`
+	// ImageFactoryURLFrom names the catalog's published defaults when the
+	// URL came from there; empty for _cluster and the built-in.
+	ImageFactoryURLFrom string            `json:"imageFactoryURLFrom,omitempty"`
+	KubernetesReleases  map[string]string `json:"kubernetesReleases"`
 }
 
 // Behind says every way a pool running r is behind, given the goldens
@@ -104,8 +108,11 @@ func Behind(r Running, catalog map[string]fleet.Golden) []BehindReason {
 	}
 	if !r.Clone && r.ImageFactoryURL != "" && r.Defaults.ImageFactoryURL != "" &&
 		strings.TrimRight(r.ImageFactoryURL, "/") != strings.TrimRight(r.Defaults.ImageFactoryURL, "/") {
-		out = append(out, BehindReason{Kind: BehindFactory, From: r.ImageFactoryURL, To: r.Defaults.ImageFactoryURL,
-			Detail: "the platform's factory URL for new pools"})
+		detail := "the platform's factory URL for new pools"
+		if r.Defaults.ImageFactoryURLFrom != "" {
+			detail = "the factory URL for new pools of " + r.Defaults.ImageFactoryURLFrom
+		}
+		out = append(out, BehindReason{Kind: BehindFactory, From: r.ImageFactoryURL, To: r.Defaults.ImageFactoryURL, Detail: detail})
 	}
 	return out
 }
@@ -171,7 +178,7 @@ func runningFromFacts(f *chartFacts) Running {
 		Kubernetes: string(f.Behind.Kubernetes.Release), KubernetesSource: string(f.Behind.Kubernetes.Source),
 		Defaults: Defaults{
 			SchematicID: string(f.Behind.Defaults.SchematicID), Version: string(f.Behind.Defaults.Version),
-			ImageFactoryURL: string(f.Behind.Defaults.ImageFactoryURL), KubernetesReleases: map[string]string{},
+			ImageFactoryURL: string(f.Behind.Defaults.ImageFactoryURL), ImageFactoryURLFrom: string(f.Behind.Defaults.ImageFactoryURLFrom), KubernetesReleases: map[string]string{},
 		},
 	}
 	if ds.Clone {

@@ -61,6 +61,9 @@ type CatalogReport struct {
 	CloneRole []string `json:"cloneRole"`
 	// CAConfigMaps are the CA ConfigMaps the render holds.
 	CAConfigMaps []string `json:"caConfigMaps"`
+	// TenantDefaults is the JSON the catalog publishes for new pools in
+	// the ConfigMap TenantDefaultsConfigMap; empty when it publishes {}.
+	TenantDefaults string `json:"tenantDefaults,omitempty"`
 	// Platform, with -f files, are the platform's values they make: the
 	// platform release's values (its Helm release record) with the files
 	// layered over them as Helm layers -f files, the whole values to apply;
@@ -192,6 +195,9 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 		for _, d := range m.Docs {
 			switch d.Kind() {
 			case "Role":
+				if d.Name() != "kubernetes-worker-image-clone" {
+					continue
+				}
 				for _, rule := range asList(render.Get(d.Object, "rules")) {
 					for _, n := range asList(render.Get(rule, "resourceNames")) {
 						if s, ok := n.(string); ok {
@@ -200,7 +206,11 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 					}
 				}
 			case "ConfigMap":
-				rep.CAConfigMaps = append(rep.CAConfigMaps, d.Name())
+				if d.Name() != TenantDefaultsConfigMap {
+					rep.CAConfigMaps = append(rep.CAConfigMaps, d.Name())
+				} else if text, _ := render.Get(d.Object, "data[values.json]").(string); text != "{}" {
+					rep.TenantDefaults = text
+				}
 			}
 		}
 	}

@@ -110,6 +110,9 @@ type chartFacts struct {
 		OSImage         scalar `json:"osImage"`
 		From            scalar `json:"from"`
 		ImageFactoryCA  bool   `json:"imageFactoryCA"`
+		// FromCatalog names the fields taken from the catalog's published
+		// defaults rather than _cluster.
+		FromCatalog []scalar `json:"fromCatalog"`
 	} `json:"creationDefaults"`
 	// Behind is kubernetes-nodes.behindFacts: the Kubernetes release the
 	// pool runs, and what the chart and the platform give a new pool now.
@@ -120,10 +123,13 @@ type chartFacts struct {
 			Source  scalar `json:"source"`
 		} `json:"kubernetes"`
 		Defaults struct {
-			SchematicID        scalar            `json:"schematicID"`
-			Version            scalar            `json:"version"`
-			ImageFactoryURL    scalar            `json:"imageFactoryURL"`
-			KubernetesReleases map[string]scalar `json:"kubernetesReleases"`
+			SchematicID     scalar `json:"schematicID"`
+			Version         scalar `json:"version"`
+			ImageFactoryURL scalar `json:"imageFactoryURL"`
+			// ImageFactoryURLFrom names the catalog's published defaults
+			// when the URL came from there; "" for _cluster or the built-in.
+			ImageFactoryURLFrom scalar            `json:"imageFactoryURLFrom"`
+			KubernetesReleases  map[string]scalar `json:"kubernetesReleases"`
 		} `json:"defaults"`
 	} `json:"behind"`
 	// guarded is false when the clone guards refused. The facts then come

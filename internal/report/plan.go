@@ -168,7 +168,18 @@ type CreatedWith struct {
 	OSImage         string `json:"osImage"`
 	// ImageFactoryCA: the platform's CA applied at creation (never the PEM).
 	ImageFactoryCA bool `json:"imageFactoryCA,omitempty"`
+	// FromCatalog names the fields taken from the catalog's published
+	// defaults (CatalogChannel) rather than _cluster.
+	FromCatalog []string `json:"fromCatalog,omitempty"`
 }
+
+// CatalogChannel is how the chart names the catalog's published defaults,
+// the channel after _cluster (worker-image-lib.tenantDefaultsChannel).
+const CatalogChannel = "the catalog's published defaults (ConfigMap cozy-public/" + TenantDefaultsConfigMap + ")"
+
+// TenantDefaultsConfigMap is the ConfigMap in cozy-public the catalog
+// publishes the platform defaults for tenant workers in.
+const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
@@ -234,6 +245,9 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		}
 		cd := facts.CreationDefaults
 		rep.CreatedWith = &CreatedWith{From: string(cd.From), Origin: string(cd.Origin), ImageFactoryURL: string(cd.ImageFactoryURL), OSImage: strings.TrimSpace(string(cd.OSImage)), ImageFactoryCA: cd.ImageFactoryCA}
+		for _, f := range cd.FromCatalog {
+			rep.CreatedWith.FromCatalog = append(rep.CreatedWith.FromCatalog, string(f))
+		}
 		running := runningFromFacts(facts)
 		if running.Kubernetes != "" {
 			rep.Kubernetes = &Sourced{Value: running.Kubernetes, Source: running.KubernetesSource}

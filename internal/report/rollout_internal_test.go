@@ -27,3 +27,17 @@ func TestKubernetesPatch(t *testing.T) {
 		assert.Equal(t, c.to, to, c.running)
 	}
 }
+
+// A field of the osImage recorded at creation is recognised whichever
+// channel it came from, so a rollout writes it into the pool's own osImage.
+func TestRecordedOSImageFromEitherChannel(t *testing.T) {
+	for _, source := range []string{
+		"the platform default _cluster.osImage.builtin.version recorded when the pool was created (annotation ...)",
+		"the default osImage.builtin.version of " + CatalogChannel + ", recorded when the pool was created (annotation ...)",
+	} {
+		path, recorded, ok := osImagePathOf(source, "version")
+		assert.Equal(t, []any{"builtin", true, true}, []any{path, recorded, ok}, source)
+	}
+	_, _, ok := osImagePathOf("the default talos.imageFactoryURL of "+CatalogChannel+", recorded when the pool was created (x)", "version")
+	assert.False(t, ok, "a published talos default is no osImage field")
+}

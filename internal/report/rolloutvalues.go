@@ -12,9 +12,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// recordedOSImage starts the source the chart names for a field of the
-// osImage recorded when the pool was created (kubernetes-nodes.recordedSource).
-const recordedOSImage = "the platform default _cluster.osImage."
+// recordedOSImage start the sources the chart names for a field of the
+// osImage recorded when the pool was created, from _cluster or from the
+// catalog's published defaults (kubernetes-nodes.recordedSource).
+var recordedOSImage = []string{"the platform default _cluster.osImage.", "the default osImage."}
 
 // valuesEdit builds a pool's change: the merge patch of its spec.values and
 // each field it sets.
@@ -43,11 +44,13 @@ func newValuesEdit(createdWith *CreatedWith) *valuesEdit {
 // default other than osImage.
 func osImagePathOf(source, field string) (path string, recorded, ok bool) {
 	for _, p := range []string{"builtin", "factory"} {
-		switch {
-		case source == "osImage."+p+"."+field:
+		if source == "osImage."+p+"."+field {
 			return p, false, true
-		case strings.HasPrefix(source, recordedOSImage+p+"."+field+" "):
-			return p, true, true
+		}
+		for _, prefix := range recordedOSImage {
+			if strings.HasPrefix(source, prefix+p+"."+field+" ") {
+				return p, true, true
+			}
 		}
 	}
 	return "", false, false

@@ -47,9 +47,18 @@ func renderCatalog(t testing.TB, values map[string]interface{}, cluster *support
 	return renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace}, values, cluster)
 }
 
+// renderCatalogAs renders the catalog and returns its goldens, CA
+// ConfigMaps, clone RBAC and rules: the published tenant defaults, which
+// every render holds (tenant_defaults_test.go covers them through
+// renderChartAs), are checked present and taken out, so each test of the
+// goldens sees what it is about.
 func renderCatalogAs(t testing.TB, rel render.Release, values map[string]interface{}, cluster *support.Cluster) (*render.Manifest, error) {
 	t.Helper()
-	return renderChartAs(t, catalogChart(t), rel, values, cluster)
+	m, err := renderChartAs(t, catalogChart(t), rel, values, cluster)
+	if err == nil {
+		withoutTenantDefaults(t, m)
+	}
+	return m, err
 }
 
 func mustRenderCatalog(t testing.TB, values map[string]interface{}, cluster *support.Cluster) *render.Manifest {
@@ -57,6 +66,25 @@ func mustRenderCatalog(t testing.TB, values map[string]interface{}, cluster *sup
 	m, err := renderCatalog(t, values, cluster)
 	require.NoError(t, err)
 	return m
+}
+
+// withoutTenantDefaults removes the documents of the catalog's
+// tenant-defaults.yaml from m, requiring its ConfigMap among them.
+func withoutTenantDefaults(t testing.TB, m *render.Manifest) []render.Doc {
+	t.Helper()
+	var kept, taken []render.Doc
+	for _, d := range m.Docs {
+		if strings.HasSuffix(d.Source, "/templates/tenant-defaults.yaml") {
+			taken = append(taken, d)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	m.Docs = kept
+	require.NotEmpty(t, taken, "every catalog render publishes the tenant defaults")
+	require.Equal(t, "ConfigMap", taken[0].Kind())
+	require.Equal(t, "kubernetes-worker-image-tenant-defaults", taken[0].Name())
+	return taken
 }
 
 func catalogGolden(t testing.TB, m *render.Manifest, name string) render.Doc {

@@ -176,6 +176,7 @@ func TestHostAssistedFallbackRequests(t *testing.T) {
 		"get cdiconfigs":                          1,
 		"get csidrivers":                          1,
 		"get persistentvolumes":                   1,
+		"get configmaps":                          1,
 	}, cluster.CallsByVerb())
 
 	// The HTTP path reads none of it, and renders the same bytes.
@@ -186,6 +187,7 @@ func TestHostAssistedFallbackRequests(t *testing.T) {
 		assert.Equal(t, map[string]int{
 			"list virtualmachineclusterinstancetypes": 1,
 			"get machinedeployments":                  1,
+			"get configmaps":                          1,
 		}, rich.CallsByVerb(), values)
 		assert.Equal(t, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), m.Text(), values)
 	}

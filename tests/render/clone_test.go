@@ -99,7 +99,8 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 		assert.Equal(t, map[string]int{
 			"list virtualmachineclusterinstancetypes": 1,
 			"get machinedeployments":                  1,
-		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes and its own MachineDeployment (which holds its record)", values)
+			"get configmaps":                          1,
+		}, rich.CallsByVerb(), "%s: the HTTP path asks only for instancetypes, its own MachineDeployment (which holds its record) and the catalog's published defaults", values)
 		assert.Equal(t, withRich, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")).Text(), values)
 		assert.Equal(t, doc(t, mustRenderPool(t, vals(t, values), loadCluster(t, "cluster/instancetypes.yaml")), "KubevirtMachineTemplate").Text, doc(t, mustRenderPool(t, vals(t, values), nil), "KubevirtMachineTemplate").Text, "%s: a preview (no cluster) names the same template", values)
 	}
@@ -419,7 +420,8 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get csidrivers":                          1,
 		"get persistentvolumeclaims":              1,
 		"get persistentvolumes":                   1,
-	}, cluster.CallsByVerb(), "refusals 6 to 15 add the CDI list, the class's StorageProfile and CSIDriver, the CDIConfig, the golden's PVC and PV; with no CDI resource no VolumeSnapshotClass is listed")
+		"get configmaps":                          1,
+	}, cluster.CallsByVerb(), "the catalog's published defaults, one GET; refusals 6 to 15 add the CDI list, the class's StorageProfile and CSIDriver, the CDIConfig, the golden's PVC and PV; with no CDI resource no VolumeSnapshotClass is listed")
 
 	cluster = healthyCluster(t)
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
@@ -435,13 +437,14 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get csidrivers":                          1,
 		"get persistentvolumeclaims":              1,
 		"get persistentvolumes":                   1,
+		"get configmaps":                          1,
 	}, cluster.CallsByVerb(), "no list of the pool's namespace: a new pool has no MachineDeployment, so no template is read")
 
 	cluster = healthyCluster(t, runningPool(testPoolName, testPoolName+"-abc123", defaultGolden, "replicated", 1))
 	mustRenderPool(t, vals(t, "{cluster: acme, storageClass: '', osImage: {builtin: {}}}"), cluster)
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
-		"get configmaps":               1,
+		"get configmaps":               2,
 		"get machinedeployments":       1,
 		"get kubevirtmachinetemplates": 1,
 		"get datavolumes":              1,
@@ -452,5 +455,5 @@ func TestClonePathAPICalls(t *testing.T) {
 		"get csidrivers":               1,
 		"get persistentvolumeclaims":   1,
 		"get persistentvolumes":        1,
-	}, cluster.CallsByVerb(), "a running pool: its MachineDeployment once (record and clone path share it) and its template, fixed GETs")
+	}, cluster.CallsByVerb(), "a running pool: its MachineDeployment once (record and clone path share it), its template, the earlier chart's record and the catalog's published defaults, fixed GETs")
 }

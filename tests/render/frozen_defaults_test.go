@@ -257,9 +257,9 @@ func TestFrozenDefaultsCostFixedGets(t *testing.T) {
 	assert.Equal(t, map[string]int{
 		"list virtualmachineclusterinstancetypes": 1,
 		"get machinedeployments":                  1,
-		"get configmaps":                          1,
+		"get configmaps":                          2,
 		"get kubevirtmachinetemplates":            1,
-	}, cluster.CallsByVerb(), "its MachineDeployment (record, Kubernetes release), the earlier chart's record, its template")
+	}, cluster.CallsByVerb(), "its MachineDeployment (record, Kubernetes release), the earlier chart's record and the catalog's published defaults (one GET each), its template")
 
 	cluster.ResetCalls()
 	mustRenderPool(t, vals(t, "{cluster: acme, talos: {version: v1.13.6, schematicID: "+defaultSchematic+"}}"), cluster)

@@ -44,7 +44,7 @@ func validatingChart(t testing.TB) *chart.Chart {
 	var libs []*chart.Chart
 	for _, dep := range pool.Dependencies() {
 		libs = append(libs, keep(dep, "_values.tpl", "_patterns.tpl", "_golden.tpl", "_quantity.tpl",
-			"_validate.tpl", "_vm.tpl", "_state.tpl", "_helpers.tpl", "_osimage.tpl", "_platformdefaults.tpl", "_running.tpl"))
+			"_validate.tpl", "_vm.tpl", "_state.tpl", "_helpers.tpl", "_osimage.tpl", "_platformdefaults.tpl", "_running.tpl", "_tenantdefaults.tpl"))
 	}
 	reduced.SetDependencies(libs...)
 	return render.WithTemplate(reduced, "templates/validate.yaml",

@@ -28,3 +28,20 @@ func TestImagePatternsAgreeAcrossCharts(t *testing.T) {
 	// schema's message quotes it rather than "'anyOf' failed".
 	require.Equal(t, "^$|"+lib["imageFactoryURL"], jsonAt(t, platform, "properties", "tenantWorkers", "properties", "talos", "properties", "imageFactoryURL", "pattern"))
 }
+
+// The catalog takes the platform chart's tenantWorkers and registries.mirrors
+// for a platform without _cluster keys for them: one shape, so values moved
+// from one chart to the other mean the same.
+func TestCatalogTenantDefaultsSchemaIsThePlatforms(t *testing.T) {
+	platform := document(t, chartFile(t, platformChart+"/values.schema.json"))
+	catalog := document(t, chartFile(t, catalogChart+"/values.schema.json"))
+	require.Equal(t, jsonAt(t, platform, "properties", "tenantWorkers", "properties"), jsonAt(t, catalog, "properties", "tenantWorkers", "properties"))
+	require.Equal(t, jsonAt(t, platform, "properties", "registries", "properties", "mirrors"), jsonAt(t, catalog, "properties", "registries", "properties", "mirrors"))
+	for _, def := range []string{"schematicID", "talosVersion", "factoryURL", "imageFactoryCA"} {
+		require.Equal(t, jsonAt(t, platform, "definitions", def), jsonAt(t, catalog, "definitions", def), def)
+	}
+	s := compile(t, catalogChart)
+	checkCases(t, s,
+		[]string{"tenantWorkers: {talos: {imageFactoryURL: 'https://factory.mirror.internal'}, osImage: {builtin: {}}}", "registries: {mirrors: {docker.io: {endpoints: ['https://m.internal/v2']}}, config: {}}"},
+		[]string{"tenantWorkers: {talos: {imageFactoryURL: 'ftp://x'}}", "tenantWorkers: {osimage: {}}", "registries: {mirrors: {docker.io: {endpoints: []}}}", "registries: {mirror: {}}"})
+}

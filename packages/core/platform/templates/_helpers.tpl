@@ -63,32 +63,13 @@ The _cluster keys for tenant workers that are set (README, "Platform defaults fo
 Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.clusterValues" -}}
-{{- $talos := dict -}}
 {{- $registries := .root.Values.registries | default dict -}}
-{{- with $registries.mirrors -}}
-{{- $_ := set $talos "registryMirrors" . -}}
-{{- end -}}
+{{- include "worker-image-lib.tenantDefaultsValues" (dict "tenantWorkers" .root.Values.tenantWorkers "mirrors" $registries.mirrors "metrics" (eq (include "platform.metricsEnabled" .root) "true") "out" .out) -}}
+{{- /* Registry credentials go only into _cluster, which tenants do not read. */ -}}
 {{- $config := dict -}}
 {{- include "platform.registryConfig" (dict "root" .root "out" $config) -}}
 {{- with $config -}}
-{{- $_ := set $talos "registryConfig" . -}}
-{{- end -}}
-{{- $tenant := .root.Values.tenantWorkers | default dict -}}
-{{- $tenantTalos := $tenant.talos | default dict -}}
-{{- range $key := list "installerRepository" "imageFactoryURL" "imageFactoryCA" -}}
-{{- with get $tenantTalos $key -}}
-{{- $_ := set $talos $key . -}}
-{{- end -}}
-{{- end -}}
-{{- if $talos -}}
-{{- $_ := set .out "talos" $talos -}}
-{{- end -}}
-{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
-{{- $_ := set .out "osImage" $tenant.osImage -}}
-{{- end -}}
-{{- /* The pools then annotate their MachineDeployments with the flavor they run, for the metrics. */ -}}
-{{- if include "platform.metricsEnabled" .root -}}
-{{- $_ := set .out "kubernetesWorkerImage" (dict "metrics" true) -}}
+{{- $_ := set $.out "talos" (merge ($.out.talos | default dict) (dict "registryConfig" .)) -}}
 {{- end -}}
 {{- end -}}
 
@@ -171,25 +152,7 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- $config := dict -}}
 {{- include "platform.registryConfig" (dict "root" . "out" $config) -}}
 {{- include "worker-image-lib.assertRegistryConfig" (dict "prefix" "" "field" "registries.config" "value" $config) -}}
-{{- $tenant := $v.tenantWorkers | default dict -}}
-{{- if not (kindIs "map" $tenant) -}}
-{{- fail (printf "tenantWorkers is %s, not a map" (include "worker-image-lib.describe" $tenant)) -}}
-{{- end -}}
-{{- $talos := $tenant.talos | default dict -}}
-{{- if not (kindIs "map" $talos) -}}
-{{- fail (printf "tenantWorkers.talos is %s, not a map" (include "worker-image-lib.describe" $talos)) -}}
-{{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" "" "field" "tenantWorkers.talos" "value" $talos "keys" (list "installerRepository" "imageFactoryURL" "imageFactoryCA")) -}}
-{{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryCA" "value" $talos.imageFactoryCA) -}}
-{{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" "" "field" "tenantWorkers.talos.installerRepository" "value" $talos.installerRepository) -}}
-{{- include "worker-image-lib.assertString" (dict "prefix" "" "field" "tenantWorkers.talos.imageFactoryURL" "value" $talos.imageFactoryURL) -}}
-{{- $maxURL := (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryURL | int -}}
-{{- if and $talos.imageFactoryURL (or (gt (len $talos.imageFactoryURL) $maxURL) (not (regexMatch $patterns.imageFactoryURL $talos.imageFactoryURL))) -}}
-{{- fail (printf "tenantWorkers.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL $maxURL) -}}
-{{- end -}}
-{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
-{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" "" "field" "tenantWorkers.osImage" "value" $tenant.osImage) -}}
-{{- end -}}
+{{- include "worker-image-lib.assertTenantWorkers" (dict "prefix" "" "field" "tenantWorkers" "value" $v.tenantWorkers) -}}
 {{- $_ := set . "_platformValidated" true -}}
 {{- end -}}
 {{- end -}}

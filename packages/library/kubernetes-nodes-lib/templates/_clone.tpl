@@ -155,7 +155,11 @@ HTTP (toHTTP). Takes the clone context (root, image, ...) and adds both to it.
 {{- $_ := set . "seen" (printf "%s.builtin resolved to schematicID %s (from %s), version %s (from %s)" $image.osImageOrigin $image.schematicID $image.schematicIDSource $image.version $image.versionSource) -}}
 {{- $_ := set . "toHTTP" "remove osImage.builtin to import over HTTP" -}}
 {{- if ne $image.osImageOrigin "osImage" -}}
-{{- $_ := set . "seen" (printf "%s, the platform default recorded when the pool was created" .seen) -}}
+{{- $recorded := "the platform default" -}}
+{{- if ne $image.osImageOrigin "_cluster.osImage" -}}
+{{- $recorded = printf "the default of %s" (include "worker-image-lib.tenantDefaultsChannel" .root) -}}
+{{- end -}}
+{{- $_ := set . "seen" (printf "%s, %s recorded when the pool was created" .seen $recorded) -}}
 {{- $_ := set . "toHTTP" "set the pool's own osImage: {} to import over HTTP" -}}
 {{- end -}}
 {{- end -}}

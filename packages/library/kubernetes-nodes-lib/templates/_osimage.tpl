@@ -16,6 +16,9 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- $os = .Values.osImage -}}
 {{- else if hasKey $creation "osImage" -}}
 {{- $origin = "_cluster.osImage" -}}
+{{- if has "osImage" $creation.fromCatalog -}}
+{{- $origin = "the catalog's published osImage" -}}
+{{- end -}}
 {{- $os = $creation.osImage -}}
 {{- end -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" (printf "pool %s: " $pool) "field" $origin "value" $os) -}}
@@ -31,7 +34,7 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- $factoryURL := dict "value" (.Values.talos.imageFactoryURL | default "" | toString) "source" "talos.imageFactoryURL" -}}
 {{- if not $factoryURL.value -}}
 {{- if $creation.imageFactoryURL -}}
-{{- $factoryURL = dict "value" $creation.imageFactoryURL "source" (include "kubernetes-nodes.recordedSource" (dict "root" . "field" "_cluster.talos.imageFactoryURL")) -}}
+{{- $factoryURL = dict "value" $creation.imageFactoryURL "source" (include "kubernetes-nodes.recordedSource" (dict "root" . "field" "talos.imageFactoryURL" "catalog" (has "imageFactoryURL" $creation.fromCatalog))) -}}
 {{- else -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
 {{- $factoryURL = dict "value" (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").imageFactoryURL "source" "the chart's built-in talos.imageFactoryURL" -}}
@@ -63,7 +66,7 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- $value = $chosenValue -}}
 {{- $source = printf "%s.%s.%s" $origin $path $field -}}
 {{- if ne $origin "osImage" -}}
-{{- $source = include "kubernetes-nodes.recordedSource" (dict "root" $ "field" $source) -}}
+{{- $source = include "kubernetes-nodes.recordedSource" (dict "root" $ "field" (printf "osImage.%s.%s" $path $field) "catalog" (has "osImage" $creation.fromCatalog)) -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $resolved $field $value -}}

@@ -13,7 +13,8 @@ version: v1.13.6
 {{/*
 The creation record (library README), read once into ._kubernetesNodes.creation: imageFactoryURL,
 imageFactoryCA (whether the platform's CA applies; never the PEM), osImage (absent when none),
-osImageText, origin (platform or builtin), from (where it was read).
+osImageText, origin (platform or builtin), from (where it was read), fromCatalog (the fields that came
+from the catalog's published defaults rather than _cluster; absent from the record when none did).
 */}}
 {{- define "kubernetes-nodes.ensureCreationDefaults" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -40,7 +41,8 @@ osImageText, origin (platform or builtin), from (where it was read).
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "pool %s: the %s is not a JSON object as this chart writes it (%s); set the pool's own talos.imageFactoryURL and osImage, or delete the annotation to take the built-in values (which re-images the pool if they differ)" $pool $creation.from (include "worker-image-lib.describe" $text)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage" "imageFactoryCA")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage" "imageFactoryCA" "fromCatalog")) -}}
+{{- include "kubernetes-nodes.assertFromCatalog" (dict "pool" $pool "from" $creation.from "record" $parsed) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "imageFactoryURL in the %s" $creation.from) "value" (get $parsed "imageFactoryURL")) -}}
 {{- if and (hasKey $parsed "imageFactoryCA") (not (eq (toJson (get $parsed "imageFactoryCA")) "true")) -}}
 {{- fail (printf "pool %s: imageFactoryCA in the %s is %s, but the chart writes only true there (the platform's CA applied at creation); delete that key to stop taking the platform's CA, or set it back to true" $pool $creation.from (include "worker-image-lib.describe" (get $parsed "imageFactoryCA"))) -}}
@@ -89,18 +91,41 @@ osImageText, origin (platform or builtin), from (where it was read).
 {{- end -}}
 {{- end -}}
 {{- else -}}
+{{- /* A new pool: per field, _cluster's default, else the catalog's published one (fromCatalog names those). */ -}}
+{{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
 {{- $platform := .Values._cluster | default dict -}}
-{{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
-{{- $_ := set $recorded "imageFactoryURL" (get ($platform.talos | default dict) "imageFactoryURL" | default "" | toString) -}}
-{{- if get ($platform.talos | default dict) "imageFactoryCA" -}}
+{{- include "kubernetes-nodes.ensurePublished" . -}}
+{{- $published := $state.published -}}
+{{- $publishedTalos := $published.talos | default dict -}}
+{{- $fromCatalog := list -}}
+{{- $url := get $platformTalos "imageFactoryURL" | default "" | toString -}}
+{{- if and (not $url) (get $publishedTalos "imageFactoryURL") -}}
+{{- $url = get $publishedTalos "imageFactoryURL" -}}
+{{- $fromCatalog = append $fromCatalog "imageFactoryURL" -}}
+{{- end -}}
+{{- $_ := set $recorded "imageFactoryURL" $url -}}
+{{- if get $platformTalos "imageFactoryCA" -}}
 {{- $_ := set $recorded "imageFactoryCA" true -}}
+{{- else if get $publishedTalos "imageFactoryCA" -}}
+{{- $_ := set $recorded "imageFactoryCA" true -}}
+{{- $fromCatalog = append $fromCatalog "imageFactoryCA" -}}
 {{- end -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $recorded "osImage" $platform.osImage -}}
+{{- else if and (hasKey $published "osImage") (not (kindIs "invalid" $published.osImage)) -}}
+{{- $_ := set $recorded "osImage" $published.osImage -}}
+{{- $fromCatalog = append $fromCatalog "osImage" -}}
+{{- end -}}
+{{- if $fromCatalog -}}
+{{- $_ := set $recorded "fromCatalog" $fromCatalog -}}
+{{- $_ := set $creation "from" "today's platform defaults (_cluster, then the catalog's published ones), as for a new pool; its MachineDeployment records those that apply and which came from the catalog" -}}
+{{- else -}}
+{{- $_ := set $creation "from" "today's platform defaults (_cluster), as for a new pool; its MachineDeployment records those that apply" -}}
 {{- end -}}
 {{- end -}}
 {{- $_ := set $creation "imageFactoryURL" (get $recorded "imageFactoryURL" | default "" | toString) -}}
 {{- $_ := set $creation "imageFactoryCA" (hasKey $recorded "imageFactoryCA") -}}
+{{- $_ := set $creation "fromCatalog" (get $recorded "fromCatalog" | default list) -}}
 {{- if hasKey $recorded "osImage" -}}
 {{- $_ := set $creation "osImage" $recorded.osImage -}}
 {{- $_ := set $creation "osImageText" ($recorded.osImage | toYaml) -}}
@@ -158,6 +183,9 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- if hasKey $creation "osImage" -}}
 {{- $_ := set $record "osImage" $creation.osImage -}}
 {{- end -}}
+{{- with $creation.fromCatalog -}}
+{{- $_ := set $record "fromCatalog" . -}}
+{{- end -}}
 {{- if $record -}}
 {{- $record | toJson -}}
 {{- end -}}
@@ -167,12 +195,19 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- define "kubernetes-nodes.creationDefaults" -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
 {{- $creation := ._kubernetesNodes.creation -}}
-{{- dict "imageFactoryURL" $creation.imageFactoryURL "imageFactoryCA" $creation.imageFactoryCA "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from | toYaml -}}
+{{- dict "imageFactoryURL" $creation.imageFactoryURL "imageFactoryCA" $creation.imageFactoryCA "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from "fromCatalog" $creation.fromCatalog | toYaml -}}
 {{- end -}}
 
-{{/* How a recorded default is named in messages. */}}
+{{/*
+How a recorded default is named in messages, with its channel. Takes a dict: root, field (its path in
+_cluster, such as talos.imageFactoryURL), catalog (true: it came from the catalog's published defaults).
+*/}}
 {{- define "kubernetes-nodes.recordedSource" -}}
-{{- printf "the platform default %s recorded when the pool was created (%s)" .field .root._kubernetesNodes.creation.from -}}
+{{- if .catalog -}}
+{{- printf "the default %s of %s, recorded when the pool was created (%s)" .field (include "worker-image-lib.tenantDefaultsChannel" .root) .root._kubernetesNodes.creation.from -}}
+{{- else -}}
+{{- printf "the platform default _cluster.%s recorded when the pool was created (%s)" .field .root._kubernetesNodes.creation.from -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -182,16 +217,21 @@ nothing rolls): applied at render time to every pool, new and existing.
 {{- define "kubernetes-nodes.installerRepository" -}}
 {{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
-{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
+{{- include "kubernetes-nodes.ensurePublished" . -}}
+{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (get (._kubernetesNodes.published.talos | default dict) "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
 {{- end -}}
 
 {{/*
-Talos machine.registries: the platform's mirrors, a pool's entry replacing the platform's for its host,
-and the platform's registry config. Takes a dict: root, out (filled with mirrors and config, if any).
+Talos machine.registries: the mirrors merged per host, the catalog's published ones, then _cluster's, then
+the pool's own, each replacing the one before for its host; and the platform's registry config. Takes a dict: root, out (filled with mirrors and config, if any).
 */}}
 {{- define "kubernetes-nodes.registries" -}}
 {{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
 {{- $mirrors := dict -}}
+{{- include "kubernetes-nodes.ensurePublished" .root -}}
+{{- range $host, $mirror := (get (.root._kubernetesNodes.published.talos | default dict) "registryMirrors" | default dict) -}}
+{{- $_ := set $mirrors $host $mirror -}}
+{{- end -}}
 {{- range $host, $mirror := (get $platformTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
 {{- end -}}
@@ -204,4 +244,95 @@ and the platform's registry config. Takes a dict: root, out (filled with mirrors
 {{- with get $platformTalos "registryConfig" -}}
 {{- $_ := set $.out "config" . -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+Refuses a record's fromCatalog that is not what this chart writes: a list of the record's own fields,
+each once. Takes a dict: pool, from (the record), record (parsed).
+*/}}
+{{- define "kubernetes-nodes.assertFromCatalog" -}}
+{{- if hasKey .record "fromCatalog" -}}
+{{- $list := get .record "fromCatalog" -}}
+{{- $fix := "delete that key if those fields came from _cluster, or write it as this chart does, a list of the record's own imageFactoryURL, imageFactoryCA and osImage that came from the catalog's published defaults, e.g. [\"imageFactoryURL\"]" -}}
+{{- if not (and (kindIs "slice" $list) $list (le (len $list) 3)) -}}
+{{- fail (printf "pool %s: fromCatalog in the %s is %s, not a list of one to three field names; %s" .pool .from (include "worker-image-lib.describe" $list) $fix) -}}
+{{- end -}}
+{{- $seen := dict -}}
+{{- range $field := $list -}}
+{{- if not (and (kindIs "string" $field) (has $field (list "imageFactoryURL" "imageFactoryCA" "osImage")) (hasKey $.record $field) (not (hasKey $seen $field))) -}}
+{{- fail (printf "pool %s: fromCatalog in the %s lists %s, which is not a field the record holds (once); %s" $.pool $.from (include "worker-image-lib.describe" $field) $fix) -}}
+{{- end -}}
+{{- $_ := set $seen $field true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The catalog's published defaults for tenant workers (worker-image-lib.tenantDefaults), read at most once
+into ._kubernetesNodes.published ({} when there is none): one GET by name in cozy-public, which only the
+platform writes, refused before it is parsed when it is larger than maxBytes or nested deeper than the
+catalog writes it, and checked as _cluster is. A lookup error fails the render. Takes the root context.
+*/}}
+{{- define "kubernetes-nodes.ensurePublished" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "published") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.tenantDefaults") -}}
+{{- $where := index $state.tables "worker-image-lib.tenantDefaults" -}}
+{{- $pool := include "kubernetes-nodes.poolName" . -}}
+{{- $published := dict -}}
+{{- $object := lookup "v1" "ConfigMap" $where.namespace $where.name -}}
+{{- if $object -}}
+{{- $what := printf "pool %s: ConfigMap %s/%s, the catalog's published defaults for new pools," $pool $where.namespace $where.name -}}
+{{- $fix := "the catalog (kubernetes-worker-image) writes it: set the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values and let it write the object again, rather than editing the object" -}}
+{{- $data := $object.data | default dict -}}
+{{- if not (hasKey $data $where.key) -}}
+{{- fail (printf "%s has no key %s (its keys: %s); %s" $what $where.key (include "worker-image-lib.truncate" (keys $data | sortAlpha | join ", " | default "none")) $fix) -}}
+{{- end -}}
+{{- $text := get $data $where.key -}}
+{{- if gt (len $text) (int $where.maxBytes) -}}
+{{- fail (printf "%s holds %d bytes in %s, more than the %d a pool reads, so it is refused before it is parsed; %s (the catalog refuses defaults that large)" $what (len $text) $where.key (int $where.maxBytes) $fix) -}}
+{{- end -}}
+{{- $nesting := include "kubernetes-nodes.recordNesting" (dict "text" $text "depth" 5 "json" true) -}}
+{{- if eq $nesting "deeper" -}}
+{{- fail (printf "%s nests deeper in %s than the 5 levels the catalog writes (talos, registryMirrors, a host, endpoints), so it is refused before it is parsed; %s" $what $where.key $fix) -}}
+{{- end -}}
+{{- $parsed := dict "Error" "unclosed" -}}
+{{- if not $nesting -}}
+{{- $parsed = $text | fromJson -}}
+{{- end -}}
+{{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
+{{- fail (printf "%s holds in %s %s, not a JSON object as the catalog writes it; %s" $what $where.key (include "worker-image-lib.describe" $text) $fix) -}}
+{{- end -}}
+{{- include "kubernetes-nodes.assertPublished" (dict "root" . "pool" $pool "prefix" (printf "%s %s (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): " $what $where.key) "value" $parsed) -}}
+{{- $published = $parsed -}}
+{{- end -}}
+{{- $_ := set $state "published" $published -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The catalog's published defaults, parsed, checked with the rules _cluster's keys are checked with: only
+the keys the catalog writes (no registryConfig: it carries credentials, and tenants may read the object).
+Takes a dict: root, pool, prefix (names the object), value.
+*/}}
+{{- define "kubernetes-nodes.assertPublished" -}}
+{{- $prefix := .prefix -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "the object" "value" .value "keys" (list "talos" "osImage" "kubernetesWorkerImage")) -}}
+{{- $talos := dict -}}
+{{- if hasKey .value "talos" -}}
+{{- $talos = get .value "talos" -}}
+{{- end -}}
+{{- if not (kindIs "map" $talos) -}}
+{{- fail (printf "%stalos is %s, not a map; the catalog writes it from its tenantWorkers.talos and registries.mirrors" $prefix (include "worker-image-lib.describe" $talos)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "talos" "value" $talos "keys" (list "imageFactoryURL" "imageFactoryCA" "installerRepository" "registryMirrors")) -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" $prefix "field" "talos.imageFactoryURL" "value" (get $talos "imageFactoryURL")) -}}
+{{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" $prefix "field" "talos.installerRepository" "value" (get $talos "installerRepository")) -}}
+{{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" $prefix "field" "talos.registryMirrors" "value" (get $talos "registryMirrors")) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" $prefix "field" "talos.imageFactoryCA" "value" (get $talos "imageFactoryCA")) -}}
+{{- if and (hasKey .value "osImage") (not (kindIs "invalid" .value.osImage)) -}}
+{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" $prefix "field" "osImage" "value" .value.osImage) -}}
+{{- end -}}
+{{- $_ := include "kubernetes-nodes.metricsSwitch" (dict "prefix" $prefix "field" "kubernetesWorkerImage" "value" .value "writer" "the catalog" "switch" "monitoring.enabled" "where" " in its values") -}}
 {{- end -}}

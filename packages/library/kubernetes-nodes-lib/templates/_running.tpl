@@ -84,24 +84,39 @@ nothing the cluster holds reaches a name unchecked. Takes the root context.
 {{- end -}}
 
 {{/*
-The platform's kubernetesWorkerImage.metrics, as it reaches pools (_cluster.kubernetesWorkerImage.metrics,
-docs/monitoring.md): checked (a map holding only the boolean metrics; null or absent is off) and kept in
-._kubernetesNodes.metrics. Takes a dict: root, pool, platform (_cluster).
+The platform's kubernetesWorkerImage.metrics, as it reaches pools (docs/monitoring.md): _cluster's
+kubernetesWorkerImage.metrics when set, else the catalog's published one (a stock Cozystack writes no
+_cluster key for it); off when neither is. Kept in ._kubernetesNodes.metrics. Takes a dict: root, pool,
+platform (_cluster).
 */}}
 {{- define "kubernetes-nodes.poolMetrics" -}}
-{{- $channel := index .platform "kubernetesWorkerImage" -}}
-{{- $on := false -}}
-{{- if and (hasKey .platform "kubernetesWorkerImage") (not (kindIs "invalid" $channel)) -}}
+{{- $on := include "kubernetes-nodes.metricsSwitch" (dict "prefix" (printf "pool %s: " .pool) "field" "_cluster.kubernetesWorkerImage" "value" .platform "writer" "the platform" "switch" "kubernetesWorkerImage.metrics.enabled" "where" " in the platform chart") -}}
+{{- if not $on -}}
+{{- include "kubernetes-nodes.ensurePublished" .root -}}
+{{- $on = include "kubernetes-nodes.metricsSwitch" (dict "value" .root._kubernetesNodes.published) -}}
+{{- end -}}
+{{- $_ := set .root._kubernetesNodes "metrics" (eq $on "true") -}}
+{{- end -}}
+
+{{/*
+One channel's metrics switch, checked: its kubernetesWorkerImage, a map holding only the boolean metrics;
+null or absent is not set. "true" or "false" when set, else "". Takes a dict: prefix, field (the key's
+path in messages), value (the channel's map), writer, switch and where (what writes it, for messages).
+*/}}
+{{- define "kubernetes-nodes.metricsSwitch" -}}
+{{- $channel := index .value "kubernetesWorkerImage" -}}
+{{- if and (hasKey .value "kubernetesWorkerImage") (not (kindIs "invalid" $channel)) -}}
 {{- if not (kindIs "map" $channel) -}}
-{{- fail (printf "pool %s: _cluster.kubernetesWorkerImage is %s, not a map; it is set by the platform (kubernetesWorkerImage.metrics.enabled in the platform chart writes {metrics: true})" .pool (include "worker-image-lib.describe" $channel)) -}}
+{{- fail (printf "%s%s is %s, not a map; it is set by %s (%s%s writes {metrics: true})" .prefix .field (include "worker-image-lib.describe" $channel) .writer .switch .where) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " .pool) "field" "_cluster.kubernetesWorkerImage" "value" $channel "keys" (list "metrics")) -}}
-{{- if and (hasKey $channel "metrics") (not (kindIs "invalid" $channel.metrics)) (not (kindIs "bool" $channel.metrics)) -}}
-{{- fail (printf "pool %s: _cluster.kubernetesWorkerImage.metrics is %s, not a boolean; the platform writes true while its kubernetesWorkerImage.metrics.enabled is, and leaves it out otherwise" .pool (include "worker-image-lib.describe" $channel.metrics)) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" .prefix "field" .field "value" $channel "keys" (list "metrics")) -}}
+{{- if and (hasKey $channel "metrics") (not (kindIs "invalid" $channel.metrics)) -}}
+{{- if not (kindIs "bool" $channel.metrics) -}}
+{{- fail (printf "%s%s.metrics is %s, not a boolean; %s writes true while its %s is, and leaves it out otherwise" .prefix .field (include "worker-image-lib.describe" $channel.metrics) .writer .switch) -}}
 {{- end -}}
-{{- $on = and (hasKey $channel "metrics") (kindIs "bool" $channel.metrics) $channel.metrics -}}
+{{- $channel.metrics -}}
 {{- end -}}
-{{- $_ := set .root._kubernetesNodes "metrics" $on -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

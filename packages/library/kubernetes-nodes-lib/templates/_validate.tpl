@@ -138,6 +138,8 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- fail (printf "pool %s: _cluster.talos.registryConfig is %s, not a map of registry host to auth/TLS config; it is set by the platform (registries.config in the platform chart)" $pool (include "worker-image-lib.describe" $registryConfig)) -}}
 {{- end -}}
 {{- include "worker-image-lib.assertRegistryConfig" (dict "prefix" (printf "pool %s: " $pool) "field" "_cluster.talos.registryConfig" "value" $registryConfig) -}}
+{{- /* The catalog's published defaults, the channel after _cluster: read and checked once, whichever value needs them. */ -}}
+{{- include "kubernetes-nodes.ensurePublished" . -}}
 {{- /* The platform's switch for the pools' metrics annotations (docs/monitoring.md): a map of one boolean, or absent. */ -}}
 {{- include "kubernetes-nodes.poolMetrics" (dict "root" . "pool" $pool "platform" $platform) -}}
 {{- /* The platform's default for new pools: a map, or absent (null: not set). */ -}}

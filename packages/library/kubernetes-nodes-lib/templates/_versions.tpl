@@ -122,8 +122,9 @@ the patch table rolls no running pool; else, for a new pool or another minor, th
 {{/*
 What a pool runs against what the chart and the platform give a new pool now, as YAML, for tools that
 judge whether a pool is behind (workerimage plan, pins, rollcheck, rollout): kubernetes (the release
-resolved), and defaults (the chart's Talos flavor, the platform's current factory URL, else the
-built-in, and the Kubernetes release per minor). Never refuses.
+resolved), and defaults (the chart's Talos flavor, the platform's current factory URL: _cluster's, else
+the catalog's published one, named in imageFactoryURLFrom, else the built-in; and the Kubernetes release
+per minor). Refuses nothing beyond the published defaults' own checks.
 */}}
 {{- define "kubernetes-nodes.behindFacts" -}}
 {{- include "kubernetes-nodes.ensureKubernetes" . -}}
@@ -134,7 +135,15 @@ built-in, and the Kubernetes release per minor). Never refuses.
 {{- if and (kindIs "map" $platform) (kindIs "map" (get $platform "talos")) -}}
 {{- $platformTalos = get $platform "talos" -}}
 {{- end -}}
-{{- $url := get $platformTalos "imageFactoryURL" | default "" | toString | default $builtin.imageFactoryURL -}}
-{{- $defaults := dict "schematicID" $builtin.schematicID "version" $builtin.version "imageFactoryURL" $url "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
+{{- $url := get $platformTalos "imageFactoryURL" | default "" | toString -}}
+{{- $urlFrom := "" -}}
+{{- if not $url -}}
+{{- include "kubernetes-nodes.ensurePublished" . -}}
+{{- $url = get (._kubernetesNodes.published.talos | default dict) "imageFactoryURL" | default "" | toString -}}
+{{- if $url -}}
+{{- $urlFrom = include "worker-image-lib.tenantDefaultsChannel" . -}}
+{{- end -}}
+{{- end -}}
+{{- $defaults := dict "schematicID" $builtin.schematicID "version" $builtin.version "imageFactoryURL" ($url | default $builtin.imageFactoryURL) "imageFactoryURLFrom" $urlFrom "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
 {{- dict "kubernetes" ._kubernetesNodes.kubernetes "defaults" $defaults | toYaml -}}
 {{- end -}}

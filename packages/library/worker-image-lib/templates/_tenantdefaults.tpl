@@ -1,0 +1,76 @@
+{{/*
+Where the catalog publishes the platform defaults for tenant workers, for a Cozystack whose platform
+writes no _cluster keys for them (docs/closed-networks.md): one ConfigMap in cozy-public, its one key
+holding JSON of the _cluster keys set. maxBytes bounds what a pool reads before it parses: a 64 KiB CA
+and the mirrors, with room.
+*/}}
+{{- define "worker-image-lib.tenantDefaults" -}}
+namespace: cozy-public
+name: kubernetes-worker-image-tenant-defaults
+key: values.json
+maxBytes: 163840
+{{- end -}}
+
+{{/* How messages and tools name that object: the channel beside _cluster. */}}
+{{- define "worker-image-lib.tenantDefaultsChannel" -}}
+{{- $where := include "worker-image-lib.tenantDefaults" . | fromYaml -}}
+{{- printf "the catalog's published defaults (ConfigMap %s/%s)" $where.namespace $where.name -}}
+{{- end -}}
+
+{{/*
+tenantWorkers, the platform defaults for tenant worker pools, as the platform chart and the catalog
+both take them: talos.{installerRepository, imageFactoryURL, imageFactoryCA} and osImage. Takes a dict:
+prefix, field (its path in values), value (absent: none).
+*/}}
+{{- define "worker-image-lib.assertTenantWorkers" -}}
+{{- $tenant := .value | default dict -}}
+{{- if not (kindIs "map" $tenant) -}}
+{{- fail (printf "%s%s is %s, not a map" .prefix .field (include "worker-image-lib.describe" $tenant)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" .prefix "field" .field "value" $tenant "keys" (list "talos" "osImage")) -}}
+{{- $talos := $tenant.talos | default dict -}}
+{{- if not (kindIs "map" $talos) -}}
+{{- fail (printf "%s%s.talos is %s, not a map" .prefix .field (include "worker-image-lib.describe" $talos)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" .prefix "field" (printf "%s.talos" .field) "value" $talos "keys" (list "installerRepository" "imageFactoryURL" "imageFactoryCA")) -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryCA" .field) "value" $talos.imageFactoryCA) -}}
+{{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" .prefix "field" (printf "%s.talos.installerRepository" .field) "value" $talos.installerRepository) -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryURL" .field) "value" $talos.imageFactoryURL) -}}
+{{- $pattern := (include "worker-image-lib.patterns" . | fromYaml).imageFactoryURL -}}
+{{- $maxURL := (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryURL | int -}}
+{{- if and $talos.imageFactoryURL (or (gt (len $talos.imageFactoryURL) $maxURL) (not (regexMatch $pattern $talos.imageFactoryURL))) -}}
+{{- fail (printf "%s%s.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" .prefix .field (include "worker-image-lib.truncate" $talos.imageFactoryURL) $pattern $maxURL) -}}
+{{- end -}}
+{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
+{{- include "worker-image-lib.assertOSImageShape" (dict "prefix" .prefix "field" (printf "%s.osImage" .field) "value" $tenant.osImage) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The _cluster keys for tenant workers that are set, from tenantWorkers, registry mirrors and the metrics
+switch: what the platform writes into _cluster and the catalog publishes. Takes a dict: tenantWorkers,
+mirrors, metrics (a boolean), out (filled with talos, osImage and kubernetesWorkerImage, only those set).
+*/}}
+{{- define "worker-image-lib.tenantDefaultsValues" -}}
+{{- $talos := dict -}}
+{{- with .mirrors -}}
+{{- $_ := set $talos "registryMirrors" . -}}
+{{- end -}}
+{{- $tenant := .tenantWorkers | default dict -}}
+{{- $tenantTalos := $tenant.talos | default dict -}}
+{{- range $key := list "installerRepository" "imageFactoryURL" "imageFactoryCA" -}}
+{{- with get $tenantTalos $key -}}
+{{- $_ := set $talos $key . -}}
+{{- end -}}
+{{- end -}}
+{{- if $talos -}}
+{{- $_ := set .out "talos" $talos -}}
+{{- end -}}
+{{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
+{{- $_ := set .out "osImage" $tenant.osImage -}}
+{{- end -}}
+{{- /* The pools then annotate their MachineDeployments with the flavor they run, for the metrics. */ -}}
+{{- if .metrics -}}
+{{- $_ := set .out "kubernetesWorkerImage" (dict "metrics" true) -}}
+{{- end -}}
+{{- end -}}
