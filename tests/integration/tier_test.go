@@ -65,7 +65,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 	t.Run("CozystackInstall", func(t *testing.T) { testCozystackInstall(t, e) })
 	// The catalog's published platform defaults, on the cluster as the
-	// install page leaves it, go inside CozystackInstall (its "Reserved" slot).
+	// install page leaves it, are CozystackInstall/PublishedDefaults.
 	t.Run("MonitoringAgentsPackage", func(t *testing.T) { testMonitoringAgentsPackage(t, e) })
 	// Last: it takes over goldens of the default flavor others kept.
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
