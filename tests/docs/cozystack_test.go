@@ -161,13 +161,14 @@ func TestCozystackRDPackageNamesThePoolChart(t *testing.T) {
 // blocks of the install's sections are applied for real by the integration
 // tier, and the plain HelmRelease's are dry-run there; the sh commands of the
 // install, the takeover and the way back run there as written, against its
-// API server (tests/integration, CozystackInstall); every other command
+// API server (tests/integration, CozystackInstall), and so does the
+// dashboard's (GrafanaDashboardDryRun); every other command
 // needs the reader's own registry. A block added to another section would
 // otherwise be tested by nothing.
 func TestCozystackPageRunsInTheTier(t *testing.T) {
 	sections, err := support.PageSections(support.CozystackPage)
 	require.NoError(t, err)
-	inTier := map[string]bool{support.CozystackGoingBack: true, support.CozystackPlainSection: true}
+	inTier := map[string]bool{support.CozystackGoingBack: true, support.CozystackPlainSection: true, support.CozystackMonitoringSection: true}
 	for _, s := range support.CozystackInstallSections {
 		inTier[s] = true
 	}
@@ -192,5 +193,5 @@ func TestCozystackPageRunsInTheTier(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 3, yamlBlocks, "the install's yaml blocks: the catalog's, the pool chart's, the rd chart's")
-	assert.GreaterOrEqual(t, commands, 9, "the install's, the takeover's and the way back's commands")
+	assert.GreaterOrEqual(t, commands, 10, "the install's, the takeover's, the way back's and the dashboard's commands")
 }

@@ -65,4 +65,31 @@ func testGrafanaDashboardDryRun(t *testing.T, e *env) {
 		}
 	}
 	t.Logf("%d GrafanaDashboard(s) make grafana-dashboard prints passed strict server-side dry-run apply", n)
+
+	// Then the install page's command, as written: each object is stored.
+	commands := newPageCommands(t, e)
+	ran := 0
+	for _, b := range support.Blocks(section(t, support.CozystackPage, support.CozystackMonitoringSection)) {
+		if b.Lang != "sh" {
+			continue
+		}
+		for _, c := range b.Commands() {
+			commands.run(t, c)
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Fatalf("%s, %q: no command applies the dashboard", support.CozystackPage, support.CozystackMonitoringSection)
+	}
+	for _, o := range objs {
+		stored, ok := e.get(t, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+		if !ok {
+			t.Errorf("%s %s/%s is not stored after the page's command", o.GetKind(), o.GetNamespace(), o.GetName())
+			continue
+		}
+		if got, want := render.Get(stored.Object, "spec.json"), render.Get(o.Object, "spec.json"); got != want {
+			t.Errorf("%s %s/%s stored another dashboard JSON than make grafana-dashboard prints", o.GetKind(), o.GetNamespace(), o.GetName())
+		}
+		e.deleteOne(t, o.GetAPIVersion(), o.GetKind(), o.GetNamespace(), o.GetName())
+	}
 }

@@ -21,6 +21,9 @@ const (
 	// The catalog without the Cozystack operator: the tier dry-runs its
 	// objects (CozystackPageObjects); it is not the install.
 	CozystackPlainSection = "As a plain HelmRelease"
+	// Its commands run in the tier after the dashboard's dry-run
+	// (GrafanaDashboardDryRun); it has no yaml block.
+	CozystackMonitoringSection = "Its monitoring on a stock Cozystack"
 )
 
 // CozystackInstallSections are the sections holding the install's objects.
