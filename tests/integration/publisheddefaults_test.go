@@ -66,13 +66,13 @@ func testPublishedDefaults(t *testing.T, e *env) {
 	schematicID, version := poolDefaults(t)
 	golden := support.GoldenName(schematicID, version)
 
-	// What this subtest leaves must be as it found it: the published
-	// ConfigMap (kept on uninstall) and the golden (kept) are restored.
-	published, hadPublished := e.get(t, "v1", "ConfigMap", catalogNamespace, tenantDefaultsName)
+	// What this subtest leaves is what it found: no published ConfigMap (as
+	// every catalog subtest leaves it) and the golden as it was.
 	_, hadGolden := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)
 	cat := e.helm(t, catalogNamespace)
 	pools := e.helm(t, ns)
 	var releases []string
+	catalogInstalled := false
 	t.Cleanup(func() {
 		for _, r := range releases {
 			if err := pools.uninstall(r); err != nil {
@@ -81,26 +81,17 @@ func testPublishedDefaults(t *testing.T, e *env) {
 			e.remove(t, objectRef{helmReleaseAPI, "HelmRelease", ns, r})
 		}
 		e.remove(t, objectRef{"v1", "Secret", ns, "cozystack-values"})
-		if err := cat.uninstall(catalogRelease); err != nil {
-			t.Errorf("helm uninstall %s/%s: %v", catalogNamespace, catalogRelease, err)
+		if catalogInstalled {
+			e.uninstallCatalog(t, cat, catalogRelease)
 		}
 		if !hadGolden {
 			e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, golden})
-		}
-		if !hadPublished {
-			e.remove(t, objectRef{"v1", "ConfigMap", catalogNamespace, tenantDefaultsName})
-		} else if now, ok := e.get(t, "v1", "ConfigMap", catalogNamespace, tenantDefaultsName); ok {
-			now.Object["data"] = published.Object["data"]
-			if _, err := e.client(t, "v1", "ConfigMap", catalogNamespace).Update(ctx, now, metav1.UpdateOptions{}); err != nil {
-				t.Errorf("restore ConfigMap %s/%s: %v", catalogNamespace, tenantDefaultsName, err)
-			}
 		}
 	})
 
 	// The catalog, from its Package's values: the walkthrough's merged in
 	// (a JSON merge patch, as `kubectl patch --type merge` writes; null
 	// removes a key), then installed or upgraded with what the API stored.
-	catalogInstalled := false
 	catalogRevision := func(what string, values map[string]any) map[string]any {
 		t.Helper()
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"components": map[string]any{catalogRelease: map[string]any{"values": values}}}})

@@ -466,7 +466,7 @@ func testCatalog(t *testing.T, e *env) {
 	if want := []string{golden, other}; strings.Join(granted, ",") != strings.Join(want, ",") {
 		t.Errorf("the clone Role names %v after dropping the entry of %s, want %v: today's entry, then the dropped golden still in cozy-public", granted, other, want)
 	}
-	cat.mustUninstall(catalogRelease)
+	e.uninstallCatalog(t, cat, catalogRelease)
 	e.waitGone(t, []objectRef{
 		{"rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone"},
 		{"rbac.authorization.k8s.io/v1", "RoleBinding", catalogNamespace, "kubernetes-worker-image-clone"},
