@@ -115,7 +115,7 @@ spec: {attachRequired: true}
 		map[string]interface{}{"schematicID": schematicID, "version": entryVersion},
 	}})
 	t.Cleanup(func() {
-		cat.mustUninstall(catalog)
+		e.uninstallCatalog(t, cat, catalog)
 		e.waitGone(t, []objectRef{{"rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone"}})
 	})
 	e.setPhase(t, catalogNamespace, golden, "Succeeded")

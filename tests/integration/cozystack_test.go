@@ -288,12 +288,12 @@ spec:
 		t.Errorf("the Cozystack upgrade did not upgrade the release kubernetes-nodes-golden-rd (%d revisions): the check above saw no upgrade", revs)
 	}
 
-	// Reserved: the cluster is here as the install page leaves it (this
-	// ApplicationDefinition in place, the page's catalog objects applied, the
-	// catalog's Package held for CDI). A later subtest runs here, as
-	// t.Run("PublishedDefaults", ...): a new pool takes the platform defaults
-	// the catalog publishes through Helm's real lookup, and a running pool
-	// keeps its template when they change.
+	// The cluster as the install page leaves it (this ApplicationDefinition in
+	// place, the page's catalog objects applied, the catalog's Package held
+	// for CDI): a new pool takes the platform defaults the catalog publishes
+	// through Helm's real lookup, and a running pool keeps its template when
+	// they change.
+	t.Run("PublishedDefaults", func(t *testing.T) { testPublishedDefaults(t, e) })
 
 	// Going back, as the page says.
 	for _, b := range support.Blocks(section(t, support.CozystackPage, support.CozystackGoingBack)) {

@@ -112,6 +112,21 @@ func (h *helm) mustUninstall(name string) {
 	}
 }
 
+// uninstallCatalog uninstalls a catalog release, checks that it kept its
+// published tenant defaults (helm.sh/resource-policy: keep, so new pools do
+// not fall back to the public factory) and deletes them, as an operator stops
+// publishing: the next subtest's catalog, another release, could not take over
+// an object Helm records as this release's.
+func (e *env) uninstallCatalog(t *testing.T, h *helm, release string) {
+	t.Helper()
+	h.mustUninstall(release)
+	if _, kept := e.get(t, "v1", "ConfigMap", catalogNamespace, tenantDefaultsName); !kept {
+		t.Errorf("helm uninstall of the catalog %s deleted ConfigMap %s/%s, which the catalog keeps (helm.sh/resource-policy: keep)", release, catalogNamespace, tenantDefaultsName)
+		return
+	}
+	e.remove(t, objectRef{"v1", "ConfigMap", catalogNamespace, tenantDefaultsName})
+}
+
 // Object access by apiVersion/kind, through the discovery-backed REST mapper.
 
 func (e *env) client(t testing.TB, apiVersion, kind, namespace string) dynamic.ResourceInterface {

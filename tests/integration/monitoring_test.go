@@ -872,7 +872,7 @@ func testGoldenRecovery(t *testing.T, e *env) {
 	cat := e.helm(t, catalogNamespace)
 	cat.mustInstall(catalogRelease, render.CatalogChart, values)
 	t.Cleanup(func() {
-		cat.mustUninstall(catalogRelease)
+		e.uninstallCatalog(t, cat, catalogRelease)
 		e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, golden})
 	})
 	before, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, golden)

@@ -154,7 +154,7 @@ func testPerClassAndFallbacks(t *testing.T, e *env) {
 		cat.mustInstall(perClassCatalog, render.CatalogChart, catalog())
 		t.Cleanup(func() {
 			// The clone Role's name is fixed: the next catalog release needs it gone.
-			cat.mustUninstall(perClassCatalog)
+			e.uninstallCatalog(t, cat, perClassCatalog)
 			e.waitGone(t, []objectRef{{"rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone"}})
 		})
 		e.setPhase(t, catalogNamespace, plain, "Succeeded")

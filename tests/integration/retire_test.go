@@ -168,7 +168,7 @@ func testCatalogRetire(t *testing.T, e *env) {
 	t.Logf("step 5: entry dropped: goldens %v -> %v", before, goldens())
 
 	// 6. B is untouched throughout, and survives the catalog's uninstall.
-	cat.mustUninstall(release)
+	e.uninstallCatalog(t, cat, release)
 	if uid := e.uids(t, dataVolumeVersion, "DataVolume", catalogNamespace)[goldenB]; uid != uidB {
 		t.Errorf("golden %s: UID %q after uninstall, %q at install", goldenB, uid, uidB)
 	}

@@ -296,7 +296,7 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 	}
 	cat.mustInstall(catalog, render.CatalogChart, map[string]any{"images": images})
 	t.Cleanup(func() {
-		cat.mustUninstall(catalog)
+		e.uninstallCatalog(t, cat, catalog)
 		for _, g := range goldens {
 			e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, g})
 		}

@@ -65,7 +65,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("CozystackPageObjects", func(t *testing.T) { testCozystackPageObjects(t, e) })
 	t.Run("CozystackInstall", func(t *testing.T) { testCozystackInstall(t, e) })
 	// The catalog's published platform defaults, on the cluster as the
-	// install page leaves it, go inside CozystackInstall (its "Reserved" slot).
+	// install page leaves it, are CozystackInstall/PublishedDefaults.
 	t.Run("MonitoringAgentsPackage", func(t *testing.T) { testMonitoringAgentsPackage(t, e) })
 	// Last: it takes over goldens of the default flavor others kept.
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
@@ -466,7 +466,7 @@ func testCatalog(t *testing.T, e *env) {
 	if want := []string{golden, other}; strings.Join(granted, ",") != strings.Join(want, ",") {
 		t.Errorf("the clone Role names %v after dropping the entry of %s, want %v: today's entry, then the dropped golden still in cozy-public", granted, other, want)
 	}
-	cat.mustUninstall(catalogRelease)
+	e.uninstallCatalog(t, cat, catalogRelease)
 	e.waitGone(t, []objectRef{
 		{"rbac.authorization.k8s.io/v1", "Role", catalogNamespace, "kubernetes-worker-image-clone"},
 		{"rbac.authorization.k8s.io/v1", "RoleBinding", catalogNamespace, "kubernetes-worker-image-clone"},
