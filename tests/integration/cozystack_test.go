@@ -807,11 +807,9 @@ func testMonitoringAgentsPackage(t *testing.T, e *env) {
 	if command == "" {
 		t.Fatalf("%s, %q: no command applies the monitoring-agents Package", page, heading)
 	}
-	make := exec.Command("make", "-s", "monitoring-agents")
-	make.Dir = support.RepoRoot()
-	out, err := make.Output()
+	out, err := support.MakePrints("monitoring-agents")
 	if err != nil {
-		t.Fatalf("make -s monitoring-agents: %v", err)
+		t.Fatal(err)
 	}
 	objs, err := render.ParseObjects(out)
 	if err != nil || len(objs) != 1 || objs[0].GetKind() != "Package" || objs[0].GetName() != name {

@@ -3,8 +3,6 @@
 package integration
 
 import (
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -25,12 +23,9 @@ const grafanaDashboardCRDFile = "grafana.integreatly.org_grafanadashboards.yaml"
 // means something.
 func testGrafanaDashboardDryRun(t *testing.T, e *env) {
 	e.installCRDFile(t, grafanaDashboardCRDFile)
-	cmd := exec.Command("make", "-s", "grafana-dashboard")
-	cmd.Dir = support.RepoRoot()
-	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
-	printed, err := cmd.Output()
+	printed, err := support.MakePrints("grafana-dashboard")
 	if err != nil {
-		t.Fatalf("make grafana-dashboard: %v", err)
+		t.Fatal(err)
 	}
 	objs, err := render.ParseObjects(printed)
 	if err != nil {

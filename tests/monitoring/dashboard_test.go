@@ -174,11 +174,8 @@ func TestGrafanaDashboardTargetPrintsTheCommittedJSON(t *testing.T) {
 		t.Skip("runs make")
 	}
 	root := support.RepoRoot()
-	cmd := exec.Command("make", "-s", "grafana-dashboard")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
-	printed, err := cmd.Output()
-	require.NoError(t, err, "make grafana-dashboard")
+	printed, err := support.MakePrints("grafana-dashboard")
+	require.NoError(t, err)
 
 	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*", "*.json"))
 	require.NoError(t, err)

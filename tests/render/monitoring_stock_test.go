@@ -2,7 +2,6 @@ package render
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -21,11 +20,8 @@ func TestMonitoringAgentsTargetPrintsThePlatformsPackage(t *testing.T) {
 		t.Skip("runs make, which builds the pinned Helm CLI when it is missing")
 	}
 	root := support.RepoRoot()
-	cmd := exec.Command("make", "-s", "monitoring-agents")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
-	printed, err := cmd.Output()
-	require.NoError(t, err, "make monitoring-agents")
+	printed, err := support.MakePrints("monitoring-agents")
+	require.NoError(t, err)
 
 	raw, err := os.ReadFile(filepath.Join(root, "tests", "render", "testdata", "golden", "platform-metrics-on.values.yaml"))
 	require.NoError(t, err)

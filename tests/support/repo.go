@@ -1,6 +1,10 @@
 package support
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 
@@ -46,4 +50,21 @@ var ReleasedCharts = []string{
 	render.CatalogChart,
 	render.PlatformChart,
 	"packages/system/kubernetes-nodes-rd",
+}
+
+// MakePrints runs `make -s TARGET` from the checkout's root, as a reader of the
+// docs types it, and returns what it prints; MAKELEVEL and MAKEFLAGS are
+// cleared so a test run by make (make test) gets what a shell gets. A failure
+// carries make's standard error.
+func MakePrints(target string) ([]byte, error) {
+	cmd := exec.Command("make", "-s", target)
+	cmd.Dir = RepoRoot()
+	cmd.Env = append(os.Environ(), "MAKELEVEL=", "MAKEFLAGS=", "MFLAGS=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("make -s %s: %w\n%s", target, err, stderr.String())
+	}
+	return out, nil
 }
