@@ -430,7 +430,10 @@ spec:
     namespace: %[2]s
 `, clusterName, tenant, base64.StdEncoding.EncodeToString([]byte(kubeconfig)), host, port))
 	kcp := e.client(t, "controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane", tenant)
-	body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
+	// Kamaji reports its control plane externally managed: it runs no
+	// control-plane Machines, and without it Cluster API keeps every deleted
+	// worker's Node (it deletes one only while control-plane Nodes remain).
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "externalManagedControlPlane": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
 	if _, err := kcp.Patch(ctx, clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatalf("status of KamajiControlPlane %s: %v", clusterName, err)
 	}
@@ -535,6 +538,22 @@ spec:
 	}
 	if onNew != workers {
 		t.Errorf("%d Machines on %s when the MachineDeployment reads rolled out, want %d", onNew, newTemplate, workers)
+	}
+
+	// Cluster API deleted the old workers' Nodes itself (the stand-in
+	// registers one Node per KubevirtMachine, named after it, and deletes none).
+	nodes, err := e.dynamic.Resource(nodeGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, n := range nodes.Items {
+		if strings.HasPrefix(n.GetName(), mdName+"-") {
+			left = append(left, n.GetName())
+		}
+	}
+	if len(left) != workers {
+		t.Errorf("Nodes of the pool after the rollout: %v, want the %d new workers' only", left, workers)
 	}
 }
 
