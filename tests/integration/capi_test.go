@@ -343,6 +343,12 @@ func (s *capiStandIns) machines(ctx context.Context) {
 	}
 }
 
+// The workload cluster TestClusterAPI's pools join, in its own tenant.
+const (
+	capiTenant  = "tenant-capi"
+	capiCluster = "capi"
+)
+
 // TestClusterAPI runs the Cluster API core manager against its own API server
 // and rolls one pool's MachineDeployment, as the pool chart renders it, onto
 // a new KubevirtMachineTemplate, reading it at every step as `rollout` does.
@@ -361,25 +367,32 @@ func TestClusterAPI(t *testing.T) {
 	e.createClusterFixtures(t)
 	e.startClusterAPI(t, bin)
 	t.Logf("kube-apiserver and cluster-api ready in %s", time.Since(start).Round(time.Second))
+	e.createWorkloadCluster(t, capiTenant, capiCluster)
+
+	s := &capiStandIns{e: e, namespace: capiTenant}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		for _, p := range s.errs {
+			t.Errorf("stand-in: %s", p)
+		}
+	})
 	t.Run("MachineDeploymentRollout", func(t *testing.T) { testCAPIRollout(t, e) })
+	t.Run("ZeroWorkers", func(t *testing.T) { testCAPIZeroWorkers(t, e) })
 }
 
-func testCAPIRollout(t *testing.T, e *env) {
-	const (
-		tenant  = "tenant-capi"
-		cluster = "capi"
-		release = "kubernetes-nodes-capi-workers"
-		workers = 2
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
+// createWorkloadCluster creates a workload cluster as Cluster API sees it: a
+// Cluster whose control plane (a Kamaji one, as Cozystack's) reports itself
+// initialized at the pools' Kubernetes version, and whose kubeconfig Secret
+// points at this same API server.
+func (e *env) createWorkloadCluster(t testing.TB, tenant, cluster string) {
+	t.Helper()
 	e.createNamespace(t, tenant)
 	clusterName := "kubernetes-" + cluster
-	mdName := poolName(release)
-
-	// The workload cluster: a Cluster whose control plane (a Kamaji one, as
-	// Cozystack's) reports itself initialized at the pool's Kubernetes
-	// version, and whose kubeconfig Secret points at this same API server.
 	caData, err := os.ReadFile(e.config.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -434,14 +447,18 @@ spec:
 	// control-plane Machines, and without it Cluster API keeps every deleted
 	// worker's Node (it deletes one only while control-plane Nodes remain).
 	body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "externalManagedControlPlane": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
-	if _, err := kcp.Patch(ctx, clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+	if _, err := kcp.Patch(context.Background(), clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatalf("status of KamajiControlPlane %s: %v", clusterName, err)
 	}
+}
 
-	// The pool as its chart renders it at minReplicas 2 (spec.replicas left
-	// out), its TalosConfigTemplate as the pool's reconcile Job creates it.
-	vals := map[string]any{"cluster": cluster, "minReplicas": workers, "osImage": map[string]any{"builtin": map[string]any{}}}
-	m := renderPool(t, release, tenant, vals)
+// createCAPIPool creates a pool as its chart renders it (its
+// KubevirtMachineTemplate, its MachineDeployment without spec.replicas, its
+// MachineHealthCheck) and its TalosConfigTemplate as the pool's reconcile
+// Job creates it, and returns the render.
+func (e *env) createCAPIPool(t *testing.T, release string, vals map[string]any) *render.Manifest {
+	t.Helper()
+	m := renderPool(t, release, capiTenant, vals)
 	e.createYAML(t, fmt.Sprintf(`apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3
 kind: TalosConfigTemplate
 metadata:
@@ -452,7 +469,7 @@ spec:
     spec:
       generateType: worker
       talosVersion: v1.13
-`, mdName, tenant))
+`, poolName(release), capiTenant))
 	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck"} {
 		d, err := m.One(kind)
 		if err != nil {
@@ -460,20 +477,21 @@ spec:
 		}
 		e.create(t, &unstructured.Unstructured{Object: d.Object})
 	}
-	oldTemplate := machineTemplateOf(t, m)
+	return m
+}
 
-	s := &capiStandIns{e: e, namespace: tenant}
-	standCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.run(standCtx) }()
-	defer func() {
-		stop()
-		wg.Wait()
-		for _, p := range s.errs {
-			t.Errorf("stand-in: %s", p)
-		}
-	}()
+func testCAPIRollout(t *testing.T, e *env) {
+	const (
+		tenant  = capiTenant
+		release = "kubernetes-nodes-capi-workers"
+		workers = 2
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	mdName := poolName(release)
+	vals := map[string]any{"cluster": capiCluster, "minReplicas": workers, "osImage": map[string]any{"builtin": map[string]any{}}}
+	m := e.createCAPIPool(t, release, vals)
+	oldTemplate := machineTemplateOf(t, m)
 
 	// Cluster API's defaulting webhook seeds spec.replicas from the
 	// autoscaler's min-size annotation.
@@ -503,7 +521,7 @@ spec:
 		t.Fatal(err)
 	}
 	tpl, _, _ := unstructured.NestedMap(md2.Object, "spec", "template")
-	body, _ = json.Marshal(map[string]any{"spec": map[string]any{"template": tpl}})
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": tpl}})
 	second := time.Now()
 	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", tenant).Patch(ctx, mdName, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("move MachineDeployment %s/%s onto %s: %v", tenant, mdName, newTemplate, err)
@@ -553,7 +571,79 @@ spec:
 		}
 	}
 	if len(left) != workers {
-		t.Errorf("Nodes of the pool after the rollout: %v, want the %d new workers' only", left, workers)
+		t.Fatalf("Nodes of the pool after the rollout: %v, want the %d new workers' only", left, workers)
+	}
+
+	// A worker whose Node goes NotReady (its kubelet stops posting): Cluster
+	// API counts it out of readyReplicas, and rollout no longer reads the
+	// pool as rolled out, as the tier's stand-in writes it for a NotReady
+	// bystander (readyReplicas 1 of 2).
+	now := time.Now().UTC().Format(time.RFC3339)
+	body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": "the stand-in's kubelet stopped",
+		"lastHeartbeatTime": now, "lastTransitionTime": now,
+	}}}})
+	if _, err := e.dynamic.Resource(nodeGVR).Patch(ctx, left[0], types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("Node %s NotReady: %v", left[0], err)
+	}
+	for {
+		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", tenant, mdName)
+		st := report.MachineDeploymentRolledOut(md.Object, newTemplate, workers)
+		if st.ReadyReplicas == workers-1 {
+			if st.RolledOut || st.UpdatedReplicas != workers || st.Replicas != workers {
+				t.Errorf("with Node %s NotReady rollout reads %+v, want not rolled out with %d updated, %d ready, %d in all", left[0], st, workers, workers-1, workers)
+			}
+			t.Logf("Node %s NotReady: %s", left[0], st.Says)
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("with Node %s NotReady the MachineDeployment still reads %s", left[0], st.Says)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// testCAPIZeroWorkers: a pool at the chart's default minReplicas 0 gets
+// spec.replicas 0 from Cluster API's webhook, no Machine, and reads as
+// rolled out at zero workers.
+func testCAPIZeroWorkers(t *testing.T, e *env) {
+	const release = "kubernetes-nodes-capi-batch"
+	m := e.createCAPIPool(t, release, map[string]any{"cluster": capiCluster, "osImage": map[string]any{"builtin": map[string]any{}}})
+	mdName := poolName(release)
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", capiTenant, mdName)
+	if n, found, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !found || n != 0 {
+		t.Fatalf("MachineDeployment %s/%s spec.replicas is %d (set: %v), want 0 from its min-size annotation %q", capiTenant, mdName, n, found, md.GetAnnotations()["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"])
+	}
+	tpl := machineTemplateOf(t, m)
+	// 2 workers expected by a reader that does not find spec.replicas: the
+	// real one is there, so the verdict is Cluster API's.
+	if st := report.MachineDeploymentRolledOut(md.Object, tpl, 2); !st.RolledOut {
+		t.Errorf("MachineDeployment %s/%s at zero workers reads %s", capiTenant, mdName, st.Says)
+	}
+	// Cluster API has reconciled it (a MachineSet at zero) and created no Machine.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sets, err := e.client(t, capiAPIVersion, "MachineSet", capiTenant).List(context.Background(), metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + mdName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sets.Items) == 1 {
+			if n, _, _ := unstructured.NestedInt64(sets.Items[0].Object, "spec", "replicas"); n != 0 {
+				t.Errorf("MachineSet %s wants %d replicas, want 0", sets.Items[0].GetName(), n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MachineSets of %s after a minute, want 1", len(sets.Items), mdName)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	machines, err := e.client(t, capiAPIVersion, "Machine", capiTenant).List(context.Background(), metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + mdName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(machines.Items) != 0 {
+		t.Errorf("%d Machines of the zero-worker pool %s, want none", len(machines.Items), mdName)
 	}
 }
 
