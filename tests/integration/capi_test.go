@@ -574,6 +574,21 @@ func testCAPIRollout(t *testing.T, e *env) {
 		t.Fatalf("Nodes of the pool after the rollout: %v, want the %d new workers' only", left, workers)
 	}
 
+	// The pool's MachineHealthCheck, as the chart renders it, watches the
+	// new workers through their Nodes and finds them healthy.
+	for {
+		mhc, _ := e.get(t, capiAPIVersion, "MachineHealthCheck", tenant, mdName)
+		expected, _, _ := unstructured.NestedInt64(mhc.Object, "status", "expectedMachines")
+		healthy, _, _ := unstructured.NestedInt64(mhc.Object, "status", "currentHealthy")
+		if expected == workers && healthy == workers {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("MachineHealthCheck %s/%s: %d of %d expected Machines healthy, want %d of %d", tenant, mdName, healthy, expected, workers, workers)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	// A worker whose Node goes NotReady (its kubelet stops posting): Cluster
 	// API counts it out of readyReplicas, and rollout no longer reads the
 	// pool as rolled out, as the tier's stand-in writes it for a NotReady
