@@ -106,7 +106,8 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 		fmt.Sprintf("--health-addr=127.0.0.1:%d", c.healthPort),
 		fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", freePort(t)),
 		"--insecure-diagnostics",
-		// The gates Cozystack's Cluster API runs with are the release's defaults.
+		// No --feature-gates: the release's defaults (MachineSetPreflightChecks,
+		// ClusterResourceSet and MachinePool on, ClusterTopology off).
 		"--v=2",
 	)
 
