@@ -9,6 +9,7 @@ HELM ?= $(CURDIR)/$(HELM_BIN)
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform packages/system/kubernetes-nodes-rd
 
 .PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push monitoring-agents grafana-dashboard
+.PHONY: cluster-api
 
 ## generate: write what the build derives into the charts: the kubernetes-nodes-rd
 ## chart's openAPISchema is the pool chart's values.schema.json (tests/render
@@ -89,6 +90,25 @@ $(KSM_BIN)/kube-state-metrics: tools/kube-state-metrics/go.mod
 	cd tools/kube-state-metrics && CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$$($(GO) list -m -f '{{.Version}}' k8s.io/kube-state-metrics/v2)" \
 		-o $(abspath $@).tmp k8s.io/kube-state-metrics/v2
+	mv $@.tmp $@
+
+# The Cluster API core manager, built from tools/cluster-api (its own go.mod:
+# Cluster API pins its own controller-runtime and Kubernetes) once into .cache;
+# the tier runs it against its kube-apiserver. Its version is the one go.mod pins.
+CAPI_BIN ?= .cache/cluster-api/bin
+
+## cluster-api: build the Cluster API core manager into .cache/cluster-api/bin (once).
+cluster-api: $(CAPI_BIN)/cluster-api
+
+# The tier's TestClusterAPI runs that manager (it skips, saying so, without CLUSTER_API).
+integration: cluster-api
+integration: export CLUSTER_API := $(abspath $(CAPI_BIN))/cluster-api
+
+$(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
+	@mkdir -p $(@D)
+	cd tools/cluster-api && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$$($(GO) list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)" \
+		-o $(abspath $@).tmp sigs.k8s.io/cluster-api
 	mv $@.tmp $@
 
 ## kubectl: build kubectl into bin/ from the Kubernetes module tools/apiserver

@@ -66,6 +66,12 @@ func TestMachineDeploymentRolledOut(t *testing.T) {
 		{"rolling", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 1, readyReplicas: 3"), 2, false, "rolling onto kubernetes-acme-golden-290a4a: 1 of 2 updated, 3 ready, 3 in all"},
 		{"updated, not ready", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1"), 2, false, "rolling"},
 		{"old machine left", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 2, readyReplicas: 2"), 2, false, "rolling"},
+		// Readings of Cluster API v1.10's own controller rolling 2 workers
+		// with the chart's maxSurge 10 (the tier's TestClusterAPI): every new
+		// worker created at once, readyReplicas counting old and new alike.
+		{"observed, no new worker yet", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 0, readyReplicas: 2"), 2, false, "0 of 2 updated, 2 ready, 2 in all"},
+		{"new workers not ready, old ones ready", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 4, updatedReplicas: 2, readyReplicas: 2"), 2, false, "2 of 2 updated, 2 ready, 4 in all"},
+		{"more ready than desired", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 4, updatedReplicas: 2, readyReplicas: 4"), 2, false, "rolling"},
 		{"done", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 2"), 2, true, "2 of 2 updated, 2 ready, 2 in all"},
 		{"spec.replicas wins over the plan's count", md(tpl, ", replicas: 3}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 3, readyReplicas: 3"), 2, true, "3 of 3 updated"},
 		{"zero workers", md(tpl, "}\nstatus: {observedGeneration: 1"), 0, true, "at zero workers"},

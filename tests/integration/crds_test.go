@@ -27,13 +27,13 @@ import (
 
 // crdModules ship the CRD YAML the charts' objects are validated against. They
 // are read from the Go module cache at test time, never copied into the repo.
-// Cluster API stays on v1.10: the chart emits cluster.x-k8s.io/v1beta1, which
-// later releases no longer store (v1beta2, converted by a webhook we lack).
+// Cluster API's own (capiModule) is the version tools/cluster-api builds the
+// manager from: v1.10, because the chart emits cluster.x-k8s.io/v1beta1, which
+// later releases no longer store (v1beta2, converted by their webhook).
 // sum is the module zip's hash, as go.sum would hold it: these modules are in
 // no go.sum, and the checksum database has answered 404 for one of them on a
 // fresh cache, so the download skips it and the test checks the hash itself.
 var crdModules = []struct{ path, version, sum, dir string }{
-	{"sigs.k8s.io/cluster-api", "v1.10.4", "h1:5mdyWLGbbwOowWrjqM/J9N600QnxTohu5J1/1YR6g7c=", "config/crd/bases"},
 	{"sigs.k8s.io/cluster-api-provider-kubevirt", "v0.1.10", "h1:QcB6QqzLl8AqlHTl898eKkiP4hSelPxxCLD2tQy4rIU=", "config/crd/bases"},
 	{"github.com/siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.9", "h1:RYnSK3WqgALwby0K/osntU5Y/nIvo7ZGRGRTMB+kXgs=", "config/crd/bases"},
 }
@@ -126,7 +126,9 @@ func (e *env) crdFile(name string) string { return filepath.Join(e.dir, "crds", 
 func (e *env) crdFiles(t testing.TB) []string {
 	t.Helper()
 	var files []string
-	for _, m := range crdModules {
+	capiVersion, capiSum := capiModule(t)
+	modules := append([]struct{ path, version, sum, dir string }{{capiModulePath, capiVersion, capiSum, "config/crd/bases"}}, crdModules...)
+	for _, m := range modules {
 		dir := filepath.Join(moduleDir(t, e.dir, m.path, m.version, m.sum), m.dir)
 		found, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 		if err != nil || len(found) == 0 {

@@ -1,0 +1,694 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// capiModulePath is Cluster API's module: tools/cluster-api pins the version
+// the tier's manager is built from, and the tier installs that version's CRDs
+// and webhook registrations.
+const capiModulePath = "sigs.k8s.io/cluster-api"
+
+// capiModule is the Cluster API version and module hash tools/cluster-api's
+// go.sum pins, so the CRDs the tier installs are the manager's own.
+func capiModule(t testing.TB) (version, sum string) {
+	t.Helper()
+	path := filepath.Join(support.RepoRoot(), "tools", "cluster-api", "go.sum")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 3 && fields[0] == capiModulePath && !strings.HasSuffix(fields[1], "/go.mod") {
+			return fields[1], fields[2]
+		}
+	}
+	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/cluster-api", path, capiModulePath)
+	return "", ""
+}
+
+// capiContract are the API-version labels each provider's release YAML puts on
+// its CRDs (their kustomize commonLabels; the module's config/crd/bases, which
+// the tier installs, lacks them): Cluster API resolves a template or object
+// reference through them ("cannot find any versions matching contract").
+var capiContract = map[string]string{
+	"kubevirtmachines.infrastructure.cluster.x-k8s.io":         "v1alpha1",
+	"kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io": "v1alpha1",
+	"kubevirtclusters.infrastructure.cluster.x-k8s.io":         "v1alpha1",
+	"kubevirtclustertemplates.infrastructure.cluster.x-k8s.io": "v1alpha1",
+	"talosconfigs.bootstrap.cluster.x-k8s.io":                  "v1alpha3",
+	"talosconfigtemplates.bootstrap.cluster.x-k8s.io":          "v1alpha3",
+	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":        "v1alpha1",
+}
+
+// clusterAPI is the Cluster API core manager running against the tier.
+type clusterAPI struct {
+	webhookPort, healthPort int
+}
+
+// startClusterAPI labels the providers' CRDs with their contract, writes a
+// self-signed serving certificate, starts the manager built by `make
+// cluster-api` against the tier's API server (no leader election, its
+// endpoints on free loopback ports), registers its admission webhooks as its
+// release does (the module's config/webhook/manifests.yaml, the Service
+// replaced by the loopback URL) and waits until it is ready.
+func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
+	t.Helper()
+	ctx := context.Background()
+	for name, version := range capiContract {
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"cluster.x-k8s.io/v1beta1": version}}})
+		if _, err := e.dynamic.Resource(crdGVR).Patch(ctx, name, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("label CRD %s with its Cluster API contract: %v", name, err)
+		}
+	}
+
+	certDir := filepath.Join(e.dir, "capi-certs")
+	caPEM := writeServingCert(t, certDir)
+	c := &clusterAPI{webhookPort: freePort(t), healthPort: freePort(t)}
+	e.start(t, "cluster-api", bin,
+		"--kubeconfig="+e.kubeconfig,
+		"--leader-elect=false",
+		fmt.Sprintf("--webhook-port=%d", c.webhookPort),
+		"--webhook-cert-dir="+certDir,
+		fmt.Sprintf("--health-addr=127.0.0.1:%d", c.healthPort),
+		fmt.Sprintf("--diagnostics-address=127.0.0.1:%d", freePort(t)),
+		"--insecure-diagnostics",
+		// No --feature-gates: the release's defaults (MachineSetPreflightChecks,
+		// ClusterResourceSet and MachinePool on, ClusterTopology off).
+		"--v=2",
+	)
+
+	version, sum := capiModule(t)
+	dir := moduleDir(t, e.dir, capiModulePath, version, sum)
+	raw, err := os.ReadFile(filepath.Join(dir, "config", "webhook", "manifests.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.ParseObjects(raw)
+	if err != nil {
+		t.Fatalf("%s's webhook manifests: %v", capiModulePath, err)
+	}
+	for _, obj := range objs {
+		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
+		for i, h := range hooks {
+			hook := h.(map[string]any)
+			path, _, _ := unstructured.NestedString(hook, "clientConfig", "service", "path")
+			if path == "" {
+				t.Fatalf("%s webhook %v names no service path", obj.GetKind(), hook["name"])
+			}
+			hook["clientConfig"] = map[string]any{
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", c.webhookPort, path),
+				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
+			}
+			hooks[i] = hook
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetName("capi-" + obj.GetName())
+		e.create(t, obj)
+	}
+
+	// Ready: its readyz includes the webhook server's started check.
+	deadline := time.Now().Add(2 * time.Minute)
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.healthPort)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if p := e.process("cluster-api"); p != nil {
+			select {
+			case <-p.done:
+				t.Fatalf("cluster-api exited: %v (its log: %s)", p.err, p.log)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster-api not ready at %s after 2m: %v", url, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return c
+}
+
+// process is the started process of that name.
+func (e *env) process(name string) *process {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, p := range e.procs {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1 (tls.crt,
+// tls.key, where the manager's webhook server reads them) and returns it as
+// the PEM the API server trusts (the webhooks' caBundle).
+func writeServingCert(t testing.TB, dir string) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "cluster-api-webhook"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	writeFile(t, filepath.Join(dir, "tls.crt"), string(certPEM))
+	writeFile(t, filepath.Join(dir, "tls.key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	return certPEM
+}
+
+// capiStandIns play what needs a kubelet or a VM, each as its provider
+// writes it: the Talos bootstrap provider (a TalosConfig gets its bootstrap
+// data Secret and status), the KubeVirt provider (a KubevirtMachine gets its
+// providerID and becomes ready) and the kubelet (a Ready Node with that
+// providerID, in the workload cluster, which is the tier's own API server).
+type capiStandIns struct {
+	e         *env
+	namespace string
+	mu        sync.Mutex
+	errs      []string
+}
+
+var (
+	talosConfigGVR     = schema.GroupVersionResource{Group: "bootstrap.cluster.x-k8s.io", Version: "v1alpha3", Resource: "talosconfigs"}
+	kubevirtMachineGVR = schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachines"}
+	nodeGVR            = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+	secretGVR          = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+func (s *capiStandIns) problem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, fmt.Sprintf(format, args...))
+}
+
+func (s *capiStandIns) run(ctx context.Context) {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.bootstrap(ctx)
+		s.machines(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// bootstrap: CABPT writes <TalosConfig>-bootstrap-data (type
+// cluster.x-k8s.io/secret, the machine config under "value", owned by the
+// TalosConfig), then status.dataSecretName and ready.
+func (s *capiStandIns) bootstrap(ctx context.Context) {
+	c := s.e.dynamic.Resource(talosConfigGVR).Namespace(s.namespace)
+	list, err := c.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.problem("list TalosConfigs: %v", err)
+		}
+		return
+	}
+	for _, tc := range list.Items {
+		if ready, _, _ := unstructured.NestedBool(tc.Object, "status", "ready"); ready || tc.GetDeletionTimestamp() != nil {
+			continue
+		}
+		name := tc.GetName() + "-bootstrap-data"
+		secret := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+			"metadata": map[string]any{
+				"name": name, "namespace": s.namespace,
+				"labels":          map[string]any{"cluster.x-k8s.io/cluster-name": tc.GetLabels()["cluster.x-k8s.io/cluster-name"]},
+				"ownerReferences": []any{map[string]any{"apiVersion": tc.GetAPIVersion(), "kind": tc.GetKind(), "name": tc.GetName(), "uid": string(tc.GetUID()), "controller": true}},
+			},
+			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte("version: v1alpha1\nmachine:\n  type: worker\n"))},
+		}}
+		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(s.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			s.problem("bootstrap data Secret %s: %v", name, err)
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "dataSecretName": name}})
+		if _, err := c.Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
+			s.problem("status of TalosConfig %s: %v", tc.GetName(), err)
+		}
+	}
+}
+
+// machines: CAPK sets spec.providerID kubevirt://<name> once the VM runs and
+// then status.ready; the kubelet registers a Node with that providerID and
+// reports it Ready. Cluster API deletes the Node itself when it deletes the
+// Machine.
+func (s *capiStandIns) machines(ctx context.Context) {
+	c := s.e.dynamic.Resource(kubevirtMachineGVR).Namespace(s.namespace)
+	list, err := c.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.problem("list KubevirtMachines: %v", err)
+		}
+		return
+	}
+	for _, km := range list.Items {
+		if ready, _, _ := unstructured.NestedBool(km.Object, "status", "ready"); ready || km.GetDeletionTimestamp() != nil {
+			continue
+		}
+		providerID := "kubevirt://" + km.GetName()
+		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"providerID": providerID}})
+		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+			if !apierrors.IsNotFound(err) {
+				s.problem("providerID of KubevirtMachine %s: %v", km.GetName(), err)
+			}
+			continue
+		}
+		node := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Node",
+			"metadata": map[string]any{"name": km.GetName()},
+			"spec":     map[string]any{"providerID": providerID},
+		}}
+		if _, err := s.e.dynamic.Resource(nodeGVR).Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			s.problem("Node %s: %v", km.GetName(), err)
+			continue
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
+			"lastHeartbeatTime": now, "lastTransitionTime": now,
+		}}}})
+		if _, err := s.e.dynamic.Resource(nodeGVR).Patch(ctx, km.GetName(), types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+			s.problem("Node %s Ready: %v", km.GetName(), err)
+			continue
+		}
+		body, _ = json.Marshal(map[string]any{"status": map[string]any{"ready": true}})
+		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
+			s.problem("status of KubevirtMachine %s: %v", km.GetName(), err)
+		}
+	}
+}
+
+// The workload cluster TestClusterAPI's pools join, in its own tenant.
+const (
+	capiTenant  = "tenant-capi"
+	capiCluster = "capi"
+)
+
+// TestClusterAPI runs the Cluster API core manager against its own API server
+// and rolls one pool's MachineDeployment, as the pool chart renders it, onto
+// a new KubevirtMachineTemplate, reading it at every step as `rollout` does.
+// It runs when CLUSTER_API names the manager `make cluster-api` built.
+func TestClusterAPI(t *testing.T) {
+	bin := os.Getenv("CLUSTER_API")
+	if bin == "" {
+		t.Skip("CLUSTER_API is not set: `make cluster-api` builds the Cluster API manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("CLUSTER_API=%s: %v; run `make cluster-api`", bin, err)
+	}
+	start := time.Now()
+	e := startEnv(t)
+	e.installCRDs(t)
+	e.createClusterFixtures(t)
+	e.startClusterAPI(t, bin)
+	t.Logf("kube-apiserver and cluster-api ready in %s", time.Since(start).Round(time.Second))
+	e.createWorkloadCluster(t, capiTenant, capiCluster)
+
+	s := &capiStandIns{e: e, namespace: capiTenant}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		for _, p := range s.errs {
+			t.Errorf("stand-in: %s", p)
+		}
+	})
+	t.Run("MachineDeploymentRollout", func(t *testing.T) { testCAPIRollout(t, e) })
+	t.Run("ZeroWorkers", func(t *testing.T) { testCAPIZeroWorkers(t, e) })
+}
+
+// createWorkloadCluster creates a workload cluster as Cluster API sees it: a
+// Cluster whose control plane (a Kamaji one, as Cozystack's) reports itself
+// initialized at the pools' Kubernetes version, and whose kubeconfig Secret
+// points at this same API server.
+func (e *env) createWorkloadCluster(t testing.TB, tenant, cluster string) {
+	t.Helper()
+	e.createNamespace(t, tenant)
+	clusterName := "kubernetes-" + cluster
+	caData, err := os.ReadFile(e.config.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster: {server: %[2]s, certificate-authority-data: %[3]s}
+users:
+- name: admin
+  user: {token: %[4]s}
+contexts:
+- name: %[1]s
+  context: {cluster: %[1]s, user: admin}
+current-context: %[1]s
+`, clusterName, e.config.Host, base64.StdEncoding.EncodeToString(caData), e.config.BearerToken)
+	host, port, _ := net.SplitHostPort(strings.TrimPrefix(e.config.Host, "https://"))
+	e.createYAML(t, fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: %[1]s-kubeconfig
+  namespace: %[2]s
+  labels: {cluster.x-k8s.io/cluster-name: %[1]s}
+type: cluster.x-k8s.io/secret
+data:
+  value: %[3]s
+---
+apiVersion: controlplane.cluster.x-k8s.io/v1alpha1
+kind: KamajiControlPlane
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  version: v1.35.6
+---
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+spec:
+  controlPlaneEndpoint: {host: %[4]s, port: %[5]s}
+  controlPlaneRef:
+    apiVersion: controlplane.cluster.x-k8s.io/v1alpha1
+    kind: KamajiControlPlane
+    name: %[1]s
+    namespace: %[2]s
+`, clusterName, tenant, base64.StdEncoding.EncodeToString([]byte(kubeconfig)), host, port))
+	kcp := e.client(t, "controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane", tenant)
+	// Kamaji reports its control plane externally managed: it runs no
+	// control-plane Machines, and without it Cluster API keeps every deleted
+	// worker's Node (it deletes one only while control-plane Nodes remain).
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "externalManagedControlPlane": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
+	if _, err := kcp.Patch(context.Background(), clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("status of KamajiControlPlane %s: %v", clusterName, err)
+	}
+}
+
+// createCAPIPool creates a pool as its chart renders it (its
+// KubevirtMachineTemplate, its MachineDeployment without spec.replicas, its
+// MachineHealthCheck) and its TalosConfigTemplate as the pool's reconcile
+// Job creates it, and returns the render.
+func (e *env) createCAPIPool(t *testing.T, release string, vals map[string]any) *render.Manifest {
+	t.Helper()
+	m := renderPool(t, release, capiTenant, vals)
+	e.createYAML(t, fmt.Sprintf(`apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3
+kind: TalosConfigTemplate
+metadata:
+  name: %s
+  namespace: %s
+spec:
+  template:
+    spec:
+      generateType: worker
+      talosVersion: v1.13
+`, poolName(release), capiTenant))
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck"} {
+		d, err := m.One(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.create(t, &unstructured.Unstructured{Object: d.Object})
+	}
+	return m
+}
+
+func testCAPIRollout(t *testing.T, e *env) {
+	const (
+		tenant  = capiTenant
+		release = "kubernetes-nodes-capi-workers"
+		workers = 2
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	mdName := poolName(release)
+	vals := map[string]any{"cluster": capiCluster, "minReplicas": workers, "osImage": map[string]any{"builtin": map[string]any{}}}
+	m := e.createCAPIPool(t, release, vals)
+	oldTemplate := machineTemplateOf(t, m)
+
+	// Cluster API's defaulting webhook seeds spec.replicas from the
+	// autoscaler's min-size annotation.
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", tenant, mdName)
+	if n, found, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !found || n != workers {
+		t.Fatalf("MachineDeployment %s/%s spec.replicas is %d (set: %v), want %d defaulted from its min-size annotation by Cluster API's webhook", tenant, mdName, n, found, workers)
+	}
+
+	first := time.Now()
+	waitRolledOut(ctx, t, e, tenant, mdName, oldTemplate, workers, nil)
+	t.Logf("%d workers ready on %s in %s", workers, oldTemplate, time.Since(first).Round(100*time.Millisecond))
+
+	// A new template (another instancetype): the pool's upgrade creates it
+	// and moves the MachineDeployment's infrastructureRef, as Helm's patch does.
+	m2 := renderPool(t, release, tenant, withValues(vals, "instanceType", "u1.large"))
+	newTemplate := machineTemplateOf(t, m2)
+	if newTemplate == oldTemplate {
+		t.Fatalf("instanceType u1.large renders the same template %s", oldTemplate)
+	}
+	kmt, err := m2.One(kmtKind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.create(t, &unstructured.Unstructured{Object: kmt.Object})
+	md2, err := m2.One("MachineDeployment")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl, _, _ := unstructured.NestedMap(md2.Object, "spec", "template")
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": tpl}})
+	second := time.Now()
+	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", tenant).Patch(ctx, mdName, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("move MachineDeployment %s/%s onto %s: %v", tenant, mdName, newTemplate, err)
+	}
+	var seen []string
+	waitRolledOut(ctx, t, e, tenant, mdName, newTemplate, workers, &seen)
+	t.Logf("rolled onto %s in %s; what rollout read on the way:\n  %s", newTemplate, time.Since(second).Round(100*time.Millisecond), strings.Join(seen, "\n  "))
+
+	// When rollout reads it rolled out, every Machine runs the new template
+	// and none of the old ones is left.
+	machines, err := e.client(t, capiAPIVersion, "Machine", tenant).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + mdName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onNew int
+	for _, mc := range machines.Items {
+		if mc.GetDeletionTimestamp() != nil {
+			t.Errorf("Machine %s still being deleted when the MachineDeployment reads rolled out", mc.GetName())
+			continue
+		}
+		infra, _, _ := unstructured.NestedString(mc.Object, "spec", "infrastructureRef", "name")
+		km, ok := e.get(t, kmtAPIVersion, "KubevirtMachine", tenant, infra)
+		if !ok {
+			t.Errorf("Machine %s names KubevirtMachine %q, which does not exist", mc.GetName(), infra)
+			continue
+		}
+		if from := km.GetAnnotations()["cluster.x-k8s.io/cloned-from-name"]; from == newTemplate {
+			onNew++
+		} else {
+			t.Errorf("Machine %s runs KubevirtMachine %s cloned from %q, want %s", mc.GetName(), infra, from, newTemplate)
+		}
+	}
+	if onNew != workers {
+		t.Errorf("%d Machines on %s when the MachineDeployment reads rolled out, want %d", onNew, newTemplate, workers)
+	}
+
+	// Cluster API deleted the old workers' Nodes itself (the stand-in
+	// registers one Node per KubevirtMachine, named after it, and deletes none).
+	nodes, err := e.dynamic.Resource(nodeGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, n := range nodes.Items {
+		if strings.HasPrefix(n.GetName(), mdName+"-") {
+			left = append(left, n.GetName())
+		}
+	}
+	if len(left) != workers {
+		t.Fatalf("Nodes of the pool after the rollout: %v, want the %d new workers' only", left, workers)
+	}
+
+	// The pool's MachineHealthCheck, as the chart renders it, watches the
+	// new workers through their Nodes and finds them healthy.
+	for {
+		mhc, _ := e.get(t, capiAPIVersion, "MachineHealthCheck", tenant, mdName)
+		expected, _, _ := unstructured.NestedInt64(mhc.Object, "status", "expectedMachines")
+		healthy, _, _ := unstructured.NestedInt64(mhc.Object, "status", "currentHealthy")
+		if expected == workers && healthy == workers {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("MachineHealthCheck %s/%s: %d of %d expected Machines healthy, want %d of %d", tenant, mdName, healthy, expected, workers, workers)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A worker whose Node goes NotReady (its kubelet stops posting): Cluster
+	// API counts it out of readyReplicas, and rollout no longer reads the
+	// pool as rolled out, as the tier's stand-in writes it for a NotReady
+	// bystander (readyReplicas 1 of 2).
+	now := time.Now().UTC().Format(time.RFC3339)
+	body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": "the stand-in's kubelet stopped",
+		"lastHeartbeatTime": now, "lastTransitionTime": now,
+	}}}})
+	if _, err := e.dynamic.Resource(nodeGVR).Patch(ctx, left[0], types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("Node %s NotReady: %v", left[0], err)
+	}
+	for {
+		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", tenant, mdName)
+		st := report.MachineDeploymentRolledOut(md.Object, newTemplate, workers)
+		if st.ReadyReplicas == workers-1 {
+			if st.RolledOut || st.UpdatedReplicas != workers || st.Replicas != workers {
+				t.Errorf("with Node %s NotReady rollout reads %+v, want not rolled out with %d updated, %d ready, %d in all", left[0], st, workers, workers-1, workers)
+			}
+			t.Logf("Node %s NotReady: %s", left[0], st.Says)
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("with Node %s NotReady the MachineDeployment still reads %s", left[0], st.Says)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// testCAPIZeroWorkers: a pool at the chart's default minReplicas 0 gets
+// spec.replicas 0 from Cluster API's webhook, no Machine, and reads as
+// rolled out at zero workers.
+func testCAPIZeroWorkers(t *testing.T, e *env) {
+	const release = "kubernetes-nodes-capi-batch"
+	m := e.createCAPIPool(t, release, map[string]any{"cluster": capiCluster, "osImage": map[string]any{"builtin": map[string]any{}}})
+	mdName := poolName(release)
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", capiTenant, mdName)
+	if n, found, _ := unstructured.NestedInt64(md.Object, "spec", "replicas"); !found || n != 0 {
+		t.Fatalf("MachineDeployment %s/%s spec.replicas is %d (set: %v), want 0 from its min-size annotation %q", capiTenant, mdName, n, found, md.GetAnnotations()["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"])
+	}
+	tpl := machineTemplateOf(t, m)
+	// 2 workers expected by a reader that does not find spec.replicas: the
+	// real one is there, so the verdict is Cluster API's.
+	if st := report.MachineDeploymentRolledOut(md.Object, tpl, 2); !st.RolledOut {
+		t.Errorf("MachineDeployment %s/%s at zero workers reads %s", capiTenant, mdName, st.Says)
+	}
+	// Cluster API has reconciled it (a MachineSet at zero) and created no Machine.
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sets, err := e.client(t, capiAPIVersion, "MachineSet", capiTenant).List(context.Background(), metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + mdName})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sets.Items) == 1 {
+			if n, _, _ := unstructured.NestedInt64(sets.Items[0].Object, "spec", "replicas"); n != 0 {
+				t.Errorf("MachineSet %s wants %d replicas, want 0", sets.Items[0].GetName(), n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d MachineSets of %s after a minute, want 1", len(sets.Items), mdName)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	machines, err := e.client(t, capiAPIVersion, "Machine", capiTenant).List(context.Background(), metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + mdName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(machines.Items) != 0 {
+		t.Errorf("%d Machines of the zero-worker pool %s, want none", len(machines.Items), mdName)
+	}
+}
+
+// waitRolledOut waits until `rollout`'s reading of the MachineDeployment says
+// it runs template with every worker updated and ready; seen, when given,
+// collects each distinct reading on the way.
+func waitRolledOut(ctx context.Context, t *testing.T, e *env, namespace, name, template string, workers int64, seen *[]string) {
+	t.Helper()
+	var last string
+	for {
+		md, err := e.client(t, capiAPIVersion, "MachineDeployment", namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get MachineDeployment %s/%s: %v", namespace, name, err)
+		}
+		st := report.MachineDeploymentRolledOut(md.Object, template, workers)
+		if st.Says != last {
+			last = st.Says
+			if seen != nil {
+				*seen = append(*seen, fmt.Sprintf("generation %d: %s", md.GetGeneration(), st.Says))
+			}
+		}
+		if st.RolledOut {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			raw, _ := json.MarshalIndent(md.Object["status"], "", "  ")
+			t.Fatalf("MachineDeployment %s/%s not rolled out onto %s: %s\nstatus: %s", namespace, name, template, st.Says, raw)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
