@@ -264,8 +264,28 @@ stringData:
 	if second := report.RunningTemplate(md.Object); second == first || second == "" {
 		t.Errorf("the MachineDeployment names %q after the upgrade, want a template other than %q", second, first)
 	}
-	for _, c := range render.Get(hr, "status.conditions").([]any) {
-		t.Logf("condition after the upgrade: %v", c)
+	// 3. pins reads the pool from what helm-controller wrote: the
+	// HelmRelease's history names the release, Helm's record holds the
+	// chart (its version carrying the artifact's digest) and the values.
+	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	var pins livePins
+	if err := json.Unmarshal([]byte(out), &pins); err != nil || code != 0 {
+		t.Fatalf("pins over the pool helm-controller released: exit %d, %v\n%s%s", code, err, out, problem)
+	}
+	found := false
+	for _, p := range pins.allPools() {
+		if p.HelmRelease == ns+"/"+release {
+			found = true
+			if p.FoundBy != "spec.chartRef ExternalArtifact cozy-system/"+cozystackArtifact || p.Pool != "kubernetes-"+app || p.Refusal != "" || p.Unresolved != "" {
+				t.Errorf("pins reads the pool helm-controller released as %+v, want it found by its chartRef, read, nothing refused", p)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("pins does not list %s/%s, which helm-controller released:\n%s", ns, release, out)
+	}
+	if got := md.GetLabels()["helm.toolkit.fluxcd.io/name"]; got != release {
+		t.Errorf("the MachineDeployment's helm.toolkit.fluxcd.io/name label is %q, want %q (helm-controller labels what it releases)", got, release)
 	}
 	t.Logf("helm-controller: installed in %s, upgraded in %s (HelmRelease written to Ready)", installed.Round(time.Millisecond), upgraded.Round(time.Millisecond))
 }
