@@ -195,17 +195,7 @@ stringData:
 `)
 	start := time.Now()
 	e.createYAML(t, cozystackHelmRelease(ns, app, "{cluster: hc, osImage: {}}"))
-	t.Cleanup(func() {
-		// helm-controller uninstalls the release when its HelmRelease goes
-		// (its finalizer); wait for that while it still runs.
-		e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", ns, release})
-		waitFor(t, 60*time.Second, "helm-controller uninstalled "+release, func() string {
-			if _, ok := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", ns, release); ok {
-				return "HelmRelease still there"
-			}
-			return ""
-		})
-	})
+	t.Cleanup(func() { e.removeReleased(t, ns, release) })
 
 	released := func(generation int64, secret string) map[string]any {
 		t.Helper()
@@ -288,4 +278,18 @@ stringData:
 		t.Errorf("the MachineDeployment's helm.toolkit.fluxcd.io/name label is %q, want %q (helm-controller labels what it releases)", got, release)
 	}
 	t.Logf("helm-controller: installed in %s, upgraded in %s (HelmRelease written to Ready)", installed.Round(time.Millisecond), upgraded.Round(time.Millisecond))
+}
+
+// removeReleased deletes a HelmRelease helm-controller released and waits
+// until it is gone: helm-controller uninstalls the release first (its
+// finalizer), so it must still run.
+func (e *env) removeReleased(t *testing.T, namespace, name string) {
+	t.Helper()
+	e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", namespace, name})
+	waitFor(t, 60*time.Second, "helm-controller uninstalled "+namespace+"/"+name, func() string {
+		if _, ok := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", namespace, name); ok {
+			return "HelmRelease still there"
+		}
+		return ""
+	})
 }
