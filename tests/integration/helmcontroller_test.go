@@ -277,6 +277,38 @@ stringData:
 	if got := md.GetLabels()["helm.toolkit.fluxcd.io/name"]; got != release {
 		t.Errorf("the MachineDeployment's helm.toolkit.fluxcd.io/name label is %q, want %q (helm-controller labels what it releases)", got, release)
 	}
+	// 4. A release the chart refuses (an instanceType the cluster lacks),
+	// under Cozystack's RetryOnFailure: helm-controller never stalls it. At
+	// the generation, Ready is False (UpgradeFailed, the chart's message)
+	// while Reconciling is True (ProgressingWithRetry), and status.failures
+	// counts the attempts, one every retryInterval. The stand-in writes
+	// Ready False with no Reconciling, which rollout reads as failed.
+	body, _ = json.Marshal(map[string]any{"spec": map[string]any{"values": map[string]any{"instanceType": "u1.nosuch"}}})
+	if _, err := e.client(t, fleet.HelmReleaseAPI, "HelmRelease", ns).Patch(t.Context(), release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "helm-controller failed generation 3", func() string {
+		obj, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", ns, release)
+		hr = obj.Object
+		if f, _ := render.Get(hr, "status.failures").(int64); f < 1 {
+			return fmt.Sprintf("status.failures %v", render.Get(hr, "status.failures"))
+		}
+		return ""
+	})
+	conds := map[string]map[string]any{}
+	for _, c := range render.Get(hr, "status.conditions").([]any) {
+		conds[fmt.Sprint(c.(map[string]any)["type"])] = c.(map[string]any)
+	}
+	if c := conds["Ready"]; c == nil || c["status"] != "False" || c["reason"] != "UpgradeFailed" || fmt.Sprint(c["observedGeneration"]) != "3" ||
+		!strings.Contains(fmt.Sprint(c["message"]), `instanceType "u1.nosuch" is not a VirtualMachineClusterInstancetype of this cluster`) {
+		t.Errorf("Ready after a refused upgrade: %v, want False, UpgradeFailed at generation 3 with the chart's message", c)
+	}
+	if c := conds["Reconciling"]; c == nil || c["status"] != "True" || c["reason"] != "ProgressingWithRetry" || conds["Stalled"] != nil {
+		t.Errorf("Reconciling after a refused upgrade: %v (Stalled %v), want True, ProgressingWithRetry, and no Stalled: RetryOnFailure retries for ever", c, conds["Stalled"])
+	}
+	_, failed, says := report.HelmReleaseStatus(hr, 3)
+	t.Logf("rollout reads the refused upgrade as failed=%q: %s", failed, says)
+
 	t.Logf("helm-controller: installed in %s, upgraded in %s (HelmRelease written to Ready)", installed.Round(time.Millisecond), upgraded.Round(time.Millisecond))
 }
 
