@@ -8,7 +8,7 @@ HELM ?= $(CURDIR)/$(HELM_BIN)
 
 CHARTS := packages/library/worker-image-lib packages/library/kubernetes-nodes-lib packages/apps/kubernetes-nodes packages/system/kubernetes-worker-image packages/core/platform packages/system/kubernetes-nodes-rd
 
-.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics tools render lint golden bench vet package push monitoring-agents grafana-dashboard
+.PHONY: generate test unit talos integration apiserver kubectl promtool kube-state-metrics helm-controller tools render lint golden bench vet package push monitoring-agents grafana-dashboard
 .PHONY: cluster-api
 
 ## generate: write what the build derives into the charts: the kubernetes-nodes-rd
@@ -32,10 +32,11 @@ talos:
 
 ## integration: the charts installed for real against kube-apiserver + etcd,
 ## kube-state-metrics reading what they create, and the pool's reconcile step
-## run with kubectl against it, and promtool evaluating the alert rules over
-## what kube-state-metrics exported.
-integration: apiserver kubectl kube-state-metrics promtool
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+## run with kubectl against it, promtool evaluating the alert rules over
+## what kube-state-metrics exported, and Flux's helm-controller reconciling
+## a pool's HelmRelease as Cozystack writes it.
+integration: apiserver kubectl kube-state-metrics promtool helm-controller
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool HELM_CONTROLLER=$(abspath $(HC_BIN))/helm-controller $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.
@@ -66,9 +67,10 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 # Their versions are the ones their go.mod pins.
 PROMTOOL_BIN ?= .cache/promtool/bin
 KSM_BIN ?= .cache/kube-state-metrics/bin
+HC_BIN ?= .cache/helm-controller/bin
 
-## tools: build promtool and kube-state-metrics (once).
-tools: promtool kube-state-metrics
+## tools: build promtool, kube-state-metrics and helm-controller (once).
+tools: promtool kube-state-metrics helm-controller
 
 ## promtool: build Prometheus's promtool into .cache/promtool/bin (once), with
 ## Prometheus's own remove_all_sd tag: checking rules needs no service discovery,
@@ -109,6 +111,16 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 	cd tools/cluster-api && CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags "-s -w -X sigs.k8s.io/cluster-api/version.gitVersion=$$($(GO) list -m -f '{{.Version}}' sigs.k8s.io/cluster-api)" \
 		-o $(abspath $@).tmp sigs.k8s.io/cluster-api
+	mv $@.tmp $@
+
+## helm-controller: build Flux's helm-controller into .cache/helm-controller/bin
+## (once); the tier runs it against its kube-apiserver, as the platform runs it.
+helm-controller: $(HC_BIN)/helm-controller
+
+$(HC_BIN)/helm-controller: tools/helm-controller/go.mod
+	@mkdir -p $(@D)
+	cd tools/helm-controller && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(abspath $@).tmp github.com/fluxcd/helm-controller
 	mv $@.tmp $@
 
 ## kubectl: build kubectl into bin/ from the Kubernetes module tools/apiserver

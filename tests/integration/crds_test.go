@@ -84,6 +84,7 @@ var generatedCRDs = []string{
 	"operator.victoriametrics.com_vmrules.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
 	"source.toolkit.fluxcd.io_externalartifacts.yaml",
+	"source.toolkit.fluxcd.io_helmcharts.yaml",
 	"source.toolkit.fluxcd.io_ocirepositories.yaml",
 }
 

@@ -228,7 +228,14 @@ func testDeadline(t testing.TB) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func (e *env) start(t testing.TB, name, path string, args ...string) {
+func (e *env) start(t testing.TB, name, path string, args ...string) *process {
+	t.Helper()
+	return e.startWith(t, name, nil, path, args...)
+}
+
+// startWith starts a process with environ added to this one's environment
+// (a controller reads its kubeconfig and namespace from there).
+func (e *env) startWith(t testing.TB, name string, environ []string, path string, args ...string) *process {
 	t.Helper()
 	logPath := filepath.Join(e.dir, name+".log")
 	logFile, err := os.Create(logPath)
@@ -238,6 +245,9 @@ func (e *env) start(t testing.TB, name, path string, args ...string) {
 	defer logFile.Close()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = e.dir
+	if environ != nil {
+		cmd.Env = append(os.Environ(), environ...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Own process group, so the whole group can be signalled; and killed by
 	// the kernel if this test binary dies before its cleanups run.
@@ -253,6 +263,7 @@ func (e *env) start(t testing.TB, name, path string, args ...string) {
 	e.mu.Lock()
 	e.procs = append(e.procs, p)
 	e.mu.Unlock()
+	return p
 }
 
 // stop stops the processes, newest first (the API server before its etcd):

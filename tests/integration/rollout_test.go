@@ -19,6 +19,7 @@ import (
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -79,6 +80,9 @@ type standIns struct {
 	// its gate says false (the gate runs on the stand-ins' goroutine, between
 	// ticks: what it changes, no stand-in reads half-done).
 	capiGate map[string]func(context.Context) bool
+	// realFlux: Flux's own helm-controller releases the HelmReleases; only
+	// Cluster API is played.
+	realFlux bool
 }
 
 func (s *standIns) fail(id string, fail bool) {
@@ -98,7 +102,9 @@ func (s *standIns) run(ctx context.Context, pools []rolloutPool) {
 	defer tick.Stop()
 	for {
 		for _, p := range pools {
-			s.flux(ctx, p)
+			if !s.realFlux {
+				s.flux(ctx, p)
+			}
 			s.capi(ctx, p)
 		}
 		select {
@@ -192,6 +198,12 @@ func (s *standIns) capi(ctx context.Context, p rolloutPool) {
 	}
 	md, err := c.Namespace(p.namespace).Get(ctx, p.machineDeployment(), metav1.GetOptions{})
 	if err != nil {
+		// helm-controller uninstalls the release of a deleted HelmRelease
+		// and installs it again once it is created again: Cluster API has
+		// nothing to do meanwhile.
+		if s.realFlux && apierrors.IsNotFound(err) {
+			return
+		}
 		if ctx.Err() == nil {
 			s.problem("get MachineDeployment of %s: %v", p.id(), err)
 		}
@@ -246,8 +258,8 @@ func eventList(events []report.RolloutEvent) []string {
 }
 
 // rolloutTier is a rollout subtest's fleet, installed as helm-controller
-// installs it and settled as the autoscaler and Cluster API leave it, with
-// its stand-ins running until the subtest ends.
+// installs it (or by helm-controller itself) and settled as the autoscaler
+// and Cluster API leave it, with its stand-ins running until the subtest ends.
 type rolloutTier struct {
 	s     *standIns
 	live  *render.Live
@@ -262,8 +274,11 @@ type rolloutTier struct {
 // them), and pools, each in a namespace with its cozystack-values Secret.
 // Goldens of installed and later that other subtests kept (resource-policy
 // keep) belong to their catalog releases: this catalog makes its own, and
-// removes them when the subtest ends.
-func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, installed []string, later ...string) *rolloutTier {
+// removes them when the subtest ends. With realFlux, Flux's own
+// helm-controller installs and upgrades the pools (startHelmController) and
+// uninstalls them when their HelmReleases go; else the stand-in does, the
+// first release installed here with Helm's SDK.
+func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, installed []string, realFlux bool, later ...string) *rolloutTier {
 	t.Helper()
 	schematicID, _ := poolDefaults(t)
 	ctx := t.Context()
@@ -307,6 +322,9 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 
 	// The fleet, installed as helm-controller installs it, then settled as
 	// the autoscaler and Cluster API leave it.
+	if realFlux {
+		e.startHelmController(t)
+	}
 	if _, ok := e.get(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system", cozystackArtifact); !ok {
 		e.createYAML(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ExternalArtifact\nmetadata: {name: "+cozystackArtifact+", namespace: cozy-system}\nspec: {}\n")
 	}
@@ -318,7 +336,7 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}, capiGate: map[string]func(context.Context) bool{}}
+	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}, capiGate: map[string]func(context.Context) bool{}, realFlux: realFlux}
 	for _, ns := range namespaces[2:] {
 		s.helm[ns] = e.helm(t, ns).cfg
 		e.createYAML(t, `
@@ -333,32 +351,37 @@ stringData:
 `)
 	}
 	for _, p := range pools {
-		e.createYAML(t, fmt.Sprintf(`
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: %s, namespace: %s}
-spec:
-  interval: 10m
-  chartRef: {kind: ExternalArtifact, name: %s, namespace: cozy-system}
-  valuesFrom: [{kind: Secret, name: cozystack-values}]
-  values: %s
-`, p.release, p.namespace, cozystackArtifact, p.values))
-		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
-		vals, unresolved, err := fleet.Values(ctx, live, hr)
-		if err != nil || unresolved != "" {
-			t.Fatalf("values of %s: %v %s", p.id(), err, unresolved)
-		}
-		inst := action.NewInstall(s.helm[p.namespace])
-		inst.ReleaseName, inst.Namespace, inst.Timeout = p.release, p.namespace, time.Minute
-		if _, err := inst.Run(chrt, vals); err != nil {
-			t.Fatalf("helm install %s: %v", p.id(), err)
-		}
-		t.Cleanup(func() {
-			if _, err := action.NewUninstall(s.helm[p.namespace]).Run(p.release); err != nil {
-				t.Errorf("helm uninstall %s: %v", p.id(), err)
+		e.createYAML(t, cozystackHelmRelease(p.namespace, strings.TrimPrefix(p.release, "kubernetes-nodes-"), p.values))
+		if realFlux {
+			t.Cleanup(func() { e.removeReleased(t, p.namespace, p.release) })
+			waitFor(t, 60*time.Second, "helm-controller installed "+p.id(), func() string {
+				hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
+				if ready, failed, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
+					if failed != "" {
+						t.Fatalf("helm-controller's install of %s: %s", p.id(), failed)
+					}
+					return says
+				}
+				return ""
+			})
+		} else {
+			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
+			vals, unresolved, err := fleet.Values(ctx, live, hr)
+			if err != nil || unresolved != "" {
+				t.Fatalf("values of %s: %v %s", p.id(), err, unresolved)
 			}
-			e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release})
-		})
+			inst := action.NewInstall(s.helm[p.namespace])
+			inst.ReleaseName, inst.Namespace, inst.Timeout = p.release, p.namespace, time.Minute
+			if _, err := inst.Run(chrt, vals); err != nil {
+				t.Fatalf("helm install %s: %v", p.id(), err)
+			}
+			t.Cleanup(func() {
+				if _, err := action.NewUninstall(s.helm[p.namespace]).Run(p.release); err != nil {
+					t.Errorf("helm uninstall %s: %v", p.id(), err)
+				}
+				e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release})
+			})
+		}
 		// The autoscaler's replicas: the chart leaves spec.replicas out.
 		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": p.workers}})
 		if _, err := e.client(t, capiAPIVersion, "MachineDeployment", p.namespace).Patch(ctx, p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
@@ -412,7 +435,7 @@ func testRollout(t *testing.T, e *env) {
 	const catalog = "kubernetes-worker-image-rollout"
 	goldens := []string{support.GoldenName(schematicID, from), support.GoldenName(schematicID, to)}
 
-	r := setUpRollout(t, e, catalog, rolloutFleet, []string{from}, to)
+	r := setUpRollout(t, e, catalog, rolloutFleet, []string{from}, false, to)
 	s, cat, entry, templates := r.s, r.cat, r.entry, r.templates
 	before := map[string]int{}
 	for id, n := range s.released {

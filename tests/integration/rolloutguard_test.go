@@ -12,6 +12,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,20 +23,24 @@ import (
 // the pool's wave. The new object is at generation 1, as the planned one
 // was: rollout --apply does not write the plan's values over it (the patch
 // tests the UID the plan read), stops saying it changed since the plan, and
-// the tenant's values stand. The pool of wave 1 moved.
+// the tenant's values stand. The pool of wave 1 moved. Flux's own
+// helm-controller releases the pools: the deleted HelmRelease is uninstalled
+// (its finalizer) before the tenant can create it again.
 func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
 	const from, to = "v1.13.6", "v1.13.7"
 	first := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-first", "{cluster: ga}", 1}
 	second := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-second", "{cluster: ga}", 1}
-	r := setUpRollout(t, e, "kubernetes-worker-image-guard-a", []rolloutPool{first, second}, []string{from, to})
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-a", []rolloutPool{first, second}, []string{from, to}, true)
 	hrs := e.dynamic.Resource(helmReleaseResource).Namespace(second.namespace)
 	planned, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", second.namespace, second.release)
 
 	// Once wave 1 has patched the first pool, and before Cluster API rolls
 	// it (so before wave 2 starts), the second pool's HelmRelease is deleted
-	// and created again with the tenant's new values.
-	var again types.UID // set on the stand-ins' goroutine, under r.s.mu
+	// and, once helm-controller has uninstalled it and let it go, created
+	// again with the tenant's new values.
+	var again types.UID                // set on the stand-ins' goroutine, under r.s.mu
+	var old *unstructured.Unstructured // the deleted object, on that goroutine
 	createdAgain := func() types.UID {
 		r.s.mu.Lock()
 		defer r.s.mu.Unlock()
@@ -50,20 +55,27 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 		if err != nil || hr.GetGeneration() < 2 {
 			return false
 		}
-		old, err := hrs.Get(ctx, second.release, metav1.GetOptions{})
-		if err != nil {
-			r.s.problem("get %s to create it again: %v", second.id(), err)
-			return false
+		if old == nil {
+			hr, err := hrs.Get(ctx, second.release, metav1.GetOptions{})
+			if err != nil {
+				r.s.problem("get %s to create it again: %v", second.id(), err)
+				return false
+			}
+			if err := hrs.Delete(ctx, second.release, metav1.DeleteOptions{}); err != nil {
+				r.s.problem("delete %s: %v", second.id(), err)
+				return false
+			}
+			old = hr
 		}
-		if err := hrs.Delete(ctx, second.release, metav1.DeleteOptions{}); err != nil {
-			r.s.problem("delete %s: %v", second.id(), err)
-			return false
+		if _, err := hrs.Get(ctx, second.release, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false // helm-controller is uninstalling it
 		}
 		spec := old.Object["spec"].(map[string]any)
 		spec["values"] = map[string]any{"cluster": "ga", "maxReplicas": int64(9), "instanceType": "u1.large"}
 		created, err := hrs.Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": fleet.HelmReleaseAPI, "kind": "HelmRelease",
-			"metadata": map[string]any{"name": second.release, "namespace": second.namespace},
+			// The labels cozystack-api writes, the shard's among them.
+			"metadata": map[string]any{"name": second.release, "namespace": second.namespace, "labels": old.Object["metadata"].(map[string]any)["labels"]},
 			"spec":     spec,
 		}}, metav1.CreateOptions{})
 		if err != nil {
@@ -118,6 +130,13 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 	if v, _, _ := unstructured.NestedString(e.mustGet(t, first).Object, "spec", "values", "talos", "version"); v != to {
 		t.Errorf("%s, the same object at the planned generation, has talos.version %q, want %s", first.id(), v, to)
 	}
+	// helm-controller, not a stand-in, released the first pool's patch: its
+	// finalizer, both releases in the history, the chart carrying the digest.
+	moved := e.mustGet(t, first)
+	history, _, _ := unstructured.NestedSlice(moved.Object, "status", "history")
+	if !slices.Contains(moved.GetFinalizers(), "finalizers.fluxcd.io") || len(history) != 2 || !strings.Contains(fmt.Sprint(history[0].(map[string]any)["chartVersion"]), "+") {
+		t.Errorf("%s was not released by helm-controller: finalizers %v, history %v", first.id(), moved.GetFinalizers(), history)
+	}
 }
 
 // testRolloutNotReadyBystander: pools of the namespace already on the
@@ -131,7 +150,7 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 	moves := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-moves", "{cluster: gb}", 1}
 	notReady := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-own", "{cluster: gb, talos: {version: " + to + "}}", 2}
 	failed := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-failed", "{cluster: gb, talos: {version: " + to + "}}", 1}
-	r := setUpRollout(t, e, "kubernetes-worker-image-guard-b", []rolloutPool{moves, notReady, failed}, []string{from, to})
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-b", []rolloutPool{moves, notReady, failed}, []string{from, to}, false)
 	ctx := t.Context()
 
 	// One worker of notReady's two is NotReady: Cluster API's counts, which

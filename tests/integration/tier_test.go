@@ -71,6 +71,8 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
 	t.Run("RolloutRecreatedHelmRelease", func(t *testing.T) { testRolloutRecreatedHelmRelease(t, e) })
 	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
+	// Flux's own helm-controller, not a stand-in, on a pool as Cozystack writes it.
+	t.Run("HelmControllerPool", func(t *testing.T) { testHelmControllerPool(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the

@@ -8,8 +8,9 @@
 //	          CDIConfig
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
-//	          ExternalArtifact, OCIRepository   github.com/fluxcd/source-controller/api v1.9.6
-//	          (v1)
+//	          ExternalArtifact, OCIRepository,  github.com/fluxcd/source-controller/api v1.9.6
+//	          HelmChart (v1; helm-controller
+//	          watches all three)
 //	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
 //	VM        VMRule                            github.com/VictoriaMetrics/operator/api v0.66.1
 //	Prom-op   PrometheusRule                    github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
@@ -73,6 +74,7 @@ var want = map[string]string{
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
 	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"ocirepositories.source.toolkit.fluxcd.io":                    "Namespaced",
+	"helmcharts.source.toolkit.fluxcd.io":                         "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
 	"vmrules.operator.victoriametrics.com":                        "Namespaced",
 	"prometheusrules.monitoring.coreos.com":                       "Namespaced",
