@@ -404,6 +404,16 @@ func TestStockCozystackExampleIsWhatTheCatalogPublishes(t *testing.T) {
 	found := false
 	for _, o := range objs {
 		if o.GetKind() == "ConfigMap" && o.GetName() == publishedName {
+			// Helm's ownership of the installed object, not the chart's render.
+			labels, annotations := o.GetLabels(), o.GetAnnotations()
+			assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"])
+			assert.Equal(t, "kubernetes-worker-image", annotations["meta.helm.sh/release-name"])
+			assert.Equal(t, "cozy-public", annotations["meta.helm.sh/release-namespace"])
+			delete(labels, "app.kubernetes.io/managed-by")
+			delete(annotations, "meta.helm.sh/release-name")
+			delete(annotations, "meta.helm.sh/release-namespace")
+			o.SetLabels(labels)
+			o.SetAnnotations(annotations)
 			assert.Equal(t, want.Object, o.Object)
 			found = true
 		}
