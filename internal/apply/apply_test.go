@@ -130,7 +130,7 @@ func (c *cluster) step() {
 		case "retrying":
 			// helm-controller under RetryOnFailure, a retry running after
 			// the generation failed: Ready Unknown, the error on Released.
-			hr.Object["status"] = map[string]any{"observedGeneration": gen, "lastAttemptedGeneration": gen, "failures": int64(1), "upgradeFailures": int64(1),
+			hr.Object["status"] = map[string]any{"observedGeneration": gen, "lastAttemptedGeneration": gen, "failures": int64(1),
 				"conditions": []any{cond("Reconciling", "True", "Progressing"), cond("Ready", "Unknown", "Progressing"), cond("Released", "False", "UpgradeFailed")}}
 			continue
 		}

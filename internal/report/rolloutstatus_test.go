@@ -53,8 +53,9 @@ func TestHelmReleaseStatus(t *testing.T) {
 
 // retryingRelease is a pool's HelmRelease as cozystack-api writes it
 // (RetryOnFailure every 30s) with status as Flux's helm-controller v1.4.3
-// wrote it in the integration tier (HelmControllerPool) after the chart
-// refused generation 3's upgrade.
+// wrote it in the integration tier (RolloutRetryOnFailure) after the chart
+// refused an upgrade: Ready and Released False with the same reason and
+// message, Reconciling True, status.failures, no Stalled.
 func retryingRelease(t *testing.T, status string) map[string]any {
 	return object(t, `
 metadata: {name: kubernetes-nodes-hc-pool, namespace: tenant-hc, generation: 3}
@@ -65,7 +66,7 @@ status:
 `+status)
 }
 
-const refused = `Helm upgrade failed for release tenant-hc/kubernetes-nodes-hc-pool with chart kubernetes-nodes@0.2.0+5b0c5e7c2b1a: execution error at (kubernetes-nodes/templates/machinedeployment.yaml:12:4): instanceType "u1.nosuch" is not a VirtualMachineClusterInstancetype of this cluster`
+const refused = `Helm upgrade failed for release tenant-hc/kubernetes-nodes-hc-pool with chart kubernetes-nodes@0.2.0+9e8883537303: execution error at (kubernetes-nodes/templates/talosconfig.yaml:2:4): pool kubernetes-hc-pool: instanceType "u1.nosuch" is not a VirtualMachineClusterInstancetype of this cluster (it has: u1.large, u1.medium, u1.xlarge); set instanceType to one of them, or set resources.cpu and resources.memory instead`
 
 // Under Cozystack's RetryOnFailure helm-controller never stalls a release
 // that fails: Ready False with the error while Reconciling is True, and a
@@ -83,7 +84,6 @@ func TestHelmReleaseStatusRetryOnFailure(t *testing.T) {
   observedGeneration: 3
   lastAttemptedGeneration: 3
   failures: 2
-  upgradeFailures: 2
   conditions:
   - {type: Reconciling, status: "True", observedGeneration: 3, reason: ProgressingWithRetry, message: "retrying after 30s"}
   - {type: Ready, status: "False", observedGeneration: 3, reason: UpgradeFailed, message: '` + refused + `'}
@@ -93,7 +93,6 @@ func TestHelmReleaseStatusRetryOnFailure(t *testing.T) {
   observedGeneration: 3
   lastAttemptedGeneration: 3
   failures: 2
-  upgradeFailures: 2
   conditions:
   - {type: Reconciling, status: "True", observedGeneration: 3, reason: Progressing, message: "Running 'upgrade' action with timeout of 15m0s"}
   - {type: Ready, status: Unknown, observedGeneration: 3, reason: Progressing, message: "Running 'upgrade' action with timeout of 15m0s"}
@@ -103,7 +102,6 @@ func TestHelmReleaseStatusRetryOnFailure(t *testing.T) {
   observedGeneration: 3
   lastAttemptedGeneration: 3
   failures: 2
-  installFailures: 2
   conditions:
   - {type: Reconciling, status: "True", observedGeneration: 3, reason: ProgressingWithRetry, message: "retrying after 30s"}
   - {type: Ready, status: "False", observedGeneration: 3, reason: InstallFailed, message: "Helm install failed: context deadline exceeded"}
