@@ -118,18 +118,20 @@ func releaseFailure(hr map[string]any, readyC condition, generation int64, ready
 }
 
 // retryNote says, of a failed release helm-controller retries on its own
-// (a retry strategy and no Stalled), that it does and how the operator
-// ends it: values that release, or the HelmRelease suspended.
+// (the RetryOnFailure strategy of the action it last attempted, or
+// Reconciling True), that it does and how the operator ends it: values
+// that release, or the HelmRelease suspended.
 func retryNote(hr map[string]any) string {
-	if s := conditionOf(hr, "Stalled"); s.status == "True" {
-		return ""
+	actions := []string{"upgrade", "install"}
+	if last, _, _ := unstructured.NestedString(hr, "status", "lastAttemptedReleaseAction"); last == "install" {
+		actions = []string{"install", "upgrade"}
 	}
 	var every string
-	for _, action := range []string{"upgrade", "install"} {
+	for _, action := range actions {
 		if name, _, _ := unstructured.NestedString(hr, "spec", action, "strategy", "name"); name == "RetryOnFailure" {
 			every, _, _ = unstructured.NestedString(hr, "spec", action, "strategy", "retryInterval")
 			if every == "" {
-				every = "retryInterval"
+				every = "5m" // helm-controller's default retryInterval
 			}
 			break
 		}
