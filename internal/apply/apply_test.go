@@ -121,8 +121,17 @@ func (c *cluster) step() {
 			hr.Object["status"] = map[string]any{"observedGeneration": gen, "conditions": []any{cond("Stalled", "True", "RetriesExceeded"), cond("Ready", "False", "UpgradeFailed")}}
 			continue
 		case "retry":
-			hr.Object["status"] = map[string]any{"observedGeneration": gen - 1, "conditions": []any{cond("Ready", "False", "UpgradeFailed"), cond("Reconciling", "True", "ProgressingWithRetry")}}
+			// The previous generation's failures while this one runs: not
+			// this generation's, so waited through.
+			hr.Object["status"] = map[string]any{"observedGeneration": gen - 1, "lastAttemptedGeneration": gen - 1, "failures": int64(2),
+				"conditions": []any{cond("Ready", "Unknown", "Progressing"), cond("Reconciling", "True", "Progressing")}}
 			c.flux[hr.GetName()] = ""
+			continue
+		case "retrying":
+			// helm-controller under RetryOnFailure, a retry running after
+			// the generation failed: Ready Unknown, the error on Released.
+			hr.Object["status"] = map[string]any{"observedGeneration": gen, "lastAttemptedGeneration": gen, "failures": int64(1),
+				"conditions": []any{cond("Reconciling", "True", "Progressing"), cond("Ready", "Unknown", "Progressing"), cond("Released", "False", "UpgradeFailed")}}
 			continue
 		}
 		md := c.objs[key("MachineDeployment", hr.GetNamespace(), "kubernetes-"+strings.TrimPrefix(hr.GetName(), "kubernetes-nodes-"))]
@@ -318,7 +327,7 @@ func TestRunMovesPoolsWaveByWave(t *testing.T) {
 // A failure helm-controller retries is waited through; a Stalled release
 // stops it too.
 func TestRunStopsAtTheFirstFailure(t *testing.T) {
-	for _, how := range []string{"fail", "stall"} {
+	for _, how := range []string{"fail", "stall", "retrying"} {
 		c := newCluster()
 		a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
 		b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
@@ -330,8 +339,9 @@ func TestRunStopsAtTheFirstFailure(t *testing.T) {
 		assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "failed tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, got, how)
 		failed := events[len(events)-2]
 		want := map[string]string{
-			"fail":  "failed tenant-b/kubernetes-nodes-b-web: HelmRelease not Ready at generation 2: UpgradeFailed: UpgradeFailed at 2",
-			"stall": "failed tenant-b/kubernetes-nodes-b-web: HelmRelease stalled at generation 2: RetriesExceeded: RetriesExceeded at 2",
+			"fail":     "failed tenant-b/kubernetes-nodes-b-web: HelmRelease not Ready at generation 2: UpgradeFailed: UpgradeFailed at 2",
+			"stall":    "failed tenant-b/kubernetes-nodes-b-web: HelmRelease stalled at generation 2: RetriesExceeded: RetriesExceeded at 2",
+			"retrying": "failed tenant-b/kubernetes-nodes-b-web: HelmRelease not Ready at generation 2: UpgradeFailed: UpgradeFailed at 2 (helm-controller keeps retrying it on its own, 1 failure so far: fix its values so it releases, or stop the retries with flux suspend helmrelease kubernetes-nodes-b-web -n tenant-b; once fixed, flux reconcile helmrelease kubernetes-nodes-b-web -n tenant-b --force releases it at once)",
 		}[how]
 		assert.Equal(t, want, failed.Message, how)
 		stopped := events[len(events)-1]
@@ -346,12 +356,12 @@ func TestRunStopsAtTheFirstFailure(t *testing.T) {
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	c.flux["kubernetes-nodes-a-web"] = "retry"
 	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
-	assert.True(t, done, "a failure helm-controller retries is waited through")
-	var retrying bool
+	assert.True(t, done, "the previous generation's failures are waited through: %v", kinds(events))
+	var progress bool
 	for _, e := range events {
-		retrying = retrying || (e.Event == report.EventProgress && strings.Contains(e.Message, "helm-controller retrying (UpgradeFailed"))
+		progress = progress || (e.Event == report.EventProgress && strings.Contains(e.Message, "HelmRelease Ready is Unknown at generation 2"))
 	}
-	assert.True(t, retrying, "the retry is a progress event: %v", kinds(events))
+	assert.True(t, progress, "the release under way is a progress event: %v", kinds(events))
 }
 
 // A wave that does not finish within --timeout stops the rollout, naming

@@ -21,6 +21,11 @@ type condition struct {
 	found                   bool
 }
 
+// says is the condition's reason and message on one line.
+func (c condition) says() string {
+	return strings.TrimSuffix(strings.Join(strings.Fields(c.reason+": "+c.message), " "), ":")
+}
+
 func conditionOf(obj map[string]any, kind string) condition {
 	raw, _, _ := unstructured.NestedFieldNoCopy(obj, "status", "conditions")
 	list, _ := raw.([]any)
@@ -42,9 +47,15 @@ func conditionOf(obj map[string]any, kind string) condition {
 // status.observedGeneration has reached it and the Ready condition is True,
 // for that generation or a later one (the condition's own
 // observedGeneration, where written). It failed when, at that generation,
-// Stalled is True, or Ready is False and Reconciling is not True (with
-// Reconciling True, helm-controller retries: the rollout waits). says is
-// where it is, in a line.
+// Stalled is True; or Ready is False with one of helm-controller's failure
+// reasons, or with Reconciling not True; or helm-controller counts failures
+// of that generation (status.failures, at status.lastAttemptedGeneration)
+// and Ready is not True. Under Cozystack's RetryOnFailure a failed release
+// never stalls: helm-controller retries it every retryInterval, with
+// Reconciling True and, for each attempt, a moment of Ready Unknown, so
+// waiting would only last until the rollout's timeout. Ready False with
+// another reason while Reconciling is True (its source or a dependency not
+// ready yet) is waited on. says is where it is, in a line.
 func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed, says string) {
 	observed, _ := fleet.Int64(hr, "status", "observedGeneration")
 	readyC := conditionOf(hr, "Ready")
@@ -54,11 +65,11 @@ func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed,
 		}
 		return observed >= generation
 	}
-	why := func(c condition) string {
-		return strings.TrimSuffix(strings.Join(strings.Fields(c.reason+": "+c.message), " "), ":")
-	}
 	if s := conditionOf(hr, "Stalled"); s.found && s.status == "True" && atGeneration(s) {
-		return false, fmt.Sprintf("HelmRelease stalled at generation %d: %s", generation, why(s)), "stalled"
+		return false, fmt.Sprintf("HelmRelease stalled at generation %d: %s", generation, s.says()), "stalled"
+	}
+	if failure := releaseFailure(hr, readyC, generation, atGeneration(readyC)); failure != "" {
+		return false, fmt.Sprintf("HelmRelease not Ready at generation %d: %s%s", generation, failure, retryNote(hr)), "failed"
 	}
 	switch {
 	case !readyC.found || !atGeneration(readyC):
@@ -67,11 +78,78 @@ func HelmReleaseStatus(hr map[string]any, generation int64) (ready bool, failed,
 		return true, "", fmt.Sprintf("HelmRelease Ready at generation %d", generation)
 	case readyC.status == "False":
 		if r := conditionOf(hr, "Reconciling"); r.found && r.status == "True" {
-			return false, "", fmt.Sprintf("HelmRelease not Ready at generation %d, helm-controller retrying (%s)", generation, why(readyC))
+			return false, "", fmt.Sprintf("HelmRelease not Ready at generation %d, helm-controller retrying (%s)", generation, readyC.says())
 		}
-		return false, fmt.Sprintf("HelmRelease not Ready at generation %d: %s", generation, why(readyC)), "failed"
+		return false, fmt.Sprintf("HelmRelease not Ready at generation %d: %s", generation, readyC.says()), "failed"
 	}
 	return false, "", fmt.Sprintf("HelmRelease Ready is %s at generation %d", readyC.status, generation)
+}
+
+// failureReasons are the reasons helm-controller v1.4 (its api/v2) gives a
+// release action that failed, on Ready and on Released.
+var failureReasons = map[string]bool{
+	"InstallFailed": true, "UpgradeFailed": true, "TestFailed": true,
+	"RollbackFailed": true, "UninstallFailed": true, "ArtifactFailed": true,
+}
+
+// releaseFailure is a failed release of generation, as reason: message
+// with the error in it, or "". Ready False with a failure reason at the
+// generation is one. So is status.failures counting attempts of the
+// generation (helm-controller clears it when it attempts a new one, then
+// sets lastAttemptedGeneration) while Ready is not True: Ready Unknown for
+// the moment a retry runs says only "Running 'upgrade' action", and the
+// error is on Released (or on Ready, as it was before the retry).
+func releaseFailure(hr map[string]any, readyC condition, generation int64, readyAtGeneration bool) string {
+	if readyAtGeneration && readyC.status == "False" && failureReasons[readyC.reason] {
+		return readyC.says()
+	}
+	attempted, _ := fleet.Int64(hr, "status", "lastAttemptedGeneration")
+	failures, _ := fleet.Int64(hr, "status", "failures")
+	if failures == 0 || attempted < generation || (readyC.status == "True" && readyAtGeneration) {
+		return ""
+	}
+	if r := conditionOf(hr, "Released"); r.status == "False" && failureReasons[r.reason] {
+		return r.says()
+	}
+	if readyC.status == "False" {
+		return readyC.says()
+	}
+	return fmt.Sprintf("%d failed attempts of generation %d (status.failures), no failure message on Ready or Released", failures, generation)
+}
+
+// retryNote says, of a failed release helm-controller retries on its own
+// (the RetryOnFailure strategy of the action it last attempted, or
+// Reconciling True), that it does and how the operator ends it: values
+// that release, or the HelmRelease suspended.
+func retryNote(hr map[string]any) string {
+	actions := []string{"upgrade", "install"}
+	if last, _, _ := unstructured.NestedString(hr, "status", "lastAttemptedReleaseAction"); last == "install" {
+		actions = []string{"install", "upgrade"}
+	}
+	var every string
+	for _, action := range actions {
+		if name, _, _ := unstructured.NestedString(hr, "spec", action, "strategy", "name"); name == "RetryOnFailure" {
+			every, _, _ = unstructured.NestedString(hr, "spec", action, "strategy", "retryInterval")
+			if every == "" {
+				every = "5m" // helm-controller's default retryInterval
+			}
+			break
+		}
+	}
+	failures, _ := fleet.Int64(hr, "status", "failures")
+	if every == "" && conditionOf(hr, "Reconciling").status != "True" {
+		return ""
+	}
+	name, _, _ := unstructured.NestedString(hr, "metadata", "name")
+	ns, _, _ := unstructured.NestedString(hr, "metadata", "namespace")
+	note := " (helm-controller keeps retrying it on its own"
+	if every != "" {
+		note += " every " + every
+	}
+	if failures > 0 {
+		note += fmt.Sprintf(", %s so far", Count(int(failures), "failure"))
+	}
+	return note + fmt.Sprintf(": fix its values so it releases, or stop the retries with flux suspend helmrelease %s -n %s; once fixed, flux reconcile helmrelease %s -n %s --force releases it at once)", OrNone(name), OrNone(ns), OrNone(name), OrNone(ns))
 }
 
 // Workers is a MachineDeployment's replicas: spec.replicas, which the

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -33,12 +34,96 @@ func TestHelmReleaseStatus(t *testing.T) {
 		{"Ready without the condition's generation", `{observedGeneration: 4, conditions: [{type: Ready, status: "True"}]}`, true, "", "Ready"},
 		{"Ready condition new, status not yet observed", `{observedGeneration: 3, conditions: [{type: Ready, status: "True", observedGeneration: 4}]}`, false, "", "Ready is True"},
 		{"upgrade failed", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: UpgradeFailed, message: "Helm upgrade failed: timed out"}]}`, false, "HelmRelease not Ready at generation 4: UpgradeFailed: Helm upgrade failed: timed out", "failed"},
-		{"failed, retrying", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: UpgradeFailed}, {type: Reconciling, status: "True", observedGeneration: 4, reason: ProgressingWithRetry}]}`, false, "", "helm-controller retrying (UpgradeFailed)"},
+		{"failed, retried by helm-controller", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: UpgradeFailed}, {type: Reconciling, status: "True", observedGeneration: 4, reason: ProgressingWithRetry}]}`, false, "HelmRelease not Ready at generation 4: UpgradeFailed (helm-controller keeps retrying it on its own: fix its values", "failed"},
+		{"not Ready for its source, retrying", `{observedGeneration: 4, conditions: [{type: Ready, status: "False", observedGeneration: 4, reason: SourceNotReady, message: "ExternalArtifact not ready"}, {type: Reconciling, status: "True", observedGeneration: 4, reason: ProgressingWithRetry}]}`, false, "", "helm-controller retrying (SourceNotReady: ExternalArtifact not ready)"},
 		{"stalled", `{observedGeneration: 4, conditions: [{type: Stalled, status: "True", observedGeneration: 4, reason: RetriesExceeded, message: "too many retries"}, {type: Ready, status: "False", observedGeneration: 4}]}`, false, "HelmRelease stalled at generation 4: RetriesExceeded: too many retries", "stalled"},
 		{"stalled at the previous generation", `{observedGeneration: 3, conditions: [{type: Stalled, status: "True", observedGeneration: 3}, {type: Ready, status: "False", observedGeneration: 3}]}`, false, "", "waiting"},
 	} {
 		hr := object(t, "status: "+c.status)
 		ready, failed, says := report.HelmReleaseStatus(hr, 4)
+		assert.Equal(t, c.ready, ready, c.name)
+		if c.failed == "" {
+			assert.Empty(t, failed, c.name)
+		} else {
+			assert.True(t, strings.HasPrefix(failed, c.failed), "%s: %q, want it to start %q", c.name, failed, c.failed)
+		}
+		assert.Contains(t, says, c.says, c.name)
+	}
+}
+
+// retryingRelease is a pool's HelmRelease as cozystack-api writes it
+// (RetryOnFailure every 30s) with status as Flux's helm-controller v1.4.3
+// wrote it in the integration tier (RolloutRetryOnFailure) after the chart
+// refused an upgrade: Ready and Released False with the same reason and
+// message, Reconciling True, status.failures, no Stalled.
+func retryingRelease(t *testing.T, status string) map[string]any {
+	return object(t, `
+metadata: {name: kubernetes-nodes-hc-pool, namespace: tenant-hc, generation: 3}
+spec:
+  install: {timeout: 15m, disableWait: true, strategy: {name: RetryOnFailure, retryInterval: 30s}}
+  upgrade: {timeout: 15m, disableWait: true, strategy: {name: RetryOnFailure, retryInterval: 30s}}
+status:
+`+status)
+}
+
+const refused = `Helm upgrade failed for release tenant-hc/kubernetes-nodes-hc-pool with chart kubernetes-nodes@0.2.0+9e8883537303: execution error at (kubernetes-nodes/templates/talosconfig.yaml:2:4): pool kubernetes-hc-pool: instanceType "u1.nosuch" is not a VirtualMachineClusterInstancetype of this cluster (it has: u1.large, u1.medium, u1.xlarge); set instanceType to one of them, or set resources.cpu and resources.memory instead`
+
+// Under Cozystack's RetryOnFailure helm-controller never stalls a release
+// that fails: Ready False with the error while Reconciling is True, and a
+// moment of Ready Unknown for each retry. At the generation, both are a
+// failure, shown with the error and what the operator does; the previous
+// generation's failures, or a retry that released it, are not.
+func TestHelmReleaseStatusRetryOnFailure(t *testing.T) {
+	const note = " (helm-controller keeps retrying it on its own every 30s, 2 failures so far: fix its values so it releases, or stop the retries with flux suspend helmrelease kubernetes-nodes-hc-pool -n tenant-hc; once fixed, flux reconcile helmrelease kubernetes-nodes-hc-pool -n tenant-hc --force releases it at once)"
+	for _, c := range []struct {
+		name, status string
+		ready        bool
+		failed, says string
+	}{
+		{"failed, Reconciling with retry", `
+  observedGeneration: 3
+  lastAttemptedGeneration: 3
+  failures: 2
+  conditions:
+  - {type: Reconciling, status: "True", observedGeneration: 3, reason: ProgressingWithRetry, message: "retrying after 30s"}
+  - {type: Ready, status: "False", observedGeneration: 3, reason: UpgradeFailed, message: '` + refused + `'}
+  - {type: Released, status: "False", observedGeneration: 3, reason: UpgradeFailed, message: '` + refused + `'}
+`, false, "HelmRelease not Ready at generation 3: UpgradeFailed: " + refused + note, "failed"},
+		{"a retry running after a failure", `
+  observedGeneration: 3
+  lastAttemptedGeneration: 3
+  failures: 2
+  conditions:
+  - {type: Reconciling, status: "True", observedGeneration: 3, reason: Progressing, message: "Running 'upgrade' action with timeout of 15m0s"}
+  - {type: Ready, status: Unknown, observedGeneration: 3, reason: Progressing, message: "Running 'upgrade' action with timeout of 15m0s"}
+  - {type: Released, status: "False", observedGeneration: 3, reason: UpgradeFailed, message: '` + refused + `'}
+`, false, "HelmRelease not Ready at generation 3: UpgradeFailed: " + refused + note, "failed"},
+		{"install failed", `
+  observedGeneration: 3
+  lastAttemptedGeneration: 3
+  failures: 2
+  conditions:
+  - {type: Reconciling, status: "True", observedGeneration: 3, reason: ProgressingWithRetry, message: "retrying after 30s"}
+  - {type: Ready, status: "False", observedGeneration: 3, reason: InstallFailed, message: "Helm install failed: context deadline exceeded"}
+`, false, "HelmRelease not Ready at generation 3: InstallFailed: Helm install failed: context deadline exceeded" + note, "failed"},
+		{"the previous generation failed, this one runs", `
+  observedGeneration: 2
+  lastAttemptedGeneration: 2
+  failures: 2
+  conditions:
+  - {type: Reconciling, status: "True", observedGeneration: 3, reason: Progressing, message: "Fulfilling prerequisites"}
+  - {type: Ready, status: Unknown, observedGeneration: 3, reason: Progressing, message: "Fulfilling prerequisites"}
+  - {type: Released, status: "False", observedGeneration: 2, reason: UpgradeFailed, message: "the old error"}
+`, false, "", "HelmRelease Ready is Unknown at generation 3"},
+		{"a retry that released it", `
+  observedGeneration: 3
+  lastAttemptedGeneration: 3
+  conditions:
+  - {type: Ready, status: "True", observedGeneration: 3, reason: UpgradeSucceeded, message: "Helm upgrade succeeded for release tenant-hc/kubernetes-nodes-hc-pool.v4"}
+  - {type: Released, status: "True", observedGeneration: 3, reason: UpgradeSucceeded}
+`, true, "", "HelmRelease Ready at generation 3"},
+	} {
+		ready, failed, says := report.HelmReleaseStatus(retryingRelease(t, c.status), 3)
 		assert.Equal(t, c.ready, ready, c.name)
 		assert.Equal(t, c.failed, failed, c.name)
 		assert.Contains(t, says, c.says, c.name)

@@ -281,8 +281,7 @@ stringData:
 	// under Cozystack's RetryOnFailure: helm-controller never stalls it. At
 	// the generation, Ready is False (UpgradeFailed, the chart's message)
 	// while Reconciling is True (ProgressingWithRetry), and status.failures
-	// counts the attempts, one every retryInterval. The stand-in writes
-	// Ready False with no Reconciling, which rollout reads as failed.
+	// counts the attempts, one every retryInterval.
 	body, _ = json.Marshal(map[string]any{"spec": map[string]any{"values": map[string]any{"instanceType": "u1.nosuch"}}})
 	if _, err := e.client(t, fleet.HelmReleaseAPI, "HelmRelease", ns).Patch(t.Context(), release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
@@ -306,8 +305,13 @@ stringData:
 	if c := conds["Reconciling"]; c == nil || c["status"] != "True" || c["reason"] != "ProgressingWithRetry" || conds["Stalled"] != nil {
 		t.Errorf("Reconciling after a refused upgrade: %v (Stalled %v), want True, ProgressingWithRetry, and no Stalled: RetryOnFailure retries for ever", c, conds["Stalled"])
 	}
-	_, failed, says := report.HelmReleaseStatus(hr, 3)
-	t.Logf("rollout reads the refused upgrade as failed=%q: %s", failed, says)
+	// rollout reads it as failed, with the chart's message and that
+	// helm-controller keeps retrying (RolloutRetryOnFailure runs rollout
+	// --apply on such a release).
+	if _, failed, _ := report.HelmReleaseStatus(hr, 3); !strings.Contains(failed, `UpgradeFailed: Helm upgrade failed for release `+ns+"/"+release) ||
+		!strings.Contains(failed, `instanceType "u1.nosuch"`) || !strings.Contains(failed, "helm-controller keeps retrying it on its own every 30s") {
+		t.Errorf("rollout reads the refused upgrade as failed=%q, want the chart's error and helm-controller retrying", failed)
+	}
 
 	t.Logf("helm-controller: installed in %s, upgraded in %s (HelmRelease written to Ready)", installed.Round(time.Millisecond), upgraded.Round(time.Millisecond))
 }

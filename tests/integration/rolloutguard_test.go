@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -204,4 +205,123 @@ func (e *env) mustGet(t *testing.T, p rolloutPool) *unstructured.Unstructured {
 		t.Fatalf("HelmRelease %s is gone", p.id())
 	}
 	return hr
+}
+
+// testRolloutRetryOnFailure: Flux's own helm-controller fails a pool's
+// upgrade (the chart refuses an instanceType the cluster no longer has)
+// under Cozystack's RetryOnFailure, which never stalls it: Ready False with
+// the error while Reconciling is True, a retry every 30 s. rollout --apply
+// stops the wave at once, naming the pool and the chart's error, and says
+// helm-controller keeps retrying and what ends it. Fixed (the instancetype
+// back, a forced reconcile as flux reconcile --force asks for one), the
+// retry releases it and rollout reads the pool as on the target.
+func testRolloutRetryOnFailure(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to, instancetype = "v1.13.6", "v1.13.7", "u1.retry"
+	const instancetypeAPI, instancetypeKind = "instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype"
+	instancetypeYAML := "apiVersion: " + instancetypeAPI + "\nkind: " + instancetypeKind + "\nmetadata: {name: " + instancetype + "}\nspec: {cpu: {guest: 2}, memory: {guest: 4Gi}}\n"
+	e.createYAML(t, instancetypeYAML)
+	t.Cleanup(func() {
+		if _, ok := e.get(t, instancetypeAPI, instancetypeKind, "", instancetype); ok {
+			e.deleteOne(t, instancetypeAPI, instancetypeKind, "", instancetype)
+		}
+	})
+	first := rolloutPool{"tenant-retry", "kubernetes-nodes-rt-first", "{cluster: rt}", 1}
+	failing := rolloutPool{"tenant-retry", "kubernetes-nodes-rt-second", "{cluster: rt, instanceType: " + instancetype + "}", 1}
+	r := setUpRollout(t, e, "kubernetes-worker-image-retry", []rolloutPool{first, failing}, []string{from, to}, true)
+
+	// The plan renders the failing pool with its instancetype there; once
+	// wave 1 has patched the first pool, and before Cluster API rolls it
+	// (so before wave 2 patches the second), the instancetype goes.
+	instancetypes := e.client(t, instancetypeAPI, instancetypeKind, "")
+	var gone bool // on the stand-ins' goroutine
+	r.s.mu.Lock()
+	r.s.capiGate[first.id()] = func(ctx context.Context) bool {
+		if gone {
+			return true
+		}
+		hr, err := e.dynamic.Resource(helmReleaseResource).Namespace(first.namespace).Get(ctx, first.release, metav1.GetOptions{})
+		if err != nil || hr.GetGeneration() < 2 {
+			return false
+		}
+		if err := instancetypes.Delete(ctx, instancetype, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			r.s.problem("delete %s %s: %v", instancetypeKind, instancetype, err)
+			return false
+		}
+		gone = true
+		return true
+	}
+	r.s.mu.Unlock()
+
+	const timeout = 120 * time.Second
+	start := time.Now()
+	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--apply", "--timeout", timeout.String(), "--poll", "200ms", "-o", "json")
+	took := time.Since(start)
+	events := rolloutEvents(t, out)
+	if code != 1 || len(events) < 2 {
+		t.Fatalf("rollout --apply over a release helm-controller fails: exit %d after %s, want 1:\n%s%s", code, took.Round(time.Millisecond), out, problem)
+	}
+	hr := e.mustGet(t, failing)
+	status, _ := json.Marshal(hr.Object["status"])
+	t.Logf("rollout stopped after %s; %s as helm-controller wrote it: %s", took.Round(time.Millisecond), failing.id(), status)
+	if took > timeout/2 {
+		t.Errorf("rollout --apply took %s to stop at the failed release, want it well before --timeout %s", took.Round(time.Millisecond), timeout)
+	}
+	got := eventList(events[1:])
+	want := []string{"wave", "patched " + first.id(), "ready " + first.id(), "wave-done", "wave", "patched " + failing.id(), "failed " + failing.id(), "stopped " + failing.id()}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events: %q, want %q", got, want)
+	}
+	t.Logf("the failure stopped wave 2 %.2fs after it started", events[len(events)-2].Elapsed)
+	for _, ev := range events[len(events)-2:] {
+		for _, part := range []string{
+			"HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed for release " + failing.id(),
+			`instanceType "` + instancetype + `" is not a VirtualMachineClusterInstancetype of this cluster`,
+			"helm-controller keeps retrying it on its own every 30s",
+			"flux suspend helmrelease " + failing.release + " -n " + failing.namespace,
+			"flux reconcile helmrelease " + failing.release + " -n " + failing.namespace + " --force",
+		} {
+			if !strings.Contains(ev.Message, part) {
+				t.Errorf("the %s event says %q, want %q in it", ev.Event, ev.Message, part)
+			}
+		}
+	}
+	if c := conditionNamed(hr.Object, "Reconciling"); c["status"] != "True" || conditionNamed(hr.Object, "Stalled") != nil {
+		t.Errorf("%s is not retried by helm-controller as this test expects: Reconciling %v, Stalled %v", failing.id(), c, conditionNamed(hr.Object, "Stalled"))
+	}
+
+	// Fixed: the instancetype is back, and a forced reconcile (what flux
+	// reconcile --force writes) has helm-controller release it now.
+	e.createYAML(t, instancetypeYAML)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": now, "reconcile.fluxcd.io/forceAt": now}}})
+	if _, err := e.client(t, fleet.HelmReleaseAPI, "HelmRelease", failing.namespace).Patch(t.Context(), failing.release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 90*time.Second, "helm-controller released "+failing.id()+" after the fix", func() string {
+		ready, _, says := report.HelmReleaseStatus(e.mustGet(t, failing).Object, 2)
+		if !ready {
+			return says
+		}
+		return ""
+	})
+	// The same command again: the pool is released at the generation the
+	// rollout wrote, so it is on the target (or rolling, waited for).
+	out, problem, code = e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--apply", "--timeout", timeout.String(), "--poll", "200ms")
+	if code != 0 || strings.Contains(out, "release-failed") || strings.Contains(out, "stopped") {
+		t.Errorf("rollout --apply once helm-controller's retry released the pool: exit %d, want 0, nothing failed:\n%s%s", code, out, problem)
+	}
+}
+
+// conditionNamed is obj's status condition of type kind, or nil.
+func conditionNamed(obj map[string]any, kind string) map[string]any {
+	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, item := range list {
+		if c, ok := item.(map[string]any); ok && c["type"] == kind {
+			return c
+		}
+	}
+	return nil
 }

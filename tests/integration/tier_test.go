@@ -73,6 +73,7 @@ func TestAPIServerTier(t *testing.T) {
 	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
 	// Flux's own helm-controller, not a stand-in, on a pool as Cozystack writes it.
 	t.Run("HelmControllerPool", func(t *testing.T) { testHelmControllerPool(t, e) })
+	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
