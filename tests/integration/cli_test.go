@@ -202,15 +202,10 @@ kind: ExternalArtifact
 metadata: {name: `+cozystackArtifact+`, namespace: cozy-system}
 spec: {}
 ---
-apiVersion: v1
-kind: Secret
-metadata: {name: cozystack-values, namespace: `+tenant+`}
-stringData:
-  values.yaml: |
-    _cluster:
-      osImage: {builtin: {}}
-    _namespace: {host: pins.example.org}
-`)
+`+cozystackValues(tenant, `
+_cluster:
+  osImage: {builtin: {}}
+_namespace: {host: pins.example.org}`))
 	// The real schema, unlike the open stand-in it replaces, refuses a
 	// HelmRelease without the interval and chart source Flux requires.
 	bare, err := render.ParseObjects([]byte(`

@@ -352,3 +352,11 @@ func (e *env) applyStatus(t *testing.T, obj *unstructured.Unstructured) error {
 	_, err = e.client(t, obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace()).Patch(context.Background(), obj.GetName(), types.ApplyPatchType, body, opts, "status")
 	return err
 }
+
+// cozystackValues is a namespace's Secret cozystack-values as Cozystack
+// writes it: one key, values.yaml, holding _cluster and _namespace (given as
+// YAML), which every application's HelmRelease reads through valuesFrom.
+func cozystackValues(namespace, valuesYAML string) string {
+	body := "    " + strings.ReplaceAll(strings.TrimSpace(valuesYAML), "\n", "\n    ")
+	return "apiVersion: v1\nkind: Secret\nmetadata: {name: cozystack-values, namespace: " + namespace + "}\nstringData:\n  values.yaml: |\n" + body + "\n"
+}

@@ -183,16 +183,10 @@ func testHelmControllerPool(t *testing.T, e *env) {
 	release := "kubernetes-nodes-" + app
 	e.createNamespace(t, ns)
 	hc := e.startHelmController(t)
-	e.createYAML(t, `
-apiVersion: v1
-kind: Secret
-metadata: {name: cozystack-values, namespace: `+ns+`}
-stringData:
-  values.yaml: |
-    _cluster:
-      osImage: {builtin: {}}
-    _namespace: {host: `+ns+`.example.org}
-`)
+	e.createYAML(t, cozystackValues(ns, `
+_cluster:
+  osImage: {builtin: {}}
+_namespace: {host: `+ns+`.example.org}`))
 	start := time.Now()
 	e.createYAML(t, cozystackHelmRelease(ns, app, "{cluster: hc, osImage: {}}"))
 	t.Cleanup(func() { e.removeReleased(t, ns, release) })

@@ -339,16 +339,10 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}, capiGate: map[string]func(context.Context) bool{}, realFlux: realFlux}
 	for _, ns := range namespaces[2:] {
 		s.helm[ns] = e.helm(t, ns).cfg
-		e.createYAML(t, `
-apiVersion: v1
-kind: Secret
-metadata: {name: cozystack-values, namespace: `+ns+`}
-stringData:
-  values.yaml: |
-    _cluster:
-      osImage: {builtin: {}}
-    _namespace: {host: `+ns+`.example.org}
-`)
+		e.createYAML(t, cozystackValues(ns, `
+_cluster:
+  osImage: {builtin: {}}
+_namespace: {host: `+ns+`.example.org}`))
 	}
 	for _, p := range pools {
 		e.createYAML(t, cozystackHelmRelease(p.namespace, strings.TrimPrefix(p.release, "kubernetes-nodes-"), p.values))
