@@ -102,7 +102,7 @@ CAPI_BIN ?= .cache/cluster-api/bin
 ## cluster-api: build the Cluster API core manager into .cache/cluster-api/bin (once).
 cluster-api: $(CAPI_BIN)/cluster-api
 
-# The tier's TestClusterAPI runs that manager (it skips, saying so, without CLUSTER_API).
+# TestPlatformControllers runs that manager, with helm-controller (it skips, saying so, without CLUSTER_API).
 integration: cluster-api
 integration: export CLUSTER_API := $(abspath $(CAPI_BIN))/cluster-api
 

@@ -152,7 +152,7 @@ func TestMachineDeploymentRolledOut(t *testing.T) {
 		{"updated, not ready", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 2, readyReplicas: 1"), 2, false, "rolling"},
 		{"old machine left", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 2, readyReplicas: 2"), 2, false, "rolling"},
 		// Readings of Cluster API v1.10's own controller rolling 2 workers
-		// with the chart's maxSurge 10 (the tier's TestClusterAPI): every new
+		// with the chart's maxSurge 10 (TestPlatformControllers): every new
 		// worker created at once, readyReplicas counting old and new alike.
 		{"observed, no new worker yet", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 2, updatedReplicas: 0, readyReplicas: 2"), 2, false, "0 of 2 updated, 2 ready, 2 in all"},
 		{"new workers not ready, old ones ready", md(tpl, "}\nstatus: {observedGeneration: 2, replicas: 4, updatedReplicas: 2, readyReplicas: 2"), 2, false, "2 of 2 updated, 2 ready, 4 in all"},

@@ -218,16 +218,24 @@ func writeServingCert(t testing.TB, dir string) []byte {
 	return certPEM
 }
 
-// capiStandIns play what needs a kubelet or a VM, each as its provider
-// writes it: the Talos bootstrap provider (a TalosConfig gets its bootstrap
+// capiStandIns play what needs a kubelet or a VM, in every namespace, each
+// as its component writes it: the kubelet running a pool's talos-config Job
+// (its step run for real, by sh and kubectl, against the API server: see
+// runJobStep), the Talos bootstrap provider (a TalosConfig gets its bootstrap
 // data Secret and status), the KubeVirt provider (a KubevirtMachine gets its
-// providerID and becomes ready) and the kubelet (a Ready Node with that
-// providerID, in the workload cluster, which is the tier's own API server).
+// providerID and becomes ready) and the kubelet of each worker (a Ready Node
+// with that providerID, in the workload cluster, which is the tier's own API
+// server). Nothing else: Cluster API and helm-controller run for real.
 type capiStandIns struct {
-	e         *env
-	namespace string
-	mu        sync.Mutex
-	errs      []string
+	e    *env
+	t    testing.TB
+	mu   sync.Mutex
+	errs []string
+	// jobs: the talos-config Jobs started, by namespace/name; each runs once.
+	jobs map[string]bool
+	// neverBoots: MachineDeployments (namespace/name) whose new VMs never
+	// boot: their KubevirtMachines stay not ready, as a VM stuck starting.
+	neverBoots map[string]bool
 }
 
 var (
@@ -235,7 +243,26 @@ var (
 	kubevirtMachineGVR = schema.GroupVersionResource{Group: "infrastructure.cluster.x-k8s.io", Version: "v1alpha1", Resource: "kubevirtmachines"}
 	nodeGVR            = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 	secretGVR          = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	jobGVR             = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
 )
+
+// startCAPIStandIns runs the stand-ins until the test ends, then reports
+// what they could not do.
+func (e *env) startCAPIStandIns(t *testing.T) *capiStandIns {
+	s := &capiStandIns{e: e, t: t, jobs: map[string]bool{}, neverBoots: map[string]bool{}}
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); s.run(ctx, &wg) }()
+	t.Cleanup(func() {
+		stop()
+		wg.Wait()
+		for _, p := range s.errs {
+			t.Errorf("stand-in: %s", p)
+		}
+	})
+	return s
+}
 
 func (s *capiStandIns) problem(format string, args ...any) {
 	s.mu.Lock()
@@ -243,10 +270,19 @@ func (s *capiStandIns) problem(format string, args ...any) {
 	s.errs = append(s.errs, fmt.Sprintf(format, args...))
 }
 
-func (s *capiStandIns) run(ctx context.Context) {
+// neverBoot makes the new VMs of a MachineDeployment stay unbooted (or boot
+// again, with false).
+func (s *capiStandIns) neverBoot(namespace, machineDeployment string, never bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.neverBoots[namespace+"/"+machineDeployment] = never
+}
+
+func (s *capiStandIns) run(ctx context.Context, wg *sync.WaitGroup) {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		s.talosConfigJobs(ctx, wg)
 		s.bootstrap(ctx)
 		s.machines(ctx)
 		select {
@@ -257,12 +293,48 @@ func (s *capiStandIns) run(ctx context.Context) {
 	}
 }
 
+// talosConfigJobs: the kubelet runs each pool's talos-config Job once, on
+// its own goroutine (its step waits for the parent cluster's objects), and
+// the Job's step applies the pool's TalosConfigTemplate. The Job's status is
+// not written: no Job controller runs, and nothing the tests read waits on it.
+func (s *capiStandIns) talosConfigJobs(ctx context.Context, wg *sync.WaitGroup) {
+	list, err := s.e.dynamic.Resource(jobGVR).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.problem("list Jobs: %v", err)
+		}
+		return
+	}
+	for _, job := range list.Items {
+		labels, _, _ := unstructured.NestedStringMap(job.Object, "spec", "template", "metadata", "labels")
+		key := job.GetNamespace() + "/" + job.GetName()
+		if labels["kubernetes-worker-image.cozystack.io/talos-config"] == "" {
+			continue
+		}
+		s.mu.Lock()
+		started := s.jobs[key]
+		s.jobs[key] = true
+		s.mu.Unlock()
+		if started {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stepCtx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			if out, err := runJobStep(stepCtx, s.t, s.e, &job); err != nil && ctx.Err() == nil {
+				s.problem("Job %s: %v\n%s", key, err, out)
+			}
+		}()
+	}
+}
+
 // bootstrap: CABPT writes <TalosConfig>-bootstrap-data (type
 // cluster.x-k8s.io/secret, the machine config under "value", owned by the
 // TalosConfig), then status.dataSecretName and ready.
 func (s *capiStandIns) bootstrap(ctx context.Context) {
-	c := s.e.dynamic.Resource(talosConfigGVR).Namespace(s.namespace)
-	list, err := c.List(ctx, metav1.ListOptions{})
+	list, err := s.e.dynamic.Resource(talosConfigGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.problem("list TalosConfigs: %v", err)
@@ -273,23 +345,30 @@ func (s *capiStandIns) bootstrap(ctx context.Context) {
 		if ready, _, _ := unstructured.NestedBool(tc.Object, "status", "ready"); ready || tc.GetDeletionTimestamp() != nil {
 			continue
 		}
+		ns := tc.GetNamespace()
 		name := tc.GetName() + "-bootstrap-data"
+		data, _, _ := unstructured.NestedString(tc.Object, "spec", "data")
+		if data == "" {
+			data = "version: v1alpha1\nmachine:\n  type: worker\n"
+		}
 		secret := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
 			"metadata": map[string]any{
-				"name": name, "namespace": s.namespace,
+				"name": name, "namespace": ns,
 				"labels":          map[string]any{"cluster.x-k8s.io/cluster-name": tc.GetLabels()["cluster.x-k8s.io/cluster-name"]},
 				"ownerReferences": []any{map[string]any{"apiVersion": tc.GetAPIVersion(), "kind": tc.GetKind(), "name": tc.GetName(), "uid": string(tc.GetUID()), "controller": true}},
 			},
-			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte("version: v1alpha1\nmachine:\n  type: worker\n"))},
+			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte(data))},
 		}}
-		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(s.namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			s.problem("bootstrap data Secret %s: %v", name, err)
+		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			if ctx.Err() == nil && !apierrors.IsNotFound(err) {
+				s.problem("bootstrap data Secret %s/%s: %v", ns, name, err)
+			}
 			continue
 		}
 		body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "dataSecretName": name}})
-		if _, err := c.Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
-			s.problem("status of TalosConfig %s: %v", tc.GetName(), err)
+		if _, err := s.e.dynamic.Resource(talosConfigGVR).Namespace(ns).Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			s.problem("status of TalosConfig %s/%s: %v", ns, tc.GetName(), err)
 		}
 	}
 }
@@ -297,10 +376,9 @@ func (s *capiStandIns) bootstrap(ctx context.Context) {
 // machines: CAPK sets spec.providerID kubevirt://<name> once the VM runs and
 // then status.ready; the kubelet registers a Node with that providerID and
 // reports it Ready. Cluster API deletes the Node itself when it deletes the
-// Machine.
+// Machine. The VMs of a MachineDeployment told never to boot stay as they are.
 func (s *capiStandIns) machines(ctx context.Context) {
-	c := s.e.dynamic.Resource(kubevirtMachineGVR).Namespace(s.namespace)
-	list, err := c.List(ctx, metav1.ListOptions{})
+	list, err := s.e.dynamic.Resource(kubevirtMachineGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		if ctx.Err() == nil {
 			s.problem("list KubevirtMachines: %v", err)
@@ -311,11 +389,19 @@ func (s *capiStandIns) machines(ctx context.Context) {
 		if ready, _, _ := unstructured.NestedBool(km.Object, "status", "ready"); ready || km.GetDeletionTimestamp() != nil {
 			continue
 		}
+		ns := km.GetNamespace()
+		s.mu.Lock()
+		never := s.neverBoots[ns+"/"+km.GetLabels()["cluster.x-k8s.io/deployment-name"]]
+		s.mu.Unlock()
+		if never {
+			continue
+		}
+		c := s.e.dynamic.Resource(kubevirtMachineGVR).Namespace(ns)
 		providerID := "kubevirt://" + km.GetName()
 		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"providerID": providerID}})
 		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
-			if !apierrors.IsNotFound(err) {
-				s.problem("providerID of KubevirtMachine %s: %v", km.GetName(), err)
+			if !apierrors.IsNotFound(err) && ctx.Err() == nil {
+				s.problem("providerID of KubevirtMachine %s/%s: %v", ns, km.GetName(), err)
 			}
 			continue
 		}
@@ -325,7 +411,9 @@ func (s *capiStandIns) machines(ctx context.Context) {
 			"spec":     map[string]any{"providerID": providerID},
 		}}
 		if _, err := s.e.dynamic.Resource(nodeGVR).Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			s.problem("Node %s: %v", km.GetName(), err)
+			if ctx.Err() == nil {
+				s.problem("Node %s: %v", km.GetName(), err)
+			}
 			continue
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
@@ -334,27 +422,35 @@ func (s *capiStandIns) machines(ctx context.Context) {
 			"lastHeartbeatTime": now, "lastTransitionTime": now,
 		}}}})
 		if _, err := s.e.dynamic.Resource(nodeGVR).Patch(ctx, km.GetName(), types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-			s.problem("Node %s Ready: %v", km.GetName(), err)
+			if ctx.Err() == nil {
+				s.problem("Node %s Ready: %v", km.GetName(), err)
+			}
 			continue
 		}
 		body, _ = json.Marshal(map[string]any{"status": map[string]any{"ready": true}})
-		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) {
-			s.problem("status of KubevirtMachine %s: %v", km.GetName(), err)
+		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			s.problem("status of KubevirtMachine %s/%s: %v", ns, km.GetName(), err)
 		}
 	}
 }
 
-// The workload cluster TestClusterAPI's pools join, in its own tenant.
+// The workload cluster the MachineDeploymentRollout and ZeroWorkers pools
+// join, in its own tenant.
 const (
 	capiTenant  = "tenant-capi"
 	capiCluster = "capi"
 )
 
-// TestClusterAPI runs the Cluster API core manager against its own API server
-// and rolls one pool's MachineDeployment, as the pool chart renders it, onto
-// a new KubevirtMachineTemplate, reading it at every step as `rollout` does.
-// It runs when CLUSTER_API names the manager `make cluster-api` built.
-func TestClusterAPI(t *testing.T) {
+// TestPlatformControllers runs the platform's own controllers against their
+// own API server: Cluster API's core manager, and Flux's helm-controller for
+// the rollout and fleet subtests (each starts it, on the tenants shard).
+// Stand-ins play only what needs a kubelet or a VM (capiStandIns). First one
+// pool's MachineDeployment, as the pool chart renders it, is rolled onto a
+// new KubevirtMachineTemplate and read at every step as `rollout` reads it;
+// then every `rollout --apply` subtest runs over pools helm-controller
+// releases and Cluster API rolls. It runs when CLUSTER_API names the manager
+// `make cluster-api` built (and HELM_CONTROLLER, `make helm-controller`).
+func TestPlatformControllers(t *testing.T) {
 	bin := os.Getenv("CLUSTER_API")
 	if bin == "" {
 		t.Skip("CLUSTER_API is not set: `make cluster-api` builds the Cluster API manager, `make integration` runs it")
@@ -369,31 +465,30 @@ func TestClusterAPI(t *testing.T) {
 	e.startClusterAPI(t, bin)
 	t.Logf("kube-apiserver and cluster-api ready in %s", time.Since(start).Round(time.Second))
 	e.createWorkloadCluster(t, capiTenant, capiCluster)
+	e.capi = e.startCAPIStandIns(t)
 
-	s := &capiStandIns{e: e, namespace: capiTenant}
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.run(ctx) }()
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		for _, p := range s.errs {
-			t.Errorf("stand-in: %s", p)
-		}
-	})
 	t.Run("MachineDeploymentRollout", func(t *testing.T) { testCAPIRollout(t, e) })
 	t.Run("ZeroWorkers", func(t *testing.T) { testCAPIZeroWorkers(t, e) })
+	// Flux's own helm-controller, on a pool as Cozystack writes it.
+	t.Run("HelmControllerPool", func(t *testing.T) { testHelmControllerPool(t, e) })
+	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
+	t.Run("RolloutRecreatedHelmRelease", func(t *testing.T) { testRolloutRecreatedHelmRelease(t, e) })
+	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
+	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
+	t.Run("RolloutStallTimesOut", func(t *testing.T) { testRolloutStallTimesOut(t, e) })
 }
 
-// createWorkloadCluster creates a workload cluster as Cluster API sees it: a
-// Cluster whose control plane (a Kamaji one, as Cozystack's) reports itself
-// initialized at the pools' Kubernetes version, and whose kubeconfig Secret
-// points at this same API server.
+// createWorkloadCluster creates a workload cluster as Cluster API sees it: the
+// parent cluster's objects a control plane has (createParentCluster: the
+// KamajiControlPlane, its Service and CAs, the Talos secrets), a Cluster
+// whose control plane (Kamaji, as Cozystack's) reports itself initialized at
+// the pools' Kubernetes version, and a kubeconfig Secret pointing at this
+// same API server.
 func (e *env) createWorkloadCluster(t testing.TB, tenant, cluster string) {
 	t.Helper()
 	e.createNamespace(t, tenant)
 	clusterName := "kubernetes-" + cluster
+	e.createParentCluster(t, tenant, clusterName)
 	caData, err := os.ReadFile(e.config.CAFile)
 	if err != nil {
 		t.Fatal(err)
@@ -421,14 +516,6 @@ metadata:
 type: cluster.x-k8s.io/secret
 data:
   value: %[3]s
----
-apiVersion: controlplane.cluster.x-k8s.io/v1alpha1
-kind: KamajiControlPlane
-metadata:
-  name: %[1]s
-  namespace: %[2]s
-spec:
-  version: v1.35.6
 ---
 apiVersion: cluster.x-k8s.io/v1beta1
 kind: Cluster
@@ -478,6 +565,24 @@ spec:
 		}
 		e.create(t, &unstructured.Unstructured{Object: d.Object})
 	}
+	// Gone when the subtest ends, as an uninstall leaves it: the fleet
+	// subtests after it read a cluster whose every pool has its release.
+	t.Cleanup(func() {
+		for _, kind := range []string{"MachineHealthCheck", "MachineDeployment"} {
+			e.remove(t, objectRef{capiAPIVersion, kind, capiTenant, poolName(release)})
+		}
+		e.remove(t, objectRef{"bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", capiTenant, poolName(release)})
+		// Every template the subtest made the pool's (MachineDeploymentRollout moves it to a second).
+		kmts, err := e.client(t, kmtAPIVersion, kmtKind, capiTenant).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kmt := range kmts.Items {
+			if strings.HasPrefix(kmt.GetName(), poolName(release)+"-") {
+				e.remove(t, objectRef{kmtAPIVersion, kmtKind, capiTenant, kmt.GetName()})
+			}
+		}
+	})
 	return m
 }
 

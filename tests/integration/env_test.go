@@ -49,6 +49,9 @@ type env struct {
 	warnings []string // API warnings, collected by warningRecorder
 	procs    []*process
 	cliBin   string // workerimage, built on first use
+	// capi: the stand-ins for what needs a kubelet or a VM, where Cluster
+	// API runs (TestPlatformControllers).
+	capi *capiStandIns
 }
 
 // process is a child started in its own process group, so stopping it also

@@ -181,7 +181,7 @@ spec:
 func testHelmControllerPool(t *testing.T, e *env) {
 	const ns, app = "tenant-hc", "hc-pool"
 	release := "kubernetes-nodes-" + app
-	e.createNamespace(t, ns)
+	e.createWorkloadCluster(t, ns, "hc")
 	hc := e.startHelmController(t)
 	e.createYAML(t, cozystackValues(ns, `
 _cluster:
@@ -251,7 +251,7 @@ _namespace: {host: `+ns+`.example.org}`))
 	// 3. pins reads the pool from what helm-controller wrote: the
 	// HelmRelease's history names the release, Helm's record holds the
 	// chart (its version carrying the artifact's digest) and the values.
-	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-o", "json")
+	out, problem, code := e.workerimage(t, "pins", "-kubeconfig", e.kubeconfig, "-n", ns, "-o", "json")
 	var pins livePins
 	if err := json.Unmarshal([]byte(out), &pins); err != nil || code != 0 {
 		t.Fatalf("pins over the pool helm-controller released: exit %d, %v\n%s%s", code, err, out, problem)
@@ -310,15 +310,20 @@ _namespace: {host: `+ns+`.example.org}`))
 	t.Logf("helm-controller: installed in %s, upgraded in %s (HelmRelease written to Ready)", installed.Round(time.Millisecond), upgraded.Round(time.Millisecond))
 }
 
-// removeReleased deletes a HelmRelease helm-controller released and waits
-// until it is gone: helm-controller uninstalls the release first (its
-// finalizer), so it must still run.
-func (e *env) removeReleased(t *testing.T, namespace, name string) {
+// removeReleased deletes HelmReleases helm-controller released (namespace,
+// name pairs), all at once, and waits until they are gone: helm-controller
+// uninstalls each release first (its finalizer), waiting until Cluster API
+// has deleted the pool's Machines, so both must still run.
+func (e *env) removeReleased(t *testing.T, namespaceNames ...string) {
 	t.Helper()
-	e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", namespace, name})
-	waitFor(t, 60*time.Second, "helm-controller uninstalled "+namespace+"/"+name, func() string {
-		if _, ok := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", namespace, name); ok {
-			return "HelmRelease still there"
+	for i := 0; i+1 < len(namespaceNames); i += 2 {
+		e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", namespaceNames[i], namespaceNames[i+1]})
+	}
+	waitFor(t, 90*time.Second, "helm-controller uninstalled "+strings.Join(namespaceNames, " "), func() string {
+		for i := 0; i+1 < len(namespaceNames); i += 2 {
+			if _, ok := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", namespaceNames[i], namespaceNames[i+1]); ok {
+				return "HelmRelease " + namespaceNames[i] + "/" + namespaceNames[i+1] + " still there"
+			}
 		}
 		return ""
 	})

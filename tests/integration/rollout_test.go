@@ -17,13 +17,11 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 // rolloutPool is one pool of the rollout tier's fleet.
@@ -54,179 +52,149 @@ var rolloutFleet = []rolloutPool{
 	{"tenant-roll-c", "kubernetes-nodes-rc-edge", "{cluster: rc, osImage: {}}", 1},
 }
 
-// standIns play helm-controller and Cluster API for the rollout tier, on the
-// fleet's namespaces, every tick: helm-controller releases each HelmRelease
-// whose generation it has not released (or that is not Ready): its values
-// as Flux computes them, a helm upgrade with Helm's SDK, then its status
-// (observedGeneration, the Ready condition, history) as helm-controller
-// writes it; or, for a HelmRelease told to fail, Ready False with
-// UpgradeFailed and nothing released. Cluster API writes a
-// MachineDeployment's status once its spec moves: the first tick a
-// surge worker on the new template, the next every worker updated and ready.
-type standIns struct {
-	e      *env
-	chart  *chart.Chart
-	live   *render.Live
-	helm   map[string]*action.Configuration
-	mu     sync.Mutex
-	failed map[string]bool
-	errs   []string
-	// released counts the helm upgrades made, by HelmRelease.
-	released map[string]int
-	// holdCAPI: Cluster API leaves a pool's MachineDeployment as it is
-	// until another pool's HelmRelease is patched (its generation past 1).
-	holdCAPI map[string]rolloutPool
-	// capiGate: Cluster API leaves a pool's MachineDeployment as it is while
-	// its gate says false (the gate runs on the stand-ins' goroutine, between
-	// ticks: what it changes, no stand-in reads half-done).
-	capiGate map[string]func(context.Context) bool
-	// realFlux: Flux's own helm-controller releases the HelmReleases; only
-	// Cluster API is played.
-	realFlux bool
+// cluster is the workload cluster the pool's values name.
+func (p rolloutPool) cluster(t testing.TB) string {
+	var vals struct{ Cluster string }
+	if err := yaml.Unmarshal([]byte(p.values), &vals); err != nil || vals.Cluster == "" {
+		t.Fatalf("pool %s: values %q name no cluster (%v)", p.id(), p.values, err)
+	}
+	return vals.Cluster
 }
 
-func (s *standIns) fail(id string, fail bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failed[id] = fail
-}
+// pausedAnnotation pauses Cluster API's reconciliation of the object it is
+// on: how the tier holds a pool's MachineDeployment where it is.
+const pausedAnnotation = "cluster.x-k8s.io/paused"
 
-func (s *standIns) problem(format string, args ...any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.errs = append(s.errs, fmt.Sprintf(format, args...))
-}
-
-func (s *standIns) run(ctx context.Context, pools []rolloutPool) {
-	tick := time.NewTicker(150 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		for _, p := range pools {
-			if !s.realFlux {
-				s.flux(ctx, p)
+// hold keeps Cluster API from reconciling the pool's MachineDeployment (its
+// paused annotation, which Helm's upgrades leave alone: the chart never
+// renders it) until until says true; until runs every 150ms on the tier's
+// goroutine, so what it changes no other check of that goroutine reads half
+// done. Cluster API then rolls the pool as it would have.
+func (r *rolloutTier) hold(t *testing.T, p rolloutPool, until func(context.Context) bool) {
+	t.Helper()
+	mds := r.e.client(t, capiAPIVersion, "MachineDeployment", p.namespace)
+	pause := func(ctx context.Context, on bool) error {
+		var value any // null drops the annotation
+		if on {
+			value = "true"
+		}
+		body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{pausedAnnotation: value}}})
+		_, err := mds.Patch(ctx, p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{})
+		return err
+	}
+	if err := pause(t.Context(), true); err != nil {
+		t.Fatalf("pause MachineDeployment of %s: %v", p.id(), err)
+	}
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(150 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if until(ctx) {
+				if err := pause(ctx, false); err != nil && ctx.Err() == nil {
+					r.problem("unpause MachineDeployment of %s: %v", p.id(), err)
+				}
+				return
 			}
-			s.capi(ctx, p)
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	}()
+	t.Cleanup(func() { stop(); <-done })
+}
+
+func (r *rolloutTier) problem(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+
+// freeze makes the API server refuse to move the pool's MachineDeployment
+// onto another template, as an operator's change freeze does (a
+// ValidatingAdmissionPolicy, the API server's own): helm-controller's
+// upgrade of the pool then fails with the policy's message, while Cluster
+// API's own writes go through. It returns what lifts the freeze.
+func (r *rolloutTier) freeze(t *testing.T, p rolloutPool) (lift func()) {
+	t.Helper()
+	name := "freeze-" + p.namespace + "-" + p.machineDeployment()
+	r.e.createYAML(t, fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: %[1]s}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [cluster.x-k8s.io]
+      apiVersions: ["*"]
+      operations: [UPDATE]
+      resources: [machinedeployments]
+  validations:
+  - expression: "object.metadata.name != '%[3]s' || object.spec.template.spec.infrastructureRef.name == oldObject.spec.template.spec.infrastructureRef.name"
+    message: "pool %[3]s is under a change freeze: its workers keep their template"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: %[1]s}
+spec:
+  policyName: %[1]s
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: %[2]s}
+`, name, p.namespace, p.machineDeployment()))
+	// The API server loads policies on its own time: frozen once a dry run
+	// of the move is refused.
+	md, _ := r.e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{"name": report.RunningTemplate(md.Object) + "-frozen"}}}}})
+	waitFor(t, 30*time.Second, "the change freeze of "+p.id()+" in force", func() string {
+		_, err := r.e.client(t, capiAPIVersion, "MachineDeployment", p.namespace).Patch(t.Context(), p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), "change freeze") {
+			return fmt.Sprintf("a dry-run move is not refused: %v", err)
 		}
+		return ""
+	})
+	return func() {
+		r.e.deleteOne(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "", name)
+		r.e.deleteOne(t, "admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "", name)
+		waitFor(t, 30*time.Second, "the change freeze of "+p.id()+" lifted", func() string {
+			_, err := r.e.client(t, capiAPIVersion, "MachineDeployment", p.namespace).Patch(t.Context(), p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil && strings.Contains(err.Error(), "change freeze") {
+				return "a dry-run move is still refused"
+			}
+			return ""
+		})
 	}
 }
 
-func (s *standIns) flux(ctx context.Context, p rolloutPool) {
-	c, _, err := s.live.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
-	if err != nil {
-		s.problem("HelmRelease client: %v", err)
-		return
-	}
-	hr, err := c.Namespace(p.namespace).Get(ctx, p.release, metav1.GetOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.problem("get HelmRelease %s: %v", p.id(), err)
-		}
-		return
-	}
-	gen := hr.GetGeneration()
-	ready, _, _ := report.HelmReleaseStatus(hr.Object, gen)
-	if ready {
-		return
-	}
-	now := metav1.Now().UTC().Format(time.RFC3339)
-	condition := func(status, reason, message string) map[string]any {
-		return map[string]any{"type": "Ready", "status": status, "reason": reason, "message": message, "observedGeneration": gen, "lastTransitionTime": now}
-	}
-	s.mu.Lock()
-	failing := s.failed[p.id()]
-	s.mu.Unlock()
-	status := map[string]any{"observedGeneration": gen, "lastAttemptedGeneration": gen}
-	if failing {
-		status["conditions"] = []any{condition("False", "UpgradeFailed", "Helm upgrade failed for release "+p.id()+": the stand-in fails it")}
-	} else {
-		vals, unresolved, err := fleet.Values(ctx, s.live, hr)
-		if err != nil || unresolved != "" {
-			s.problem("values of %s: %v %s", p.id(), err, unresolved)
-			return
-		}
-		up := action.NewUpgrade(s.helm[p.namespace])
-		up.Namespace = p.namespace
-		up.Timeout = time.Minute
-		rel, err := up.Run(p.release, s.chart, vals)
-		if err != nil {
-			status["conditions"] = []any{condition("False", "UpgradeFailed", report.OneLine(err.Error()))}
-		} else {
-			s.mu.Lock()
-			s.released[p.id()]++
-			s.mu.Unlock()
-			status["conditions"] = []any{condition("True", "UpgradeSucceeded", fmt.Sprintf("Helm upgrade succeeded for release %s with chart %s@%s", p.id(), s.chart.Metadata.Name, s.chart.Metadata.Version))}
-			status["history"] = []any{map[string]any{
-				"name": p.release, "namespace": p.namespace, "version": rel.Version, "status": string(rel.Info.Status),
-				"chartName": s.chart.Metadata.Name, "chartVersion": s.chart.Metadata.Version,
-				"digest": "sha256:" + strings.Repeat("0", 64), "configDigest": "sha256:" + strings.Repeat("1", 64),
-				"firstDeployed": rel.Info.FirstDeployed.UTC().Format(time.RFC3339), "lastDeployed": rel.Info.LastDeployed.UTC().Format(time.RFC3339),
-			}}
-		}
-	}
-	body, _ := json.Marshal(map[string]any{"status": status})
-	if _, err := c.Namespace(p.namespace).Patch(ctx, p.release, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && ctx.Err() == nil {
-		s.problem("status of HelmRelease %s: %v", p.id(), err)
+// forceReconcile asks helm-controller to release a HelmRelease again now, as
+// `flux reconcile helmrelease --force` does.
+func (r *rolloutTier) forceReconcile(t *testing.T, p rolloutPool) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": now, "reconcile.fluxcd.io/forceAt": now}}})
+	if _, err := r.e.client(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace).Patch(t.Context(), p.release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("reconcile %s: %v", p.id(), err)
 	}
 }
 
-func (s *standIns) capi(ctx context.Context, p rolloutPool) {
-	s.mu.Lock()
-	until, held := s.holdCAPI[p.id()]
-	gate := s.capiGate[p.id()]
-	s.mu.Unlock()
-	if gate != nil && !gate(ctx) {
-		return
-	}
-	if held {
-		hr, err := s.e.dynamic.Resource(helmReleaseResource).Namespace(until.namespace).Get(ctx, until.release, metav1.GetOptions{})
-		if err != nil || hr.GetGeneration() < 2 {
-			return
+// releases counts the pool's Helm releases that deployed (deployed or
+// superseded), from the history helm-controller writes.
+func releases(hr *unstructured.Unstructured) (deployed int, history []string) {
+	list, _, _ := unstructured.NestedSlice(hr.Object, "status", "history")
+	for _, h := range list {
+		entry, _ := h.(map[string]any)
+		status := fmt.Sprint(entry["status"])
+		history = append(history, fmt.Sprintf("v%v %s", entry["version"], status))
+		if status == "deployed" || status == "superseded" {
+			deployed++
 		}
-		s.mu.Lock()
-		delete(s.holdCAPI, p.id())
-		s.mu.Unlock()
 	}
-	c, _, err := s.live.GetClientFor(capiAPIVersion, "MachineDeployment")
-	if err != nil {
-		s.problem("MachineDeployment client: %v", err)
-		return
-	}
-	md, err := c.Namespace(p.namespace).Get(ctx, p.machineDeployment(), metav1.GetOptions{})
-	if err != nil {
-		// helm-controller uninstalls the release of a deleted HelmRelease
-		// and installs it again once it is created again: Cluster API has
-		// nothing to do meanwhile.
-		if s.realFlux && apierrors.IsNotFound(err) {
-			return
-		}
-		if ctx.Err() == nil {
-			s.problem("get MachineDeployment of %s: %v", p.id(), err)
-		}
-		return
-	}
-	n, _, _ := unstructured.NestedInt64(md.Object, "spec", "replicas")
-	observed, _, _ := unstructured.NestedInt64(md.Object, "status", "observedGeneration")
-	updated, _, _ := unstructured.NestedInt64(md.Object, "status", "updatedReplicas")
-	replicas, _, _ := unstructured.NestedInt64(md.Object, "status", "replicas")
-	var status map[string]any
-	switch {
-	case observed < md.GetGeneration():
-		// The new template observed: one surge worker on it, the old ones left.
-		status = map[string]any{"observedGeneration": md.GetGeneration(), "replicas": n + min(n, 1), "updatedReplicas": min(n, 1), "readyReplicas": n, "availableReplicas": n}
-	case updated != n || replicas != n:
-		status = map[string]any{"observedGeneration": observed, "replicas": n, "updatedReplicas": n, "readyReplicas": n, "availableReplicas": n}
-	default:
-		return
-	}
-	body, _ := json.Marshal(map[string]any{"status": status})
-	if _, err := c.Namespace(p.namespace).Patch(ctx, p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && ctx.Err() == nil {
-		s.problem("status of MachineDeployment of %s: %v", p.id(), err)
-	}
+	return deployed, history
 }
 
 // rolloutEvents reads rollout -o json's output: the plan event, then one
@@ -257,29 +225,35 @@ func eventList(events []report.RolloutEvent) []string {
 	return out
 }
 
-// rolloutTier is a rollout subtest's fleet, installed as helm-controller
-// installs it (or by helm-controller itself) and settled as the autoscaler
-// and Cluster API leave it, with its stand-ins running until the subtest ends.
+// rolloutTier is a rollout subtest's fleet, released by Flux's own
+// helm-controller and run by Cluster API's own manager (the stand-ins of
+// TestPlatformControllers booting its VMs), settled as the autoscaler and
+// Cluster API leave it.
 type rolloutTier struct {
-	s     *standIns
+	e     *env
 	live  *render.Live
 	cat   *helm
 	entry func(version string) map[string]any
 	// templates: the KubevirtMachineTemplate each pool runs once settled.
 	templates map[string]string
+	mu        sync.Mutex
+	errs      []string
 }
 
 // setUpRollout installs catalog with an entry of the pool chart's default
 // schematic for each of installed (their goldens Succeeded, as CDI marks
-// them), and pools, each in a namespace with its cozystack-values Secret.
-// Goldens of installed and later that other subtests kept (resource-policy
-// keep) belong to their catalog releases: this catalog makes its own, and
-// removes them when the subtest ends. With realFlux, Flux's own
-// helm-controller installs and upgrades the pools (startHelmController) and
-// uninstalls them when their HelmReleases go; else the stand-in does, the
-// first release installed here with Helm's SDK.
-func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, installed []string, realFlux bool, later ...string) *rolloutTier {
+// them), and pools, each in a namespace with its cozystack-values Secret and
+// its workload cluster. Goldens of installed and later that other subtests
+// kept (resource-policy keep) belong to their catalog releases: this catalog
+// makes its own, and removes them when the subtest ends. Flux's own
+// helm-controller installs and upgrades the pools (startHelmController) from
+// HelmReleases as cozystack-api writes them, and uninstalls them when their
+// HelmReleases go; Cluster API rolls their MachineDeployments.
+func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, installed []string, later ...string) *rolloutTier {
 	t.Helper()
+	if e.capi == nil {
+		t.Fatal("setUpRollout needs Cluster API and its stand-ins: run it under TestPlatformControllers")
+	}
 	schematicID, _ := poolDefaults(t)
 	ctx := t.Context()
 	var goldens []string
@@ -287,9 +261,14 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 		goldens = append(goldens, support.GoldenName(schematicID, v))
 	}
 	namespaces := []string{catalogNamespace, "cozy-system"}
+	clusters := map[string]bool{}
 	for _, p := range pools {
 		if !slices.Contains(namespaces, p.namespace) {
 			namespaces = append(namespaces, p.namespace)
+		}
+		if key := p.namespace + "/" + p.cluster(t); !clusters[key] {
+			clusters[key] = true
+			e.createWorkloadCluster(t, p.namespace, p.cluster(t))
 		}
 	}
 	if _, served := e.get(t, "apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "helmreleases.helm.toolkit.fluxcd.io"); !served {
@@ -320,82 +299,49 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 		e.setPhase(t, catalogNamespace, g, "Succeeded")
 	}
 
-	// The fleet, installed as helm-controller installs it, then settled as
-	// the autoscaler and Cluster API leave it.
-	if realFlux {
-		e.startHelmController(t)
-	}
-	if _, ok := e.get(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system", cozystackArtifact); !ok {
-		e.createYAML(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ExternalArtifact\nmetadata: {name: "+cozystackArtifact+", namespace: cozy-system}\nspec: {}\n")
-	}
-	chrt, err := support.LoadChart(render.PoolChart)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e.startHelmController(t)
 	live, err := render.NewLive(e.config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &standIns{e: e, chart: chrt, live: live, helm: map[string]*action.Configuration{}, failed: map[string]bool{}, released: map[string]int{}, holdCAPI: map[string]rolloutPool{}, capiGate: map[string]func(context.Context) bool{}, realFlux: realFlux}
+	r := &rolloutTier{e: e, live: live, cat: cat, entry: entry, templates: map[string]string{}}
+	t.Cleanup(func() {
+		for _, p := range r.errs {
+			t.Errorf("tier: %s", p)
+		}
+	})
 	for _, ns := range namespaces[2:] {
-		s.helm[ns] = e.helm(t, ns).cfg
 		e.createYAML(t, cozystackValues(ns, `
 _cluster:
   osImage: {builtin: {}}
 _namespace: {host: `+ns+`.example.org}`))
 	}
+	var released []string
+	t.Cleanup(func() { e.removeReleased(t, released...) })
 	for _, p := range pools {
 		e.createYAML(t, cozystackHelmRelease(p.namespace, strings.TrimPrefix(p.release, "kubernetes-nodes-"), p.values))
-		if realFlux {
-			t.Cleanup(func() { e.removeReleased(t, p.namespace, p.release) })
-			waitFor(t, 60*time.Second, "helm-controller installed "+p.id(), func() string {
-				hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
-				if ready, failed, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
-					if failed != "" {
-						t.Fatalf("helm-controller's install of %s: %s", p.id(), failed)
-					}
-					return says
-				}
-				return ""
-			})
-		} else {
+		released = append(released, p.namespace, p.release)
+		waitFor(t, 60*time.Second, "helm-controller installed "+p.id(), func() string {
 			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
-			vals, unresolved, err := fleet.Values(ctx, live, hr)
-			if err != nil || unresolved != "" {
-				t.Fatalf("values of %s: %v %s", p.id(), err, unresolved)
-			}
-			inst := action.NewInstall(s.helm[p.namespace])
-			inst.ReleaseName, inst.Namespace, inst.Timeout = p.release, p.namespace, time.Minute
-			if _, err := inst.Run(chrt, vals); err != nil {
-				t.Fatalf("helm install %s: %v", p.id(), err)
-			}
-			t.Cleanup(func() {
-				if _, err := action.NewUninstall(s.helm[p.namespace]).Run(p.release); err != nil {
-					t.Errorf("helm uninstall %s: %v", p.id(), err)
+			if ready, failed, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
+				if failed != "" {
+					t.Fatalf("helm-controller's install of %s: %s", p.id(), failed)
 				}
-				e.remove(t, objectRef{fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release})
-			})
-		}
-		// The autoscaler's replicas: the chart leaves spec.replicas out.
+				return says
+			}
+			return ""
+		})
+		// The autoscaler's replicas: the chart leaves spec.replicas out, and
+		// Cluster API's webhook set them from the min-size annotation.
 		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": p.workers}})
 		if _, err := e.client(t, capiAPIVersion, "MachineDeployment", p.namespace).Patch(ctx, p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 			t.Fatalf("replicas of %s: %v", p.id(), err)
 		}
 	}
-	standCtx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { defer wg.Done(); s.run(standCtx, pools) }()
-	t.Cleanup(func() {
-		stop()
-		wg.Wait()
-		for _, p := range s.errs {
-			t.Errorf("stand-in: %s", p)
-		}
-	})
-	// Settled: each HelmRelease Ready at generation 1, each MachineDeployment rolled out.
-	templates := map[string]string{}
-	waitFor(t, 30*time.Second, "the fleet settled", func() string {
+	// Settled: each HelmRelease Ready at generation 1, each MachineDeployment
+	// rolled out by Cluster API, every worker's VM booted and its Node Ready.
+	start := time.Now()
+	waitFor(t, 90*time.Second, "the fleet settled", func() string {
 		for _, p := range pools {
 			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
 			if ready, _, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
@@ -406,35 +352,32 @@ _namespace: {host: `+ns+`.example.org}`))
 			if st := report.MachineDeploymentRolledOut(md.Object, tpl, p.workers); !st.RolledOut {
 				return p.id() + ": " + st.Says
 			}
-			templates[p.id()] = tpl
+			r.templates[p.id()] = tpl
 		}
 		return ""
 	})
-	return &rolloutTier{s: s, live: live, cat: cat, entry: entry, templates: templates}
+	t.Logf("%d pools released by helm-controller, their workers ready by Cluster API %s after", len(pools), time.Since(start).Round(100*time.Millisecond))
+	return r
 }
 
 // testRollout: `workerimage rollout --apply` moves the example fleet's
 // flavor, v1.13.6, to v1.13.7 on the real API server, pools of three tenants
-// in two waves, with stand-ins for helm-controller (Helm's SDK upgrades
-// each release with the values Flux computes) and Cluster API. Without the
-// v1.13.7 golden the plan will not start and names the catalog entry; with
-// it added and Succeeded, a pool whose release fails stops the rollout in
-// its wave, the next wave untouched; run again once it is fixed, the
-// rollout skips the pools on the target, waits for the one left, moves the
-// rest; run a third time, there is nothing to do. The zero-worker pool
-// is done as soon as its MachineDeployment names the new template.
+// in two waves, released by Flux's helm-controller and rolled by Cluster
+// API. Without the v1.13.7 golden the plan will not start and names the
+// catalog entry; with it added and Succeeded, a pool whose release fails (an
+// admission policy refuses its move) stops the rollout in its wave, the
+// next wave untouched; run again once it is fixed, the rollout skips the
+// pools on the target, waits for the one left, moves the rest; run a third
+// time, there is nothing to do. The zero-worker pool is done as soon as its
+// MachineDeployment names the new template.
 func testRollout(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
 	const from, to = "v1.13.6", "v1.13.7"
 	const catalog = "kubernetes-worker-image-rollout"
 	goldens := []string{support.GoldenName(schematicID, from), support.GoldenName(schematicID, to)}
 
-	r := setUpRollout(t, e, catalog, rolloutFleet, []string{from}, false, to)
-	s, cat, entry, templates := r.s, r.cat, r.entry, r.templates
-	before := map[string]int{}
-	for id, n := range s.released {
-		before[id] = n
-	}
+	r := setUpRollout(t, e, catalog, rolloutFleet, []string{from}, to)
+	cat, entry, templates := r.cat, r.entry, r.templates
 
 	// The fleet's pools, by name, booting v1.13.6: other subtests leave
 	// pools of that flavor (a plain helm install among them, which would
@@ -480,9 +423,11 @@ func testRollout(t *testing.T, e *env) {
 	cat.mustUpgrade(catalog, render.CatalogChart, map[string]any{"images": []any{entry(from), entry(to)}})
 	e.setPhase(t, catalogNamespace, goldens[1], "Succeeded")
 
-	// 3. ra-spot's release fails: wave 1 stops there, wave 2 is not patched.
-	failing := "tenant-roll-a/kubernetes-nodes-ra-spot"
-	s.fail(failing, true)
+	// 3. ra-spot's release fails (the API server refuses to move its
+	// MachineDeployment): wave 1 stops there, wave 2 is not patched.
+	spot := rolloutFleet[1]
+	failing := spot.id()
+	lift := r.freeze(t, spot)
 	start = time.Now()
 	out, problem, code := e.workerimage(t, append(args, "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")...)
 	firstRun := time.Since(start)
@@ -538,16 +483,37 @@ func testRollout(t *testing.T, e *env) {
 		t.Errorf("rollout --strict with the failed release not fixed: exit %d, want 1 naming it and the fix:\n%s", code, out)
 	}
 
-	// 5. Fixed: helm-controller releases it again, Cluster API rolls it only
+	// The rest of wave 1 went on without the rollout: helm-controller
+	// released it, Cluster API rolls it; the operator looks before running
+	// again.
+	for _, p := range []rolloutPool{rolloutFleet[0], rolloutFleet[2]} {
+		waitFor(t, 60*time.Second, p.id()+" on the target", func() string {
+			hr := e.mustGet(t, p)
+			if ready, _, says := report.HelmReleaseStatus(hr.Object, 2); !ready {
+				return says
+			}
+			md, _ := e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
+			tpl := report.RunningTemplate(md.Object)
+			if st := report.MachineDeploymentRolledOut(md.Object, tpl, p.workers); tpl == templates[p.id()] || !st.RolledOut {
+				return st.Says
+			}
+			return ""
+		})
+	}
+
+	// 5. Fixed (the freeze lifted, a forced reconcile, as the rollout's fix
+	// says): helm-controller releases it again, Cluster API rolls it only
 	// once the next run has started (so that run finds it rolling); run
 	// again: the pools on the target no longer boot v1.13.6 nor are on their
 	// way, so are not selected; ra-spot, on its way, is waited for, not
 	// patched again; wave 2's pools move with it. Text, one line per event.
-	s.mu.Lock()
-	s.holdCAPI[failing] = rolloutFleet[3]
-	s.mu.Unlock()
-	s.fail(failing, false)
-	waitFor(t, 30*time.Second, failing+" released again", func() string {
+	r.hold(t, spot, func(ctx context.Context) bool {
+		hr, err := e.dynamic.Resource(helmReleaseResource).Namespace(rolloutFleet[3].namespace).Get(ctx, rolloutFleet[3].release, metav1.GetOptions{})
+		return err == nil && hr.GetGeneration() >= 2
+	})
+	lift()
+	r.forceReconcile(t, spot)
+	waitFor(t, 60*time.Second, failing+" released again", func() string {
 		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", "tenant-roll-a", "kubernetes-nodes-ra-spot")
 		_, _, says := report.HelmReleaseStatus(hr.Object, 2)
 		if !strings.Contains(says, "Ready at") {
@@ -590,8 +556,8 @@ func testRollout(t *testing.T, e *env) {
 		if !ok || !strings.Contains(disk, to) || strings.Contains(disk, from) {
 			t.Errorf("%s runs %s, whose disk is not v1.13.7: %s", p.id(), tpl, disk)
 		}
-		if n := s.released[p.id()] - before[p.id()]; n != 1 {
-			t.Errorf("%s was released %d times by the rollout, want once", p.id(), n)
+		if n, history := releases(hr); n != 2 {
+			t.Errorf("%s: helm-controller's history %v holds %d releases that deployed, want 2: the install and the rollout's", p.id(), history, n)
 		}
 		if n, _, _ := unstructured.NestedInt64(hr.Object, "metadata", "generation"); n != 2 {
 			t.Errorf("%s: HelmRelease at generation %d, want 2: patched once", p.id(), n)
@@ -605,7 +571,7 @@ func testRollout(t *testing.T, e *env) {
 	if code != 0 || !strings.Contains(out, "selected  0 pools") || !strings.Contains(out, "result  nothing to do: every selected pool is on the target") {
 		t.Errorf("rollout once done: exit %d, want 0 and nothing to do:\n%s", code, out)
 	}
-	t.Logf("rollout of %d pools of 3 tenants, waves of 3 (polling every 200ms, the stand-ins every 150ms): the plan without the golden %s; --apply stopped at the failing pool after %s; resumed, 3 pools in 1 wave, done after %s; nothing to do %s",
+	t.Logf("rollout of %d pools of 3 tenants, waves of 3 (polling every 200ms; helm-controller and Cluster API): the plan without the golden %s; --apply stopped at the failing pool after %s; resumed, 3 pools in 1 wave, done after %s; nothing to do %s",
 		len(rolloutFleet), planRun.Round(time.Millisecond), firstRun.Round(time.Millisecond), secondRun.Round(time.Millisecond), lastRun.Round(time.Millisecond))
 }
 

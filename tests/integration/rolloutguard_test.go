@@ -32,7 +32,7 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 	const from, to = "v1.13.6", "v1.13.7"
 	first := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-first", "{cluster: ga}", 1}
 	second := rolloutPool{"tenant-guard-a", "kubernetes-nodes-ga-second", "{cluster: ga}", 1}
-	r := setUpRollout(t, e, "kubernetes-worker-image-guard-a", []rolloutPool{first, second}, []string{from, to}, true)
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-a", []rolloutPool{first, second}, []string{from, to})
 	hrs := e.dynamic.Resource(helmReleaseResource).Namespace(second.namespace)
 	planned, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", second.namespace, second.release)
 
@@ -40,15 +40,14 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 	// it (so before wave 2 starts), the second pool's HelmRelease is deleted
 	// and, once helm-controller has uninstalled it and let it go, created
 	// again with the tenant's new values.
-	var again types.UID                // set on the stand-ins' goroutine, under r.s.mu
+	var again types.UID                // set on the hold's goroutine, under r.mu
 	var old *unstructured.Unstructured // the deleted object, on that goroutine
 	createdAgain := func() types.UID {
-		r.s.mu.Lock()
-		defer r.s.mu.Unlock()
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		return again
 	}
-	r.s.mu.Lock()
-	r.s.capiGate[first.id()] = func(ctx context.Context) bool {
+	r.hold(t, first, func(ctx context.Context) bool {
 		if createdAgain() != "" {
 			return true
 		}
@@ -59,11 +58,11 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 		if old == nil {
 			hr, err := hrs.Get(ctx, second.release, metav1.GetOptions{})
 			if err != nil {
-				r.s.problem("get %s to create it again: %v", second.id(), err)
+				r.problem("get %s to create it again: %v", second.id(), err)
 				return false
 			}
 			if err := hrs.Delete(ctx, second.release, metav1.DeleteOptions{}); err != nil {
-				r.s.problem("delete %s: %v", second.id(), err)
+				r.problem("delete %s: %v", second.id(), err)
 				return false
 			}
 			old = hr
@@ -80,15 +79,14 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 			"spec":     spec,
 		}}, metav1.CreateOptions{})
 		if err != nil {
-			r.s.problem("create %s again: %v", second.id(), err)
+			r.problem("create %s again: %v", second.id(), err)
 			return false
 		}
-		r.s.mu.Lock()
+		r.mu.Lock()
 		again = created.GetUID()
-		r.s.mu.Unlock()
+		r.mu.Unlock()
 		return true
-	}
-	r.s.mu.Unlock()
+	})
 
 	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
 		"--wave", "1", "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")
@@ -151,22 +149,45 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 	moves := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-moves", "{cluster: gb}", 1}
 	notReady := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-own", "{cluster: gb, talos: {version: " + to + "}}", 2}
 	failed := rolloutPool{"tenant-guard-b", "kubernetes-nodes-gb-failed", "{cluster: gb, talos: {version: " + to + "}}", 1}
-	r := setUpRollout(t, e, "kubernetes-worker-image-guard-b", []rolloutPool{moves, notReady, failed}, []string{from, to}, false)
+	setUpRollout(t, e, "kubernetes-worker-image-guard-b", []rolloutPool{moves, notReady, failed}, []string{from, to})
 	ctx := t.Context()
 
-	// One worker of notReady's two is NotReady: Cluster API's counts, which
-	// its stand-in leaves as they are (every worker updated).
-	body, _ := json.Marshal(map[string]any{"status": map[string]any{"replicas": 2, "updatedReplicas": 2, "readyReplicas": 1, "availableReplicas": 1}})
-	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", notReady.namespace).Patch(ctx, notReady.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+	// One worker of notReady's two goes NotReady (its kubelet stops
+	// posting): Cluster API counts it out of readyReplicas.
+	machines, err := e.client(t, capiAPIVersion, "Machine", notReady.namespace).List(ctx, metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + notReady.machineDeployment()})
+	if err != nil || len(machines.Items) != 2 {
+		t.Fatalf("Machines of %s: %v, %v; want 2", notReady.id(), err, machines)
+	}
+	node, _, _ := unstructured.NestedString(machines.Items[0].Object, "status", "nodeRef", "name")
+	now := time.Now().UTC().Format(time.RFC3339)
+	body, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "False", "reason": "KubeletNotReady", "message": "the stand-in's kubelet stopped", "lastHeartbeatTime": now, "lastTransitionTime": now,
+	}}}})
+	if _, err := e.dynamic.Resource(nodeGVR).Patch(ctx, node, types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("Node %q of %s NotReady: %v", node, notReady.id(), err)
+	}
+	waitFor(t, 60*time.Second, "Cluster API counts "+notReady.id()+"'s NotReady worker", func() string {
+		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", notReady.namespace, notReady.machineDeployment())
+		if st := report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), notReady.workers); st.ReadyReplicas != 1 || st.UpdatedReplicas != 2 {
+			return st.Says
+		}
+		return ""
+	})
+	// failed's tenant asks for an instanceType the cluster lacks:
+	// helm-controller's upgrade fails at that generation.
+	body, _ = json.Marshal(map[string]any{"spec": map[string]any{"values": map[string]any{"instanceType": "u1.nosuch"}}})
+	if _, err := e.client(t, fleet.HelmReleaseAPI, "HelmRelease", failed.namespace).Patch(ctx, failed.release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// failed's release fails at its generation, as helm-controller says it.
-	r.s.fail(failed.id(), true)
-	body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
-		"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "the stand-in fails it", "observedGeneration": 1, "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z"),
-	}}}})
-	if _, err := e.dynamic.Resource(helmReleaseResource).Namespace(failed.namespace).Patch(ctx, failed.release, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatal(err)
+	waitFor(t, 60*time.Second, "helm-controller failed "+failed.id()+" at generation 2", func() string {
+		if _, failure, says := report.HelmReleaseStatus(e.mustGet(t, failed).Object, 2); failure == "" {
+			return says
+		}
+		return ""
+	})
+	generations := map[string]int64{}
+	for _, p := range []rolloutPool{notReady, failed} {
+		generations[p.id()] = e.mustGet(t, p).GetGeneration()
 	}
 
 	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", moves.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
@@ -191,8 +212,8 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 		t.Errorf("events: %q, want %q", got, want)
 	}
 	for _, p := range []rolloutPool{notReady, failed} {
-		if hr := e.mustGet(t, p); hr.GetGeneration() != 1 {
-			t.Errorf("%s, not chosen, was written: generation %d", p.id(), hr.GetGeneration())
+		if hr := e.mustGet(t, p); hr.GetGeneration() != generations[p.id()] {
+			t.Errorf("%s, not chosen, was written: generation %d, was %d", p.id(), hr.GetGeneration(), generations[p.id()])
 		}
 	}
 }
@@ -228,15 +249,14 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 	})
 	first := rolloutPool{"tenant-retry", "kubernetes-nodes-rt-first", "{cluster: rt}", 1}
 	failing := rolloutPool{"tenant-retry", "kubernetes-nodes-rt-second", "{cluster: rt, instanceType: " + instancetype + "}", 1}
-	r := setUpRollout(t, e, "kubernetes-worker-image-retry", []rolloutPool{first, failing}, []string{from, to}, true)
+	r := setUpRollout(t, e, "kubernetes-worker-image-retry", []rolloutPool{first, failing}, []string{from, to})
 
 	// The plan renders the failing pool with its instancetype there; once
 	// wave 1 has patched the first pool, and before Cluster API rolls it
 	// (so before wave 2 patches the second), the instancetype goes.
 	instancetypes := e.client(t, instancetypeAPI, instancetypeKind, "")
-	var gone bool // on the stand-ins' goroutine
-	r.s.mu.Lock()
-	r.s.capiGate[first.id()] = func(ctx context.Context) bool {
+	var gone bool // on the hold's goroutine
+	r.hold(t, first, func(ctx context.Context) bool {
 		if gone {
 			return true
 		}
@@ -245,13 +265,12 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 			return false
 		}
 		if err := instancetypes.Delete(ctx, instancetype, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			r.s.problem("delete %s %s: %v", instancetypeKind, instancetype, err)
+			r.problem("delete %s %s: %v", instancetypeKind, instancetype, err)
 			return false
 		}
 		gone = true
 		return true
-	}
-	r.s.mu.Unlock()
+	})
 
 	const timeout = 120 * time.Second
 	start := time.Now()
@@ -294,11 +313,7 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 	// Fixed: the instancetype is back, and a forced reconcile (what flux
 	// reconcile --force writes) has helm-controller release it now.
 	e.createYAML(t, instancetypeYAML)
-	now := time.Now().UTC().Format(time.RFC3339Nano)
-	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{"reconcile.fluxcd.io/requestedAt": now, "reconcile.fluxcd.io/forceAt": now}}})
-	if _, err := e.client(t, fleet.HelmReleaseAPI, "HelmRelease", failing.namespace).Patch(t.Context(), failing.release, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	r.forceReconcile(t, failing)
 	waitFor(t, 90*time.Second, "helm-controller released "+failing.id()+" after the fix", func() string {
 		ready, _, says := report.HelmReleaseStatus(e.mustGet(t, failing).Object, 2)
 		if !ready {
@@ -324,4 +339,70 @@ func conditionNamed(obj map[string]any, kind string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// testRolloutStallTimesOut: the new workers of a pool never boot (their VMs
+// stay starting): helm-controller released the pool, Cluster API created
+// its new Machines, and they never become ready. rollout --apply waits until
+// --timeout, then stops the wave at the pool, saying what helm-controller
+// and Cluster API say and that the pool goes on in the cluster. Once the VMs
+// boot, the same command finds the pool on its way: it is waited for, not
+// patched again, and the rollout is done.
+func testRolloutStallTimesOut(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to = "v1.13.6", "v1.13.7"
+	stuck := rolloutPool{"tenant-stall", "kubernetes-nodes-st-stuck", "{cluster: st}", 2}
+	setUpRollout(t, e, "kubernetes-worker-image-stall", []rolloutPool{stuck}, []string{from, to})
+	e.capi.neverBoot(stuck.namespace, stuck.machineDeployment(), true)
+	t.Cleanup(func() { e.capi.neverBoot(stuck.namespace, stuck.machineDeployment(), false) })
+
+	const timeout = 15 * time.Second
+	args := []string{"rollout", "--kubeconfig", e.kubeconfig, "-n", stuck.namespace, "--to-talos", to, "--flavor", schematicID + "/" + from, "--apply", "--poll", "200ms"}
+	start := time.Now()
+	out, problem, code := e.workerimage(t, append(args, "--timeout", timeout.String(), "-o", "json")...)
+	took := time.Since(start)
+	events := rolloutEvents(t, out)
+	if code != 1 || len(events) < 2 {
+		t.Fatalf("rollout --apply over a pool whose workers never boot: exit %d after %s, want 1:\n%s%s", code, took.Round(time.Millisecond), out, problem)
+	}
+	if took < timeout {
+		t.Errorf("rollout --apply stopped after %s, before its --timeout %s", took.Round(time.Millisecond), timeout)
+	}
+	if got, want := eventList(events[1:]), []string{"wave", "patched " + stuck.id(), "failed " + stuck.id(), "stopped " + stuck.id()}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events: %q, want %q", got, want)
+	}
+	failed, stopped := events[len(events)-2], events[len(events)-1]
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", stuck.namespace, stuck.machineDeployment())
+	st := report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), stuck.workers)
+	t.Logf("stopped after %s: %s; Cluster API's counts then: %s", took.Round(time.Millisecond), failed.Message, st.Says)
+	for _, part := range []string{
+		"timed out after " + timeout.String() + " (--timeout, per wave): HelmRelease Ready at generation 2",
+		"MachineDeployment rolling onto " + report.RunningTemplate(md.Object) + ": 2 of 2 updated, 1 ready",
+	} {
+		if !strings.Contains(failed.Message, part) {
+			t.Errorf("the failed event says %q, want %q in it", failed.Message, part)
+		}
+	}
+	if st.RolledOut || st.UpdatedReplicas != stuck.workers || st.ReadyReplicas == stuck.workers {
+		t.Errorf("Cluster API reads %s: want the new workers created and not all ready", st.Says)
+	}
+	if !strings.Contains(stopped.Message, "patched and not on the target yet (they go on in the cluster): "+stuck.id()) {
+		t.Errorf("the stop says %q, want the pool named as going on in the cluster", stopped.Message)
+	}
+	if n := e.mustGet(t, stuck).GetGeneration(); n != 2 {
+		t.Errorf("%s at generation %d after the stop, want 2: patched once", stuck.id(), n)
+	}
+
+	// The VMs boot: the same command waits for the pool, patches nothing.
+	e.capi.neverBoot(stuck.namespace, stuck.machineDeployment(), false)
+	out, problem, code = e.workerimage(t, append(args, "--timeout", "60s")...)
+	if code != 0 || strings.Contains(out, "patched ") || !strings.Contains(out, "\nready "+stuck.id()+": HelmRelease Ready at generation 2;") {
+		t.Errorf("rollout --apply once the VMs boot: exit %d, want 0, the pool waited for and not patched again:\n%s%s", code, out, problem)
+	}
+	if n := e.mustGet(t, stuck).GetGeneration(); n != 2 {
+		t.Errorf("%s at generation %d after the second run, want 2", stuck.id(), n)
+	}
+	if n, history := releases(e.mustGet(t, stuck)); n != 2 {
+		t.Errorf("%s: helm-controller's history %v holds %d releases that deployed, want 2", stuck.id(), history, n)
+	}
 }

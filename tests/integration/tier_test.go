@@ -67,13 +67,8 @@ func TestAPIServerTier(t *testing.T) {
 	// The catalog's published platform defaults, on the cluster as the
 	// install page leaves it, are CozystackInstall/PublishedDefaults.
 	t.Run("MonitoringAgentsPackage", func(t *testing.T) { testMonitoringAgentsPackage(t, e) })
-	// Last: it takes over goldens of the default flavor others kept.
-	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
-	t.Run("RolloutRecreatedHelmRelease", func(t *testing.T) { testRolloutRecreatedHelmRelease(t, e) })
-	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
-	// Flux's own helm-controller, not a stand-in, on a pool as Cozystack writes it.
-	t.Run("HelmControllerPool", func(t *testing.T) { testHelmControllerPool(t, e) })
-	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
+	// The rollout subtests, and helm-controller's, run where Cluster API
+	// runs too: TestPlatformControllers.
 }
 
 // createClusterFixtures creates the cluster state the charts look up: the
