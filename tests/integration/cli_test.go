@@ -107,7 +107,7 @@ func (r livePins) allPools() []livePool {
 // uses keep the verdicts independent of what those left behind.
 // cozystackArtifact is the ExternalArtifact Cozystack names the
 // KubernetesNodes application's chart by.
-const cozystackArtifact = "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"
+const cozystackArtifact = support.CozystackArtifact
 
 func testCLIPinsLive(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
