@@ -18,10 +18,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// fixtureDirs hold the cluster states the CLI's tests, the docs and `make
-// render` read: every HelmRelease in them is a pool as Cozystack writes it,
-// or listed in notCozystackShaped.
-var fixtureDirs = []string{"examples", "cmd/workerimage/testdata"}
+// fixtureDirs hold the cluster states the CLI's tests, the docs, `make
+// render` and the render tiers read: every HelmRelease in them is a pool as
+// Cozystack writes it, or listed in notCozystackShaped.
+var fixtureDirs = []string{"examples", "cmd/workerimage/testdata", "tests/render/testdata"}
 
 // notCozystackShaped are the fixture HelmReleases that are deliberately not
 // the HelmRelease cozystack-api writes, by file and namespace/name, with why.
