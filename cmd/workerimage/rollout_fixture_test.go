@@ -1,6 +1,10 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +13,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -36,23 +41,20 @@ func rolloutState(t *testing.T) string {
 }
 
 // settled is a document of the deployed cluster as its controller leaves
-// it once done: a HelmRelease at generation 1, released (observedGeneration
-// 1, Ready True); a MachineDeployment at generation 1, observed, every
-// worker updated. Other documents stay as they are.
+// it once done: a HelmRelease at generation 1, installed as Flux's
+// helm-controller (v1.4.3, in the tier) writes it (helmControllerInstalled);
+// a MachineDeployment at generation 1, observed, every worker updated.
+// Other documents stay as they are.
 func settled(t *testing.T, doc string) string {
 	t.Helper()
 	var obj map[string]any
 	require.NoError(t, yaml.Unmarshal([]byte(doc), &obj))
 	switch obj["kind"] {
 	case "HelmRelease":
-		obj["metadata"].(map[string]any)["generation"] = 1
-		obj["status"] = map[string]any{
-			"observedGeneration": 1,
-			"conditions": []any{map[string]any{
-				"type": "Ready", "status": "True", "reason": "UpgradeSucceeded", "observedGeneration": 1,
-				"message": "Helm upgrade succeeded", "lastTransitionTime": "2026-08-21T00:00:00Z",
-			}},
-		}
+		meta := obj["metadata"].(map[string]any)
+		meta["generation"] = 1
+		meta["finalizers"] = []any{"finalizers.fluxcd.io"}
+		obj["status"] = helmControllerInstalled(t, obj)
 	case "MachineDeployment":
 		obj["metadata"].(map[string]any)["generation"] = 1
 		status, _ := obj["status"].(map[string]any)
@@ -78,4 +80,64 @@ func TestRolloutFixtureIsCurrent(t *testing.T) {
 	want, err := os.ReadFile(rolloutFixture)
 	require.NoError(t, err, "run `make golden` deliberately")
 	require.Equal(t, string(want), got, "%s is not the deployed example with the v1.13.7 golden: run `make golden` deliberately", rolloutFixture)
+}
+
+// fixtureArtifact is the digest of the pool chart's archive the fixtures'
+// ExternalArtifact serves (source-controller's sha256 of the tarball): any
+// fixed one does, as no fixture serves the archive.
+const fixtureArtifact = "281a82f8d047ff97573f7472a00792644f31cc1c734bfb8b0ed06d341b5ee788"
+
+// helmControllerInstalled is the status Flux's helm-controller writes once
+// it installed hr at generation 1, as the tier's HelmControllerPool sees it:
+// Ready and Released True (InstallSucceeded, naming the release version and
+// the chart), one history entry, what it last attempted, where the record
+// is. A chart from an artifact (spec.chartRef) gets its version suffixed with
+// the first 12 hex of the artifact's digest, kept as ociDigest; one from a
+// HelmRepository (spec.chart) keeps its version and names the HelmChart
+// helm-controller made for it. The digests of the values and of the release
+// are stand-ins: sha256 of the values' JSON and of the release's name.
+func helmControllerInstalled(t *testing.T, hr map[string]any) map[string]any {
+	t.Helper()
+	chrt, err := support.LoadChart(render.PoolChart)
+	require.NoError(t, err)
+	meta := hr["metadata"].(map[string]any)
+	name, ns := meta["name"].(string), meta["namespace"].(string)
+	spec := hr["spec"].(map[string]any)
+	version := chrt.Metadata.Version
+	_, fromArtifact := spec["chartRef"]
+	if fromArtifact {
+		version += "+" + fixtureArtifact[:12]
+	}
+	values, err := json.Marshal(spec["values"])
+	require.NoError(t, err)
+	digest := func(b []byte) string { sum := sha256.Sum256(b); return "sha256:" + hex.EncodeToString(sum[:]) }
+	const at = "2026-08-21T00:00:00Z"
+	message := fmt.Sprintf("Helm install succeeded for release %s/%s.v1 with chart %s@%s", ns, name, chrt.Metadata.Name, version)
+	condition := func(kind string) map[string]any {
+		return map[string]any{"type": kind, "status": "True", "reason": "InstallSucceeded", "observedGeneration": 1, "message": message, "lastTransitionTime": at}
+	}
+	entry := map[string]any{
+		"appVersion": chrt.Metadata.AppVersion, "chartName": chrt.Metadata.Name, "chartVersion": version,
+		"configDigest": digest(values), "digest": digest([]byte(ns + "/" + name + ".v1")),
+		"firstDeployed": at, "lastDeployed": at, "name": name, "namespace": ns, "status": "deployed", "version": 1,
+	}
+	status := map[string]any{
+		"observedGeneration":                 1,
+		"conditions":                         []any{condition("Ready"), condition("Released")},
+		"history":                            []any{entry},
+		"lastAttemptedConfigDigest":          digest(values),
+		"lastAttemptedGeneration":            1,
+		"lastAttemptedReleaseAction":         "install",
+		"lastAttemptedReleaseActionDuration": "612.480113ms",
+		"lastAttemptedRevision":              version,
+		"storageNamespace":                   ns,
+	}
+	if fromArtifact {
+		entry["ociDigest"] = "latest@sha256:" + fixtureArtifact
+		status["lastAttemptedRevisionDigest"] = entry["ociDigest"]
+	} else {
+		sourceNS, _, _ := unstructured.NestedString(spec, "chart", "spec", "sourceRef", "namespace")
+		status["helmChart"] = sourceNS + "/" + ns + "-" + name
+	}
+	return status
 }

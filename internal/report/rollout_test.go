@@ -641,7 +641,8 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	plan = mustRollout(t, settledFleet(t, failed), o)
 	require.Len(t, plan.CannotMove, 1)
 	assert.Equal(t, report.StateReleaseFailed, plan.CannotMove[0].State)
-	assert.Contains(t, plan.CannotMove[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed; fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
+	// Cozystack's RetryOnFailure (its spec.upgrade.strategy, every 30s): helm-controller retries on its own.
+	assert.Contains(t, plan.CannotMove[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed (helm-controller keeps retrying it on its own every 30s: fix its values so it releases, or stop the retries with flux suspend helmrelease kubernetes-nodes-beta-web -n tenant-beta; once fixed, flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force releases it at once); fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
 	assert.True(t, plan.CanStart, "listed apart: the other pools move")
 	assert.Len(t, plan.Pools(), 2)
 }
@@ -921,7 +922,7 @@ func TestRolloutListsApartWhatCannotMove(t *testing.T) {
 					map[string]any{"type": "Ready", "status": "False", "reason": "InstallFailed", "message": "context deadline exceeded", "observedGeneration": int64(1)},
 				}}, "status"))
 			},
-		}), report.StateReleaseFailed, "its last release failed before this rollout (HelmRelease not Ready at generation 1: InstallFailed: context deadline exceeded)"},
+		}), report.StateReleaseFailed, "its last release failed before this rollout (HelmRelease not Ready at generation 1: InstallFailed: context deadline exceeded (helm-controller keeps retrying it on its own every 30s: fix its values so it releases"},
 		{"post-rendered", settledFleet(t, map[string]func(*unstructured.Unstructured){
 			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedSlice(o.Object, []any{map[string]any{"kustomize": map[string]any{"patches": []any{}}}}, "spec", "postRenderers"))

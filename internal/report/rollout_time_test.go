@@ -25,7 +25,18 @@ func copiedFleet(t testing.TB, copies int) []*unstructured.Unstructured {
 				continue
 			}
 			c := o.DeepCopy()
-			c.SetNamespace(fmt.Sprintf("%s-%d", o.GetNamespace(), i))
+			ns := fmt.Sprintf("%s-%d", o.GetNamespace(), i)
+			c.SetNamespace(ns)
+			if c.GetKind() == "HelmRelease" {
+				// helm-controller records where it released: in the copy's own
+				// namespace, else the copy would speak for the original's.
+				require.NoError(t, unstructured.SetNestedField(c.Object, ns, "status", "storageNamespace"))
+				history, _, _ := unstructured.NestedSlice(c.Object, "status", "history")
+				for _, h := range history {
+					h.(map[string]any)["namespace"] = ns
+				}
+				require.NoError(t, unstructured.SetNestedSlice(c.Object, history, "status", "history"))
+			}
 			out = append(out, c)
 		}
 	}

@@ -107,7 +107,7 @@ func (r livePins) allPools() []livePool {
 // uses keep the verdicts independent of what those left behind.
 // cozystackArtifact is the ExternalArtifact Cozystack names the
 // KubernetesNodes application's chart by.
-const cozystackArtifact = "cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes"
+const cozystackArtifact = support.CozystackArtifact
 
 func testCLIPinsLive(t *testing.T, e *env) {
 	schematicID, _ := poolDefaults(t)
@@ -180,20 +180,12 @@ spec:
   values: ` + values + `
 `
 	}
-	// Cozystack's shape: chartRef to the application's ExternalArtifact in
-	// cozy-system (its CRD generated from source-controller/api), values
-	// from the namespace's cozystack-values Secret, then spec.values.
+	// Cozystack's shape, as cozystack-api writes it: chartRef to the
+	// application's ExternalArtifact in cozy-system (its CRD generated from
+	// source-controller/api), values from the namespace's cozystack-values
+	// Secret, then spec.values.
 	cozystackRelease := func(name, values string) string {
-		return `
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata: {name: ` + name + `, namespace: ` + tenant + `}
-spec:
-  interval: 10m
-  chartRef: {kind: ExternalArtifact, name: ` + cozystackArtifact + `, namespace: cozy-system}
-  valuesFrom: [{kind: Secret, name: cozystack-values}]
-  values: ` + values + `
-`
+		return cozystackHelmRelease(tenant, strings.TrimPrefix(name, support.CozystackReleasePrefix), values)
 	}
 	e.createNamespace(t, "cozy-system")
 	e.createYAML(t, `

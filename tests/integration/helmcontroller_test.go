@@ -30,8 +30,8 @@ import (
 // HelmReleases the other subtests create and release with stand-ins are not
 // reconciled by it.
 const (
-	fluxShardLabel = "sharding.fluxcd.io/key"
-	fluxShard      = "tenants"
+	fluxShardLabel = support.CozystackShardLabel
+	fluxShard      = support.CozystackShard
 )
 
 // helmController is Flux's helm-controller running against the tier's API
@@ -136,40 +136,10 @@ func (e *env) startHelmController(t *testing.T) *helmController {
 }
 
 // cozystackHelmRelease is the HelmRelease cozystack-api writes for a
-// KubernetesNodes application named app in namespace (Cozystack's
-// convertApplicationToHelmRelease, with kubernetes-nodes-rd's release
-// settings and cozystack-api's defaults): the rd's prefix and shard label,
-// the application labels, chartRef to the artifact, interval 5m, 5 releases
-// kept, install and upgrade RetryOnFailure every 30s with the rd's
-// helm-install-timeout (15m) and helm-install-disable-wait, values from the
-// namespace's cozystack-values Secret, then the application's own.
+// KubernetesNodes application named app in namespace: the shape the
+// examples' and fixtures' pools are held to as well.
 func cozystackHelmRelease(namespace, app, values string) string {
-	return fmt.Sprintf(`
-apiVersion: helm.toolkit.fluxcd.io/v2
-kind: HelmRelease
-metadata:
-  name: kubernetes-nodes-%[2]s
-  namespace: %[1]s
-  labels:
-    %[4]s: %[5]s
-    apps.cozystack.io/application.kind: KubernetesNodes
-    apps.cozystack.io/application.group: apps.cozystack.io
-    apps.cozystack.io/application.name: %[2]s
-spec:
-  chartRef: {kind: ExternalArtifact, name: %[6]s, namespace: cozy-system}
-  interval: 5m
-  maxHistory: 5
-  install:
-    timeout: 15m
-    disableWait: true
-    strategy: {name: RetryOnFailure, retryInterval: 30s}
-  upgrade:
-    timeout: 15m
-    disableWait: true
-    strategy: {name: RetryOnFailure, retryInterval: 30s}
-  valuesFrom: [{kind: Secret, name: cozystack-values}]
-  values: %[3]s
-`, namespace, app, values, fluxShardLabel, fluxShard, cozystackArtifact)
+	return support.CozystackHelmRelease(namespace, app, values)
 }
 
 // testHelmControllerPool: Flux's helm-controller itself installs a pool from
