@@ -140,6 +140,9 @@ _cluster:
 _namespace: {etcd: tenant-root, ingress: tenant-root, monitoring: tenant-root, host: published.example.org, seaweedfs: tenant-root}`))
 	ad, _ := e.get(t, cozystackAPI, "ApplicationDefinition", "", appDefinition)
 	prefix := fmt.Sprint(render.Get(ad.Object, "spec.release.prefix"))
+	if prefix != support.CozystackReleasePrefix {
+		t.Fatalf("ApplicationDefinition %s gives releases the prefix %q, want upstream's %q", appDefinition, prefix, support.CozystackReleasePrefix)
+	}
 	live, err := render.NewLive(e.config)
 	if err != nil {
 		t.Fatal(err)
@@ -165,16 +168,9 @@ _namespace: {etcd: tenant-root, ingress: tenant-root, monitoring: tenant-root, h
 	newPool := func(name string) (string, *render.Manifest) {
 		t.Helper()
 		release := prefix + poolCluster + "-" + name
-		e.createYAML(t, fmt.Sprintf(`
-apiVersion: %s
-kind: HelmRelease
-metadata: {name: %s, namespace: %s}
-spec:
-  interval: 5m
-  chartRef: {kind: ExternalArtifact, name: %s, namespace: %s}
-  valuesFrom: [{kind: Secret, name: cozystack-values}]
-  values: {cluster: %s}
-`, helmReleaseAPI, release, ns, adChartRef(t, e), cozySystem, poolCluster))
+		// As cozystack-api writes it for the application, through the
+		// ApplicationDefinition the takeover left (its prefix is checked above).
+		e.createYAML(t, support.CozystackHelmReleaseOf(adChartRef(t, e), ns, poolCluster+"-"+name, "{cluster: "+poolCluster+"}"))
 		releases = append(releases, release)
 		rel := pools.mustInstall(release, render.PoolChart, poolValues(release))
 		return release, manifestOf(t, rel)

@@ -40,6 +40,13 @@ const (
 // definition of that shape: the tier creates its pools with it, and a test
 // holds every Cozystack pool of the examples and fixtures to it.
 func CozystackHelmRelease(namespace, app, values string) string {
+	return CozystackHelmReleaseOf(CozystackArtifact, namespace, app, values)
+}
+
+// CozystackHelmReleaseOf is CozystackHelmRelease for an ApplicationDefinition
+// whose chartRef names artifact (in cozy-system): after the install page's
+// takeover, this pool chart's artifact.
+func CozystackHelmReleaseOf(artifact, namespace, app, values string) string {
 	return fmt.Sprintf(`apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
 metadata:
@@ -65,6 +72,6 @@ spec:
   valuesFrom: [{kind: Secret, name: cozystack-values}]
   values: %[3]s
 `, namespace, app, values, CozystackReleasePrefix, CozystackShardLabel, CozystackShard,
-		CozystackArtifact, CozystackArtifactNamespace, CozystackInterval, CozystackHelmTimeout,
+		artifact, CozystackArtifactNamespace, CozystackInterval, CozystackHelmTimeout,
 		CozystackRetryInterval, CozystackMaxHistory)
 }
