@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -91,15 +92,45 @@ func StoreStringData(o *unstructured.Unstructured) {
 }
 
 // APIVersions says which of CapabilityAPIVersions a cluster-state file
-// serves: those of which it holds an object (a state file has no discovery).
+// serves, as Live does ("group/version", then "group/version/Kind"): those
+// it holds an object of, and those a CustomResourceDefinition in it serves.
+// A state file has no discovery, and a cluster can serve a kind it holds no
+// object of (snapshot.storage.k8s.io/v1 without a VolumeSnapshotClass): only
+// the file's CRDs, as `kubectl get customresourcedefinitions` writes them,
+// say so, and a chart then refuses as it does on that cluster.
 func (s *State) APIVersions() ([]string, error) {
+	kinds := map[string][]string{}
+	add := func(gv, kind string) {
+		if !slices.Contains(kinds[gv], kind) {
+			kinds[gv] = append(kinds[gv], kind)
+		}
+	}
+	for gvr, objs := range s.byResource {
+		for _, o := range objs {
+			add(gvr.GroupVersion().String(), o.GetKind())
+		}
+	}
+	crds, _ := ResourceFor("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+	for _, crd := range s.byResource[crds] {
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			if name, _ := v["name"].(string); name != "" && v["served"] == true && group != "" && kind != "" {
+				add(group+"/"+name, kind)
+			}
+		}
+	}
 	var out []string
 	for _, gv := range CapabilityAPIVersions {
-		for gvr, objs := range s.byResource {
-			if gvr.GroupVersion().String() == gv && len(objs) > 0 {
-				out = append(out, gv)
-				break
-			}
+		if len(kinds[gv]) == 0 {
+			continue
+		}
+		out = append(out, gv)
+		sort.Strings(kinds[gv])
+		for _, k := range kinds[gv] {
+			out = append(out, gv+"/"+k)
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -80,5 +81,42 @@ func TestStateServesTheAPIVersionsOfItsObjects(t *testing.T) {
 	require.NoError(t, err)
 	served, err = render.NewState(append(without, with...)...).APIVersions()
 	require.NoError(t, err)
-	require.Equal(t, []string{"snapshot.storage.k8s.io/v1"}, served)
+	require.Equal(t, []string{"snapshot.storage.k8s.io/v1", "snapshot.storage.k8s.io/v1/VolumeSnapshotClass"}, served)
+}
+
+// A cluster serves the snapshot API without holding a VolumeSnapshotClass:
+// its state file says so by the CRD kubectl wrote into it, as discovery
+// says so live, so the chart's check 8 names the same cause on both (the
+// file read as not serving it was the one difference the tier found between
+// a live fleet and its state file). A version the CRD does not serve, or a
+// CRD of another group, serves nothing.
+func TestStateServesTheAPIVersionsOfItsCRDs(t *testing.T) {
+	crd := func(group, version string, served bool) string {
+		return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: volumesnapshotclasses.%[1]s}
+spec:
+  group: %[1]s
+  names: {kind: VolumeSnapshotClass, plural: volumesnapshotclasses}
+  scope: Cluster
+  versions: [{name: %[2]s, served: %[3]t, storage: true}]
+`, group, version, served)
+	}
+	for _, c := range []struct {
+		name, objs string
+		want       []string
+	}{
+		{"served, no object", crd("snapshot.storage.k8s.io", "v1", true), []string{"snapshot.storage.k8s.io/v1", "snapshot.storage.k8s.io/v1/VolumeSnapshotClass"}},
+		{"listed, not served", crd("snapshot.storage.k8s.io", "v1", false), nil},
+		{"another version", crd("snapshot.storage.k8s.io", "v1beta1", true), nil},
+		{"another group", crd("snapshot.example.org", "v1", true), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs, err := render.ParseObjects([]byte("apiVersion: v1\nkind: List\nitems: []\n---\n" + c.objs))
+			require.NoError(t, err)
+			served, err := render.NewState(objs...).APIVersions()
+			require.NoError(t, err)
+			require.Equal(t, c.want, served)
+		})
+	}
 }

@@ -24,9 +24,11 @@ import (
 
 // fleetStateResources are the kinds the fleet verbs read (the pool chart's
 // and the catalog chart's lookups, the fleet's HelmReleases, Helm's release
-// records and the values they come from), as docs/cli.md's kubectl command
-// names them to make a state file of a live cluster.
+// records and the values they come from), and the CRDs that say which APIs
+// the cluster serves (a chart asks .Capabilities), as docs/cli.md's kubectl
+// command names them to make a state file of a live cluster.
 var fleetStateResources = []string{
+	"customresourcedefinitions.apiextensions.k8s.io",
 	"helmreleases.helm.toolkit.fluxcd.io", "applicationdefinitions.cozystack.io", "packages.cozystack.io",
 	"machinedeployments.cluster.x-k8s.io", "machinesets.cluster.x-k8s.io", "kubevirtmachinetemplates.infrastructure.cluster.x-k8s.io",
 	"datavolumes.cdi.kubevirt.io", "storageprofiles.cdi.kubevirt.io", "cdis.cdi.kubevirt.io", "cdiconfigs.cdi.kubevirt.io",
@@ -114,19 +116,24 @@ func testFleetToolsOnRealControllers(t *testing.T, e *env) {
 			served = append(served, r)
 		}
 	}
-	snapshot := time.Now()
-	out, err = exec.Command(kubectl, "--kubeconfig", e.kubeconfig, "get", strings.Join(served, ","), "-A", "-o", "yaml").Output()
-	if err != nil {
-		t.Fatalf("kubectl get %s -A -o yaml: %v", strings.Join(served, ","), err)
+	takeState := func() string {
+		t.Helper()
+		start := time.Now()
+		out, err := exec.Command(kubectl, "--kubeconfig", e.kubeconfig, "get", strings.Join(served, ","), "-A", "-o", "yaml").Output()
+		if err != nil {
+			t.Fatalf("kubectl get %s -A -o yaml: %v", strings.Join(served, ","), err)
+		}
+		state := filepath.Join(t.TempDir(), "STATE.yaml")
+		if err := os.WriteFile(state, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), "\nkind: List\n") {
+			t.Fatalf("kubectl get -o yaml of several kinds wrote no kind: List:\n%.400s", out)
+		}
+		t.Logf("state file of %d of the %d kinds the verbs read (not served here: %v): %d KiB in %s", len(served), len(fleetStateResources), notIn(fleetStateResources, served), len(out)/1024, time.Since(start).Round(time.Millisecond))
+		return state
 	}
-	state := filepath.Join(t.TempDir(), "STATE.yaml")
-	if err := os.WriteFile(state, out, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(out), "\nkind: List\n") {
-		t.Fatalf("kubectl get -o yaml of several kinds wrote no kind: List:\n%.400s", out)
-	}
-	t.Logf("state file of %d of the %d kinds the verbs read (not served here: %v): %d KiB in %s", len(served), len(fleetStateResources), notIn(fleetStateResources, served), len(out)/1024, time.Since(snapshot).Round(time.Millisecond))
+	state := takeState()
 
 	// Each verb live and on the file: the same exit, the same JSON but
 	// "cluster", the same text but its cluster line.
@@ -288,6 +295,33 @@ func testFleetToolsOnRealControllers(t *testing.T, e *env) {
 			t.Errorf("rollcheck %s -n %s: deployed %v, %q; want %q", chartDir, ns, rc.Deployed, got, want)
 		}
 	}
+	// A CDI resource appears (CDI's default clone strategy, snapshot) on a
+	// cluster that serves VolumeSnapshotClasses and holds none: CDI would
+	// copy the clone pool's disks, and the chart refuses it, alike live and
+	// on the file.
+	e.createYAML(t, "apiVersion: cdi.kubevirt.io/v1beta1\nkind: CDI\nmetadata: {name: cdi}\nspec: {}\n")
+	t.Cleanup(func() { e.deleteOne(t, "cdi.kubevirt.io/v1beta1", "CDI", "", "cdi") })
+	state = takeState()
+	refused, _ := both("pins", "-n", golden.namespace)
+	var rp struct {
+		Goldens []struct {
+			Pools []struct{ HelmRelease, Refusal string }
+		}
+	}
+	raw, _ := json.Marshal(refused)
+	_ = json.Unmarshal(raw, &rp)
+	refusal := ""
+	for _, g := range rp.Goldens {
+		for _, p := range g.Pools {
+			if p.HelmRelease == golden.id() {
+				refusal = p.Refusal
+			}
+		}
+	}
+	if !strings.Contains(refusal, "no VolumeSnapshotClass has driver linstor.csi.linbit.com") {
+		t.Errorf("pins -n %s with a CDI resource and no VolumeSnapshotClass: %s refused with %q, want the chart's check 8 naming the missing VolumeSnapshotClass", golden.namespace, golden.id(), refusal)
+	}
+
 	t.Logf("fleet of %d pools released by helm-controller, one released again and rolled by Cluster API, in %s; pins, adopt and rollcheck live and on the state file (-o json and text) agree, in %s",
 		len(pools), settled.Round(100*time.Millisecond), time.Since(verbsStart).Round(100*time.Millisecond))
 }
