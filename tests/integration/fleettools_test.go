@@ -46,6 +46,14 @@ var fleetStateResources = []string{
 // field and line for line, but the line naming where they read. Each answer
 // also says what the fleet is, so the two cannot agree on nothing.
 func testFleetToolsOnRealControllers(t *testing.T, e *env) {
+	// docs/cli.md gives an operator this very command.
+	doc, err := os.ReadFile(support.Path("docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd := "kubectl get " + strings.Join(fleetStateResources, ",") + " -A -o yaml > STATE.yaml"; !strings.Contains(string(doc), cmd) {
+		t.Errorf("docs/cli.md does not give the command the test makes its state file with:\n%s", cmd)
+	}
 	schematicID, _ := poolDefaults(t)
 	const from, to = "v1.13.6", "v1.13.7"
 	golden := rolloutPool{"tenant-fleet-a", "kubernetes-nodes-fa-golden", "{cluster: fa, osImage: {builtin: {}}}", 2}
@@ -115,6 +123,11 @@ func testFleetToolsOnRealControllers(t *testing.T, e *env) {
 		if slices.Contains(servedNames, r) {
 			served = append(served, r)
 		}
+	}
+	// A kind the cluster does not serve fails the whole command, writing
+	// nothing: docs/cli.md says to leave it out.
+	if out, err := exec.Command(kubectl, "--kubeconfig", e.kubeconfig, "get", "nosuchkinds.example.org,secrets", "-A", "-o", "yaml").Output(); err == nil || len(out) != 0 {
+		t.Errorf("kubectl get of a kind the cluster does not serve: %v, %d bytes written; want it to fail with nothing written", err, len(out))
 	}
 	takeState := func() string {
 		t.Helper()
