@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // State serves a fixed set of objects (a cluster-state file) to Helm's lookup:
@@ -28,6 +29,10 @@ type State struct {
 	// answered without reading every object of its resource (a fleet's
 	// state file holds thousands, a plan gets each pool's).
 	byName map[schema.GroupVersionResource]map[string]*unstructured.Unstructured
+	// crdKinds, when the file holds CustomResourceDefinitions, are the
+	// kinds they serve, as "group/version/Kind": the file then says what the
+	// cluster serves, as discovery does (servedKind).
+	crdKinds map[string]bool
 }
 
 // LoadState reads cluster-state files into a State.
@@ -53,6 +58,21 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 		// The first of two objects of the same name is the one a get answers, as before.
 		if key := o.GetNamespace() + "/" + o.GetName(); s.byName[gvr][key] == nil {
 			s.byName[gvr][key] = o
+		}
+	}
+	crds, _ := ResourceFor("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+	for _, crd := range s.byResource[crds] {
+		if s.crdKinds == nil {
+			s.crdKinds = map[string]bool{}
+		}
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			if name, _ := v["name"].(string); name != "" && v["served"] == true && group != "" && kind != "" {
+				s.crdKinds[group+"/"+name+"/"+kind] = true
+			}
 		}
 	}
 	for _, list := range s.byResource {
@@ -110,17 +130,9 @@ func (s *State) APIVersions() ([]string, error) {
 			add(gvr.GroupVersion().String(), o.GetKind())
 		}
 	}
-	crds, _ := ResourceFor("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-	for _, crd := range s.byResource[crds] {
-		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
-		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
-		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-		for _, v := range versions {
-			v, _ := v.(map[string]any)
-			if name, _ := v["name"].(string); name != "" && v["served"] == true && group != "" && kind != "" {
-				add(group+"/"+name, kind)
-			}
-		}
+	for gvk := range s.crdKinds {
+		i := strings.LastIndex(gvk, "/")
+		add(gvk[:i], gvk[i+1:])
 	}
 	var out []string
 	for _, gv := range CapabilityAPIVersions {
@@ -142,7 +154,24 @@ func (s *State) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableReso
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
 	gvr, namespaced := ResourceFor(apiVersion, kind)
+	if !s.servedKind(gvr, apiVersion, kind) {
+		return nil, false, fmt.Errorf("%w: no kind %s in %s (the state file's CustomResourceDefinitions serve none, it holds no such object, and it is not built into Kubernetes)", ErrKindNotServed, kind, apiVersion)
+	}
 	return stateResource{state: s, gvr: gvr, apiVersion: apiVersion, kind: kind}, namespaced, nil
+}
+
+// servedKind says whether the cluster the file was taken from serves a kind:
+// a file without CustomResourceDefinitions cannot tell, and serves every
+// kind (those it holds no object of as empty); one with them serves, as that
+// cluster's discovery did, the kinds they serve, the kinds built into
+// Kubernetes, and any kind it holds an object of. So a kind the cluster did
+// not serve reads as not served (ErrKindNotServed) on its file as live.
+func (s *State) servedKind(gvr schema.GroupVersionResource, apiVersion, kind string) bool {
+	if s.crdKinds == nil || len(s.byResource[gvr]) > 0 || s.crdKinds[apiVersion+"/"+kind] {
+		return true
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	return err == nil && (scheme.Scheme.IsVersionRegistered(gv) || gv.Group == "apiextensions.k8s.io" || gv.Group == "apiregistration.k8s.io")
 }
 
 var errReadOnly = errors.New("a cluster-state file is read-only")

@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -119,4 +120,56 @@ spec:
 			require.Equal(t, c.want, served)
 		})
 	}
+}
+
+// A state file holding the cluster's CRDs (docs/cli.md's kubectl command
+// takes them) serves what that cluster served: a kind no CRD serves, not
+// built into Kubernetes and of which it holds no object, is not served, as
+// discovery answers live (before, every kind was served, empty, and a
+// cluster serving no HelmRelease read as one holding none). A kind a CRD
+// serves reads empty, built-in kinds are served without a CRD, and a file
+// without CRDs serves every kind, as before.
+func TestStateWithCRDsServesWhatTheyServe(t *testing.T) {
+	const vscCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: volumesnapshotclasses.snapshot.storage.k8s.io}
+spec:
+  group: snapshot.storage.k8s.io
+  names: {kind: VolumeSnapshotClass, plural: volumesnapshotclasses}
+  scope: Cluster
+  versions: [{name: v1, served: true, storage: true}]
+`
+	const objects = `apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: n}
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: d, namespace: n}
+`
+	served := func(t *testing.T, st *render.State, apiVersion, kind string) bool {
+		t.Helper()
+		c, _, err := st.GetClientFor(apiVersion, kind)
+		if errors.Is(err, render.ErrKindNotServed) {
+			require.Contains(t, err.Error(), "no kind "+kind+" in "+apiVersion)
+			return false
+		}
+		require.NoError(t, err)
+		_, err = c.List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		return true
+	}
+	objs, err := render.ParseObjects([]byte(vscCRD + "---\n" + objects))
+	require.NoError(t, err)
+	withCRDs := render.NewState(objs...)
+	require.False(t, served(t, withCRDs, "helm.toolkit.fluxcd.io/v2", "HelmRelease"), "no CRD serves it, no object of it")
+	require.True(t, served(t, withCRDs, "snapshot.storage.k8s.io/v1", "VolumeSnapshotClass"), "its CRD serves it")
+	require.False(t, served(t, withCRDs, "snapshot.storage.k8s.io/v1beta1", "VolumeSnapshotClass"), "its CRD serves only v1")
+	require.True(t, served(t, withCRDs, "v1", "ConfigMap"), "built into Kubernetes")
+	require.True(t, served(t, withCRDs, "storage.k8s.io/v1", "StorageClass"), "built into Kubernetes")
+	require.True(t, served(t, withCRDs, "cdi.kubevirt.io/v1beta1", "DataVolume"), "it holds one")
+
+	objs, err = render.ParseObjects([]byte(objects))
+	require.NoError(t, err)
+	require.True(t, served(t, render.NewState(objs...), "helm.toolkit.fluxcd.io/v2", "HelmRelease"), "a file without CRDs cannot tell")
 }
