@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes/scheme"
 )
 
 // State serves a fixed set of objects (a cluster-state file) to Helm's lookup:
@@ -171,7 +170,19 @@ func (s *State) servedKind(gvr schema.GroupVersionResource, apiVersion, kind str
 		return true
 	}
 	gv, err := schema.ParseGroupVersion(apiVersion)
-	return err == nil && (scheme.Scheme.IsVersionRegistered(gv) || gv.Group == "apiextensions.k8s.io" || gv.Group == "apiregistration.k8s.io")
+	return err == nil && builtInGroups[gv.Group]
+}
+
+// builtInGroups are the API groups kube-apiserver serves itself (no CRD
+// names them; snapshot.storage.k8s.io, say, is a CRD's).
+var builtInGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true,
+	"admissionregistration.k8s.io": true, "apiextensions.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "internal.apiserver.k8s.io": true, "networking.k8s.io": true,
+	"node.k8s.io": true, "rbac.authorization.k8s.io": true, "resource.k8s.io": true,
+	"scheduling.k8s.io": true, "storage.k8s.io": true, "storagemigration.k8s.io": true,
 }
 
 var errReadOnly = errors.New("a cluster-state file is read-only")

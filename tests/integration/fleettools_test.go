@@ -4,6 +4,7 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 )
 
 // fleetStateResources are the kinds the fleet verbs read (the pool chart's
@@ -147,6 +149,37 @@ func testFleetToolsOnRealControllers(t *testing.T, e *env) {
 		return state
 	}
 	state := takeState()
+
+	// The file serves what the cluster serves, as discovery says it: every
+	// kind of every group version the API server lists, and no other.
+	st, err := render.LoadState(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lists, err := disc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatalf("discovery: %v", err)
+	}
+	kinds := 0
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			kinds++
+			if _, _, err := st.GetClientFor(l.GroupVersion, r.Kind); err != nil {
+				t.Errorf("the cluster serves %s %s, its state file does not: %v", l.GroupVersion, r.Kind, err)
+			}
+		}
+	}
+	if _, _, err := st.GetClientFor("example.org/v1", "NoSuchKind"); !errors.Is(err, render.ErrKindNotServed) {
+		t.Errorf("the state file serves a kind the cluster does not: %v", err)
+	}
+	t.Logf("the state file serves the %d kinds discovery lists", kinds)
 
 	// Each verb live and on the file: the same exit, the same JSON but
 	// "cluster", the same text but its cluster line.
