@@ -154,7 +154,7 @@ func (s *State) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableReso
 	}
 	gvr, namespaced := ResourceFor(apiVersion, kind)
 	if !s.servedKind(gvr, apiVersion, kind) {
-		return nil, false, fmt.Errorf("%w: no kind %s in %s (the state file's CustomResourceDefinitions serve none, it holds no such object, and it is not built into Kubernetes)", ErrKindNotServed, kind, apiVersion)
+		return nil, false, fmt.Errorf("%w: no kind %s in %s: none of the state file's CustomResourceDefinitions serves it, it holds no such object, and it is not built into Kubernetes; if the cluster serves it, take the file again with its CRD (docs/cli.md, \"A state file of a live cluster\")", ErrKindNotServed, kind, apiVersion)
 	}
 	return stateResource{state: s, gvr: gvr, apiVersion: apiVersion, kind: kind}, namespaced, nil
 }
