@@ -422,3 +422,34 @@ spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{
 	require.NoError(t, err)
 	assert.Empty(t, u.Users)
 }
+
+// crd is a CustomResourceDefinition serving kind at group/version, as
+// `kubectl get customresourcedefinitions -o yaml` writes one into a state file.
+func crd(group, version, kind, plural string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + plural + `.` + group + `}
+spec:
+  group: ` + group + `
+  names: {kind: ` + kind + `, plural: ` + plural + `}
+  scope: Namespaced
+  versions: [{name: ` + version + `, served: true, storage: true}]`
+}
+
+// A state file taken with the cluster's CRDs (as docs/cli.md makes one)
+// tells a cluster that serves no HelmRelease from one that holds none, as
+// discovery does live: pins then says "the cluster serves no HelmRelease"
+// on the file too (before, every kind of a file was served, and it said no
+// HelmRelease of the pool chart was found).
+func TestStateFileWithCRDsServesNoHelmReleaseAsLive(t *testing.T) {
+	kmt := crd("infrastructure.cluster.x-k8s.io", "v1alpha1", "KubevirtMachineTemplate", "kubevirtmachinetemplates")
+	idle := `apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtMachineTemplate
+metadata: {name: kubernetes-a-idle-111111, namespace: tenant-a}`
+	f := read(t, opts, kmt, idle)
+	assert.False(t, f.HelmReleasesServed, "no CRD serves HelmRelease")
+	assert.Equal(t, []string{"tenant-a/KubevirtMachineTemplate/kubernetes-a-idle-111111"}, f.PoolObjects)
+
+	f = read(t, opts, kmt, idle, crd("helm.toolkit.fluxcd.io", "v2", "HelmRelease", "helmreleases"))
+	assert.True(t, f.HelmReleasesServed, "its CRD serves HelmRelease, and the file holds none")
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,6 +28,10 @@ type State struct {
 	// answered without reading every object of its resource (a fleet's
 	// state file holds thousands, a plan gets each pool's).
 	byName map[schema.GroupVersionResource]map[string]*unstructured.Unstructured
+	// crdKinds, when the file holds CustomResourceDefinitions, are the
+	// kinds they serve, as "group/version/Kind": the file then says what the
+	// cluster serves, as discovery does (servedKind).
+	crdKinds map[string]bool
 }
 
 // LoadState reads cluster-state files into a State.
@@ -52,6 +57,21 @@ func NewState(objs ...*unstructured.Unstructured) *State {
 		// The first of two objects of the same name is the one a get answers, as before.
 		if key := o.GetNamespace() + "/" + o.GetName(); s.byName[gvr][key] == nil {
 			s.byName[gvr][key] = o
+		}
+	}
+	crds, _ := ResourceFor("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+	for _, crd := range s.byResource[crds] {
+		if s.crdKinds == nil {
+			s.crdKinds = map[string]bool{}
+		}
+		group, _, _ := unstructured.NestedString(crd.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(crd.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			if name, _ := v["name"].(string); name != "" && v["served"] == true && group != "" && kind != "" {
+				s.crdKinds[group+"/"+name+"/"+kind] = true
+			}
 		}
 	}
 	for _, list := range s.byResource {
@@ -91,15 +111,37 @@ func StoreStringData(o *unstructured.Unstructured) {
 }
 
 // APIVersions says which of CapabilityAPIVersions a cluster-state file
-// serves: those of which it holds an object (a state file has no discovery).
+// serves, as Live does ("group/version", then "group/version/Kind"): those
+// it holds an object of, and those a CustomResourceDefinition in it serves.
+// A state file has no discovery, and a cluster can serve a kind it holds no
+// object of (snapshot.storage.k8s.io/v1 without a VolumeSnapshotClass): only
+// the file's CRDs, as `kubectl get customresourcedefinitions` writes them,
+// say so, and a chart then refuses as it does on that cluster.
 func (s *State) APIVersions() ([]string, error) {
+	kinds := map[string][]string{}
+	add := func(gv, kind string) {
+		if !slices.Contains(kinds[gv], kind) {
+			kinds[gv] = append(kinds[gv], kind)
+		}
+	}
+	for gvr, objs := range s.byResource {
+		for _, o := range objs {
+			add(gvr.GroupVersion().String(), o.GetKind())
+		}
+	}
+	for gvk := range s.crdKinds {
+		i := strings.LastIndex(gvk, "/")
+		add(gvk[:i], gvk[i+1:])
+	}
 	var out []string
 	for _, gv := range CapabilityAPIVersions {
-		for gvr, objs := range s.byResource {
-			if gvr.GroupVersion().String() == gv && len(objs) > 0 {
-				out = append(out, gv)
-				break
-			}
+		if len(kinds[gv]) == 0 {
+			continue
+		}
+		out = append(out, gv)
+		sort.Strings(kinds[gv])
+		for _, k := range kinds[gv] {
+			out = append(out, gv+"/"+k)
 		}
 	}
 	return out, nil
@@ -111,7 +153,36 @@ func (s *State) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableReso
 		return nil, false, fmt.Errorf("lookup of apiVersion %q without a kind", apiVersion)
 	}
 	gvr, namespaced := ResourceFor(apiVersion, kind)
+	if !s.servedKind(gvr, apiVersion, kind) {
+		return nil, false, fmt.Errorf("%w: no kind %s in %s: none of the state file's CustomResourceDefinitions serves it, it holds no such object, and it is not built into Kubernetes; if the cluster serves it, take the file again with its CRD (docs/cli.md, \"A state file of a live cluster\")", ErrKindNotServed, kind, apiVersion)
+	}
 	return stateResource{state: s, gvr: gvr, apiVersion: apiVersion, kind: kind}, namespaced, nil
+}
+
+// servedKind says whether the cluster the file was taken from serves a kind:
+// a file without CustomResourceDefinitions cannot tell, and serves every
+// kind (those it holds no object of as empty); one with them serves, as that
+// cluster's discovery did, the kinds they serve, the kinds built into
+// Kubernetes, and any kind it holds an object of. So a kind the cluster did
+// not serve reads as not served (ErrKindNotServed) on its file as live.
+func (s *State) servedKind(gvr schema.GroupVersionResource, apiVersion, kind string) bool {
+	if s.crdKinds == nil || len(s.byResource[gvr]) > 0 || s.crdKinds[apiVersion+"/"+kind] {
+		return true
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	return err == nil && builtInGroups[gv.Group]
+}
+
+// builtInGroups are the API groups kube-apiserver serves itself (no CRD
+// names them; snapshot.storage.k8s.io, say, is a CRD's).
+var builtInGroups = map[string]bool{
+	"": true, "apps": true, "batch": true, "autoscaling": true, "policy": true,
+	"admissionregistration.k8s.io": true, "apiextensions.k8s.io": true, "apiregistration.k8s.io": true,
+	"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true,
+	"coordination.k8s.io": true, "discovery.k8s.io": true, "events.k8s.io": true,
+	"flowcontrol.apiserver.k8s.io": true, "internal.apiserver.k8s.io": true, "networking.k8s.io": true,
+	"node.k8s.io": true, "rbac.authorization.k8s.io": true, "resource.k8s.io": true,
+	"scheduling.k8s.io": true, "storage.k8s.io": true, "storagemigration.k8s.io": true,
 }
 
 var errReadOnly = errors.New("a cluster-state file is read-only")

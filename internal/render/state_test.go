@@ -2,6 +2,8 @@ package render_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -80,5 +82,94 @@ func TestStateServesTheAPIVersionsOfItsObjects(t *testing.T) {
 	require.NoError(t, err)
 	served, err = render.NewState(append(without, with...)...).APIVersions()
 	require.NoError(t, err)
-	require.Equal(t, []string{"snapshot.storage.k8s.io/v1"}, served)
+	require.Equal(t, []string{"snapshot.storage.k8s.io/v1", "snapshot.storage.k8s.io/v1/VolumeSnapshotClass"}, served)
+}
+
+// A cluster serves the snapshot API without holding a VolumeSnapshotClass:
+// its state file says so by the CRD kubectl wrote into it, as discovery
+// says so live, so the chart's check 8 names the same cause on both (the
+// file read as not serving it was the one difference the tier found between
+// a live fleet and its state file). A version the CRD does not serve, or a
+// CRD of another group, serves nothing.
+func TestStateServesTheAPIVersionsOfItsCRDs(t *testing.T) {
+	crd := func(group, version string, served bool) string {
+		return fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: volumesnapshotclasses.%[1]s}
+spec:
+  group: %[1]s
+  names: {kind: VolumeSnapshotClass, plural: volumesnapshotclasses}
+  scope: Cluster
+  versions: [{name: %[2]s, served: %[3]t, storage: true}]
+`, group, version, served)
+	}
+	for _, c := range []struct {
+		name, objs string
+		want       []string
+	}{
+		{"served, no object", crd("snapshot.storage.k8s.io", "v1", true), []string{"snapshot.storage.k8s.io/v1", "snapshot.storage.k8s.io/v1/VolumeSnapshotClass"}},
+		{"listed, not served", crd("snapshot.storage.k8s.io", "v1", false), nil},
+		{"another version", crd("snapshot.storage.k8s.io", "v1beta1", true), nil},
+		{"another group", crd("snapshot.example.org", "v1", true), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs, err := render.ParseObjects([]byte("apiVersion: v1\nkind: List\nitems: []\n---\n" + c.objs))
+			require.NoError(t, err)
+			served, err := render.NewState(objs...).APIVersions()
+			require.NoError(t, err)
+			require.Equal(t, c.want, served)
+		})
+	}
+}
+
+// A state file holding the cluster's CRDs (docs/cli.md's kubectl command
+// takes them) serves what that cluster served: a kind no CRD serves, not
+// built into Kubernetes and of which it holds no object, is not served, as
+// discovery answers live (before, every kind was served, empty, and a
+// cluster serving no HelmRelease read as one holding none). A kind a CRD
+// serves reads empty, built-in kinds are served without a CRD, and a file
+// without CRDs serves every kind, as before.
+func TestStateWithCRDsServesWhatTheyServe(t *testing.T) {
+	const vscCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: volumesnapshotclasses.snapshot.storage.k8s.io}
+spec:
+  group: snapshot.storage.k8s.io
+  names: {kind: VolumeSnapshotClass, plural: volumesnapshotclasses}
+  scope: Cluster
+  versions: [{name: v1, served: true, storage: true}]
+`
+	const objects = `apiVersion: v1
+kind: Secret
+metadata: {name: s, namespace: n}
+---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata: {name: d, namespace: n}
+`
+	served := func(t *testing.T, st *render.State, apiVersion, kind string) bool {
+		t.Helper()
+		c, _, err := st.GetClientFor(apiVersion, kind)
+		if errors.Is(err, render.ErrKindNotServed) {
+			require.Contains(t, err.Error(), "no kind "+kind+" in "+apiVersion)
+			return false
+		}
+		require.NoError(t, err)
+		_, err = c.List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		return true
+	}
+	objs, err := render.ParseObjects([]byte(vscCRD + "---\n" + objects))
+	require.NoError(t, err)
+	withCRDs := render.NewState(objs...)
+	require.False(t, served(t, withCRDs, "helm.toolkit.fluxcd.io/v2", "HelmRelease"), "no CRD serves it, no object of it")
+	require.True(t, served(t, withCRDs, "snapshot.storage.k8s.io/v1", "VolumeSnapshotClass"), "its CRD serves it")
+	require.False(t, served(t, withCRDs, "snapshot.storage.k8s.io/v1beta1", "VolumeSnapshotClass"), "its CRD serves only v1")
+	require.True(t, served(t, withCRDs, "v1", "ConfigMap"), "built into Kubernetes")
+	require.True(t, served(t, withCRDs, "storage.k8s.io/v1", "StorageClass"), "built into Kubernetes")
+	require.True(t, served(t, withCRDs, "cdi.kubevirt.io/v1beta1", "DataVolume"), "it holds one")
+
+	objs, err = render.ParseObjects([]byte(objects))
+	require.NoError(t, err)
+	require.True(t, served(t, render.NewState(objs...), "helm.toolkit.fluxcd.io/v2", "HelmRelease"), "a file without CRDs cannot tell")
 }

@@ -476,6 +476,7 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
 	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
 	t.Run("RolloutStallTimesOut", func(t *testing.T) { testRolloutStallTimesOut(t, e) })
+	t.Run("FleetTools", func(t *testing.T) { testFleetToolsOnRealControllers(t, e) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the
