@@ -474,6 +474,7 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("Rollout", func(t *testing.T) { testRollout(t, e) })
 	t.Run("RolloutRecreatedHelmRelease", func(t *testing.T) { testRolloutRecreatedHelmRelease(t, e) })
 	t.Run("RolloutNotReadyBystander", func(t *testing.T) { testRolloutNotReadyBystander(t, e) })
+	t.Run("RolloutTenantEdit", func(t *testing.T) { testRolloutTenantEdit(t, e) })
 	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
 	t.Run("RolloutStallTimesOut", func(t *testing.T) { testRolloutStallTimesOut(t, e) })
 	t.Run("FleetTools", func(t *testing.T) { testFleetToolsOnRealControllers(t, e) })

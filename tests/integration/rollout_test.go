@@ -356,7 +356,7 @@ _namespace: {host: `+ns+`.example.org}`))
 		}
 		return ""
 	})
-	t.Logf("%d pools released by helm-controller, their workers ready by Cluster API %s after", len(pools), time.Since(start).Round(100*time.Millisecond))
+	t.Logf("%s released by helm-controller, their workers ready by Cluster API %s after", report.Count(len(pools), "pool"), time.Since(start).Round(100*time.Millisecond))
 	return r
 }
 

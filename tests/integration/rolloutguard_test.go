@@ -406,3 +406,87 @@ func testRolloutStallTimesOut(t *testing.T, e *env) {
 		t.Errorf("%s: helm-controller's history %v holds %d releases that deployed, want 2", stuck.id(), history, n)
 	}
 }
+
+// testRolloutTenantEdit: a tenant edits a pool's values (kubectl edit, or
+// its application in the dashboard: a new generation of the same object)
+// after the plan and before the pool's wave. rollout --apply does not write
+// the plan's values over the edit (the patch tests the generation the plan
+// read), stops saying it changed since the plan, and helm-controller
+// releases the tenant's values as written; the pool of wave 1 moved.
+func testRolloutTenantEdit(t *testing.T, e *env) {
+	schematicID, _ := poolDefaults(t)
+	const from, to = "v1.13.6", "v1.13.7"
+	first := rolloutPool{"tenant-guard-e", "kubernetes-nodes-ge-first", "{cluster: ge}", 1}
+	second := rolloutPool{"tenant-guard-e", "kubernetes-nodes-ge-second", "{cluster: ge}", 1}
+	r := setUpRollout(t, e, "kubernetes-worker-image-guard-e", []rolloutPool{first, second}, []string{from, to})
+	planned := e.mustGet(t, second)
+
+	// Once wave 1 has patched the first pool, and while Cluster API holds it
+	// (so before wave 2 starts), the tenant edits the second pool's values.
+	var edited int64 // the edit's generation, on the hold's goroutine, under r.mu
+	r.hold(t, first, func(ctx context.Context) bool {
+		hr, err := e.dynamic.Resource(helmReleaseResource).Namespace(first.namespace).Get(ctx, first.release, metav1.GetOptions{})
+		if err != nil || hr.GetGeneration() < 2 {
+			return false
+		}
+		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"values": map[string]any{"maxReplicas": 7}}})
+		after, err := e.dynamic.Resource(helmReleaseResource).Namespace(second.namespace).Patch(ctx, second.release, types.MergePatchType, body, metav1.PatchOptions{FieldManager: "kubectl-edit"})
+		if err != nil {
+			r.problem("the tenant's edit of %s: %v", second.id(), err)
+			return false
+		}
+		r.mu.Lock()
+		edited = after.GetGeneration()
+		r.mu.Unlock()
+		return true
+	})
+
+	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")
+	events := rolloutEvents(t, out)
+	if code != 1 || len(events) == 0 || events[0].Event != report.EventPlan {
+		t.Fatalf("rollout --apply over a HelmRelease its tenant edited: exit %d, want 1 after the plan event:\n%s%s", code, out, problem)
+	}
+	r.mu.Lock()
+	generation := edited
+	r.mu.Unlock()
+	if generation != planned.GetGeneration()+1 {
+		t.Fatalf("the tenant's edit of %s did not land during wave 1 (generation %d, planned %d): %q", second.id(), generation, planned.GetGeneration(), eventList(events[1:]))
+	}
+	if got, want := eventList(events[1:]), []string{"wave", "patched " + first.id(), "ready " + first.id(), "wave-done", "wave", "stopped " + second.id()}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("events: %q, want %q", got, want)
+	}
+	if msg := events[len(events)-1].Message; !strings.Contains(msg, fmt.Sprintf("HelmRelease %s changed since the plan (generation %d, now %d): not overwritten", second.id(), planned.GetGeneration(), generation)) {
+		t.Errorf("the stop says %q, want the edit named with both generations and not overwritten", msg)
+	}
+
+	// helm-controller releases the tenant's values, as written: no Talos
+	// version the rollout wrote, the same template as before.
+	waitFor(t, 60*time.Second, "helm-controller released the tenant's edit of "+second.id(), func() string {
+		ready, failed, says := report.HelmReleaseStatus(e.mustGet(t, second).Object, generation)
+		if failed != "" {
+			t.Fatalf("helm-controller failed the tenant's edit of %s: %s", second.id(), failed)
+		}
+		if !ready {
+			return says
+		}
+		return ""
+	})
+	hr := e.mustGet(t, second)
+	vals, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	if fmt.Sprint(vals) != fmt.Sprint(map[string]any{"cluster": "ge", "maxReplicas": int64(7)}) {
+		t.Errorf("%s's values after the rollout: %v, want the tenant's alone (cluster ge, maxReplicas 7)", second.id(), vals)
+	}
+	for _, f := range hr.GetManagedFields() {
+		if f.Manager == report.FieldManager {
+			t.Errorf("%s carries fields of the rollout's manager: %s", second.id(), f.FieldsV1.String())
+		}
+	}
+	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", second.namespace, second.machineDeployment())
+	if tpl := report.RunningTemplate(md.Object); tpl != r.templates[second.id()] {
+		t.Errorf("%s runs %s after the tenant's edit, want %s: maxReplicas rolls nothing", second.id(), tpl, r.templates[second.id()])
+	}
+	if v, _, _ := unstructured.NestedString(e.mustGet(t, first).Object, "spec", "values", "talos", "version"); v != to {
+		t.Errorf("%s, of wave 1, has talos.version %q, want %s", first.id(), v, to)
+	}
+}
