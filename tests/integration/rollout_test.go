@@ -214,6 +214,19 @@ func rolloutEvents(t *testing.T, out string) []report.RolloutEvent {
 	return events
 }
 
+// applyRollout runs `workerimage rollout --kubeconfig ... ARGS --apply -o
+// json` and returns its events, the plan first; the test stops unless it
+// exits with want and prints the plan and at least one event after it.
+func (e *env) applyRollout(t *testing.T, want int, what string, args ...string) []report.RolloutEvent {
+	t.Helper()
+	out, problem, code := e.workerimage(t, append(append([]string{"rollout", "--kubeconfig", e.kubeconfig}, args...), "--apply", "-o", "json")...)
+	events := rolloutEvents(t, out)
+	if code != want || len(events) < 2 || events[0].Event != report.EventPlan {
+		t.Fatalf("rollout --apply %s: exit %d, want %d after the plan event:\n%s%s", what, code, want, out, problem)
+	}
+	return events
+}
+
 // eventList is "<event> <pool>" per event but progress, as a reader scans them.
 func eventList(events []report.RolloutEvent) []string {
 	var out []string

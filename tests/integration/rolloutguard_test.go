@@ -88,12 +88,8 @@ func testRolloutRecreatedHelmRelease(t *testing.T, e *env) {
 		return true
 	})
 
-	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
-		"--wave", "1", "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")
-	events := rolloutEvents(t, out)
-	if code != 1 || len(events) == 0 || events[0].Event != report.EventPlan {
-		t.Fatalf("rollout --apply over a HelmRelease created again: exit %d, want 1 after the plan event:\n%s%s", code, out, problem)
-	}
+	events := e.applyRollout(t, 1, "over a HelmRelease created again", "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--timeout", "60s", "--poll", "200ms")
 	uidAgain := createdAgain()
 	var uids []string
 	for _, p := range events[0].Plan.Pools() {
@@ -190,12 +186,8 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 		generations[p.id()] = e.mustGet(t, p).GetGeneration()
 	}
 
-	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", moves.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
-		"--apply", "--timeout", "30s", "--poll", "200ms", "-o", "json")
-	events := rolloutEvents(t, out)
-	if code != 0 || len(events) == 0 || events[0].Event != report.EventPlan {
-		t.Fatalf("rollout --apply beside pools on the target by their own values: exit %d, want 0 after the plan event:\n%s%s", code, out, problem)
-	}
+	events := e.applyRollout(t, 0, "beside pools on the target by their own values", "-n", moves.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--timeout", "30s", "--poll", "200ms")
 	var chosen []string
 	for _, p := range append(events[0].Plan.Pools(), events[0].Plan.Blocked...) {
 		chosen = append(chosen, p.HelmRelease+" "+p.State)
@@ -274,13 +266,9 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 
 	const timeout = 120 * time.Second
 	start := time.Now()
-	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
-		"--wave", "1", "--apply", "--timeout", timeout.String(), "--poll", "200ms", "-o", "json")
+	events := e.applyRollout(t, 1, "over a release helm-controller fails", "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--timeout", timeout.String(), "--poll", "200ms")
 	took := time.Since(start)
-	events := rolloutEvents(t, out)
-	if code != 1 || len(events) < 2 {
-		t.Fatalf("rollout --apply over a release helm-controller fails: exit %d after %s, want 1:\n%s%s", code, took.Round(time.Millisecond), out, problem)
-	}
 	hr := e.mustGet(t, failing)
 	status, _ := json.Marshal(hr.Object["status"])
 	t.Logf("rollout stopped after %s; %s as helm-controller wrote it: %s", took.Round(time.Millisecond), failing.id(), status)
@@ -323,7 +311,7 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 	})
 	// The same command again: the pool is released at the generation the
 	// rollout wrote, so it is on the target (or rolling, waited for).
-	out, problem, code = e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
 		"--wave", "1", "--apply", "--timeout", timeout.String(), "--poll", "200ms")
 	if code != 0 || strings.Contains(out, "release-failed") || strings.Contains(out, "stopped") {
 		t.Errorf("rollout --apply once helm-controller's retry released the pool: exit %d, want 0, nothing failed:\n%s%s", code, out, problem)
@@ -357,14 +345,10 @@ func testRolloutStallTimesOut(t *testing.T, e *env) {
 	t.Cleanup(func() { e.capi.neverBoot(stuck.namespace, stuck.machineDeployment(), false) })
 
 	const timeout = 15 * time.Second
-	args := []string{"rollout", "--kubeconfig", e.kubeconfig, "-n", stuck.namespace, "--to-talos", to, "--flavor", schematicID + "/" + from, "--apply", "--poll", "200ms"}
+	args := []string{"-n", stuck.namespace, "--to-talos", to, "--flavor", schematicID + "/" + from, "--poll", "200ms"}
 	start := time.Now()
-	out, problem, code := e.workerimage(t, append(args, "--timeout", timeout.String(), "-o", "json")...)
+	events := e.applyRollout(t, 1, "over a pool whose workers never boot", append(args, "--timeout", timeout.String())...)
 	took := time.Since(start)
-	events := rolloutEvents(t, out)
-	if code != 1 || len(events) < 2 {
-		t.Fatalf("rollout --apply over a pool whose workers never boot: exit %d after %s, want 1:\n%s%s", code, took.Round(time.Millisecond), out, problem)
-	}
 	if took < timeout {
 		t.Errorf("rollout --apply stopped after %s, before its --timeout %s", took.Round(time.Millisecond), timeout)
 	}
@@ -395,7 +379,7 @@ func testRolloutStallTimesOut(t *testing.T, e *env) {
 
 	// The VMs boot: the same command waits for the pool, patches nothing.
 	e.capi.neverBoot(stuck.namespace, stuck.machineDeployment(), false)
-	out, problem, code = e.workerimage(t, append(args, "--timeout", "60s")...)
+	out, problem, code := e.workerimage(t, append(append([]string{"rollout", "--kubeconfig", e.kubeconfig}, args...), "--apply", "--timeout", "60s")...)
 	if code != 0 || strings.Contains(out, "patched ") || !strings.Contains(out, "\nready "+stuck.id()+": HelmRelease Ready at generation 2;") {
 		t.Errorf("rollout --apply once the VMs boot: exit %d, want 0, the pool waited for and not patched again:\n%s%s", code, out, problem)
 	}
@@ -441,12 +425,8 @@ func testRolloutTenantEdit(t *testing.T, e *env) {
 		return true
 	})
 
-	out, problem, code := e.workerimage(t, "rollout", "--kubeconfig", e.kubeconfig, "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
-		"--wave", "1", "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")
-	events := rolloutEvents(t, out)
-	if code != 1 || len(events) == 0 || events[0].Event != report.EventPlan {
-		t.Fatalf("rollout --apply over a HelmRelease its tenant edited: exit %d, want 1 after the plan event:\n%s%s", code, out, problem)
-	}
+	events := e.applyRollout(t, 1, "over a HelmRelease its tenant edited", "-n", first.namespace, "--to-talos", to, "--flavor", schematicID+"/"+from,
+		"--wave", "1", "--timeout", "60s", "--poll", "200ms")
 	r.mu.Lock()
 	generation := edited
 	r.mu.Unlock()
