@@ -25,10 +25,8 @@ import (
 )
 
 // The shard Cozystack's ApplicationDefinitions put tenants' HelmReleases in
-// (spec.release.labels of kubernetes-nodes-rd): the tier's helm-controller
-// watches that shard only, as a Cozystack tenants shard does, so the
-// HelmReleases the other subtests create and release with stand-ins are not
-// reconciled by it.
+// (spec.release.labels of kubernetes-nodes-rd): the tests' helm-controller
+// watches that shard only, as a Cozystack tenants shard does.
 const (
 	fluxShardLabel = support.CozystackShardLabel
 	fluxShard      = support.CozystackShard
