@@ -244,7 +244,6 @@ func eventList(events []report.RolloutEvent) []string {
 // Cluster API leave it.
 type rolloutTier struct {
 	e     *env
-	live  *render.Live
 	cat   *helm
 	entry func(version string) map[string]any
 	// templates: the KubevirtMachineTemplate each pool runs once settled.
@@ -313,11 +312,7 @@ func setUpRollout(t *testing.T, e *env, catalog string, pools []rolloutPool, ins
 	}
 
 	e.startHelmController(t)
-	live, err := render.NewLive(e.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &rolloutTier{e: e, live: live, cat: cat, entry: entry, templates: map[string]string{}}
+	r := &rolloutTier{e: e, cat: cat, entry: entry, templates: map[string]string{}}
 	t.Cleanup(func() {
 		for _, p := range r.errs {
 			t.Errorf("tier: %s", p)
