@@ -9,6 +9,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // PlanReport is what `plan` prints; -o json prints it as is.
@@ -185,12 +186,14 @@ const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
-	return planFrom(chrt, t, rel, vals, m, facts, err)
+	return planFrom(chrt, t, rel, vals, m, facts, err, false)
 }
 
 // planFrom is Plan's report of a render already made (renderWithFacts's
 // answers: m, facts, err), so a pool rendered once is not rendered again.
-func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*PlanReport, *render.Manifest, error) {
+// helpersAsked: the render was refused and facts are the chart's helpers'
+// answer already asked for the same values (helperFacts), not asked again.
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error, helpersAsked bool) (*PlanReport, *render.Manifest, error) {
 	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
 		refusal, prob := RenderFailure(err)
@@ -218,8 +221,10 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		rep.Suggestions = SuggestKeys(chrt.Schema, vals)
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
-		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
-			return nil, nil, err
+		if !helpersAsked {
+			if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+				return nil, nil, err
+			}
 		}
 	} else {
 		rep.Result = "renders"
@@ -331,11 +336,68 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 	return d
 }
 
-// planNow is Plan of the pool as it is: from the render ReadPinsToPlan kept,
-// else rendered now.
-func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, *render.Manifest, error) {
-	if rp.rendered != nil {
-		return planFrom(chrt, t, rp.release, rp.values, rp.rendered, rp.facts, nil)
+// plannedNow is a pool planned as it is: its report, and what planning
+// reads of its render (renderRead).
+type plannedNow struct {
+	report *PlanReport
+	read   renderRead
+}
+
+// renderRead is what the reports that plan a pool (rollout, adopt) read of
+// a render besides its PlanReport, taken from it at once so the render
+// itself need not be kept: a fleet's renders held at once would be most of
+// the heap.
+type renderRead struct {
+	// diskSize is the worker disk's storage request in the
+	// KubevirtMachineTemplate: what CDI's temporary claim in cozy-public
+	// asks for while it clones.
+	diskSize string
+	// kubernetes is the release the MachineDeployment runs; minReplicas and
+	// maxReplicas are its autoscaler annotations.
+	kubernetes, minReplicas, maxReplicas string
+}
+
+// readRender reads a render for renderRead; nothing of a render refused.
+func readRender(m *render.Manifest) renderRead {
+	var r renderRead
+	if m == nil {
+		return r
 	}
-	return Plan(chrt, t, rp.release, rp.values)
+	if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
+		dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
+		if len(dvts) > 0 {
+			dv, _ := dvts[0].(map[string]any)
+			r.diskSize = fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
+		}
+	}
+	if md, err := m.One("MachineDeployment"); err == nil {
+		r.kubernetes = fleet.Text(md.Object, "spec", "template", "spec", "version")
+		r.minReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMin)
+		r.maxReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMax)
+	}
+	return r
+}
+
+// planWhole plans a pool as it is from its whole render's answers
+// (renderWithFacts): the render rendered, or, refused, with the helpers'
+// facts already asked (helperFacts). The render is read and let go.
+func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*plannedNow, error) {
+	rep, m, err := planFrom(chrt, t, rel, vals, m, facts, err, err != nil)
+	if err != nil {
+		return nil, err
+	}
+	return &plannedNow{report: rep, read: readRender(m)}, nil
+}
+
+// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it, else
+// rendered now.
+func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, renderRead, error) {
+	if rp.now != nil {
+		return rp.now.report, rp.now.read, nil
+	}
+	rep, m, err := Plan(chrt, t, rp.release, rp.values)
+	if err != nil {
+		return nil, renderRead{}, err
+	}
+	return rep, readRender(m), nil
 }

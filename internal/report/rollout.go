@@ -174,7 +174,16 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool, State: StateUnresolved,
 			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
 	}
-	all := append(append([]resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	all := append(append([]*resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	planning := make(map[*resolvedPool]bool, len(all))
+	for _, rp := range all {
+		planning[rp] = true
+	}
+	for i := range f.pools {
+		if !planning[&f.pools[i]] {
+			f.pools[i].now = nil // what the read planned of a pool not selected: not needed
+		}
+	}
 	planned, err := planPools(chrt, t, f, all, target)
 	if err != nil {
 		return nil, err
@@ -206,10 +215,11 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 }
 
 // planPools plans each pool, GOMAXPROCS at a time (each is a render of the
-// chart at the target, and as it is when the fleet's read kept none; they
-// share nothing but what they read), the answers in the
-// pools' order; the first error in that order is the answer.
-func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
+// chart at the target, and as it is when the fleet's read did not plan it;
+// they share nothing but what they read), the answers in the pools' order;
+// the first error in that order is the answer. Once a pool is planned, its
+// report is all that is kept of it: its plan as it is is let go.
+func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
 	out := make([]RolloutPool, len(pools))
 	errs := make([]error, len(pools))
 	if say := t.Progress; say != nil {
@@ -228,7 +238,8 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, 
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
-			out[i], errs[i] = planPool(chrt, t, f, rp, target)
+			out[i], errs[i] = planPool(chrt, t, f, *rp, target)
+			rp.now = nil
 		}()
 	}
 	wg.Wait()
@@ -244,7 +255,7 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, 
 // whose flavor cannot be judged, and those an earlier run of this tool
 // moved to the target (onTheWay: planned, kept while not on the target).
 type selection struct {
-	selected, unknown, onTheWay []resolvedPool
+	selected, unknown, onTheWay []*resolvedPool
 }
 
 // selectPools keeps the pools every given criterion keeps, less those
@@ -268,14 +279,15 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 	}
 	named := map[string]bool{}
 	inScope, flavorHits := 0, 0
-	for _, rp := range f.pools {
+	for i := range f.pools {
+		rp := &f.pools[i]
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
 			continue
 		}
 		if len(s.Pools) > 0 {
 			hit := false
 			for _, name := range s.Pools {
-				if poolNamed(rp, name) {
+				if poolNamed(*rp, name) {
 					named[name], hit = true, true
 				}
 			}
@@ -284,7 +296,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 			}
 		}
 		inScope++
-		if excludedBy(rp, s.Exclude) {
+		if excludedBy(*rp, s.Exclude) {
 			continue
 		}
 		judged := rp.facts != nil && rp.pin.Unresolved == ""
@@ -307,7 +319,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 		case keep:
 			sel.selected = append(sel.selected, rp)
 		case resolvesTo(rp.facts, target):
-			hr, err := helmReleaseOf(t, rp)
+			hr, err := helmReleaseOf(t, *rp)
 			if err != nil {
 				return sel, err
 			}
@@ -481,7 +493,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	md := p.readRunning(f)
-	now, nowManifest, err := rp.planNow(chrt, t)
+	now, nowRead, err := rp.planNow(chrt, t)
 	if err != nil {
 		return p, err
 	}
@@ -503,7 +515,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if len(e.patch) == 0 {
 		p = onTargetOrRolling(p, now, md, hr, rp, target, e.path)
 		if p.State == StateRolling {
-			p.cloning(d, nowManifest, md)
+			p.cloning(d, nowRead, md)
 		}
 		return p, nil
 	}
@@ -527,13 +539,14 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if err != nil {
 		return p, err
 	}
+	atRead := readRender(manifest)
 	p.readTarget(at, d, e, target)
-	if p.judgeTarget(at, manifest, e, target) {
+	if p.judgeTarget(at, atRead, e, target) {
 		return p, nil
 	}
 	p.State = StateMoves
 	p.judgeObjects(hr, rp)
-	p.cloning(at.DiskSource, manifest, md)
+	p.cloning(at.DiskSource, atRead, md)
 	p.Note = caNote(d, at.DiskSource, next)
 	return p, nil
 }
@@ -629,9 +642,9 @@ func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, 
 // judgeTarget says whether the render at the target keeps the pool from
 // moving: the change does not reach it, the chart refuses it, or its
 // golden is not there to clone. It sets the state and reason when it does.
-func (p *RolloutPool) judgeTarget(at *PlanReport, manifest *render.Manifest, e targetEdit, target RolloutTarget) bool {
+func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit, target RolloutTarget) bool {
 	missed := missedTarget(at.DiskSource, e.path, p.toSchematicID, p.toVersion, target)
-	if got := kubernetesOf(manifest); missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
+	if got := read.kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
 		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
 	}
 	d := at.DiskSource
@@ -699,15 +712,15 @@ func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp resolvedPoo
 	}
 }
 
-// cloning fills in what a pool clones as it rolls onto the render m, whose
-// disk source is d: its golden, and on the clone path its disk's size, CDI's
-// strategy and how many disks it clones at once.
-func (p *RolloutPool) cloning(d *DiskReport, m *render.Manifest, md map[string]any) {
+// cloning fills in what a pool clones as it rolls onto a render (read),
+// whose disk source is d: its golden, and on the clone path its disk's
+// size, CDI's strategy and how many disks it clones at once.
+func (p *RolloutPool) cloning(d *DiskReport, read renderRead, md map[string]any) {
 	p.Golden = d.Golden
 	if d.Path != "clone" {
 		return
 	}
-	p.DiskSize = diskSize(m)
+	p.DiskSize = read.diskSize
 	if cs := d.CloneStrategy; cs != nil {
 		p.CloneStrategy = cs.Value
 	}
@@ -790,18 +803,6 @@ func kubernetesPatch(r Running) (from, to string, ok bool) {
 	return "", "", false
 }
 
-// kubernetesOf is the Kubernetes release a render's MachineDeployment runs.
-func kubernetesOf(m *render.Manifest) string {
-	if m == nil {
-		return ""
-	}
-	md, err := m.One("MachineDeployment")
-	if err != nil {
-		return ""
-	}
-	return fleet.Text(md.Object, "spec", "template", "spec", "version")
-}
-
 func orKeep(target, now string) string {
 	if target != "" {
 		return target
@@ -835,21 +836,6 @@ func suspended(hr *unstructured.Unstructured) bool {
 // flavorOf is the disk source a pool resolves, as the chart reports it.
 func flavorOf(d *DiskReport) *RolloutFlavor {
 	return &RolloutFlavor{Path: d.Path, SchematicID: d.SchematicID, Version: d.Version, ImageFactoryURL: d.ImageFactoryURL, Golden: d.Golden}
-}
-
-// diskSize is the worker disk's storage request in the rendered template:
-// what CDI's temporary claim in cozy-public asks for while it clones.
-func diskSize(m *render.Manifest) string {
-	kmt, err := m.One("KubevirtMachineTemplate")
-	if err != nil {
-		return ""
-	}
-	dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
-	if len(dvts) == 0 {
-		return ""
-	}
-	dv, _ := dvts[0].(map[string]any)
-	return fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
 }
 
 // clonesAtOnce is how many new workers Cluster API creates at once as the
