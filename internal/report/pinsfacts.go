@@ -63,7 +63,7 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 	// Pools: resolved by the chart itself, each object the renders look up
 	// read once for them all, each pool planned against the goldens just read.
 	rt := t
-	rt.Provider = render.Snapshot(t.Provider)
+	rt.Provider = fleetSnapshot(t.Provider)
 	rt.Catalog = f.stored
 	if f.pools, err = resolvePools(chrt, rt, fl.Pools, whole); err != nil {
 		return nil, err

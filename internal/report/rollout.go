@@ -150,7 +150,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		return nil, err
 	}
 	defer withPlanGC()()
-	t.Provider = render.Snapshot(t.Provider) // a plan's reads: each object once
+	t.Provider = fleetSnapshot(t.Provider) // a plan's shared reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
 		return nil, err
