@@ -346,3 +346,38 @@ func TestRolloutFactoryWithItsCA(t *testing.T) {
 	assert.Equal(t, "kubernetes-beta-web-2f13d5", web.MachineTemplate.Current)
 	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
 }
+
+// The CVE plan on a stock Cozystack (testdata/rollout/stock.yaml): the pool
+// created from the dashboard before the takeover is planned on the public
+// factory, and the plan prints the command that moves it to the published
+// mirror in the same change. That command, run as printed with the
+// published CA saved as the file it names, plans the pool's flavor, factory
+// and CA in one values change and one new template, and no pool left on
+// another factory (rollout-stock.golden.text shows the first plan whole).
+func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
+	fixture, err := filepath.Abs(rolloutStockFixture)
+	require.NoError(t, err)
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", fixture, "-o", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan := decode[report.RolloutPlan](t, r)
+	require.Equal(t, 1, plan.OtherFactory)
+	command := strings.Fields(plan.FactoryCommand)
+	require.Equal(t, []string{"workerimage", "rollout"}, command[:2])
+	assert.Contains(t, plan.FactoryCommand, "--factory-ca mirror-ca.pem")
+
+	pem, err := os.ReadFile(filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"))
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.WriteFile("mirror-ca.pem", pem, 0o600))
+	r = cli(t, append(command[1:], "--cluster", fixture, "-o", "json")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	again := decode[report.RolloutPlan](t, r)
+	require.Len(t, again.Pools(), 1)
+	web := again.Pools()[0]
+	assert.Equal(t, "tenant-alpha/kubernetes-nodes-alpha-web", web.HelmRelease)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7", "imageFactoryURL": "https://factory.mirror.internal", "imageFactoryCA": string(pem)}}, web.ValuesChange)
+	assert.Equal(t, "https://factory.mirror.internal", web.To.ImageFactoryURL.Value)
+	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
+	assert.Zero(t, again.OtherFactory)
+	assert.Nil(t, web.OtherFactory)
+}

@@ -55,7 +55,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	if r.TargetFrom != "" {
 		head.row("", r.TargetFrom)
 	}
-	head.row("waves", fmt.Sprintf("%s of at most %s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r)))
+	head.row("waves", fmt.Sprintf("%s of at most %s%s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r), boundsExceptText(r)))
 	head.write(out)
 
 	body := newTable(o)
@@ -69,7 +69,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 			body.row("  alone", w.Alone)
 		}
 		for _, p := range w.Pools {
-			writeRolloutPool(&body, p)
+			writeRolloutPool(&body, p, r.FactoryCommand)
 		}
 	}
 	body.raw("")
@@ -103,6 +103,9 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	rest.write(out)
 
 	result := newTable(o)
+	if r.OtherFactory > 0 {
+		result.row("factory", factorySummaryText(r))
+	}
 	apart := ""
 	if n := len(r.CannotMove); n == 1 {
 		apart = "; 1 pool cannot move and is left where it is (above; --strict stops instead)"
@@ -132,6 +135,63 @@ func boundsText(r *report.RolloutPlan) string {
 		text += fmt.Sprintf(", %s of one golden in flight", report.Count(r.MaxClones, "clone"))
 	}
 	return text
+}
+
+// boundsExceptText names the waves a pool has to itself because it alone is
+// above a bound: those waves do not keep it, and the header says so.
+func boundsExceptText(r *report.RolloutPlan) string {
+	var alone []string
+	for _, w := range r.Waves {
+		if w.Alone != "" {
+			alone = append(alone, fmt.Sprint(w.Wave))
+		}
+	}
+	switch len(alone) {
+	case 0:
+		return ""
+	case 1:
+		return ", except wave " + alone[0] + ", whose one pool is above a bound on its own (below)"
+	}
+	return fmt.Sprintf(", except waves %s and %s, each a pool above a bound on its own (below)", strings.Join(alone[:len(alone)-1], ", "), alone[len(alone)-1])
+}
+
+// factoryText says that a pool will import from another factory than new
+// pools get, and what that does where its workers cannot reach it.
+func factoryText(o *report.OtherFactory, withCommand bool) string {
+	text := fmt.Sprintf("imports from %s once moved, not from %s, where new pools import from (%s): if its workers cannot reach %s, they never boot and the wave waits out --timeout", o.ImageFactoryURL, o.Published, o.PublishedFrom, o.ImageFactoryURL)
+	if !withCommand {
+		return text + "; the factory line below moves both in one re-image"
+	}
+	return text + "; flavor and factory in one re-image: " + o.Command + factoryCAText(o)
+}
+
+// factoryCAText says what the command's --factory-ca file holds.
+func factoryCAText(o *report.OtherFactory) string {
+	if !o.PublishedCA {
+		return ""
+	}
+	return fmt.Sprintf(" (mirror-ca.pem: the CA certificates published with that URL, talos.imageFactoryCA beside it in %s)", o.PublishedFrom)
+}
+
+// factorySummaryText counts the pools that will import from another factory
+// than new pools get, with the command that moves them all when one does.
+func factorySummaryText(r *report.RolloutPlan) string {
+	says := "each says so above"
+	if r.OtherFactory == 1 {
+		says = "it says so above"
+	}
+	text := fmt.Sprintf("%s will import from another Image Factory than new pools do (%s); --strict does not stop for it", report.Count(r.OtherFactory, "pool"), says)
+	if r.FactoryCommand == "" {
+		return text + "; they get different factories, so each pool's command is above"
+	}
+	var first *report.OtherFactory
+	for _, p := range r.Pools() {
+		if p.OtherFactory != nil {
+			first = p.OtherFactory
+			break
+		}
+	}
+	return text + "; to move flavor and factory in one re-image, plan " + r.FactoryCommand + factoryCAText(first) + ", then add --apply"
 }
 
 func cannotMoveTitle(strict bool) string {
@@ -204,7 +264,7 @@ func waveText(w report.RolloutWave) string {
 	return line
 }
 
-func writeRolloutPool(tb *table, p report.RolloutPool) {
+func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	workers := report.Count(int(p.Workers), "worker")
 	if !p.MachineDeployment {
 		workers = "no MachineDeployment yet"
@@ -242,6 +302,9 @@ func writeRolloutPool(tb *table, p report.RolloutPool) {
 	}
 	if p.Note != "" {
 		tb.row("    note", p.Note)
+	}
+	if o := p.OtherFactory; o != nil {
+		tb.row("    factory", factoryText(o, o.Command != "" && o.Command != factoryCommand))
 	}
 }
 

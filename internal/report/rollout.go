@@ -184,7 +184,11 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 			f.pools[i].now = nil // what the read planned of a pool not selected: not needed
 		}
 	}
-	planned, err := planPools(chrt, t, f, all, target)
+	catalogCA, err := publishedCatalogCA(t)
+	if err != nil {
+		return nil, err
+	}
+	planned, err := planPools(chrt, t, f, all, target, catalogCA)
 	if err != nil {
 		return nil, err
 	}
@@ -207,6 +211,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		}
 	}
 	plan.Waves = waves(moving, o)
+	factoryCommands(plan)
 	plan.CanStart = len(plan.Blocked) == 0 && (!o.Strict || len(plan.CannotMove) == 0)
 	if plan.Catalog, err = rolloutCatalog(t, f, plan.Blocked); err != nil {
 		return nil, err
@@ -219,7 +224,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 // they share nothing but what they read), the answers in the pools' order;
 // the first error in that order is the answer. Once a pool is planned, its
 // report is all that is kept of it: its plan as it is is let go.
-func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
+func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget, catalogCA bool) ([]RolloutPool, error) {
 	out := make([]RolloutPool, len(pools))
 	errs := make([]error, len(pools))
 	if say := t.Progress; say != nil {
@@ -238,7 +243,7 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool,
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
-			out[i], errs[i] = planPool(chrt, t, f, *rp, target)
+			out[i], errs[i] = planPool(chrt, t, f, *rp, target, catalogCA)
 			rp.now = nil
 		}()
 	}
@@ -485,8 +490,9 @@ type targetEdit struct {
 
 // planPool plans one pool, in steps: what it runs, its render as it is,
 // the values edit the target takes, its render at the target, and what
-// keeps it from moving.
-func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget) (RolloutPool, error) {
+// keeps it from moving. catalogCA: the catalog's published defaults carry
+// a CA (publishedCatalogCA).
+func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget, catalogCA bool) (RolloutPool, error) {
 	p := RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool}
 	if rp.pin.Unresolved != "" {
 		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.pin.Unresolved+"; make what it names exist, then run again"
@@ -548,6 +554,10 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	p.judgeObjects(hr, rp)
 	p.cloning(at.DiskSource, atRead, md)
 	p.Note = caNote(d, at.DiskSource, next)
+	if p.State == StateMoves && target.FactoryURL == "" {
+		// With --to-factory the target names the factory itself.
+		p.OtherFactory = otherFactory(p.To, rp, catalogCA)
+	}
 	return p, nil
 }
 

@@ -41,3 +41,19 @@ func TestRecordedOSImageFromEitherChannel(t *testing.T) {
 	_, _, ok := osImagePathOf("the default talos.imageFactoryURL of "+CatalogChannel+", recorded when the pool was created (x)", "version")
 	assert.False(t, ok, "a published talos default is no osImage field")
 }
+
+// A word of the printed command reads back as itself in a shell: names,
+// URLs and flags as they are, anything else single-quoted.
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"--to-factory":                    "--to-factory",
+		"https://factory.mirror.internal": "https://factory.mirror.internal",
+		"tenant-a/kubernetes-nodes-a-web": "tenant-a/kubernetes-nodes-a-web",
+		"a b":                             "'a b'",
+		"it's":                            `'it'\''s'`,
+		"$(reboot)":                       "'$(reboot)'",
+		"":                                "''",
+	} {
+		assert.Equal(t, want, shellWord(in), in)
+	}
+}
