@@ -107,7 +107,7 @@ func hostileCharts() []hostileChart {
 			fields: []hostileField{
 				setAt("cluster"), setAt("storageClass"), setAt("diskSize"), setAt("instanceType"),
 				setAt("resources.cpu"), setAt("resources.memory"), setAt("roles.[]"),
-				setAt("minReplicas"), setAt("maxReplicas"), setAt("version"),
+				setAt("minReplicas"), setAt("maxReplicas"), setAt("maxSurge"), setAt("version"),
 				setAt("maxUnhealthy"), setAt("nodeStartupTimeout"),
 				setAt("talos.version"), setAt("talos.schematicID"), setAt("talos.imageFactoryURL"), setAt("talos.installerRepository"),
 				setAt("talos.registryMirrors"), setAt("talos.registryMirrors.{}", mirror), setAt(`talos.registryMirrors.docker\.io.endpoints.[]`),
