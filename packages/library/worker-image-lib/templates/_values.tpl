@@ -113,15 +113,10 @@ Talos machine.registries.config: host[:port] -> {auth: {username, password, auth
 tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix, field, value (a map).
 */}}
 {{- define "worker-image-lib.assertRegistryConfig" -}}
-{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
-{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
-{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (keys $.value)) -}}
+{{- include "worker-image-lib.assertRegistryConfigHosts" . -}}
 {{- range $host := keys $.value | sortAlpha -}}
 {{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
 {{- $config := get $.value $host -}}
-{{- if not (or $hostsValid (and (le (len $host) 253) (regexMatch $hostPattern $host))) -}}
-{{- fail (printf "%s%s has the key %q, which is not a registry host[:port]; key each entry by the registry host[:port] it is for" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
-{{- end -}}
 {{- if not (kindIs "map" $config) -}}
 {{- fail (printf "%s%s is %s, not a map of auth and tls" $.prefix $at (include "worker-image-lib.describe" $config)) -}}
 {{- end -}}
@@ -148,6 +143,49 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- range $field := list "crt" "key" -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field)) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The keys of a Talos machine.registries.config map: at most 64, each a registry host[:port]. Takes a
+dict: prefix, field, value (a map).
+*/}}
+{{- define "worker-image-lib.assertRegistryConfigHosts" -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
+{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
+{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (keys $.value)) -}}
+{{- if not $hostsValid -}}
+{{- range $host := keys $.value | sortAlpha -}}
+{{- if not (and (le (len $host) 253) (regexMatch $hostPattern $host)) -}}
+{{- fail (printf "%s%s has the key %q, which is not a registry host[:port]; key each entry by the registry host[:port] it is for" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A registry config keyed as the platform chart's registries.config is: by an endpoint URL as written in
+the mirrors, or by its host[:port]. Talos keys machine.registries.config by host[:port], so the scheme
+and any path are dropped, and two keys naming one host (which would shadow each other) are refused.
+Takes a dict: field (its path in values, for messages), value (the map; absent: none), out (filled
+host -> config).
+*/}}
+{{- define "worker-image-lib.registryConfigByHost" -}}
+{{- $out := .out -}}
+{{- $field := .field -}}
+{{- $from := dict -}}
+{{- /* Bounded before each key is parsed; the same bound as the hosts it gives. */ -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" $field "value" .value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
+{{- range $endpoint, $config := .value | default dict -}}
+{{- $host := regexReplaceAll "^[a-zA-Z][a-zA-Z0-9+.-]*://" $endpoint "" | splitList "/" | first -}}
+{{- if not $host -}}
+{{- fail (printf "%s: key %q names no registry host; key each entry by the mirror endpoint URL or its host[:port], e.g. registry.mirror.internal:5000" $field $endpoint) -}}
+{{- end -}}
+{{- if hasKey $out $host -}}
+{{- fail (printf "%s: keys %q and %q both name registry host %s, and Talos keeps one config per host; merge them into one entry" $field (get $from $host) $endpoint $host) -}}
+{{- end -}}
+{{- $_ := set $out $host $config -}}
+{{- $_ := set $from $host $endpoint -}}
 {{- end -}}
 {{- end -}}
 
