@@ -190,6 +190,48 @@ host -> config).
 {{- end -}}
 
 {{/*
+A registry's CA as the catalog publishes it for tenant workers (its registries.config; talos.registryConfig
+in the published object): registry host[:port] -> {tls: {ca: <PEM certificates>}}, and nothing else.
+The object is one every tenant may read (worker-image-lib.tenantDefaults), so no credential and no
+other registry setting goes into it. Takes a dict: prefix, field, value (a map, keyed by host).
+*/}}
+{{- define "worker-image-lib.assertRegistryCAs" -}}
+{{- $where := include "worker-image-lib.tenantDefaults" . | fromYaml -}}
+{{- include "worker-image-lib.assertRegistryConfigHosts" . -}}
+{{- range $host := keys $.value | sortAlpha -}}
+{{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
+{{- $config := get $.value $host -}}
+{{- if not (kindIs "map" $config) -}}
+{{- fail (printf "%s%s is %s, not a map; write it as {tls: {ca: <PEM of the CA that signs the registry's certificate>}}" $.prefix $at (include "worker-image-lib.describe" $config)) -}}
+{{- end -}}
+{{- $tls := get $config "tls" -}}
+{{- $extra := list -}}
+{{- range $key := without (keys $config | sortAlpha) "tls" -}}
+{{- $extra = append $extra $key -}}
+{{- end -}}
+{{- if and (not $extra) (kindIs "map" $tls) -}}
+{{- range $key := without (keys $tls | sortAlpha) "ca" -}}
+{{- $extra = append $extra (printf "tls.%s" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- with $extra -}}
+{{- fail (printf "%s%s.%s is set, but only a registry's CA (tls.ca) is published: the catalog writes its registries.config into ConfigMap %s/%s, which every tenant may read, so no credential (auth, tls.clientIdentity) and no other registry setting (tls.insecureSkipVerify) goes there. Remove it; give the workers pull credentials through the platform's _cluster.talos.registryConfig where the platform carries that channel (docs/cozystack.md), or serve the mirror to the tenants' networks without credentials; to trust a mirror served by your own CA, set tls.ca to that CA's PEM" $.prefix $at (include "worker-image-lib.truncate" (first .)) $where.namespace $where.name) -}}
+{{- end -}}
+{{- if not (kindIs "map" $tls) -}}
+{{- fail (printf "%s%s.tls is %s, not a map; write it as {ca: <PEM of the CA that signs the registry's certificate>}" $.prefix $at (include "worker-image-lib.describe" $tls)) -}}
+{{- end -}}
+{{- if not (hasKey $tls "ca") -}}
+{{- fail (printf "%s%s.tls has no ca; set tls.ca to the PEM of the CA that signs the registry's certificate (-----BEGIN CERTIFICATE----- blocks), or remove the host" $.prefix $at) -}}
+{{- end -}}
+{{- $ca := index $tls "ca" -}}
+{{- if not (and (kindIs "string" $ca) $ca) -}}
+{{- fail (printf "%s%s.tls.ca is %s; set it to the PEM of the CA that signs the registry's certificate (-----BEGIN CERTIFICATE----- blocks), or remove the host" $.prefix $at (include "worker-image-lib.describe" $ca)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" $.prefix "field" (printf "%s.tls.ca" $at) "value" $ca "use" "Talos adds it to the roots a worker trusts when it pulls from that registry, so set it to the PEM of the CA that signs the registry mirror's certificate") -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 An osImage: a map of at most builtin or factory, each a map of its string fields; any other kind is
 refused, since the key present picks the path. Takes a dict: prefix, field, value.
 */}}
@@ -291,8 +333,10 @@ error when refused).
 {{- end -}}
 
 {{/*
-A CA CDI's importer trusts for an Image Factory mirror: one or more PEM CERTIFICATE blocks of base64
-DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: prefix, field, value ("": none).
+A CA CDI's importer trusts for an Image Factory mirror (or, with use, what else trusts it): one or more
+PEM CERTIFICATE blocks of base64 DER and nothing else (no key, no other text), at most 64 KiB. Takes a
+dict: prefix, field, value ("": none), use (optional: who adds it to which roots, and which certificate
+it must sign, for the message).
 */}}
 {{- define "worker-image-lib.assertCA" -}}
 {{- include "worker-image-lib.assertString" . -}}
@@ -313,7 +357,7 @@ DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: pref
 {{- end -}}
 {{- end -}}
 {{- if $problem -}}
-{{- fail (printf "%s%s (%s) is %s; CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem) -}}
+{{- fail (printf "%s%s (%s) is %s; %s (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem (.use | default "CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate")) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
