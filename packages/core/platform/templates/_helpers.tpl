@@ -101,7 +101,8 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- end -}}
 {{- $_ := include "platform.metricsEnabled" . -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "kubernetesWorkerImage.imageFactoryCA" "value" (get $catalog "imageFactoryCA")) -}}
-{{- range $field, $pattern := dict "imageFactoryURL" $patterns.imageFactoryURL "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
+{{- /* imageFactoryURL "" is the catalog's own default (its published factory, else the built-in), as storageClass "" is the cluster's. */ -}}
+{{- range $field, $pattern := dict "imageFactoryURL" (printf "^$|%s" $patterns.imageFactoryURL) "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
 {{- $value := get $catalog $field -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.%s" $field) "value" $value) -}}
 {{- if and (hasKey $catalog $field) (not (kindIs "invalid" $value)) (not (and (le (len $value) 253) (regexMatch $pattern $value))) -}}

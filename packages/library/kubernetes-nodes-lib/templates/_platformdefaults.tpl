@@ -4,7 +4,7 @@ leaves the sources "" (Helm cannot tell unset from default), so a pool that writ
 still wins over a platform default.
 */}}
 {{- define "kubernetes-nodes.builtinTalos" -}}
-imageFactoryURL: https://factory.talos.dev
+imageFactoryURL: {{ include "worker-image-lib.builtinImageFactoryURL" . }}
 installerRepository: factory.talos.dev/installer
 schematicID: ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515
 version: v1.13.6
