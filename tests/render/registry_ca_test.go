@@ -163,7 +163,7 @@ func TestCatalogPublishBoundNamesWhatTakesTheRoom(t *testing.T) {
 	three := withRegistryCAs(t, closedNetworkCatalog(t), map[string]string{"a.internal": bundle, "b.internal": bundle, "c.internal": bundle})
 	_, err := renderChartAs(t, catalogChart(t), schemaOffCatalog, three, nil)
 	requireRefusal(t, err, "tenantWorkers and registries publish ", "more than the 163840 a pool reads of ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults",
-		"of those, the Image Factory CA (tenantWorkers.talos.imageFactoryCA) ", ", the registry CAs of 3 host(s) (registries.config) ", ", the mirrors of 2 host(s) (registries.mirrors) ",
+		"of those, the Image Factory CA (tenantWorkers.talos.imageFactoryCA): ", " bytes, the registry CAs of 3 host(s) (registries.config): ", " bytes, the mirrors of 2 host(s) (registries.mirrors): ",
 		"publish fewer registry CAs or mirrors, shorter mirror endpoints or smaller CA bundles")
 	two := withRegistryCAs(t, closedNetworkCatalog(t), map[string]string{"a.internal": bundle, "b.internal": bundle})
 	published := publishedValues(t, two)

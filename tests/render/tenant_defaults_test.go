@@ -164,7 +164,7 @@ func TestCatalogRefusesDefaultsPoolsWouldNotRead(t *testing.T) {
 		mirrors[fmt.Sprintf("registry-%d.internal", i)] = map[string]interface{}{"endpoints": endpoints}
 	}
 	_, err := renderCatalog(t, map[string]interface{}{"registries": map[string]interface{}{"mirrors": mirrors}}, nil)
-	requireRefusal(t, err, "tenantWorkers and registries publish", "more than the 163840 a pool reads of ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults", "of those, the mirrors of 64 host(s) (registries.mirrors) ", "publish fewer registry CAs or mirrors, shorter mirror endpoints or smaller CA bundles")
+	requireRefusal(t, err, "tenantWorkers and registries publish", "more than the 163840 a pool reads of ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults", "of those, the mirrors of 64 host(s) (registries.mirrors): ", "publish fewer registry CAs or mirrors, shorter mirror endpoints or smaller CA bundles")
 	delete(mirrors, "registry-0.internal")
 	for i := 1; i < 40; i++ {
 		delete(mirrors, fmt.Sprintf("registry-%d.internal", i))
