@@ -450,7 +450,11 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 	require.NotNil(t, plan.Catalog)
 	assert.True(t, plan.Catalog.Changed)
 	added := plan.Catalog.Images[len(plan.Catalog.Images)-1]
-	assert.Equal(t, report.CatalogImage{SchematicID: schematic, Version: "v1.13.7", StorageClass: ptr("replicated")}, added.Entry)
+	assert.Equal(t, schematic, added.Entry.SchematicID)
+	assert.Equal(t, "v1.13.7", added.Entry.Version)
+	require.NotNil(t, added.Entry.StorageClass)
+	assert.ElementsMatch(t, []string{"replicated", "ceph-rbd"}, append([]string{*added.Entry.StorageClass}, added.Entry.AdditionalStorageClasses...),
+		"one entry, a golden on each class its pools clone on: beta-batch's replicated, beta-spot's ceph-rbd")
 	assert.Equal(t, []string{"tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot"}, added.Pools)
 
 	// On another class than the golden: a class to add to the entry.
