@@ -371,17 +371,17 @@ func operatorObjects(t testing.TB, x exampleIndex) map[string]map[string]any {
 // stockPool is one pool of the example and what the pool chart renders for it.
 type stockPool struct {
 	id      string
-	values  map[string]any // spec.values, as the tenant and cozy-api wrote them
-	md, kmt *render.Doc    // rendered; nil when the chart refuses the pool
+	md, kmt *render.Doc // rendered; nil when the chart refuses the pool
 	refusal error
 }
 
-// renderStockPools renders every pool of the example as it stands there: a
-// pool created before the takeover against the example as it is (its
-// upgrade), one created since as at its creation (the example without its
-// own MachineDeployment and template, so the chart writes the creation
-// record it keeps), then again against the example, which must give the same.
-func renderStockPools(t testing.TB, x exampleIndex) []stockPool {
+// renderStockPools renders every pool of the example with its values as Flux
+// computes them. asCreated: a pool created before the takeover against the
+// example as it is (its upgrade), one created since as at its creation (the
+// example without its own MachineDeployment and template, so the chart
+// writes the creation record it keeps). Otherwise every pool as an upgrade
+// against the example as it is.
+func renderStockPools(t testing.TB, x exampleIndex, asCreated bool) []stockPool {
 	t.Helper()
 	all := make([]*unstructured.Unstructured, 0, len(x))
 	for _, o := range x {
@@ -398,13 +398,11 @@ func renderStockPools(t testing.TB, x exampleIndex) []stockPool {
 	var out []stockPool
 	for _, p := range fl.Pools {
 		require.Empty(t, p.Unresolved, p.ID())
-		hr := x.must(t, "HelmRelease", p.Namespace, p.Release)
-		own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-		sp := stockPool{id: p.ID(), values: own}
+		sp := stockPool{id: p.ID()}
 		mdName := "kubernetes-" + strings.TrimPrefix(p.Release, "kubernetes-nodes-")
 		rel := render.Release{Name: p.Release, Namespace: p.Namespace, Upgrade: true}
 		at := state
-		if _, before := preTakeoverPools[p.ID()]; !before {
+		if _, before := preTakeoverPools[p.ID()]; asCreated && !before {
 			// At creation: nothing of the pool's own in the cluster.
 			var without []*unstructured.Unstructured
 			running := x[docKey("MachineDeployment", p.Namespace, mdName)]
@@ -488,7 +486,7 @@ func TestStockExampleIsWhatCozystackAndTheChartsWrite(t *testing.T) {
 	// MachineDeployment names is the one rewritten: a render that changes
 	// the body renames it.
 	replaceText, insertAfter := map[string]string{}, map[string]string{}
-	for _, p := range renderStockPools(t, x) {
+	for _, p := range renderStockPools(t, x, true) {
 		if p.md == nil {
 			require.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", p.id, "refused: %v", p.refusal)
 			assert.NotContains(t, x, docKey("MachineDeployment", "tenant-gamma", "kubernetes-gamma-big"), "never rendered, never deployed")
@@ -532,6 +530,19 @@ func TestStockExampleIsWhatCozystackAndTheChartsWrite(t *testing.T) {
 	}
 	for k, w := range wantText {
 		assert.Equal(t, w, texts[k], "%s is not the pool chart's render, byte for byte: run go test ./tests/render -run TestStockExample -update deliberately", k)
+	}
+
+	// Rendered again as upgrades against the example, every pool gives the
+	// same objects: a creation record keeps what its pool took.
+	for _, p := range renderStockPools(t, x, false) {
+		if p.md == nil {
+			continue
+		}
+		key := docKey("MachineDeployment", p.md.Namespace(), p.md.Name())
+		md := deepCopy(p.md.Object)
+		md["status"] = want[key]["status"]
+		assert.Equal(t, normalized(t, want[key]), normalized(t, md), "%s: its upgrade renders another MachineDeployment than its creation", p.id)
+		assert.Equal(t, wantText[docKey("KubevirtMachineTemplate", p.kmt.Namespace(), p.kmt.Name())], p.kmt.Text, "%s: its upgrade renders another template than its creation", p.id)
 	}
 }
 
