@@ -193,8 +193,10 @@ $(HELM_BIN):
 		mv $$tmp/helm $@ && rmdir $$tmp
 
 ## render: `workerimage plan` (its text report) for every example pool against
-## the example cluster state. A refused pool reports its refusal and exits 1,
-## which examples do on purpose; bad input (exit 2) fails the target.
+## the example cluster, a stock Cozystack after the takeover
+## (examples/cluster-state.yaml; examples/platform/cluster-state.yaml is the
+## _cluster one). A refused pool reports its refusal and exits 1, which
+## examples do on purpose; bad input (exit 2) fails the target.
 render: $(BIN)/workerimage
 	@for f in examples/pools/*.yaml; do \
 		echo "### $$f"; \
@@ -222,8 +224,9 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 
 ## golden: deliberately rewrite every committed golden file (the renders in
-## tests/render, the CLI's reports in cmd/workerimage): -update is defined once,
-## in tests/support, for every test binary that links it.
+## tests/render and the rendered objects of examples/cluster-state.yaml, the
+## CLI's reports in cmd/workerimage): -update is defined once, in
+## tests/support, for every test binary that links it.
 GOLDEN_PKGS := ./tests/render ./cmd/workerimage
 golden:
 	$(GO) test $(GOLDEN_PKGS) -update

@@ -26,12 +26,13 @@ func outcomes(r report.CatalogReport) map[string]string {
 	return out
 }
 
-// The closed-networks page's values, on a cluster whose golden was imported
-// from the public factory: the catalog refuses the entry as edited, and the
-// preview says so before the upgrade would; the cutover as the catalog takes
-// it keeps both goldens and creates the new flavor from the mirror.
+// The closed-networks page's platform values, on the platform example whose
+// goldens were imported from the public factory: the catalog refuses the
+// entry as edited, and the preview says so before the upgrade would; the
+// cutover as the catalog takes it keeps both goldens and creates the new
+// flavor from the mirror.
 func TestCatalogPreviewShowsTheClosedNetworkRefusal(t *testing.T) {
-	state := support.Path("examples", "cluster-state.yaml")
+	state := support.Path("examples", "platform", "cluster-state.yaml")
 	r := catalogOf(t, exitAttn, "-f", support.Path("examples", "platform", "closed-network.yaml"), "--cluster", state)
 	assert.Equal(t, "refused", r.Result)
 	require.NotNil(t, r.Enabled)
@@ -58,9 +59,10 @@ func TestCatalogPreviewShowsTheClosedNetworkRefusal(t *testing.T) {
 
 // Retiring: an entry whose golden nothing uses retires; one a pool still
 // clones is refused to retire, naming its users by the catalog's own rule; a
-// golden marked retiring whose entry is dropped is deleted when unused.
+// golden marked retiring whose entry is dropped is deleted when unused. The
+// values are the platform's, so the cluster is the platform example.
 func TestCatalogPreviewRetires(t *testing.T) {
-	state := support.Path("examples", "cluster-state.yaml")
+	state := support.Path("examples", "platform", "cluster-state.yaml")
 	values := writeTemp(t, "platform.yaml", `kubernetesWorkerImage:
   images:
     - {schematicID: `+defaultSchematic+`, version: v1.13.5, retire: true}

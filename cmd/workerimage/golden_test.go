@@ -88,16 +88,24 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"rollcheck", "packages/apps/kubernetes-nodes", "--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml", "-o", format},
 				code: exitAttn, // gamma-big never rendered and head refuses it
 			},
-			// The closed-networks page's values against the example cluster:
-			// refused as an edit; then the cutover as the catalog takes it.
+			// The example cluster's catalog as it runs: the values of its
+			// Package, previewed against its goldens.
+			cliGoldenCase{
+				name: "catalog-package." + format,
+				args: []string{"catalog", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				code: exitOK,
+			},
+			// The closed-networks page's platform values against the
+			// platform example: refused as an edit; then the cutover as
+			// the catalog takes it.
 			cliGoldenCase{
 				name: "catalog-closed-network." + format,
-				args: []string{"catalog", "-f", "examples/platform/closed-network.yaml", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				args: []string{"catalog", "-f", "examples/platform/closed-network.yaml", "--cluster", "examples/platform/cluster-state.yaml", "-o", format},
 				code: exitAttn,
 			},
 			cliGoldenCase{
 				name: "catalog-cutover." + format,
-				args: []string{"catalog", "-f", "examples/platform/closed-network-cutover.yaml", "--cluster", "examples/cluster-state.yaml", "-o", format},
+				args: []string{"catalog", "-f", "examples/platform/closed-network-cutover.yaml", "--cluster", "examples/platform/cluster-state.yaml", "-o", format},
 				code: exitOK,
 			},
 			cliGoldenCase{

@@ -52,16 +52,18 @@ func withoutIgnored(t *testing.T, r result) (rest string, ignored []map[string]a
 // A pool is a pool by its chart: a tenant's HelmRelease whose chartRef is
 // its own OCIRepository named kubernetes-nodes is no pool to rollout, pins or
 // rollcheck (listed as ignored, with why); the same HelmRelease naming the
-// platform's artifact is one.
+// platform's artifact (the example's ApplicationDefinition's, after the
+// takeover) is one.
 func TestLookalikeChartRefIsNoPool(t *testing.T) {
 	const mimic = "kubernetes-nodes-acme-mimic"
+	const artifact = "kubernetes-nodes-golden-kubevirt-kubernetes-nodes"
 	verbs := map[string][]string{
 		"rollout":   {"rollout", "--to-talos", "v1.13.7", "-o", "json"},
 		"pins":      {"pins", "-o", "json"},
 		"rollcheck": {"rollcheck", "../../packages/apps/kubernetes-nodes", "-o", "json"},
 	}
 	lookalike := writeTemp(t, "lookalike.yaml", fixtureText(t, rolloutFixture)+lookalikePool(`{kind: OCIRepository, name: kubernetes-nodes}`))
-	real := writeTemp(t, "real.yaml", fixtureText(t, rolloutFixture)+lookalikePool(`{kind: ExternalArtifact, name: cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes, namespace: cozy-system}`))
+	real := writeTemp(t, "real.yaml", fixtureText(t, rolloutFixture)+lookalikePool(`{kind: ExternalArtifact, name: `+artifact+`, namespace: cozy-system}`))
 	for verb, args := range verbs {
 		r := cli(t, append(args, "--cluster", lookalike)...)
 		require.NotEqual(t, exitProblem, r.code, "%s: %s", verb, r.stderr)
@@ -71,7 +73,7 @@ func TestLookalikeChartRefIsNoPool(t *testing.T) {
 		for _, i := range ignored {
 			if i["object"] == "HelmRelease tenant-acme/"+mimic {
 				found = true
-				assert.Contains(t, i["reason"], "its spec.chartRef OCIRepository tenant-acme/kubernetes-nodes is not the platform's pool chart ExternalArtifact cozy-system/cozystack-kubernetes-nodes-application-kubevirt-kubernetes-nodes", verb)
+				assert.Contains(t, i["reason"], "its spec.chartRef OCIRepository tenant-acme/kubernetes-nodes is not the platform's pool chart ExternalArtifact cozy-system/"+artifact, verb)
 			}
 		}
 		assert.True(t, found, "%s lists the look-alike as ignored: %v", verb, ignored)

@@ -40,10 +40,13 @@ func TestRollcheckOfMovedDefaultsRollsNothing(t *testing.T) {
 	moved := movedDefaultsChart(t)
 	talosMoved := report.BehindReason{Kind: report.BehindChartDefault, From: "v1.13.6", To: "v1.13.7", Detail: "the chart's Talos release for new pools (schematic " + defaultSchematic + ")"}
 	kubernetesMoved := report.BehindReason{Kind: report.BehindKubernetesPatch, From: "v1.35.6", To: "v1.35.7", Detail: "the chart's Kubernetes release for v1.35"}
-	mirror := report.BehindReason{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: "the platform's factory URL for new pools"}
+	// The example is a stock Cozystack: the factory new pools get is the
+	// catalog's published mirror, and the pools created before it import
+	// from the public factory.
+	mirror := report.BehindReason{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: "the factory URL for new pools of " + report.CatalogChannel}
 	wantBehind := map[string][]report.BehindReason{
 		"kubernetes-nodes-acme-golden":  {talosMoved, kubernetesMoved},
-		"kubernetes-nodes-acme-workers": {talosMoved, kubernetesMoved},
+		"kubernetes-nodes-acme-workers": {talosMoved, kubernetesMoved, mirror},
 		"kubernetes-nodes-beta-batch":   {talosMoved, kubernetesMoved},
 		"kubernetes-nodes-beta-spot":    {talosMoved, kubernetesMoved},
 		"kubernetes-nodes-beta-web":     {talosMoved, kubernetesMoved, mirror},
@@ -93,5 +96,5 @@ func TestRollcheckOfMovedDefaultsRollsNothing(t *testing.T) {
 
 	// The same chart as head names nothing the fleet lacks beyond today's.
 	same := decode[report.RollReport](t, cli(t, "rollcheck", current, "--cluster", deployedFixture, "-o", "json"))
-	assert.Equal(t, 2, same.Summary.Behind, "beta-web's factory and gamma-edge's flavor only")
+	assert.Equal(t, 3, same.Summary.Behind, "acme-workers' and beta-web's factory and gamma-edge's flavor only")
 }

@@ -11,47 +11,66 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pins over the example cluster: each pool rendered by the chart, judged
+// pins over the example clusters: each pool rendered by the chart, judged
 // against the goldens cozy-public holds, read once; only the pools behind
-// are listed.
+// are listed. On the stock Cozystack the factory new pools get is the one
+// the catalog publishes, and every pool importing from another is behind
+// it, the older release without cozystack-values too (the published
+// defaults are read by name, not through it); where the platform carries
+// _cluster, that is the platform's, and a pool whose namespace has none
+// takes the built-in.
 func TestPinsListsThePoolsBehindOverTheExampleCluster(t *testing.T) {
-	st, err := render.LoadState(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
-	require.NoError(t, err)
-	chrt, err := report.LoadPoolChart("")
-	require.NoError(t, err)
-	served, err := st.APIVersions()
-	require.NoError(t, err)
-	f, err := report.ReadPins(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, fleet.Options{Chart: chrt.Metadata.Name})
-	require.NoError(t, err)
-	byPool := map[string]report.PoolBehind{}
-	for _, p := range report.Pins(f, "state", chrt.Metadata.Name).PoolsBehind {
-		byPool[p.HelmRelease] = p
-	}
-
-	edge := byPool["tenant-gamma/kubernetes-nodes-gamma-edge"]
-	require.NotNil(t, edge.Running)
-	assert.Equal(t, "v1.13.4", edge.Running.Version, "its own talos.version")
-	assert.Equal(t, []report.BehindReason{
+	const catalogFactory = "the factory URL for new pools of " + report.CatalogChannel
+	edgeBehind := []report.BehindReason{
 		{Kind: report.BehindCatalogPatch, From: "v1.13.4", To: "v1.13.6", Detail: "golden cozy-public/talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.6 (Succeeded)"},
 		{Kind: report.BehindChartDefault, From: "v1.13.4", To: "v1.13.6", Detail: "the chart's Talos release for new pools (schematic ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515)"},
-	}, edge.Behind, "the catalog's v1.13.6 and the chart's default; its factory is the one it was created with, the platform's")
-
-	web := byPool["tenant-beta/kubernetes-nodes-beta-web"]
-	require.NotNil(t, web.Running)
-	assert.Equal(t, []report.BehindReason{{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: "the platform's factory URL for new pools"}},
-		web.Behind, "created before the platform's mirror, it still imports from the public factory")
-	assert.Equal(t, "v1.35.6", web.Running.Kubernetes)
-
-	assert.NotContains(t, byPool, "tenant-acme/kubernetes-nodes-acme-workers", "no cozystack-values: the built-in factory is its platform's")
-	assert.NotContains(t, byPool, "tenant-acme/kubernetes-nodes-acme-golden", "clones the newest golden of its minor")
-	assert.NotContains(t, byPool, "tenant-gamma/kubernetes-nodes-gamma-big", "refused (no such instancetype), and what it resolves to is on what a new pool gets")
-	assert.Len(t, byPool, 2)
+	}
+	for _, c := range []struct {
+		example string
+		behind  map[string][]report.BehindReason
+	}{
+		{filepath.Join("examples", "cluster-state.yaml"), map[string][]report.BehindReason{
+			"tenant-gamma/kubernetes-nodes-gamma-edge":  edgeBehind,
+			"tenant-beta/kubernetes-nodes-beta-web":     {{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: catalogFactory}},
+			"tenant-acme/kubernetes-nodes-acme-workers": {{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: catalogFactory}},
+		}},
+		{filepath.Join("examples", "platform", "cluster-state.yaml"), map[string][]report.BehindReason{
+			"tenant-gamma/kubernetes-nodes-gamma-edge": edgeBehind,
+			"tenant-beta/kubernetes-nodes-beta-web":    {{Kind: report.BehindFactory, From: "https://factory.talos.dev", To: "https://factory.mirror.internal", Detail: "the platform's factory URL for new pools"}},
+		}},
+	} {
+		t.Run(c.example, func(t *testing.T) {
+			st, err := render.LoadState(filepath.Join("..", "..", c.example))
+			require.NoError(t, err)
+			chrt, err := report.LoadPoolChart("")
+			require.NoError(t, err)
+			served, err := st.APIVersions()
+			require.NoError(t, err)
+			f, err := report.ReadPins(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, fleet.Options{Chart: chrt.Metadata.Name})
+			require.NoError(t, err)
+			byPool := map[string]report.PoolBehind{}
+			for _, p := range report.Pins(f, "state", chrt.Metadata.Name).PoolsBehind {
+				byPool[p.HelmRelease] = p
+			}
+			for pool, want := range c.behind {
+				got := byPool[pool]
+				require.NotNil(t, got.Running, pool)
+				assert.Equal(t, want, got.Behind, pool)
+			}
+			assert.Equal(t, "v1.13.4", byPool["tenant-gamma/kubernetes-nodes-gamma-edge"].Running.Version, "its own talos.version")
+			assert.Equal(t, "v1.35.6", byPool["tenant-beta/kubernetes-nodes-beta-web"].Running.Kubernetes)
+			assert.NotContains(t, byPool, "tenant-acme/kubernetes-nodes-acme-golden", "clones the newest golden of its minor")
+			assert.NotContains(t, byPool, "tenant-gamma/kubernetes-nodes-gamma-big", "refused (no such instancetype), and what it resolves to is on what a new pool gets")
+			assert.Len(t, byPool, len(c.behind))
+		})
+	}
 }
 
 // plan says how the pool it renders is behind, beside the Kubernetes
 // release its MachineDeployment runs; pins lists the fleet's pools behind.
 func TestPlanAndPinsSayWhichPoolsAreBehind(t *testing.T) {
-	st, err := render.LoadState(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
+	// The platform example: its pools' values carry _cluster.
+	st, err := render.LoadState(filepath.Join("..", "..", "examples", "platform", "cluster-state.yaml"))
 	require.NoError(t, err)
 	served, err := st.APIVersions()
 	require.NoError(t, err)

@@ -154,8 +154,18 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	require.NoError(t, err)
 	state := render.NewState(objs...)
 	for _, p := range plan.Pools() {
+		// A pool created through upstream's dashboard form names its
+		// version in its own values; the others keep what they run.
+		source := keptFrom("talos.version", p)
+		for _, o := range objs {
+			if o.GetKind() == "HelmRelease" && o.GetNamespace()+"/"+o.GetName() == p.HelmRelease {
+				if v, _, _ := unstructured.NestedString(o.Object, "spec", "values", "talos", "version"); v != "" {
+					source = "talos.version"
+				}
+			}
+		}
 		assert.Equal(t, report.StateMoves, p.State, p.HelmRelease)
-		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: keptFrom("talos.version", p), To: "v1.13.7"}}, p.Changes, p.HelmRelease)
+		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: source, To: "v1.13.7"}}, p.Changes, p.HelmRelease)
 		assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange, p.HelmRelease)
 		assert.Equal(t, "v1.13.7", render.Get(p.SpecValues, "talos.version"), p.HelmRelease)
 		assert.Equal(t, int64(1), p.Generation)
@@ -337,6 +347,9 @@ func TestRolloutToTheChartsDefaults(t *testing.T) {
 func TestRolloutChangesTheFieldTheFlavorCameFrom(t *testing.T) {
 	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": helmReleaseValues("{cluster: acme, osImage: {builtin: {version: v1.13.6}}}"),
+		// beta-spot as a pool created while _cluster defaulted osImage (its
+		// own values name none).
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-spot": helmReleaseValues("{cluster: beta, minReplicas: 0, storageClass: ceph-rbd}"),
 		"MachineDeployment/tenant-beta/kubernetes-beta-spot": func(o *unstructured.Unstructured) {
 			o.SetAnnotations(map[string]string{"kubernetes-worker-image.cozystack.io/created-with": `{"imageFactoryURL":"https://factory.mirror.internal","osImage":{"builtin":{"version":"v1.13.6"}}}`})
 		},
@@ -417,8 +430,9 @@ func TestRolloutToFactory(t *testing.T) {
 	assert.Equal(t, report.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
 	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-golden"].Reason, "clones a golden")
 
-	// beta-web takes the built-in URL: talos.imageFactoryURL; the platform
-	// has a CA for its own URL, which the pool's own URL does not take.
+	// beta-web names the public factory in its own values (upstream's form
+	// wrote it): talos.imageFactoryURL; the platform has a CA for its own
+	// URL, which the pool's own URL does not take.
 	withCA := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"Secret/tenant-beta/cozystack-values": func(o *unstructured.Unstructured) {
 			o.Object["stringData"] = map[string]any{"values.yaml": "_cluster:\n  osImage: {builtin: {}}\n  talos:\n    imageFactoryURL: https://factory.mirror.internal\n    imageFactoryCA: |\n" + indent(certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)), "      ") + "_namespace: {host: beta.example.org}\n"}
@@ -427,7 +441,7 @@ func TestRolloutToFactory(t *testing.T) {
 	})
 	plan = mustRollout(t, withCA, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Namespace: "tenant-beta"}})
 	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
-	assert.Equal(t, []report.ValueChange{{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "the chart's built-in talos.imageFactoryURL", To: mirror}}, web.Changes)
+	assert.Equal(t, []report.ValueChange{{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "talos.imageFactoryURL", To: mirror}}, web.Changes)
 	assert.Contains(t, web.Note, "takes no CA of the platform's")
 	// gamma-edge imports from the mirror already (recorded at creation).
 	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Pools: []string{"kubernetes-gamma-edge"}}})
@@ -450,13 +464,23 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 	require.NotNil(t, plan.Catalog)
 	assert.True(t, plan.Catalog.Changed)
 	added := plan.Catalog.Images[len(plan.Catalog.Images)-1]
-	assert.Equal(t, report.CatalogImage{SchematicID: schematic, Version: "v1.13.7", StorageClass: ptr("replicated")}, added.Entry)
+	assert.Equal(t, schematic, added.Entry.SchematicID)
+	assert.Equal(t, "v1.13.7", added.Entry.Version)
+	require.NotNil(t, added.Entry.StorageClass)
+	assert.ElementsMatch(t, []string{"replicated", "ceph-rbd"}, append([]string{*added.Entry.StorageClass}, added.Entry.AdditionalStorageClasses...),
+		"one entry, a golden on each class its pools clone on: beta-batch's replicated, beta-spot's ceph-rbd")
 	assert.Equal(t, []string{"tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot"}, added.Pools)
 
-	// On another class than the golden: a class to add to the entry.
-	onCeph := settledFleet(t, map[string]func(*unstructured.Unstructured){
+	// On another class than the golden: a class to add to the entry (the
+	// fleet without v1.13.7's golden on ceph-rbd).
+	var onCeph []*unstructured.Unstructured
+	for _, o := range settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": helmReleaseValues("{cluster: beta, storageClass: ceph-rbd, minReplicas: 2, maxReplicas: 4}"),
-	})
+	}) {
+		if o.GetName() != v137+"--ceph-rbd" {
+			onCeph = append(onCeph, o)
+		}
+	}
 	plan = mustRollout(t, onCeph, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", Builtin: true}})
 	require.Len(t, plan.Blocked, 1)
 	assert.Equal(t, report.StateNeedsPerClass, plan.Blocked[0].State)
@@ -957,7 +981,7 @@ func TestRolloutToFactoryWithItsCA(t *testing.T) {
 	plan := mustRollout(t, settledFleet(t, nil), one)
 	web := plan.Pools()[0]
 	assert.Equal(t, []report.ValueChange{
-		{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "the chart's built-in talos.imageFactoryURL", To: mirror},
+		{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "talos.imageFactoryURL", To: mirror},
 		{Field: "talos.imageFactoryCA", Source: "none: the import trusts CDI's system store alone", To: "the PEM of mirror-ca.pem"},
 	}, web.Changes)
 	assert.Equal(t, map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}}, web.ValuesChange)

@@ -10,17 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// On a stock Cozystack (no _cluster keys for tenant workers), plan names the
-// catalog's published defaults as the channel of what a new pool takes, in
-// the words the chart uses (report.CatalogChannel is the chart's).
+// On a stock Cozystack (no _cluster keys for tenant workers: the example
+// cluster), plan names the catalog's published defaults as the channel of
+// what a new pool takes, in the words the chart uses (report.CatalogChannel
+// is the chart's).
 func TestPlanNamesTheCatalogsPublishedDefaults(t *testing.T) {
-	st, err := render.LoadState(filepath.Join("..", "..", "examples", "stock-cozystack", "cluster-state.yaml"))
+	st, err := render.LoadState(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
 	require.NoError(t, err)
 	served, err := st.APIVersions()
 	require.NoError(t, err)
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
-	rep, _, err := report.Plan(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, render.Release{Name: "kubernetes-nodes-acme-workers", Namespace: "tenant-acme"}, map[string]any{"cluster": "acme"})
+	rep, _, err := report.Plan(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, render.Release{Name: "kubernetes-nodes-acme-new", Namespace: "tenant-acme"}, map[string]any{"cluster": "acme"})
 	require.NoError(t, err)
 	require.Equal(t, "renders", rep.Result, rep.Refusal)
 	assert.Equal(t, "https://factory.mirror.internal", rep.DiskSource.ImageFactoryURL.Value)
@@ -30,7 +31,7 @@ func TestPlanNamesTheCatalogsPublishedDefaults(t *testing.T) {
 	assert.Empty(t, rep.Behind, "a new pool takes what is published: nothing is behind")
 
 	// The neighbour: _cluster's default is named as _cluster's, and the record names no catalog field.
-	rep, _, err = report.Plan(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, render.Release{Name: "kubernetes-nodes-acme-workers", Namespace: "tenant-acme"},
+	rep, _, err = report.Plan(chrt, report.Target{Provider: st, Desc: "state", APIVersions: served}, render.Release{Name: "kubernetes-nodes-acme-new", Namespace: "tenant-acme"},
 		map[string]any{"cluster": "acme", "_cluster": map[string]any{"talos": map[string]any{"imageFactoryURL": "https://factory.platform.internal"}}})
 	require.NoError(t, err)
 	assert.Equal(t, "https://factory.platform.internal", rep.DiskSource.ImageFactoryURL.Value)

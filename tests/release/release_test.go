@@ -6,6 +6,7 @@ package release
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -197,14 +198,36 @@ func workerimage(t *testing.T) string {
 	return bin
 }
 
-// pools are the pools the claim is checked over, each a rollcheck argument
-// list: the example pools against the example cluster, every baseline corner
-// without a cluster, and the example fleet as Cozystack deploys it (its
-// HelmReleases, valuesFrom and platform defaults, read from the cluster).
-var pools = map[string][]string{
-	"example pools":    {"-f", "examples/pools/*.yaml", "--cluster", "examples/cluster-state.yaml"},
-	"baseline corners": {"-f", "tests/render/testdata/golden/pool-cozystack-*.values.yaml", "--release", "kubernetes-nodes-acme-workers", "-n", "tenant-acme"},
-	"example fleet":    {"--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml"},
+// check is one set of pools the claim is checked over: rollcheck's
+// arguments, and the summary the claim needs of it.
+type check struct {
+	args    []string
+	summary *regexp.Regexp
+}
+
+var (
+	// Every pool checked renders at both sides, or is refused at both.
+	everyPool = regexp.MustCompile(`\n\d+ pools: 0 roll, 0 refused at head, 0 refused at base only`)
+	// No pool rolls and none is refused at head; a pool the base refuses
+	// was made by what the head brings (a creation record naming the
+	// catalog's published defaults, fromCatalog, is 0.2.0's) and never ran
+	// under the base, so the claim, about running pools, is not about it.
+	runningPools = regexp.MustCompile(`\n\d+ pools: 0 roll, 0 refused at head, \d+ refused at base only`)
+)
+
+// pools are the pools the claim is checked over: the example pools as
+// pools of the _cluster example (a pool's own values, which is what -f
+// gives), every baseline corner without a cluster, and both example fleets
+// as Cozystack deploys them (their HelmReleases, valuesFrom and platform
+// defaults, read from the cluster). The stock example's fleet is read from
+// what runs there: a new pool on it takes the factory the catalog publishes
+// at creation, which no release before 0.2.0 reads, so an example pool the
+// stock example does not run is no running pool to hold the claim to.
+var pools = map[string]check{
+	"example pools":          {[]string{"-f", "examples/pools/*.yaml", "--cluster", "examples/platform/cluster-state.yaml"}, everyPool},
+	"baseline corners":       {[]string{"-f", "tests/render/testdata/golden/pool-cozystack-*.values.yaml", "--release", "kubernetes-nodes-acme-workers", "-n", "tenant-acme"}, everyPool},
+	"example fleet":          {[]string{"--cluster", "cmd/workerimage/testdata/rollcheck/deployed.yaml"}, runningPools},
+	"_cluster example fleet": {[]string{"--cluster", "examples/platform/cluster-state.yaml"}, everyPool},
 }
 
 // rollcheck runs `workerimage rollcheck --base BASE --head HEAD ARGS...` from
@@ -224,6 +247,40 @@ func rollcheck(t *testing.T, bin, base, head string, args ...string) (int, strin
 	return 0, out.String()
 }
 
+// madeByTheHead holds runningPools' premise: each pool the base alone
+// refuses was created by the head, its MachineDeployment's creation record
+// naming the catalog's published defaults (fromCatalog), which the base
+// predates.
+func madeByTheHead(t *testing.T, bin, base string, args []string) {
+	t.Helper()
+	_, out := rollcheck(t, bin, base, render.PoolChart, append(append([]string{}, args...), "-o", "json")...)
+	var r struct {
+		Pools []struct {
+			Namespace, Release, Status string
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &r), out)
+	state := args[len(args)-1]
+	objs, err := render.LoadObjects(support.Path(state))
+	require.NoError(t, err)
+	records := map[string]string{}
+	for _, o := range objs {
+		if o.GetKind() == "MachineDeployment" {
+			records[o.GetNamespace()+"/"+o.GetName()] = o.GetAnnotations()["kubernetes-worker-image.cozystack.io/created-with"]
+		}
+	}
+	refused := 0
+	for _, p := range r.Pools {
+		if p.Status != "refused at base" {
+			continue
+		}
+		refused++
+		md := p.Namespace + "/kubernetes-" + strings.TrimPrefix(p.Release, "kubernetes-nodes-")
+		assert.Contains(t, records[md], `"fromCatalog"`, "%s is refused by the base, and was not created with what only the head brings (MachineDeployment %s)", p.Release, md)
+	}
+	t.Logf("%s: %d pools created with what only the head brings, refused by the base", state, refused)
+}
+
 // A release that says it rolls nothing rolls nothing: the previous release's
 // pool chart (its kept archive) as the base, this checkout's as the head, over
 // every pool above, with the rollcheck the operator runs. A release that says
@@ -241,10 +298,13 @@ func TestRollsNothingAsClaimed(t *testing.T) {
 	if newest.pools != rollsNothing {
 		t.Skipf("release %s says %q, not %q: rollcheck it against your cluster before upgrading", newest.version, newest.pools, rollsNothing)
 	}
-	for what, args := range pools {
-		code, out := rollcheck(t, bin, base, render.PoolChart, args...)
+	for what, c := range pools {
+		code, out := rollcheck(t, bin, base, render.PoolChart, c.args...)
 		assert.Equal(t, 0, code, "release %s says it rolls nothing, but against %s (release %s) %s rolls a pool or could not check one:\n%s", newest.version, base, prev.version, what, out)
-		assert.Regexp(t, `\n\d+ pools: 0 roll, 0 refused at head, 0 refused at base only`, out, what)
+		assert.Regexp(t, c.summary, out, what)
+		if c.summary == runningPools {
+			madeByTheHead(t, bin, base, c.args)
+		}
 	}
 
 	// The control: the previous release with another default diskSize, packaged
@@ -262,7 +322,7 @@ func TestRollsNothingAsClaimed(t *testing.T) {
 	require.True(t, edited, "the control found no top-level diskSize in the pool chart's values.yaml")
 	moved, err := chartutil.Save(c, t.TempDir())
 	require.NoError(t, err)
-	code, out := rollcheck(t, bin, base, moved, pools["example pools"]...)
+	code, out := rollcheck(t, bin, base, moved, pools["example pools"].args...)
 	assert.Equal(t, 1, code, out)
 	assert.Regexp(t, `\n\d+ pools: [1-9]\d* roll`, out)
 }

@@ -251,8 +251,9 @@ func TestCatalogRefusals(t *testing.T) {
 			[]string{`version "v1.14.0+x" is not a Talos release`}},
 		{"factory URL without scheme", "{imageFactoryURL: factory.talos.dev, images: [{schematicID: abc, version: v1.13.6}]}", "{imageFactoryURL: 'https://factory.talos.dev', images: [{schematicID: abc, version: v1.13.6}]}",
 			[]string{"images[0]", `imageFactoryURL "factory.talos.dev" (from imageFactoryURL) is not a plain http(s) URL`, "set imageFactoryURL to a URL"}},
-		{"empty factory URL", "{imageFactoryURL: '', images: [{schematicID: abc, version: v1.13.6}]}", "{imageFactoryURL: 'http://f.internal', images: [{schematicID: abc, version: v1.13.6}]}",
-			[]string{`imageFactoryURL "" (from imageFactoryURL)`}},
+		// An entry's own "" is set (chart-wide "" is unset: TestCatalogFactoryFollowsThePublishedOne).
+		{"empty entry factory URL", "{images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: ''}]}", "{images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://f.internal'}]}",
+			[]string{`imageFactoryURL "" (from images[0].imageFactoryURL)`}},
 		{"ftp factory URL", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'ftp://f.internal'}]", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://f.internal'}]",
 			[]string{`"ftp://f.internal" (from images[0].imageFactoryURL)`, "set images[0].imageFactoryURL to a URL"}},
 		{"whitespace in factory URL", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/a b'}]", "images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal/a-b'}]",

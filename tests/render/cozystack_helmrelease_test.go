@@ -28,14 +28,16 @@ var fixtureDirs = []string{"examples", "cmd/workerimage/testdata", "tests/render
 // Anything else that drifts from support.CozystackHelmRelease fails.
 var notCozystackShaped = func() map[string]string {
 	const (
-		older = "an older release that names its chart in spec.chart (a HelmRepository) and reads no cozystack-values: the pools Cozystack created before its ApplicationDefinitions, which pins, adopt and rollout still read"
-		other = "another chart's release, not a pool: the fleet tools must pass it over"
+		older    = "an older release that names its chart in spec.chart (a HelmRepository) and reads no cozystack-values: the pools Cozystack created before its ApplicationDefinitions, which pins, adopt and rollout still read"
+		other    = "another chart's release, not a pool: the fleet tools must pass it over"
+		operator = "the Cozystack operator's release of a Package, not a pool: the fleet tools pass it over, and TestStockExampleIsWhatCozystackAndTheChartsWrite holds it, in the example these files are made from, to what the operator writes"
 	)
 	out := map[string]string{
 		"cmd/workerimage/testdata/pins/cluster.yaml tenant-beta/beta-batch": "an older release installed under spec.releaseName, without the rd's prefix: the fleet tools read the release it names",
 	}
 	for file, names := range map[string][]string{
 		"examples/cluster-state.yaml":                      {"tenant-acme/kubernetes-nodes-acme-workers"},
+		"examples/platform/cluster-state.yaml":             {"tenant-acme/kubernetes-nodes-acme-workers"},
 		"cmd/workerimage/testdata/rollcheck/deployed.yaml": {"tenant-acme/kubernetes-nodes-acme-workers"},
 		"cmd/workerimage/testdata/rollout/cluster.yaml":    {"tenant-acme/kubernetes-nodes-acme-workers"},
 		// The fleet adopt is tested on, written in the older shape
@@ -64,6 +66,12 @@ var notCozystackShaped = func() map[string]string {
 	for _, file := range []string{"cmd/workerimage/testdata/adopt/fleet.yaml", "cmd/workerimage/testdata/pins/cluster.yaml"} {
 		out[file+" tenant-acme/postgres-main"] = other
 	}
+	// The example cluster, and the fixtures made from it as it runs.
+	for _, file := range []string{"examples/cluster-state.yaml", "cmd/workerimage/testdata/rollcheck/deployed.yaml", "cmd/workerimage/testdata/rollout/cluster.yaml"} {
+		for _, release := range []string{"cozy-public/kubernetes-worker-image", "cozy-system/kubernetes-nodes-golden-rd"} {
+			out[file+" "+release] = operator
+		}
+	}
 	return out
 }()
 
@@ -71,8 +79,16 @@ var notCozystackShaped = func() map[string]string {
 // HelmRelease named name in namespace would be, parsed.
 func cozystackHelmReleaseFor(t testing.TB, namespace, name string) map[string]any {
 	t.Helper()
+	return cozystackHelmReleaseOf(t, support.CozystackArtifact, namespace, name)
+}
+
+// cozystackHelmReleaseOf is cozystackHelmReleaseFor where the
+// ApplicationDefinition names artifact (after the takeover, this pool
+// chart's): the ApplicationDefinition controller moves every pool to it.
+func cozystackHelmReleaseOf(t testing.TB, artifact, namespace, name string) map[string]any {
+	t.Helper()
 	want := map[string]any{}
-	require.NoError(t, yaml.Unmarshal([]byte(support.CozystackHelmRelease(namespace, strings.TrimPrefix(name, support.CozystackReleasePrefix), "{}")), &want))
+	require.NoError(t, yaml.Unmarshal([]byte(support.CozystackHelmReleaseOf(artifact, namespace, strings.TrimPrefix(name, support.CozystackReleasePrefix), "{}")), &want))
 	return want
 }
 
@@ -80,8 +96,16 @@ func cozystackHelmReleaseFor(t testing.TB, namespace, name string) map[string]an
 // writes for the pool of its name, in everything but spec.values and the
 // status (what the tenant and helm-controller write) and the metadata the
 // API server and helm-controller add (generation, creationTimestamp,
-// resourceVersion, uid, helm-controller's finalizer).
+// resourceVersion, uid, helm-controller's finalizer), for a cluster whose
+// ApplicationDefinition names upstream's artifact.
 func cozystackDrift(t testing.TB, hr map[string]any) []string {
+	t.Helper()
+	return cozystackDriftOf(t, support.CozystackArtifact, hr)
+}
+
+// cozystackDriftOf is cozystackDrift where the ApplicationDefinition names
+// artifact.
+func cozystackDriftOf(t testing.TB, artifact string, hr map[string]any) []string {
 	t.Helper()
 	name, _ := render.Get(hr, "metadata.name").(string)
 	namespace, _ := render.Get(hr, "metadata.namespace").(string)
@@ -103,7 +127,7 @@ func cozystackDrift(t testing.TB, hr map[string]any) []string {
 		}
 		got["metadata"] = meta
 	}
-	want := cozystackHelmReleaseFor(t, namespace, name)
+	want := cozystackHelmReleaseOf(t, artifact, namespace, name)
 	want["spec"] = without(want["spec"].(map[string]any), "values")
 	return diffPaths("", normalized(t, got), normalized(t, want))
 }
@@ -169,11 +193,14 @@ func brief(v any) string {
 }
 
 // fixtureHelmReleases reads every HelmRelease of the fixture dirs, keyed by
-// "<file> <namespace>/<name>". A YAML file that does not parse is skipped
-// only when it names no HelmRelease (the CLI's deliberately broken inputs).
-func fixtureHelmReleases(t *testing.T) map[string]map[string]any {
+// "<file> <namespace>/<name>", and the artifact the ApplicationDefinition
+// kubernetes-nodes of each file that holds one names. A YAML file that does
+// not parse is skipped only when it names no HelmRelease (the CLI's
+// deliberately broken inputs).
+func fixtureHelmReleases(t *testing.T) (releases map[string]map[string]any, artifacts map[string]string) {
 	t.Helper()
 	out := map[string]map[string]any{}
+	artifacts = map[string]string{}
 	for _, dir := range fixtureDirs {
 		err := filepath.WalkDir(support.Path(dir), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
@@ -192,20 +219,24 @@ func fixtureHelmReleases(t *testing.T) map[string]map[string]any {
 				return nil
 			}
 			for _, o := range objs {
-				if o.GetKind() == "HelmRelease" {
+				switch {
+				case o.GetKind() == "HelmRelease":
 					out[rel+" "+o.GetNamespace()+"/"+o.GetName()] = o.Object
+				case o.GetKind() == "ApplicationDefinition" && o.GetName() == "kubernetes-nodes":
+					artifacts[rel], _ = render.Get(o.Object, "spec.release.chartRef.name").(string)
 				}
 			}
 			return nil
 		})
 		require.NoError(t, err)
 	}
-	return out
+	return out, artifacts
 }
 
-// fixtureProblems holds releases to the shape: each one not listed must be
-// it, each listed one must exist and differ from it.
-func fixtureProblems(t testing.TB, releases map[string]map[string]any, listed map[string]string) (problems []string, checked int) {
+// fixtureProblems holds releases to the shape (chartRef to the artifact of
+// the file's ApplicationDefinition, upstream's where it has none): each one
+// not listed must be it, each listed one must exist and differ from it.
+func fixtureProblems(t testing.TB, releases map[string]map[string]any, artifacts map[string]string, listed map[string]string) (problems []string, checked int) {
 	t.Helper()
 	keys := make([]string, 0, len(releases))
 	for k := range releases {
@@ -213,7 +244,11 @@ func fixtureProblems(t testing.TB, releases map[string]map[string]any, listed ma
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		drift := cozystackDrift(t, releases[k])
+		artifact := support.CozystackArtifact
+		if a := artifacts[k[:strings.Index(k, " ")]]; a != "" {
+			artifact = a
+		}
+		drift := cozystackDriftOf(t, artifact, releases[k])
 		if why, ok := listed[k]; ok {
 			if len(drift) == 0 {
 				problems = append(problems, fmt.Sprintf("%s is listed as not Cozystack's shape (%s) but is: take it off notCozystackShaped", k, why))
@@ -243,9 +278,9 @@ func fixtureProblems(t testing.TB, releases map[string]map[string]any, listed ma
 // listed one that no longer exists or no longer differs fails too, so the
 // list stays true.
 func TestFixtureHelmReleasesAreAsCozystackWritesThem(t *testing.T) {
-	releases := fixtureHelmReleases(t)
+	releases, artifacts := fixtureHelmReleases(t)
 	require.NotEmpty(t, releases)
-	problems, checked := fixtureProblems(t, releases, notCozystackShaped)
+	problems, checked := fixtureProblems(t, releases, artifacts, notCozystackShaped)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -261,18 +296,36 @@ func TestFixtureProblemsKeepTheListTrue(t *testing.T) {
 	older := cozystackHelmReleaseFor(t, "tenant-acme", "kubernetes-nodes-acme-workers")
 	older["spec"] = map[string]any{"chart": map[string]any{"spec": map[string]any{"chart": "kubernetes-nodes"}}, "interval": "10m"}
 
-	problems, checked := fixtureProblems(t, map[string]map[string]any{"a.yaml tenant-acme/kubernetes-nodes-acme-golden": shaped, "a.yaml tenant-acme/kubernetes-nodes-acme-workers": older},
+	problems, checked := fixtureProblems(t, map[string]map[string]any{"a.yaml tenant-acme/kubernetes-nodes-acme-golden": shaped, "a.yaml tenant-acme/kubernetes-nodes-acme-workers": older}, nil,
 		map[string]string{"a.yaml tenant-acme/kubernetes-nodes-acme-workers": "older"})
 	assert.Empty(t, problems)
 	assert.Equal(t, 1, checked)
 
-	problems, _ = fixtureProblems(t, map[string]map[string]any{"a.yaml tenant-acme/kubernetes-nodes-acme-golden": shaped, "a.yaml tenant-acme/kubernetes-nodes-acme-workers": older},
+	problems, _ = fixtureProblems(t, map[string]map[string]any{"a.yaml tenant-acme/kubernetes-nodes-acme-golden": shaped, "a.yaml tenant-acme/kubernetes-nodes-acme-workers": older}, nil,
 		map[string]string{"a.yaml tenant-acme/kubernetes-nodes-acme-golden": "older", "b.yaml tenant-beta/kubernetes-nodes-beta-web": "older"})
 	require.Len(t, problems, 3)
 	assert.Contains(t, problems[0], "a.yaml tenant-acme/kubernetes-nodes-acme-golden is listed as not Cozystack's shape (older) but is")
 	assert.Contains(t, problems[1], "a.yaml tenant-acme/kubernetes-nodes-acme-workers is not the HelmRelease cozystack-api writes")
 	assert.Contains(t, problems[1], "spec.chartRef is unset, want")
 	assert.Contains(t, problems[2], "notCozystackShaped lists b.yaml tenant-beta/kubernetes-nodes-beta-web (older), which no fixture holds")
+}
+
+// In a file whose ApplicationDefinition names another artifact (this pool
+// chart's, after the takeover), a pool is the shape with that chartRef, and
+// one still naming upstream's has not been moved: drift.
+func TestFixtureProblemsFollowTheFilesApplicationDefinition(t *testing.T) {
+	const ours = "kubernetes-nodes-golden-kubevirt-kubernetes-nodes"
+	moved := cozystackHelmReleaseOf(t, ours, "tenant-acme", "kubernetes-nodes-acme-golden")
+	left := cozystackHelmReleaseFor(t, "tenant-acme", "kubernetes-nodes-acme-workers")
+	problems, checked := fixtureProblems(t, map[string]map[string]any{"b.yaml tenant-acme/kubernetes-nodes-acme-golden": moved, "b.yaml tenant-acme/kubernetes-nodes-acme-workers": left},
+		map[string]string{"b.yaml": ours}, nil)
+	assert.Equal(t, 2, checked)
+	require.Len(t, problems, 1)
+	assert.Contains(t, problems[0], "b.yaml tenant-acme/kubernetes-nodes-acme-workers is not the HelmRelease cozystack-api writes")
+	assert.Contains(t, problems[0], `spec.chartRef.name is "`+support.CozystackArtifact+`", want "`+ours+`"`)
+
+	problems, _ = fixtureProblems(t, map[string]map[string]any{"c.yaml tenant-acme/kubernetes-nodes-acme-golden": moved}, map[string]string{"b.yaml": ours}, nil)
+	require.Len(t, problems, 1, "a file without the ApplicationDefinition expects upstream's artifact")
 }
 
 // The check sees each way a fixture can drift, and passes the HelmRelease

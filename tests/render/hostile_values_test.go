@@ -97,6 +97,7 @@ type hostileChart struct {
 
 func hostileCharts() []hostileChart {
 	mirror := map[string]interface{}{"endpoints": []interface{}{"https://m.internal"}}
+	registryCA, _ := os.ReadFile(support.Fixture("ca/registry-ca.pem"))
 	return []hostileChart{
 		{
 			name:    "pool",
@@ -107,7 +108,7 @@ func hostileCharts() []hostileChart {
 			fields: []hostileField{
 				setAt("cluster"), setAt("storageClass"), setAt("diskSize"), setAt("instanceType"),
 				setAt("resources.cpu"), setAt("resources.memory"), setAt("roles.[]"),
-				setAt("minReplicas"), setAt("maxReplicas"), setAt("version"),
+				setAt("minReplicas"), setAt("maxReplicas"), setAt("maxSurge"), setAt("version"),
 				setAt("maxUnhealthy"), setAt("nodeStartupTimeout"),
 				setAt("talos.version"), setAt("talos.schematicID"), setAt("talos.imageFactoryURL"), setAt("talos.installerRepository"),
 				setAt("talos.registryMirrors"), setAt("talos.registryMirrors.{}", mirror), setAt(`talos.registryMirrors.docker\.io.endpoints.[]`),
@@ -154,6 +155,8 @@ func hostileCharts() []hostileChart {
 			fields: []hostileField{
 				setAt("imageFactoryURL"), setAt("imageFactoryCA"), setAt("storageClass"), setAt("storage"), setAt("images"), setAt("images.[]"),
 				setAt("cloneSubjects"), setAt("cloneSubjects.[]"),
+				setAt("registries.config.{}", map[string]interface{}{"tls": map[string]interface{}{"ca": string(registryCA)}}), setAt(`registries.config.r\.internal.tls.ca`), setAt(`registries.config.r\.internal.auth.password`),
+				setAt("tenantWorkers.talos.imageFactoryURL"), setAt("tenantWorkers.talos.imageFactoryCA"),
 				setAt("_kubernetesWorkerImageEntries.[]"),
 			},
 		},

@@ -3,6 +3,7 @@ package render
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -128,6 +129,7 @@ func TestPlatformForwardsOnlyTheCatalogKeysSet(t *testing.T) {
 	enabled := "bundles: {enabledPackages: [" + catalogPackage + "]}\n"
 	for _, set := range []string{
 		"{imageFactoryURL: 'https://factory.mirror.internal'}",
+		"{imageFactoryURL: ''}",
 		"{storageClass: ''}",
 		"{storageClass: replicated-ssd}",
 		"{storage: 8Gi}",
@@ -168,6 +170,24 @@ kubernetesWorkerImage:
 	assert.Equal(t, catalogImageURL("https://factory.mirror.internal", "abc", "v1.13.6"), render.Get(g.Object, "spec.source.http.url"))
 	assert.Equal(t, catalogDefaultSize, render.Get(g.Object, "spec.storage.resources.requests.storage"), "storage was not set: the catalog's default")
 	assert.NotContains(t, catalogStorage(t, g), "storageClassName")
+}
+
+// The catalog's imageFactoryURL defaults to "" (its published factory, else
+// the built-in): a platform that does not set it forwards nothing, so its
+// Package is what it always was, and the catalog that Package installs renders
+// its goldens from the built-in factory, byte for byte as with the URL written
+// out; an explicit "" is forwarded and renders the same.
+func TestPlatformUnsetFactoryLeavesTheCatalogsDefault(t *testing.T) {
+	enabled := "bundles: {enabledPackages: [" + catalogPackage + "]}\n"
+	p := platformDoc(t, mustRenderPlatform(t, vals(t, enabled)), "Package", catalogPackage)
+	assert.NotContains(t, p.Object["spec"], "components", "nothing set, nothing forwarded")
+	unset := mustRenderCatalog(t, nil, nil)
+	written := mustRenderCatalog(t, vals(t, "{imageFactoryURL: '"+catalogDefaultFactory+"'}"), nil)
+	assert.Equal(t, written.Text(), unset.Text())
+	g := catalogGolden(t, unset, unset.OfKind("DataVolume")[0].Name())
+	assert.True(t, strings.HasPrefix(render.Get(g.Object, "spec.source.http.url").(string), catalogDefaultFactory+"/image/"))
+	values := render.Get(platformDoc(t, mustRenderPlatform(t, vals(t, enabled+"kubernetesWorkerImage: {imageFactoryURL: ''}")), "Package", catalogPackage).Object, "spec.components.kubernetes-worker-image.values").(map[string]interface{})
+	assert.Equal(t, unset.Text(), mustRenderCatalog(t, values, nil).Text())
 }
 
 // Enabling the catalog adds exactly one Package and leaves every other emitted

@@ -101,7 +101,7 @@ func TestCatalogAndPlatformSchemaMessagesNameTheFieldAndTheExpectation(t *testin
 		{"{images: [" + entry + ", additionalStorageClasses: [ceph, ceph]}]}", "- at '/images/0/additionalStorageClasses': items at 0 and 1 are equal"},
 		{"{images: [" + entry + ", additionalStorageClasses: [Ceph]}]}", fmt.Sprintf("- at '/images/0/additionalStorageClasses/0': 'Ceph' does not match pattern '%s'", quoted(catalogAt("properties", "images", "then", "items", "properties", "additionalStorageClasses", "then", "items", "pattern")))},
 		{"{storageClass: 'a..b'}", fmt.Sprintf("- at '/storageClass': 'a..b' does not match pattern '%s'", className)},
-		{"{imageFactoryURL: factory.talos.dev}", fmt.Sprintf("- at '/imageFactoryURL': 'factory.talos.dev' does not match pattern '%s'", quoted(catalogAt("definitions", "factoryURL", "pattern")))},
+		{"{imageFactoryURL: factory.talos.dev}", fmt.Sprintf("- at '/imageFactoryURL': 'factory.talos.dev' does not match pattern '%s'", quoted(catalogAt("properties", "imageFactoryURL", "pattern")))},
 		{"{cloneSubjects: [{kind: Role, name: x}]}", "- at '/cloneSubjects/0/kind': value must be one of 'Group', 'User', 'ServiceAccount'"},
 		{"{cloneSubjects: [{kind: Group}]}", "- at '/cloneSubjects/0': missing property 'name'"},
 	} {

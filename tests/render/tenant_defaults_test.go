@@ -3,7 +3,6 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,19 +109,13 @@ func TestCatalogPublishesTenantDefaults(t *testing.T) {
 	assert.Equal(t, render.Get(clusterChannel(t, closedNetworkCatalog(t)), "talos"), render.Get(got, "talos"))
 }
 
-// registries.config carries credentials; the published object is readable
-// by tenants, so the catalog refuses it and says what to do instead.
-func TestCatalogRefusesRegistryCredentials(t *testing.T) {
+// The shape of registries and tenantWorkers, with the schema off
+// (registries.config: registry_ca_test.go).
+func TestCatalogRegistriesAndTenantWorkersShape(t *testing.T) {
 	schemaOff := render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
-	for _, rel := range []render.Release{{Name: catalogRelease, Namespace: catalogNamespace}, schemaOff} {
-		_, err := renderCatalogAs(t, rel, vals(t, "registries: {config: {'registry.mirror.internal': {auth: {username: puller, password: s3cret}}}}"), nil)
-		requireRefusal(t, err, "registries.config is set (a map), but the catalog takes no registry credentials", "ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults, which every tenant may read", "remove registries.config", "_cluster.talos.registryConfig")
-		assert.NotContains(t, err.Error(), "s3cret")
-		_, err = renderCatalogAs(t, rel, vals(t, "registries: {config: {}, mirrors: {docker.io: {endpoints: ['https://m.internal/v2']}}}"), nil)
-		require.NoError(t, err, "an empty config, as the platform's values file writes it, is nothing to refuse")
-	}
-	// The shape around it, with the schema off.
-	_, err := renderCatalogAs(t, schemaOff, vals(t, "registries: [docker.io]"), nil)
+	_, err := renderCatalogAs(t, schemaOff, vals(t, "registries: {config: {}, mirrors: {docker.io: {endpoints: ['https://m.internal/v2']}}}"), nil)
+	require.NoError(t, err, "the neighbour of each refusal below")
+	_, err = renderCatalogAs(t, schemaOff, vals(t, "registries: [docker.io]"), nil)
 	requireRefusal(t, err, "registries is a list, not a map; write it as {mirrors: {docker.io: {endpoints: [https://registry.mirror.internal/v2/docker.io]}}}")
 	_, err = renderCatalogAs(t, schemaOff, vals(t, "registries: {mirror: {}}"), nil)
 	requireRefusal(t, err, `registries has no key "mirror"; the keys it takes are mirrors, config`)
@@ -170,7 +163,7 @@ func TestCatalogRefusesDefaultsPoolsWouldNotRead(t *testing.T) {
 		mirrors[fmt.Sprintf("registry-%d.internal", i)] = map[string]interface{}{"endpoints": endpoints}
 	}
 	_, err := renderCatalog(t, map[string]interface{}{"registries": map[string]interface{}{"mirrors": mirrors}}, nil)
-	requireRefusal(t, err, "tenantWorkers and registries.mirrors publish", "more than the 163840 a pool reads of ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults", "publish fewer registry mirrors or shorter endpoints")
+	requireRefusal(t, err, "tenantWorkers and registries publish", "more than the 163840 a pool reads of ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults", "of those, the mirrors of 64 host(s) (registries.mirrors): ", "publish fewer registry CAs or mirrors, shorter mirror endpoints or smaller CA bundles")
 	delete(mirrors, "registry-0.internal")
 	for i := 1; i < 40; i++ {
 		delete(mirrors, fmt.Sprintf("registry-%d.internal", i))
@@ -312,7 +305,7 @@ func mustJSON(t testing.TB, s string) string {
 // checked before it is used, and refused naming itself, the value and the fix.
 func TestMalformedPublishedDefaultsAreRefused(t *testing.T) {
 	const where = "pool kubernetes-acme-workers: ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults, the catalog's published defaults for new pools,"
-	const fix = "the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values"
+	const fix = "the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values"
 	deep := strings.Repeat(`{"a":`, 6) + "1" + strings.Repeat("}", 6)
 	big := `{"talos": {"imageFactoryURL": "` + strings.Repeat("x", 163840) + `"}}`
 	for _, tc := range []struct{ object, refusal string }{
@@ -320,13 +313,13 @@ func TestMalformedPublishedDefaultsAreRefused(t *testing.T) {
 		{publishedJSON(big), where + fmt.Sprintf(" holds %d bytes in values.json, more than the 163840 a pool reads, so it is refused before it is parsed", len(big))},
 		{publishedJSON(deep), where + " nests deeper in values.json than the 5 levels the catalog writes"},
 		{publishedJSON("talos: {imageFactoryURL: https://f.internal}"), where + ` holds in values.json "talos: {imageFactoryURL: https://f.internal}", not a JSON object as the catalog writes it`},
-		{publishedJSON(`{"talos": {"registryConfig": {"r.internal": {"auth": {"password": "x"}}}}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos has no key "registryConfig"`},
-		{publishedJSON(`{"talos": {"installerRepository": "Bad Repo"}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos.installerRepository "Bad Repo" is not an image repository`},
-		{publishedJSON(`{"talos": {"imageFactoryURL": 42}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos.imageFactoryURL is 42 (a number), not a string"},
-		{publishedJSON(`{"osImage": {"builtin": false}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): osImage.builtin is false (a boolean), not a map"},
-		{publishedJSON(`{"kubernetesWorkerImage": {"metrics": "yes"}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): kubernetesWorkerImage.metrics is "yes", not a boolean; the catalog writes true while its monitoring.enabled is`},
-		{publishedJSON(`{"kubernetesWorkerImage": true}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): kubernetesWorkerImage is true (a boolean), not a map; it is set by the catalog (monitoring.enabled in its values writes {metrics: true})"},
-		{publishedJSON(`{"talos": []}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): talos is a list, not a map"},
+		{publishedJSON(`{"talos": {"registryCAs": {}}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): talos has no key "registryCAs"`},
+		{publishedJSON(`{"talos": {"installerRepository": "Bad Repo"}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): talos.installerRepository "Bad Repo" is not an image repository`},
+		{publishedJSON(`{"talos": {"imageFactoryURL": 42}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): talos.imageFactoryURL is 42 (a number), not a string"},
+		{publishedJSON(`{"osImage": {"builtin": false}}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): osImage.builtin is false (a boolean), not a map"},
+		{publishedJSON(`{"kubernetesWorkerImage": {"metrics": "yes"}}`), where + ` values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): kubernetesWorkerImage.metrics is "yes", not a boolean; the catalog writes true while its monitoring.enabled is`},
+		{publishedJSON(`{"kubernetesWorkerImage": true}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): kubernetesWorkerImage is true (a boolean), not a map; it is set by the catalog (monitoring.enabled in its values writes {metrics: true})"},
+		{publishedJSON(`{"talos": []}`), where + " values.json (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): talos is a list, not a map"},
 	} {
 		_, err := renderPool(t, vals(t, "cluster: acme"), stock(t, tc.object))
 		requireRefusal(t, err, tc.refusal, fix)
@@ -393,30 +386,22 @@ func TestPublishedMetricsSwitchAnnotatesThePools(t *testing.T) {
 	assert.Nil(t, render.Get(doc(t, mustRenderPool(t, vals(t, "cluster: acme"), stock(t, publishedBy(t, "{}"))), "MachineDeployment").Object, key))
 }
 
-// docs/closed-networks.md plans a pool against examples/stock-cozystack: its
-// ConfigMap is what the catalog publishes from the catalog values beside it.
+// docs/closed-networks.md gives the catalog values a closed network
+// publishes (examples/stock-cozystack/catalog-values.yaml) and plans a new
+// pool against the example cluster: its catalog Package carries those
+// values as written, besides its goldens, so the ConfigMap the example
+// holds (TestStockExampleIsWhatCozystackAndTheChartsWrite: what the catalog
+// renders from the Package) is what they publish.
 func TestStockCozystackExampleIsWhatTheCatalogPublishes(t *testing.T) {
-	values, err := os.ReadFile(filepath.Join(support.RepoRoot(), "examples", "stock-cozystack", "catalog-values.yaml"))
+	values, err := render.ReadValues(filepath.Join(support.RepoRoot(), "examples", "stock-cozystack", "catalog-values.yaml"))
 	require.NoError(t, err)
-	want := catalogTenantDefaults(t, vals(t, string(values)))[0]
-	objs, err := render.LoadObjects(filepath.Join(support.RepoRoot(), "examples", "stock-cozystack", "cluster-state.yaml"))
-	require.NoError(t, err)
-	found := false
-	for _, o := range objs {
-		if o.GetKind() == "ConfigMap" && o.GetName() == publishedName {
-			// Helm's ownership of the installed object, not the chart's render.
-			labels, annotations := o.GetLabels(), o.GetAnnotations()
-			assert.Equal(t, "Helm", labels["app.kubernetes.io/managed-by"])
-			assert.Equal(t, "kubernetes-worker-image", annotations["meta.helm.sh/release-name"])
-			assert.Equal(t, "cozy-public", annotations["meta.helm.sh/release-namespace"])
-			delete(labels, "app.kubernetes.io/managed-by")
-			delete(annotations, "meta.helm.sh/release-name")
-			delete(annotations, "meta.helm.sh/release-namespace")
-			o.SetLabels(labels)
-			o.SetAnnotations(annotations)
-			assert.Equal(t, want.Object, o.Object)
-			found = true
-		}
+	require.NotEmpty(t, values)
+	_, docs := readExampleDocs(t, stockExample)
+	pkg := indexDocs(docs).must(t, "Package", "", "cozystack.kubernetes-worker-image")
+	inPackage := componentValues(pkg, "kubernetes-worker-image")
+	for k, v := range values {
+		assert.Equal(t, normalized(t, v), normalized(t, inPackage[k]), "the Package's %s is catalog-values.yaml's", k)
 	}
-	require.True(t, found, "the example cluster holds the published defaults")
+	assert.Equal(t, catalogTenantDefaults(t, values)[0].Object, catalogTenantDefaults(t, inPackage)[0].Object,
+		"what the Package publishes is what catalog-values.yaml publishes: its goldens publish nothing")
 }

@@ -98,6 +98,17 @@ func TestBadPatchesAreRejected(t *testing.T) {
       registry.mirror.internal:
         auth: puller:s3cr3t
 `,
+		// Talos reads tls.ca as base64 of the PEM: the PEM itself does not load.
+		"registry CA as PEM, not base64": `machine:
+  registries:
+    config:
+      registry.mirror.internal:
+        tls:
+          ca: |
+            -----BEGIN CERTIFICATE-----
+            MIIBmzCCAUGgAwIBAgIUV7GJd0igPXKenG2mfFMe6b16kxMwCgYIKoZIzj0EAwIw
+            -----END CERTIFICATE-----
+`,
 		"install not an object": `machine:
   install: factory.talos.dev/installer/abc:v1.13.6
 `,

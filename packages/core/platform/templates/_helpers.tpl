@@ -67,29 +67,9 @@ Takes a dict: root, out (filled with those keys).
 {{- include "worker-image-lib.tenantDefaultsValues" (dict "tenantWorkers" .root.Values.tenantWorkers "mirrors" $registries.mirrors "metrics" (eq (include "platform.metricsEnabled" .root) "true") "out" .out) -}}
 {{- /* Registry credentials go only into _cluster, which tenants do not read. */ -}}
 {{- $config := dict -}}
-{{- include "platform.registryConfig" (dict "root" .root "out" $config) -}}
+{{- include "worker-image-lib.registryConfigByHost" (dict "field" "registries.config" "value" (.root.Values.registries | default dict).config "out" $config) -}}
 {{- with $config -}}
 {{- $_ := set $.out "talos" (merge ($.out.talos | default dict) (dict "registryConfig" .)) -}}
-{{- end -}}
-{{- end -}}
-
-{{/*
-registries.config keyed by host[:port], as Talos keys it; two keys naming one host would shadow each
-other, so they are refused. Takes a dict: root, out (filled host -> config).
-*/}}
-{{- define "platform.registryConfig" -}}
-{{- $out := .out -}}
-{{- $from := dict -}}
-{{- range $endpoint, $config := (.root.Values.registries | default dict).config | default dict -}}
-{{- $host := regexReplaceAll "^[a-zA-Z][a-zA-Z0-9+.-]*://" $endpoint "" | splitList "/" | first -}}
-{{- if not $host -}}
-{{- fail (printf "registries.config: key %q names no registry host; key each entry by the mirror endpoint URL or its host[:port], e.g. registry.mirror.internal:5000" $endpoint) -}}
-{{- end -}}
-{{- if hasKey $out $host -}}
-{{- fail (printf "registries.config: keys %q and %q both name registry host %s, and Talos keeps one config per host; merge them into one entry" (get $from $host) $endpoint $host) -}}
-{{- end -}}
-{{- $_ := set $out $host $config -}}
-{{- $_ := set $from $host $endpoint -}}
 {{- end -}}
 {{- end -}}
 
@@ -121,7 +101,8 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- end -}}
 {{- $_ := include "platform.metricsEnabled" . -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "kubernetesWorkerImage.imageFactoryCA" "value" (get $catalog "imageFactoryCA")) -}}
-{{- range $field, $pattern := dict "imageFactoryURL" $patterns.imageFactoryURL "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
+{{- /* imageFactoryURL "" is the catalog's own default (its published factory, else the built-in), as storageClass "" is the cluster's. */ -}}
+{{- range $field, $pattern := dict "imageFactoryURL" (printf "^$|%s" $patterns.imageFactoryURL) "storage" $patterns.quantity "storageClass" $patterns.storageClass -}}
 {{- $value := get $catalog $field -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" "" "field" (printf "kubernetesWorkerImage.%s" $field) "value" $value) -}}
 {{- if and (hasKey $catalog $field) (not (kindIs "invalid" $value)) (not (and (le (len $value) 253) (regexMatch $pattern $value))) -}}
@@ -150,7 +131,7 @@ be off (README, "What the platform checks"). Every template file includes it fir
 {{- fail (printf "registries.config is %s, not a map of endpoint to auth/TLS config" (include "worker-image-lib.describe" $registries.config)) -}}
 {{- end -}}
 {{- $config := dict -}}
-{{- include "platform.registryConfig" (dict "root" . "out" $config) -}}
+{{- include "worker-image-lib.registryConfigByHost" (dict "field" "registries.config" "value" $registries.config "out" $config) -}}
 {{- include "worker-image-lib.assertRegistryConfig" (dict "prefix" "" "field" "registries.config" "value" $config) -}}
 {{- include "worker-image-lib.assertTenantWorkers" (dict "prefix" "" "field" "tenantWorkers" "value" $v.tenantWorkers) -}}
 {{- $_ := set . "_platformValidated" true -}}

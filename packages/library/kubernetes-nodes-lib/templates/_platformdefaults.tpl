@@ -4,7 +4,7 @@ leaves the sources "" (Helm cannot tell unset from default), so a pool that writ
 still wins over a platform default.
 */}}
 {{- define "kubernetes-nodes.builtinTalos" -}}
-imageFactoryURL: https://factory.talos.dev
+imageFactoryURL: {{ include "worker-image-lib.builtinImageFactoryURL" . }}
 installerRepository: factory.talos.dev/installer
 schematicID: ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515
 version: v1.13.6
@@ -223,7 +223,10 @@ nothing rolls): applied at render time to every pool, new and existing.
 
 {{/*
 Talos machine.registries: the mirrors merged per host, the catalog's published ones, then _cluster's, then
-the pool's own, each replacing the one before for its host; and the platform's registry config. Takes a dict: root, out (filled with mirrors and config, if any).
+the pool's own, each replacing the one before for its host; and the registry config merged per host, the
+catalog's published CAs (PEM, written base64 as Talos reads tls.ca), then _cluster's entry for a host
+replacing it (Talos's own shape, as written). Takes a dict: root, out (filled with mirrors and config, if
+any).
 */}}
 {{- define "kubernetes-nodes.registries" -}}
 {{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
@@ -241,8 +244,15 @@ the pool's own, each replacing the one before for its host; and the platform's r
 {{- if $mirrors -}}
 {{- $_ := set .out "mirrors" $mirrors -}}
 {{- end -}}
-{{- with get $platformTalos "registryConfig" -}}
-{{- $_ := set $.out "config" . -}}
+{{- $config := dict -}}
+{{- range $host, $published := (get (.root._kubernetesNodes.published.talos | default dict) "registryConfig" | default dict) -}}
+{{- $_ := set $config $host (dict "tls" (dict "ca" ($published.tls.ca | b64enc))) -}}
+{{- end -}}
+{{- range $host, $platform := (get $platformTalos "registryConfig" | default dict) -}}
+{{- $_ := set $config $host $platform -}}
+{{- end -}}
+{{- if $config -}}
+{{- $_ := set .out "config" $config -}}
 {{- end -}}
 {{- end -}}
 
@@ -284,7 +294,7 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 {{- $object := lookup "v1" "ConfigMap" $where.namespace $where.name -}}
 {{- if $object -}}
 {{- $what := printf "pool %s: ConfigMap %s/%s, the catalog's published defaults for new pools," $pool $where.namespace $where.name -}}
-{{- $fix := "the catalog (kubernetes-worker-image) writes it: set the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values and let it write the object again, rather than editing the object" -}}
+{{- $fix := "the catalog (kubernetes-worker-image) writes it: set the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values and let it write the object again, rather than editing the object" -}}
 {{- $data := $object.data | default dict -}}
 {{- if not (hasKey $data $where.key) -}}
 {{- fail (printf "%s has no key %s (its keys: %s); %s" $what $where.key (include "worker-image-lib.truncate" (keys $data | sortAlpha | join ", " | default "none")) $fix) -}}
@@ -295,7 +305,7 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 {{- end -}}
 {{- $nesting := include "kubernetes-nodes.recordNesting" (dict "text" $text "depth" 5 "json" true) -}}
 {{- if eq $nesting "deeper" -}}
-{{- fail (printf "%s nests deeper in %s than the 5 levels the catalog writes (talos, registryMirrors, a host, endpoints), so it is refused before it is parsed; %s" $what $where.key $fix) -}}
+{{- fail (printf "%s nests deeper in %s than the 5 levels the catalog writes (talos, registryMirrors, a host, endpoints; or talos, registryConfig, a host, tls), so it is refused before it is parsed; %s" $what $where.key $fix) -}}
 {{- end -}}
 {{- $parsed := dict "Error" "unclosed" -}}
 {{- if not $nesting -}}
@@ -304,7 +314,7 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "%s holds in %s %s, not a JSON object as the catalog writes it; %s" $what $where.key (include "worker-image-lib.describe" $text) $fix) -}}
 {{- end -}}
-{{- include "kubernetes-nodes.assertPublished" (dict "root" . "pool" $pool "prefix" (printf "%s %s (fix the catalog's tenantWorkers, registries.mirrors and monitoring.enabled values, which write it): " $what $where.key) "value" $parsed) -}}
+{{- include "kubernetes-nodes.assertPublished" (dict "root" . "pool" $pool "prefix" (printf "%s %s (fix the catalog's tenantWorkers, registries.mirrors, registries.config and monitoring.enabled values, which write it): " $what $where.key) "value" $parsed) -}}
 {{- $published = $parsed -}}
 {{- end -}}
 {{- $_ := set $state "published" $published -}}
@@ -313,8 +323,8 @@ catalog writes it, and checked as _cluster is. A lookup error fails the render. 
 
 {{/*
 The catalog's published defaults, parsed, checked with the rules _cluster's keys are checked with: only
-the keys the catalog writes (no registryConfig: it carries credentials, and tenants may read the object).
-Takes a dict: root, pool, prefix (names the object), value.
+the keys the catalog writes (of registryConfig only each host's tls.ca, the catalog's rule: no
+credential, since tenants may read the object). Takes a dict: root, pool, prefix (names the object), value.
 */}}
 {{- define "kubernetes-nodes.assertPublished" -}}
 {{- $prefix := .prefix -}}
@@ -326,11 +336,18 @@ Takes a dict: root, pool, prefix (names the object), value.
 {{- if not (kindIs "map" $talos) -}}
 {{- fail (printf "%stalos is %s, not a map; the catalog writes it from its tenantWorkers.talos and registries.mirrors" $prefix (include "worker-image-lib.describe" $talos)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "talos" "value" $talos "keys" (list "imageFactoryURL" "imageFactoryCA" "installerRepository" "registryMirrors")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "talos" "value" $talos "keys" (list "imageFactoryURL" "imageFactoryCA" "installerRepository" "registryMirrors" "registryConfig")) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" $prefix "field" "talos.imageFactoryURL" "value" (get $talos "imageFactoryURL")) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" $prefix "field" "talos.installerRepository" "value" (get $talos "installerRepository")) -}}
 {{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" $prefix "field" "talos.registryMirrors" "value" (get $talos "registryMirrors")) -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" $prefix "field" "talos.imageFactoryCA" "value" (get $talos "imageFactoryCA")) -}}
+{{- if hasKey $talos "registryConfig" -}}
+{{- $registryConfig := get $talos "registryConfig" -}}
+{{- if not (kindIs "map" $registryConfig) -}}
+{{- fail (printf "%stalos.registryConfig is %s, not a map; the catalog writes it from its registries.config, registry host -> {tls: {ca: <PEM>}}" $prefix (include "worker-image-lib.describe" $registryConfig)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertRegistryCAs" (dict "prefix" $prefix "field" "talos.registryConfig" "value" $registryConfig) -}}
+{{- end -}}
 {{- if and (hasKey .value "osImage") (not (kindIs "invalid" .value.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" $prefix "field" "osImage" "value" .value.osImage) -}}
 {{- end -}}

@@ -14,9 +14,9 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- end -}}
 {{- end -}}
 {{- /* Unknown keys: a typo (osimage:) would otherwise be ignored and silently take the HTTP import. Helm adds global and the libraries' keys. */ -}}
-{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "podCpuLimit" "podCpuRequest" "gpus" "kubelet" "logSerialConsole" "roles" "minReplicas" "maxReplicas" "maxUnhealthy" "nodeStartupTimeout" "readyUnknownTimeout" "readyFalseTimeout" "maxNodeProvisionTime" "version" "talos" "images" "osImage" "_cluster" "_namespace" "global" "worker-image-lib" "kubernetes-nodes-lib") -}}
+{{- $unknown := keys (omit $v "cluster" "storageClass" "diskSize" "instanceType" "resources" "podCpuLimit" "podCpuRequest" "gpus" "kubelet" "logSerialConsole" "roles" "minReplicas" "maxReplicas" "maxSurge" "maxUnhealthy" "nodeStartupTimeout" "readyUnknownTimeout" "readyFalseTimeout" "maxNodeProvisionTime" "version" "talos" "images" "osImage" "_cluster" "_namespace" "global" "worker-image-lib" "kubernetes-nodes-lib") -}}
 {{- if $unknown -}}
-{{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, podCpuLimit, podCpuRequest, gpus, kubelet, logSerialConsole, roles, minReplicas, maxReplicas, maxUnhealthy, nodeStartupTimeout, readyUnknownTimeout, readyFalseTimeout, maxNodeProvisionTime, version, talos, images and osImage (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
+{{- fail (printf "pool %s: the values have the key %q%s, which the chart does not take; it takes cluster, storageClass, diskSize, instanceType, resources, podCpuLimit, podCpuRequest, gpus, kubelet, logSerialConsole, roles, minReplicas, maxReplicas, maxSurge, maxUnhealthy, nodeStartupTimeout, readyUnknownTimeout, readyFalseTimeout, maxNodeProvisionTime, version, talos, images and osImage (values.yaml documents each). Fix the spelling or remove the key (an unknown key is refused rather than ignored, so a typo never changes what renders)" $pool (include "worker-image-lib.truncate" (first (sortAlpha $unknown))) (ternary (printf " and %d more" (sub (len $unknown) 1)) "" (gt (len $unknown) 1))) -}}
 {{- end -}}
 {{- /* osImage chooses the disk's path by which key it holds: only a map may choose one. */ -}}
 {{- if hasKey $v "osImage" -}}
@@ -77,6 +77,15 @@ Checks every value a template interpolates, once, before anything reads it: the 
 {{- end -}}
 {{- if gt (atoi $written.minReplicas) (atoi $written.maxReplicas) -}}
 {{- fail (printf "pool %s: minReplicas %s is greater than maxReplicas %s; set minReplicas <= maxReplicas" $pool $written.minReplicas $written.maxReplicas) -}}
+{{- end -}}
+{{- /* The rolling update's surge: absent (or null) leaves maxReplicas there, as Cozystack's chart writes it; 0 is a value (delete first, one at a time). */ -}}
+{{- if not (kindIs "invalid" $v.maxSurge) -}}
+{{- $surge := dict -}}
+{{- include "worker-image-lib.parseCount" (dict "value" $v.maxSurge "min" 0 "max" 2147483647 "strings" true "out" $surge) -}}
+{{- with $surge.error -}}
+{{- fail (printf "pool %s: maxSurge %s is not a whole number of workers from 0 to 2147483647 (it is %s); it becomes the MachineDeployment's rollingUpdate.maxSurge, the workers a roll creates at once beyond the pool's count, so set maxSurge to a non-negative integer such as 1 or \"1\" (0 replaces one worker at a time, deleting it first), or remove it to surge up to maxReplicas" $pool (include "worker-image-lib.describe" $v.maxSurge) . ) -}}
+{{- end -}}
+{{- $_ := set $written "maxSurge" $surge.text -}}
 {{- end -}}
 {{- /* Roles become label keys node-role.kubernetes.io/<role>: label-name rules. */ -}}
 {{- $roles := $v.roles | default list -}}

@@ -23,6 +23,15 @@ Takes a dict with imageFactoryURL, schematicID and version.
 {{- end -}}
 
 {{/*
+The public Talos Image Factory, the last fallback of every factory URL: values.yaml leaves the charts'
+URLs "" (Helm cannot tell an unset value from its default), so a value that spells this URL still wins
+over a platform default, and this is the one place it is written.
+*/}}
+{{- define "worker-image-lib.builtinImageFactoryURL" -}}
+https://factory.talos.dev
+{{- end -}}
+
+{{/*
 The keys a catalog images[] entry takes: retire is a boolean,
 additionalStorageClasses a list of strings, every other one a string.
 */}}

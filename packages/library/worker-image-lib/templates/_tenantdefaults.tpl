@@ -1,8 +1,9 @@
 {{/*
 Where the catalog publishes the platform defaults for tenant workers, for a Cozystack whose platform
 writes no _cluster keys for them (docs/closed-networks.md): one ConfigMap in cozy-public, its one key
-holding JSON of the _cluster keys set. maxBytes bounds what a pool reads before it parses: a 64 KiB CA
-and the mirrors, with room.
+holding JSON of the _cluster keys set. maxBytes bounds what a pool reads before it parses: the Image
+Factory's CA (at most 64 KiB), the mirrors and a registry CA or two, with room; the catalog refuses to
+publish more, saying what takes the room.
 */}}
 {{- define "worker-image-lib.tenantDefaults" -}}
 namespace: cozy-public
@@ -47,14 +48,23 @@ prefix, field (its path in values), value (absent: none).
 {{- end -}}
 
 {{/*
-The _cluster keys for tenant workers that are set, from tenantWorkers, registry mirrors and the metrics
-switch: what the platform writes into _cluster and the catalog publishes. Takes a dict: tenantWorkers,
-mirrors, metrics (a boolean), out (filled with talos, osImage and kubernetesWorkerImage, only those set).
+The _cluster keys for tenant workers that are set, from tenantWorkers, registry mirrors, registry CAs
+and the metrics switch: what the platform writes into _cluster and the catalog publishes. Takes a dict:
+tenantWorkers, mirrors, registryCAs (optional, checked: host -> {tls: {ca: PEM}}, the catalog's only),
+metrics (a boolean), out (filled with talos, osImage and kubernetesWorkerImage, only those set).
 */}}
 {{- define "worker-image-lib.tenantDefaultsValues" -}}
 {{- $talos := dict -}}
 {{- with .mirrors -}}
 {{- $_ := set $talos "registryMirrors" . -}}
+{{- end -}}
+{{- /* Written as the checks allow it and nothing more: each host's CA alone. */ -}}
+{{- $cas := dict -}}
+{{- range $host, $config := .registryCAs | default dict -}}
+{{- $_ := set $cas $host (dict "tls" (dict "ca" $config.tls.ca)) -}}
+{{- end -}}
+{{- with $cas -}}
+{{- $_ := set $talos "registryConfig" . -}}
 {{- end -}}
 {{- $tenant := .tenantWorkers | default dict -}}
 {{- $tenantTalos := $tenant.talos | default dict -}}

@@ -113,15 +113,10 @@ Talos machine.registries.config: host[:port] -> {auth: {username, password, auth
 tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix, field, value (a map).
 */}}
 {{- define "worker-image-lib.assertRegistryConfig" -}}
-{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
-{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
-{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (keys $.value)) -}}
+{{- include "worker-image-lib.assertRegistryConfigHosts" . -}}
 {{- range $host := keys $.value | sortAlpha -}}
 {{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
 {{- $config := get $.value $host -}}
-{{- if not (or $hostsValid (and (le (len $host) 253) (regexMatch $hostPattern $host))) -}}
-{{- fail (printf "%s%s has the key %q, which is not a registry host[:port]; key each entry by the registry host[:port] it is for" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
-{{- end -}}
 {{- if not (kindIs "map" $config) -}}
 {{- fail (printf "%s%s is %s, not a map of auth and tls" $.prefix $at (include "worker-image-lib.describe" $config)) -}}
 {{- end -}}
@@ -148,6 +143,91 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- range $field := list "crt" "key" -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field)) -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The keys of a Talos machine.registries.config map: at most 64, each a registry host[:port]. Takes a
+dict: prefix, field, value (a map).
+*/}}
+{{- define "worker-image-lib.assertRegistryConfigHosts" -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" $.prefix "field" $.field "value" $.value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
+{{- $hostPattern := printf "%s$" (include "worker-image-lib.registryHostPattern" .) -}}
+{{- $hostsValid := include "worker-image-lib.allMatch" (dict "pattern" $hostPattern "maxLength" 253 "items" (keys $.value)) -}}
+{{- if not $hostsValid -}}
+{{- range $host := keys $.value | sortAlpha -}}
+{{- if not (and (le (len $host) 253) (regexMatch $hostPattern $host)) -}}
+{{- fail (printf "%s%s has the key %q, which is not a registry host[:port]; key each entry by the registry host[:port] it is for" $.prefix $.field (include "worker-image-lib.truncate" $host)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A registry config keyed as the platform chart's registries.config is: by an endpoint URL as written in
+the mirrors, or by its host[:port]. Talos keys machine.registries.config by host[:port], so the scheme
+and any path are dropped, and two keys naming one host (which would shadow each other) are refused.
+Takes a dict: field (its path in values, for messages), value (the map; absent: none), out (filled
+host -> config).
+*/}}
+{{- define "worker-image-lib.registryConfigByHost" -}}
+{{- $out := .out -}}
+{{- $field := .field -}}
+{{- $from := dict -}}
+{{- /* Bounded before each key is parsed; the same bound as the hosts it gives. */ -}}
+{{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" $field "value" .value "max" 64 "items" "registry hosts" "fix" "configure only the registries the workers pull from") -}}
+{{- range $endpoint, $config := .value | default dict -}}
+{{- $host := regexReplaceAll "^[a-zA-Z][a-zA-Z0-9+.-]*://" $endpoint "" | splitList "/" | first -}}
+{{- if not $host -}}
+{{- fail (printf "%s: key %q names no registry host; key each entry by the mirror endpoint URL or its host[:port], e.g. registry.mirror.internal:5000" $field $endpoint) -}}
+{{- end -}}
+{{- if hasKey $out $host -}}
+{{- fail (printf "%s: keys %q and %q both name registry host %s, and Talos keeps one config per host; merge them into one entry" $field (get $from $host) $endpoint $host) -}}
+{{- end -}}
+{{- $_ := set $out $host $config -}}
+{{- $_ := set $from $host $endpoint -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A registry's CA as the catalog publishes it for tenant workers (its registries.config; talos.registryConfig
+in the published object): registry host[:port] -> {tls: {ca: <PEM certificates>}}, and nothing else.
+The object is one every tenant may read (worker-image-lib.tenantDefaults), so no credential and no
+other registry setting goes into it. Takes a dict: prefix, field, value (a map, keyed by host).
+*/}}
+{{- define "worker-image-lib.assertRegistryCAs" -}}
+{{- $where := include "worker-image-lib.tenantDefaults" . | fromYaml -}}
+{{- include "worker-image-lib.assertRegistryConfigHosts" . -}}
+{{- range $host := keys $.value | sortAlpha -}}
+{{- $at := printf "%s[%s]" $.field (include "worker-image-lib.truncate" $host) -}}
+{{- $config := get $.value $host -}}
+{{- if not (kindIs "map" $config) -}}
+{{- fail (printf "%s%s is %s, not a map; write it as {tls: {ca: <PEM of the CA that signs the registry's certificate>}}" $.prefix $at (include "worker-image-lib.describe" $config)) -}}
+{{- end -}}
+{{- $tls := get $config "tls" -}}
+{{- $extra := list -}}
+{{- range $key := without (keys $config | sortAlpha) "tls" -}}
+{{- $extra = append $extra $key -}}
+{{- end -}}
+{{- if and (not $extra) (kindIs "map" $tls) -}}
+{{- range $key := without (keys $tls | sortAlpha) "ca" -}}
+{{- $extra = append $extra (printf "tls.%s" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- with $extra -}}
+{{- fail (printf "%s%s.%s is set, but only a registry's CA (tls.ca) is published: the catalog writes its registries.config into ConfigMap %s/%s, which every tenant may read, so no credential (auth, tls.clientIdentity) and no other registry setting (tls.insecureSkipVerify) goes there. Remove it; give the workers pull credentials through the platform's _cluster.talos.registryConfig where the platform carries that channel (docs/cozystack.md), or serve the mirror to the tenants' networks without credentials; to trust a mirror served by your own CA, set tls.ca to that CA's PEM" $.prefix $at (include "worker-image-lib.truncate" (first .)) $where.namespace $where.name) -}}
+{{- end -}}
+{{- if not (kindIs "map" $tls) -}}
+{{- fail (printf "%s%s.tls is %s, not a map; write it as {ca: <PEM of the CA that signs the registry's certificate>}" $.prefix $at (include "worker-image-lib.describe" $tls)) -}}
+{{- end -}}
+{{- if not (hasKey $tls "ca") -}}
+{{- fail (printf "%s%s.tls has no ca; set tls.ca to the PEM of the CA that signs the registry's certificate (-----BEGIN CERTIFICATE----- blocks), or remove the host" $.prefix $at) -}}
+{{- end -}}
+{{- $ca := index $tls "ca" -}}
+{{- if not (and (kindIs "string" $ca) $ca) -}}
+{{- fail (printf "%s%s.tls.ca is %s; set it to the PEM of the CA that signs the registry's certificate (-----BEGIN CERTIFICATE----- blocks), or remove the host" $.prefix $at (include "worker-image-lib.describe" $ca)) -}}
+{{- end -}}
+{{- include "worker-image-lib.assertCA" (dict "prefix" $.prefix "field" (printf "%s.tls.ca" $at) "value" $ca "use" "Talos adds it to the roots a worker trusts when it pulls from that registry, so set it to the PEM of the CA that signs the registry mirror's certificate") -}}
 {{- end -}}
 {{- end -}}
 
@@ -253,8 +333,10 @@ error when refused).
 {{- end -}}
 
 {{/*
-A CA CDI's importer trusts for an Image Factory mirror: one or more PEM CERTIFICATE blocks of base64
-DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: prefix, field, value ("": none).
+A CA CDI's importer trusts for an Image Factory mirror (or, with use, what else trusts it): one or more
+PEM CERTIFICATE blocks of base64 DER and nothing else (no key, no other text), at most 64 KiB. Takes a
+dict: prefix, field, value ("": none), use (optional: who adds it to which roots, and which certificate
+it must sign, for the message).
 */}}
 {{- define "worker-image-lib.assertCA" -}}
 {{- include "worker-image-lib.assertString" . -}}
@@ -275,7 +357,7 @@ DER and nothing else (no key, no other text), at most 64 KiB. Takes a dict: pref
 {{- end -}}
 {{- end -}}
 {{- if $problem -}}
-{{- fail (printf "%s%s (%s) is %s; CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem) -}}
+{{- fail (printf "%s%s (%s) is %s; %s (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem (.use | default "CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate")) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

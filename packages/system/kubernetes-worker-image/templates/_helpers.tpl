@@ -17,6 +17,37 @@ override (storageClass "" asks for the cluster default).
 {{- end -}}
 
 {{/*
+Where the goldens import from when an entry sets no imageFactoryURL of its own, as YAML: url, urlFrom
+(the value it came from, for messages), explicit (imageFactoryURL is set), ca and caFrom (the published
+factory's CA, for the goldens that import from that factory, when the catalog's own imageFactoryCA is
+unset). The catalog's own imageFactoryURL; else the factory it publishes for new pools
+(tenantWorkers.talos.imageFactoryURL: one setting for a closed network); else the built-in. A CA belongs
+to the URL it was given with, so the published one follows the published URL only.
+*/}}
+{{- define "kubernetes-worker-image.chartWideSource" -}}
+{{- include "worker-image-lib.assertTenantWorkers" (dict "prefix" "" "field" "tenantWorkers" "value" .Values.tenantWorkers) -}}
+{{- $published := (.Values.tenantWorkers | default dict).talos | default dict -}}
+{{- $own := .Values.imageFactoryURL | default "" | toString -}}
+{{- $out := dict "explicit" false "ca" "" "caFrom" "" -}}
+{{- if $own -}}
+{{- $_ := set $out "url" $own -}}
+{{- $_ := set $out "urlFrom" "imageFactoryURL" -}}
+{{- $_ := set $out "explicit" true -}}
+{{- else if $published.imageFactoryURL -}}
+{{- $_ := set $out "url" $published.imageFactoryURL -}}
+{{- $_ := set $out "urlFrom" "tenantWorkers.talos.imageFactoryURL" -}}
+{{- with $published.imageFactoryCA -}}
+{{- $_ := set $out "ca" . -}}
+{{- $_ := set $out "caFrom" "tenantWorkers.talos.imageFactoryCA" -}}
+{{- end -}}
+{{- else -}}
+{{- $_ := set $out "url" (include "worker-image-lib.builtinImageFactoryURL" .) -}}
+{{- $_ := set $out "urlFrom" "the built-in default (neither imageFactoryURL nor tenantWorkers.talos.imageFactoryURL is set)" -}}
+{{- end -}}
+{{- $out | toYaml -}}
+{{- end -}}
+
+{{/*
 Every images[] entry resolved and checked once, on the root context (README, "Inside the templates"):
 ._kubernetesWorkerImageEntries (a list of maps), ._kubernetesWorkerImageGoldens and ._kubernetesWorkerImageCAs.
 */}}
@@ -29,13 +60,18 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- include "worker-image-lib.assertAtMost" (dict "prefix" "" "field" "images" "value" $images "max" 32 "items" "entries" "fix" "retire the flavors no pool uses (retire: true, then drop the entry)") -}}
 {{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
 {{- $maxLengths := include "worker-image-lib.maxLengths" . | fromYaml -}}
-{{- $chartWide := dict "imageFactoryURL" (.Values.imageFactoryURL | default "" | toString) "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
+{{- $source := include "kubernetes-worker-image.chartWideSource" . | fromYaml -}}
+{{- $chartWide := dict "imageFactoryURL" $source.url "storage" (.Values.storage | default "" | toString) "storageClass" (.Values.storageClass | default "" | toString) -}}
+{{- $chartWideFrom := dict "imageFactoryURL" $source.urlFrom "storage" "storage" "storageClass" "storageClass" -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" "" "field" "imageFactoryCA" "value" .Values.imageFactoryCA) -}}
 {{- $chartWideCA := .Values.imageFactoryCA | default "" | toString -}}
 {{- /* The CA ConfigMaps in cozy-public: named by what they serve, never by the certificate. */ -}}
 {{- $cas := list -}}
 {{- if $chartWideCA -}}
 {{- $cas = append $cas (dict "name" "kubernetes-worker-image-ca" "text" $chartWideCA "from" "imageFactoryCA") -}}
+{{- else if $source.ca -}}
+{{- /* The published factory's CA, for the goldens that import from it (it belongs to that URL). */ -}}
+{{- $cas = append $cas (dict "name" "kubernetes-worker-image-ca" "text" $source.ca "from" $source.caFrom) -}}
 {{- end -}}
 {{- $entries := list -}}
 {{- $byName := dict -}}
@@ -59,9 +95,11 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- $_ := set $r.from $field (printf "images[%d].%s" $i $field) -}}
 {{- else -}}
 {{- $_ := set $r $field (get $chartWide $field) -}}
-{{- $_ := set $r.from $field $field -}}
+{{- $_ := set $r.from $field (get $chartWideFrom $field) -}}
 {{- end -}}
 {{- end -}}
+{{- /* A URL nobody set for this catalog (the published factory's, else the built-in): an existing golden keeps the one it is stored with. */ -}}
+{{- $_ := set $r "urlDefault" (and (not (include "kubernetes-worker-image.sets" (list $e "imageFactoryURL"))) (not $source.explicit)) -}}
 {{- if or (gt (len $r.schematicID) (int $maxLengths.schematicID)) (not (regexMatch $patterns.schematicID $r.schematicID)) -}}
 {{- fail (printf "%s: schematicID %q is malformed: it must match %s (lowercase letters, digits, inner \"-\") and be at most %d characters, because it becomes part of the DataVolume name and the image URL; set it to the schematic ID the Image Factory printed, such as ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" $label (include "worker-image-lib.truncate" $r.schematicID) $patterns.schematicID (int $maxLengths.schematicID)) -}}
 {{- end -}}
@@ -82,6 +120,10 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- /* The entry's own imageFactoryCA wins, "" included (no CA for it); checksum is per entry only. */ -}}
 {{- $_ := set $r "caConfigMap" (ternary "kubernetes-worker-image-ca" "" (ne $chartWideCA "")) -}}
 {{- $_ := set $r.from "imageFactoryCA" "imageFactoryCA" -}}
+{{- if and (not $chartWideCA) $source.ca $r.urlDefault -}}
+{{- $_ := set $r "caConfigMap" "kubernetes-worker-image-ca" -}}
+{{- $_ := set $r.from "imageFactoryCA" $source.caFrom -}}
+{{- end -}}
 {{- if include "kubernetes-worker-image.sets" (list $e "imageFactoryCA") -}}
 {{- $own := get $e "imageFactoryCA" -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" (printf "%s: " $label) "field" "imageFactoryCA" "value" $own) -}}
@@ -121,7 +163,7 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- if gt (len $pcName) 253 -}}
 {{- fail (printf "%s: %s %q gives the golden name %s...(%d characters), longer than the 253 a DataVolume name may have; use a StorageClass with a shorter name" $label $field (include "worker-image-lib.truncate" $class) (trunc 80 $pcName) (len $pcName)) -}}
 {{- end -}}
-{{- $pc := dict "index" $i "label" (printf "%s, additional class %q" $label $class) "schematicID" $r.schematicID "version" $r.version "imageFactoryURL" $r.imageFactoryURL "storage" $r.storage "storageClass" $class "retire" $r.retire "name" $pcName "url" $r.url "caConfigMap" $r.caConfigMap "checksum" $r.checksum "perClassOf" $name "from" (dict "imageFactoryURL" (get $r.from "imageFactoryURL") "imageFactoryCA" (get $r.from "imageFactoryCA") "storage" (get $r.from "storage") "storageClass" $field) -}}
+{{- $pc := dict "index" $i "label" (printf "%s, additional class %q" $label $class) "schematicID" $r.schematicID "version" $r.version "imageFactoryURL" $r.imageFactoryURL "storage" $r.storage "storageClass" $class "retire" $r.retire "name" $pcName "url" $r.url "urlDefault" $r.urlDefault "caConfigMap" $r.caConfigMap "checksum" $r.checksum "perClassOf" $name "from" (dict "imageFactoryURL" (get $r.from "imageFactoryURL") "imageFactoryCA" (get $r.from "imageFactoryCA") "storage" (get $r.from "storage") "storageClass" $field) -}}
 {{- $perClass = append $perClass $pc -}}
 {{- end -}}
 {{- $_ := set $r "perClass" $perClass -}}
@@ -180,7 +222,12 @@ patched in place (README), and records on the entry the CA ConfigMap and checksu
 {{- $diffs := list -}}
 {{- range $field := list "imageFactoryURL" "storage" "storageClass" -}}
 {{- if and (hasKey $found $field) (ne (get $found $field) (get $want $field)) -}}
+{{- if and (eq $field "imageFactoryURL") $.urlDefault -}}
+{{- /* Nobody set this URL: the published factory moved (or went), which applies to goldens imported after it. */ -}}
+{{- $_ := set $ "url" (get $found $field) -}}
+{{- else -}}
 {{- $diffs = append $diffs (printf "%s %q there, %q now (from %s)" (get $what $field) (get $found $field) (get $want $field) (get $.from $field)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if $diffs -}}
