@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 const mirror = "https://factory.mirror.internal"
@@ -89,45 +90,67 @@ func publishedCA(t *testing.T) string {
 	return ""
 }
 
-// Where the factory is _cluster's (the platform-chart model): one pool is
-// said to import from another factory, without a CA; acme-workers, which
-// reads no _cluster (its HelmRelease has no valuesFrom), is on the factory
-// its own defaults give and is not, and the command is narrowed to beta-web
-// so as not to move acme-workers. When every HTTP pool of the waves gets
-// the same factory, the command is the selection as it was; when two get
-// different factories, each has its own command, narrowed to it.
+// withClusterFactory sets _cluster.talos.imageFactoryURL in a cozystack-values
+// Secret: a platform that carries _cluster (this repository's platform chart).
+func withClusterFactory(url string) func(*unstructured.Unstructured) {
+	return func(o *unstructured.Unstructured) {
+		text, _, _ := unstructured.NestedString(o.Object, "stringData", "values.yaml")
+		var values map[string]any
+		if err := yaml.Unmarshal([]byte(text), &values); err != nil {
+			panic(err)
+		}
+		cluster, _ := values["_cluster"].(map[string]any)
+		cluster["talos"] = map[string]any{"imageFactoryURL": url}
+		raw, err := yaml.Marshal(values)
+		if err != nil {
+			panic(err)
+		}
+		o.Object["stringData"] = map[string]any{"values.yaml": string(raw)}
+	}
+}
+
+// The example fleet's two HTTP pools keep the public factory while the
+// catalog publishes the mirror: each says so, and one command, the
+// selection as it was, moves both. Where a tenant's _cluster names another
+// factory, its pool gets that one, and each pool its own command narrowed to
+// it. Where another HTTP pool of the waves is on a factory of its own that
+// its defaults give, the command is narrowed to the pools it is for, so as
+// not to move that one.
 func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 3, MaxClones: 10}
 	plan := mustRollout(t, settledFleet(t, nil), o)
 	pools := byPool(plan)
-	assert.Nil(t, pools["tenant-acme/kubernetes-nodes-acme-workers"].OtherFactory)
-	web := pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory
-	require.NotNil(t, web)
-	assert.Equal(t, report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: "_cluster.talos.imageFactoryURL",
-		Command: "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --pool tenant-beta/kubernetes-nodes-beta-web --flavor " + flavor136 + " --wave 3 --max-clones 10"}, *web)
-
-	readsCluster := func(o *unstructured.Unstructured) {
-		o.Object["spec"].(map[string]any)["valuesFrom"] = []any{map[string]any{"kind": "Secret", "name": "cozystack-values"}}
+	command := "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --flavor " + flavor136 + " --wave 3 --max-clones 10"
+	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
+		assert.Equal(t, &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Command: command}, pools[hr].OtherFactory, hr)
 	}
-	same := settledFleet(t, map[string]func(*unstructured.Unstructured){"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": readsCluster})
-	plan = mustRollout(t, same, o)
 	assert.Equal(t, 2, plan.OtherFactory)
-	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+mirror+" --flavor "+flavor136+" --wave 3 --max-clones 10", plan.FactoryCommand, "every HTTP pool of the waves gets the mirror: the selection as it was")
+	assert.Equal(t, command, plan.FactoryCommand, "every HTTP pool of the waves gets the mirror: the selection as it was")
 
 	const other = "https://factory.other.internal"
-	two := settledFleet(t, map[string]func(*unstructured.Unstructured){
-		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": readsCluster,
-		"Secret/tenant-beta/cozystack-values": func(o *unstructured.Unstructured) {
-			o.Object["stringData"] = map[string]any{"values.yaml": "_cluster:\n  osImage: {builtin: {}}\n  talos: {imageFactoryURL: '" + other + "'}\n_namespace: {host: beta.example.org}\n"}
-			delete(o.Object, "data")
-		},
-	})
+	two := settledFleet(t, map[string]func(*unstructured.Unstructured){"Secret/tenant-beta/cozystack-values": withClusterFactory(other)})
 	plan = mustRollout(t, two, o)
 	pools = byPool(plan)
 	assert.Equal(t, 2, plan.OtherFactory)
 	assert.Empty(t, plan.FactoryCommand, "two factories: no one command")
+	web := pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory
+	assert.Equal(t, other, web.Published)
+	assert.Equal(t, "_cluster.talos.imageFactoryURL", web.PublishedFrom)
+	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+other+" --pool tenant-beta/kubernetes-nodes-beta-web --flavor "+flavor136+" --wave 3 --max-clones 10", web.Command)
 	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-workers"].OtherFactory.Command, "--to-factory "+mirror+" --pool tenant-acme/kubernetes-nodes-acme-workers ")
-	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory.Command, "--to-factory "+other+" --pool tenant-beta/kubernetes-nodes-beta-web ")
+
+	ownFactory := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"Secret/tenant-beta/cozystack-values": withClusterFactory(other),
+		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, other, "spec", "values", "talos", "imageFactoryURL"))
+		},
+	})
+	plan = mustRollout(t, ownFactory, o)
+	pools = byPool(plan)
+	assert.Nil(t, pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory, "it imports from the factory its defaults give")
+	assert.Equal(t, 1, plan.OtherFactory)
+	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+mirror+" --pool tenant-acme/kubernetes-nodes-acme-workers --flavor "+flavor136+" --wave 3 --max-clones 10", plan.FactoryCommand,
+		"narrowed: the selection as it was would move beta-web off its factory")
 }
 
 // With --to-factory the target names the factory: the plan says nothing of
