@@ -102,10 +102,13 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	rest.raw("")
 	rest.write(out)
 
-	result := newTable(o)
 	if r.OtherFactory > 0 {
-		result.row("factory", factorySummaryText(r))
+		// A table of its own: the result line stays as scripts read it.
+		factory := newTable(o)
+		factory.row("factory", factorySummaryText(r))
+		factory.write(out)
 	}
+	result := newTable(o)
 	apart := ""
 	if n := len(r.CannotMove); n == 1 {
 		apart = "; 1 pool cannot move and is left where it is (above; --strict stops instead)"
