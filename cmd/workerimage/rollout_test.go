@@ -381,3 +381,23 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	assert.Zero(t, again.OtherFactory)
 	assert.Nil(t, web.OtherFactory)
 }
+
+// --max-clones holds inside a pool: acme-golden alone would clone its two
+// disks at once, so its one patch writes maxSurge 0 with the Talos move
+// (one generation), and it rolls onto the template the plan without the
+// bound names: the rolling update is not part of the machine template.
+func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
+	rc := newRolloutCluster(t, true)
+	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "--pool", "tenant-acme/kubernetes-nodes-acme-golden", "--max-clones", "1", "--apply", "--poll", "5ms", "--timeout", "20s")
+	require.Equal(t, exitOK, r.code, r.stderr+r.stdout)
+	assert.Equal(t, 1, rc.patches(), "one patch")
+	assert.Contains(t, r.stdout, "\npatched tenant-acme/kubernetes-nodes-acme-golden: talos.version v1.13.6 -> v1.13.7, maxSurge 10 -> 0 ")
+	assert.Contains(t, r.stdout, "\nready tenant-acme/kubernetes-nodes-acme-golden: ")
+	hrs, _, err := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+	require.NoError(t, err)
+	hr, err := hrs.Namespace("tenant-acme").Get(context.Background(), "kubernetes-nodes-acme-golden", metav1.GetOptions{})
+	require.NoError(t, err)
+	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	assert.EqualValues(t, 0, values["maxSurge"])
+	assert.Equal(t, "v1.13.7", values["talos"].(map[string]any)["version"])
+}

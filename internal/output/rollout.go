@@ -132,7 +132,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 func boundsText(r *report.RolloutPlan) string {
 	text := report.Count(r.WaveSize, "pool")
 	if r.MaxWorkers > 0 {
-		text += fmt.Sprintf(", %s replaced", report.Count(r.MaxWorkers, "worker"))
+		text += fmt.Sprintf(", %s replaced at once", report.Count(r.MaxWorkers, "worker"))
 	}
 	if r.MaxClones > 0 {
 		text += fmt.Sprintf(", %s of one golden in flight", report.Count(r.MaxClones, "clone"))
@@ -256,6 +256,9 @@ func targetText(t report.RolloutTarget) string {
 
 func waveText(w report.RolloutWave) string {
 	line := fmt.Sprintf("wave %d: %s, %s to replace", w.Wave, report.Count(len(w.Pools), "pool"), report.Count(int(w.WorkersToReplace), "worker"))
+	if w.WorkersAtOnce > 0 {
+		line += fmt.Sprintf(", %d at once", w.WorkersAtOnce)
+	}
 	if w.ClonesInFlight > 0 {
 		line += fmt.Sprintf(", %s in flight at once taking %s in cozy-public", report.Count(int(w.ClonesInFlight), "clone"), w.TransientStorage)
 	} else {
@@ -296,12 +299,15 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 		running = "  (its MachineDeployment runs " + r + ")"
 	}
 	tb.row("    template", report.OrNone(p.MachineTemplate.Current)+" -> "+report.OrNone(p.MachineTemplate.Target)+running)
+	if r := p.RollingUpdate; r != nil && p.WorkersAtOnce > 0 {
+		tb.row("    rolls", fmt.Sprintf("%s at a time: its rolling update's maxSurge %d and maxUnavailable %d", report.Count(int(p.WorkersAtOnce), "worker"), r.MaxSurge, r.MaxUnavailable))
+	}
 	if p.ClonesInFlight > 0 {
 		strategy := ""
 		if p.CloneStrategy != "" {
 			strategy = ", clone strategy " + p.CloneStrategy
 		}
-		tb.row("    clones", fmt.Sprintf("%d at a time (its rolling update's surge), each a %s claim in cozy-public while CDI clones it%s", p.ClonesInFlight, report.OrNone(p.DiskSize), strategy))
+		tb.row("    clones", fmt.Sprintf("%d at a time, each a %s claim in cozy-public while CDI clones it%s", p.ClonesInFlight, report.OrNone(p.DiskSize), strategy))
 	}
 	if p.Note != "" {
 		tb.row("    note", p.Note)

@@ -353,8 +353,10 @@ type renderRead struct {
 	// asks for while it clones.
 	diskSize string
 	// kubernetes is the release the MachineDeployment runs; minReplicas and
-	// maxReplicas are its autoscaler annotations.
+	// maxReplicas are its autoscaler annotations; rollingUpdate is its
+	// rolling update.
 	kubernetes, minReplicas, maxReplicas string
+	rollingUpdate                        rollingUpdate
 }
 
 // readRender reads a render for renderRead; nothing of a render refused.
@@ -374,6 +376,7 @@ func readRender(m *render.Manifest) renderRead {
 		r.kubernetes = fleet.Text(md.Object, "spec", "template", "spec", "version")
 		r.minReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMin)
 		r.maxReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMax)
+		r.rollingUpdate = readRollingUpdate(md.Object)
 	}
 	return r
 }

@@ -59,6 +59,11 @@ const (
 	// applies is not what the chart renders, so the plan cannot say what
 	// the pool runs once moved.
 	StatePostRendered = "post-rendered"
+	// StateAboveBound: its roll alone would replace more workers, or clone
+	// more disks, at once than --max-workers or --max-clones, and no
+	// maxSurge keeps it within (the pool chart takes none, or its
+	// maxUnavailable alone is above the bound).
+	StateAboveBound = "above-bound"
 )
 
 // BlockingStates are what the operator must fix for the target itself (a
@@ -131,9 +136,11 @@ type RolloutPlan struct {
 	Target     RolloutTarget `json:"target"`
 	TargetFrom string        `json:"targetFrom,omitempty"`
 	// WaveSize is the most pools a wave patches at once; MaxWorkers the most
-	// workers a wave replaces, MaxClones the most clones of one golden a
-	// wave has in flight (0: no bound). A pool above a bound on its own
-	// gets a wave of its own.
+	// workers a wave replaces at once, MaxClones the most clones of one
+	// golden a wave has in flight (0: no bound). A pool above a bound on its
+	// own takes the maxSurge that keeps it within in the same change, or is
+	// listed apart (StateAboveBound); one rolling already gets a wave of
+	// its own.
 	WaveSize   int `json:"waveSize"`
 	MaxWorkers int `json:"maxWorkers"`
 	MaxClones  int `json:"maxClones"`
@@ -183,8 +190,10 @@ type RolloutPlan struct {
 type RolloutWave struct {
 	Wave  int           `json:"wave"`
 	Pools []RolloutPool `json:"pools"`
-	// WorkersToReplace adds up the pools' MachineDeployment replicas.
+	// WorkersToReplace adds up the workers its pools replace, and
+	// WorkersAtOnce those they replace at once (--max-workers bounds it).
 	WorkersToReplace int64 `json:"workersToReplace"`
+	WorkersAtOnce    int64 `json:"workersAtOnce"`
 	// ClonesInFlight is how many worker disks the wave's clone pools clone
 	// at once (each pool's rolling surge), and TransientStorage what those
 	// take in cozy-public while they do: CDI makes each clone there first
@@ -198,8 +207,9 @@ type RolloutWave struct {
 	// HTTPImports counts the workers that import their image over HTTP as
 	// they are replaced: one download each.
 	HTTPImports int64 `json:"httpImports"`
-	// Alone says why a pool has this wave to itself: it alone is above
-	// --max-workers or --max-clones (its own rolling update bounds it).
+	// Alone says why a pool has this wave to itself: rolling already (an
+	// earlier run moved it), it alone is above --max-workers or
+	// --max-clones, and this run writes nothing to it.
 	Alone string `json:"alone,omitempty"`
 }
 
@@ -235,11 +245,17 @@ type RolloutPool struct {
 	// ToReplace are the workers the move replaces: all of them, or for a
 	// pool already rolling, those not yet on the new template.
 	ToReplace int64 `json:"toReplace"`
+	// RollingUpdate is its MachineDeployment's rolling update once moved
+	// (resolved for its workers), and WorkersAtOnce how many of ToReplace
+	// it replaces at once by it: maxSurge + maxUnavailable, as Cluster API
+	// rolls a MachineDeployment.
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+	WorkersAtOnce int64          `json:"workersAtOnce"`
 	// MachineDeployment: the pool has one.
 	MachineDeployment bool `json:"machineDeployment"`
 	// ClonesInFlight: the worker disks the pool clones at once as it rolls
-	// (its rolling update's surge; 0 on the HTTP path or at zero workers),
-	// each DiskSize in cozy-public while CDI clones it.
+	// (WorkersAtOnce on the clone path; 0 on the HTTP path or at zero
+	// workers), each DiskSize in cozy-public while CDI clones it.
 	ClonesInFlight int64  `json:"clonesInFlight"`
 	DiskSize       string `json:"diskSize,omitempty"`
 	// Golden and CloneStrategy: what the pool clones at the target, and how
