@@ -360,7 +360,7 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", fixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	plan := decode[report.RolloutPlan](t, r)
-	require.Equal(t, 1, plan.OtherFactory)
+	require.Equal(t, 1, plan.OtherFactoryPools)
 	command := strings.Fields(plan.FactoryCommand)
 	require.Equal(t, []string{"workerimage", "rollout"}, command[:2])
 	assert.Contains(t, plan.FactoryCommand, "--factory-ca mirror-ca.pem")
@@ -378,7 +378,7 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7", "imageFactoryURL": "https://factory.mirror.internal", "imageFactoryCA": string(pem)}}, web.ValuesChange)
 	assert.Equal(t, "https://factory.mirror.internal", web.To.ImageFactoryURL.Value)
 	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
-	assert.Zero(t, again.OtherFactory)
+	assert.Zero(t, again.OtherFactoryPools)
 	assert.Nil(t, web.OtherFactory)
 }
 

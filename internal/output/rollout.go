@@ -102,7 +102,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	rest.raw("")
 	rest.write(out)
 
-	if r.OtherFactory > 0 {
+	if r.OtherFactoryPools > 0 {
 		// A table of its own: the result line stays as scripts read it.
 		factory := newTable(o)
 		factory.row("factory", factorySummaryText(r))
@@ -180,10 +180,10 @@ func factoryCAText(o *report.OtherFactory) string {
 // than new pools get, with the command that moves them all when one does.
 func factorySummaryText(r *report.RolloutPlan) string {
 	says := "each says so above"
-	if r.OtherFactory == 1 {
+	if r.OtherFactoryPools == 1 {
 		says = "it says so above"
 	}
-	text := fmt.Sprintf("%s will import from another Image Factory than new pools do (%s); --strict does not stop for it", report.Count(r.OtherFactory, "pool"), says)
+	text := fmt.Sprintf("%s will import from another Image Factory than new pools do (%s); --strict does not stop for it", report.Count(r.OtherFactoryPools, "pool"), says)
 	if r.FactoryCommand == "" {
 		return text + "; they get different factories, so each pool's command is above"
 	}

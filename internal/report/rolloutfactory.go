@@ -137,9 +137,9 @@ func factoryCommands(plan *RolloutPlan) {
 		}
 		byKey[key].pools = append(byKey[key].pools, p.HelmRelease)
 	}
-	plan.OtherFactory = 0
+	plan.OtherFactoryPools = 0
 	for _, g := range groups {
-		plan.OtherFactory += len(g.pools)
+		plan.OtherFactoryPools += len(g.pools)
 	}
 	if len(groups) == 0 {
 		return

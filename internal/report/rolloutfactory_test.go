@@ -48,7 +48,7 @@ func TestRolloutSaysAPoolImportsFromAnotherFactory(t *testing.T) {
 	assert.Equal(t, want, web.OtherFactory)
 	assert.Nil(t, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].OtherFactory, "it imports from the published mirror")
 	assert.Nil(t, pools["tenant-beta/kubernetes-nodes-beta-golden"].OtherFactory, "it clones")
-	assert.Equal(t, 1, plan.OtherFactory)
+	assert.Equal(t, 1, plan.OtherFactoryPools)
 	assert.Equal(t, want.Command, plan.FactoryCommand)
 	assert.True(t, plan.CanStart)
 
@@ -71,7 +71,7 @@ func TestRolloutFactoryCommandMovesBothInOneReimage(t *testing.T) {
 	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7", "imageFactoryURL": mirror, "imageFactoryCA": ca}}, web.ValuesChange, "one patch")
 	assert.Equal(t, mirror, web.To.ImageFactoryURL.Value)
 	assert.Nil(t, web.OtherFactory)
-	assert.Zero(t, plan.OtherFactory)
+	assert.Zero(t, plan.OtherFactoryPools)
 	assert.Empty(t, plan.FactoryCommand)
 	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
 }
@@ -124,14 +124,14 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
 		assert.Equal(t, &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Command: command}, pools[hr].OtherFactory, hr)
 	}
-	assert.Equal(t, 2, plan.OtherFactory)
+	assert.Equal(t, 2, plan.OtherFactoryPools)
 	assert.Equal(t, command, plan.FactoryCommand, "every HTTP pool of the waves gets the mirror: the selection as it was")
 
 	const other = "https://factory.other.internal"
 	two := settledFleet(t, map[string]func(*unstructured.Unstructured){"Secret/tenant-beta/cozystack-values": withClusterFactory(other)})
 	plan = mustRollout(t, two, o)
 	pools = byPool(plan)
-	assert.Equal(t, 2, plan.OtherFactory)
+	assert.Equal(t, 2, plan.OtherFactoryPools)
 	assert.Empty(t, plan.FactoryCommand, "two factories: no one command")
 	web := pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory
 	assert.Equal(t, other, web.Published)
@@ -148,7 +148,7 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	plan = mustRollout(t, ownFactory, o)
 	pools = byPool(plan)
 	assert.Nil(t, pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory, "it imports from the factory its defaults give")
-	assert.Equal(t, 1, plan.OtherFactory)
+	assert.Equal(t, 1, plan.OtherFactoryPools)
 	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+mirror+" --pool tenant-acme/kubernetes-nodes-acme-workers --flavor "+flavor136+" --wave 3 --max-clones 10", plan.FactoryCommand,
 		"narrowed: the selection as it was would move beta-web off its factory")
 }
@@ -164,6 +164,6 @@ func TestRolloutToFactorySaysNothingOfAnotherFactory(t *testing.T) {
 		assert.Equal(t, mirror, pools[hr].To.ImageFactoryURL.Value, hr)
 		assert.Nil(t, pools[hr].OtherFactory, hr)
 	}
-	assert.Zero(t, plan.OtherFactory)
+	assert.Zero(t, plan.OtherFactoryPools)
 	assert.Empty(t, plan.FactoryCommand)
 }

@@ -172,14 +172,14 @@ type RolloutPlan struct {
 	// CanStart: nothing is blocked (and, with Strict, every selected pool
 	// can move). With no wave, nothing is to be done.
 	CanStart bool `json:"canStart"`
-	// OtherFactory counts the pools of the waves that will import from
+	// OtherFactoryPools counts the pools of the waves that will import from
 	// another Image Factory than the one new pools get (each says so), and
 	// FactoryCommand is the command that moves them all, flavor and factory
 	// in one re-image, when one does (else each pool has its own). Neither
 	// keeps the rollout from starting, --strict or not: a pool's own factory
 	// may be one its workers reach.
-	OtherFactory   int    `json:"otherFactory,omitempty"`
-	FactoryCommand string `json:"factoryCommand,omitempty"`
+	OtherFactoryPools int    `json:"otherFactoryPools,omitempty"`
+	FactoryCommand    string `json:"factoryCommand,omitempty"`
 	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
 	// not be read, and tenant objects not read as pools.
 	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
