@@ -383,17 +383,32 @@ func readRender(m *render.Manifest) renderRead {
 
 // planWhole plans a pool as it is from its whole render's answers
 // (renderWithFacts): the render rendered, or, refused, with the helpers'
-// facts already asked (helperFacts). The render is read and let go.
+// facts already asked (helperFacts). The render is read and let go, and of
+// the report only what the rollout's plan reads is kept (forPlanning).
 func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*plannedNow, error) {
 	rep, m, err := planFrom(chrt, t, rel, vals, m, facts, err, err != nil)
 	if err != nil {
 		return nil, err
 	}
-	return &plannedNow{report: rep, read: readRender(m)}, nil
+	return &plannedNow{report: rep.forPlanning(), read: readRender(m)}, nil
 }
 
-// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it, else
-// rendered now.
+// forPlanning is the part of a pool's report as it is that the rollout's
+// plan of it reads (planPool): a fleet's reports are held from its read until
+// each pool is planned, and their checks and object lists would be most of
+// them.
+func (r *PlanReport) forPlanning() *PlanReport {
+	kept := &PlanReport{Release: r.Release, Namespace: r.Namespace, Pool: r.Pool, Cluster: r.Cluster, Preview: r.Preview,
+		MachineTemplate: r.MachineTemplate, Result: r.Result, Refusal: r.Refusal, CreatedWith: r.CreatedWith}
+	if d := r.DiskSource; d != nil {
+		kept.DiskSource = &DiskReport{Path: d.Path, Golden: d.Golden, SchematicID: d.SchematicID, Version: d.Version,
+			ImageFactoryURL: d.ImageFactoryURL, ImageFactoryCA: d.ImageFactoryCA, CloneStrategy: d.CloneStrategy, Checked: d.Checked}
+	}
+	return kept
+}
+
+// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it (what
+// the rollout's plan reads of it, forPlanning), else rendered now.
 func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, renderRead, error) {
 	if rp.now != nil {
 		return rp.now.report, rp.now.read, nil
