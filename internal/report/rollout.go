@@ -245,6 +245,9 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool,
 			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
 			out[i], errs[i] = planPool(chrt, t, f, *rp, target, pc)
 			rp.now = nil
+			if !Blocking(out[i].State) {
+				out[i].switched = nil // read for the catalog's entries only
+			}
 		}()
 	}
 	wg.Wait()
