@@ -128,6 +128,7 @@ func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) (
 					return
 				}
 				out[i], errs[i] = resolvePool(chrt, t, pools[i], whole)
+				retune()
 				mu.Lock()
 				done++
 				t.progress("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())

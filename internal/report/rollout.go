@@ -248,6 +248,7 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool,
 			if !Blocking(out[i].State) {
 				out[i].switched = nil // read for the catalog's entries only
 			}
+			retune()
 		}()
 	}
 	wg.Wait()
