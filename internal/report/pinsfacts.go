@@ -239,3 +239,16 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 	}
 	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, now: now, helmRelease: pool.HelmRelease}, nil
 }
+
+// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it (what
+// the rollout's plan reads of it, forPlanning), else rendered now.
+func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, renderRead, error) {
+	if rp.now != nil {
+		return rp.now.report, rp.now.read, nil
+	}
+	rep, m, err := Plan(chrt, t, rp.release, rp.values)
+	if err != nil {
+		return nil, renderRead{}, err
+	}
+	return rep, readRender(m), nil
+}

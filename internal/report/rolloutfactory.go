@@ -19,25 +19,6 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
 
-// OtherFactory says that a pool will import from another Image Factory
-// than the one new pools get, and how to move it there in the same change.
-type OtherFactory struct {
-	// ImageFactoryURL is the factory the pool imports from once moved.
-	ImageFactoryURL string `json:"imageFactoryURL"`
-	// Published is the factory URL new pools get, and PublishedFrom where
-	// the chart takes it from: _cluster.talos.imageFactoryURL, the catalog's
-	// published defaults (CatalogChannel), or the chart's built-in default.
-	Published     string `json:"published"`
-	PublishedFrom string `json:"publishedFrom"`
-	// PublishedCA: a CA comes with the published factory (talos.imageFactoryCA
-	// in the same place), so the command writes it with the URL: a pool's
-	// own URL takes no CA of the platform's.
-	PublishedCA bool `json:"publishedCA,omitempty"`
-	// Command is this rollout's selection and target with --to-factory (and
-	// --factory-ca) added: the flavor and the factory in one re-image.
-	Command string `json:"command"`
-}
-
 // builtinFactorySource names where a new pool's factory URL comes from when
 // neither _cluster nor the catalog's published defaults set one.
 const builtinFactorySource = "the chart's built-in default (talos.imageFactoryURL)"
