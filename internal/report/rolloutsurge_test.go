@@ -84,3 +84,32 @@ func TestRolloutWaitsForARollingPoolAboveTheBoundAlone(t *testing.T) {
 		}
 	}
 }
+
+// A pool the chart refuses as it is (here: its flavor's golden is absent and
+// none of its workers is ready yet) has no rolling update to read before the
+// target's render: the bound is judged on that render, and the change that
+// takes maxSurge is rendered again, with the same template.
+func TestRolloutBoundsAPoolRefusedAsItIs(t *testing.T) {
+	refusedNow := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.3", "spec", "values", "talos", "version"))
+		},
+		"MachineDeployment/tenant-acme/kubernetes-acme-golden": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, int64(0), "status", "readyReplicas"))
+		},
+	})
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-acme/kubernetes-nodes-acme-golden"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
+	unbounded := mustRollout(t, refusedNow, o)
+	require.Len(t, unbounded.Pools(), 1, "refused as it is, it renders at the target")
+	golden := unbounded.Pools()[0]
+	require.Empty(t, golden.MachineTemplate.Current, "the chart refuses it as it is")
+	require.Equal(t, int64(2), golden.ClonesInFlight)
+
+	o.MaxClones = 1
+	plan := mustRollout(t, refusedNow, o)
+	require.Len(t, plan.Pools(), 1)
+	bounded := plan.Pools()[0]
+	assert.Equal(t, map[string]any{"maxSurge": int64(0), "talos": map[string]any{"version": "v1.13.7"}}, bounded.ValuesChange)
+	assert.Equal(t, int64(1), bounded.ClonesInFlight)
+	assert.Equal(t, golden.MachineTemplate.Target, bounded.MachineTemplate.Target)
+}
