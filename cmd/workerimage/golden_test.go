@@ -77,6 +77,12 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"pins", "-cluster", "cmd/workerimage/testdata/pins/per-class.yaml", "-o", format},
 				code: exitOK,
 			},
+			// A namespace narrows the pools, never the goldens.
+			cliGoldenCase{
+				name: "pins-namespace." + format,
+				args: []string{"pins", "-n", "tenant-gamma", "--cluster", "cmd/workerimage/testdata/stock/cluster.yaml", "-o", format},
+				code: exitOK,
+			},
 			cliGoldenCase{
 				name: "adopt." + format,
 				args: []string{"adopt", "-cluster", "examples/cluster-state.yaml", "-o", format},

@@ -69,7 +69,7 @@ goldens, their pools and disks as a tree.`,
 		},
 	}
 	in.add(cmd, "resolved")
-	in.namespaceFlag(cmd, "only the pools and disks of this namespace, and the goldens they use (whether a golden is safe to delete stays the whole cluster's answer)")
+	in.namespaceFlag(cmd, "only the pools and disks of this namespace, under every golden cozy-public holds (whether a golden is safe to delete stays the whole cluster's answer)")
 	cmd.Flags().BoolVar(&tree, "tree", false, "draw the goldens, the pools that use each and their disks as a tree")
 	return cmd
 }

@@ -16,7 +16,7 @@ type PinsReport struct {
 	// Golden is the one golden asked about (pins GOLDEN); "" for all.
 	Golden string `json:"golden,omitempty"`
 	// Namespace is the one namespace asked about (pins -n): only its pools
-	// and disks are listed, and the goldens they use; "" for all.
+	// and disks are listed, under every golden cozy-public holds; "" for all.
 	Namespace string `json:"namespace,omitempty"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
 	Chart string `json:"chart"`
@@ -27,7 +27,8 @@ type PinsReport struct {
 	// Unused are the goldens safe to delete: no pool's values resolve to one
 	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
 	Unused []string `json:"unused"`
-	// PoolsRead counts the pools found (resolved or not).
+	// PoolsRead counts the pools found (resolved or not): with Namespace,
+	// those of that namespace, the pools the report lists.
 	PoolsRead    int       `json:"poolsRead"`
 	HostAssisted []DiskPin `json:"hostAssisted"`
 	HTTPPools    []PoolPin `json:"httpPools"`
