@@ -41,7 +41,11 @@ goldens, their pools and disks as a tree.`,
 				return err
 			}
 			rep := report.Pins(r.facts, r.target.Desc, r.chart.Metadata.Name)
-			report.WithDeleteSteps(&rep)
+			home, err := report.ReadCatalogHome(r.target)
+			if err != nil {
+				return err
+			}
+			report.WithDeleteSteps(&rep, home)
 			if len(args) == 1 {
 				one, err := report.OneGolden(rep, args[0])
 				if err != nil {

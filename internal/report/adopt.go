@@ -68,9 +68,11 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
 	}
 	rep.Flavors = groupAdoptPools(pools)
-	if rep.Catalog, err = catalogFor(t, f.stored, pools, catalogURL); err != nil {
+	home, err := ReadCatalogHome(t)
+	if err != nil {
 		return nil, err
 	}
+	rep.Catalog = catalogFor(home, f.stored, pools, catalogURL)
 	rep.Savings = savingsOf(pools, rep.Catalog, catalogStorage)
 	rep.Savings.HTTPPools = len(pins.HTTPPools)
 	rep.Savings.RefusedToday = len(rep.RefusedToday)

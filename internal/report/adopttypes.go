@@ -190,17 +190,22 @@ type AdoptCatalog struct {
 	// Images is the catalog's images list with the changes, existing entries
 	// first (by golden name), then the new ones.
 	Images []CatalogEntry `json:"images"`
-	// Values are the platform's values with this images list, as YAML with
-	// comments, ready to apply; "" when nothing changes. The output layer
-	// (internal/output) writes it, as it writes every report's text.
+	// Values are the catalog change whole, with this images list, as YAML
+	// with comments, ready to apply; "" when nothing changes. The output
+	// layer (internal/output) writes it, as it writes every report's text.
 	Values string `json:"values"`
-	// Platform are the platform's values the list goes into (Values is them
-	// with kubernetesWorkerImage.images replaced): its release's values when
-	// WholePlatform, else its kubernetesWorkerImage section alone, as the
-	// catalog's Package holds it. ValuesFrom says which.
-	Platform      map[string]any `json:"-"`
+	// ChangeShape says what Values is: ShapePackage, the Package
+	// cozystack.kubernetes-worker-image as the cluster holds it (or as a
+	// stock Cozystack installs it, where it holds none) with the list in
+	// its spec.components.kubernetes-worker-image.values, to apply with
+	// kubectl; or ShapePlatform, the platform release's values whole with
+	// kubernetesWorkerImage.images replaced (WholePlatform), to upgrade the
+	// platform with. ValuesFrom says what was read.
+	ChangeShape   string         `json:"changeShape,omitempty"`
 	WholePlatform bool           `json:"wholePlatform"`
 	ValuesFrom    string         `json:"valuesFrom,omitempty"`
+	Platform      map[string]any `json:"-"`
+	Package       map[string]any `json:"-"`
 }
 
 // CatalogEntry is one images[] entry of the catalog, and why it is there.

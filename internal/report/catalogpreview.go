@@ -146,22 +146,29 @@ values: {{ $out | toJson }}
 }
 
 // CatalogValuesFromCluster are the values the cluster's catalog Package
-// holds (what the platform forwarded at its last upgrade); with no Package,
-// none: the catalog's defaults.
+// holds (the operator's, or what the platform forwarded at its last
+// upgrade); with no Package, none: the catalog's defaults.
 func CatalogValuesFromCluster(t Target) (map[string]any, string, error) {
+	vals, from, _, err := catalogValuesFromCluster(t)
+	return vals, from, err
+}
+
+// catalogValuesFromCluster is CatalogValuesFromCluster, and whether the
+// cluster holds the Package.
+func catalogValuesFromCluster(t Target) (map[string]any, string, bool, error) {
 	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if pkg == nil {
-		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", nil
+		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", false, nil
 	}
-	raw, _, _ := unstructured.NestedFieldNoCopy(pkg.Object, "spec", "components", "kubernetes-worker-image", "values")
+	raw, _, _ := unstructured.NestedFieldNoCopy(pkg.Object, "spec", "components", catalogComponent, "values")
 	vals, _ := raw.(map[string]any)
 	if vals == nil {
 		vals = map[string]any{}
 	}
-	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values, what the platform forwards now)", nil
+	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values)", true, nil
 }
 
 const (

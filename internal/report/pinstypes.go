@@ -54,6 +54,10 @@ type PinsReport struct {
 	// does not parse, is expired or not yet valid, or is not a CA: the
 	// goldens imported with it from now on may fail TLS.
 	CAProblems []CAConfigMapProblems `json:"caProblems,omitempty"`
+	// ChangeShape says where the goldens' deleteSteps change the catalog:
+	// ShapePackage (its Package, applied with kubectl) or ShapePlatform (the
+	// platform's values, upgraded); "" when no golden has steps.
+	ChangeShape string `json:"changeShape,omitempty"`
 	// PoolsBehind are the pools behind what a new pool gets now (Behind):
 	// a newer patch of their flavor in the catalog, a newer chart default or
 	// Kubernetes patch, another factory than the platform's. A chart

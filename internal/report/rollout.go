@@ -1016,6 +1016,10 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 			waiting[i].imageFactoryURL = url.Value
 		}
 	}
-	c, err := catalogFor(t, f.stored, waiting, url)
-	return &c, err
+	home, err := ReadCatalogHome(t)
+	if err != nil {
+		return nil, err
+	}
+	c := catalogFor(home, f.stored, waiting, url)
+	return &c, nil
 }
