@@ -170,17 +170,3 @@ func newCatalogPackage() map[string]any {
 		},
 	}
 }
-
-// WithPlatformValues fills in the platform's values the -f files make
-// (files, layered already), where the platform release's values are
-// readable: a catalog change previewed from a part of the values is printed
-// as the whole values to apply.
-func (r *CatalogReport) WithPlatformValues(t Target, files map[string]any) error {
-	home, err := ReadCatalogHome(t)
-	if err != nil || home.Shape != ShapePlatform {
-		return err
-	}
-	r.Platform = render.MergeValues(home.Platform, files)
-	r.PlatformFrom = home.From + ", with the -f files layered over them as Helm layers -f files"
-	return nil
-}
