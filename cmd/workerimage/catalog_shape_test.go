@@ -289,9 +289,9 @@ func TestCatalogSaysWhichGoldensImportFromAnotherFactory(t *testing.T) {
 	for _, g := range r.Goldens {
 		notes[g.Name] = g.FactoryNote
 	}
-	assert.Equal(t, "imports from https://factory.talos.dev (the catalog's default imageFactoryURL: the values set none), not from https://factory.mirror.internal, the Image Factory new pools are given (tenantFactory); for it to import from there, set spec.components.kubernetes-worker-image.values.imageFactoryURL of the Package to https://factory.mirror.internal", notes[goldenName("v1.13.4")])
+	assert.Equal(t, "imports from https://factory.talos.dev (the catalog's default imageFactoryURL: the values set none), not from https://factory.mirror.internal, the Image Factory new pools are given; for it to import from there, set spec.components.kubernetes-worker-image.values.imageFactoryURL of the Package to https://factory.mirror.internal", notes[goldenName("v1.13.4")])
 	for _, v := range []string{"v1.13.5", "v1.13.6"} {
-		assert.True(t, strings.HasPrefix(notes[goldenName(v)], "imported from https://factory.talos.dev, not from https://factory.mirror.internal, the Image Factory new pools are given (tenantFactory); a golden's source never changes"), notes[goldenName(v)])
+		assert.True(t, strings.HasPrefix(notes[goldenName(v)], "imported from https://factory.talos.dev, not from https://factory.mirror.internal, the Image Factory new pools are given; a golden's source never changes"), notes[goldenName(v)])
 	}
 	text := cli(t, "catalog", "-f", writeTemp(t, "package.yaml", pkg), "--cluster", stockState).stdout
 	assert.Contains(t, text, "\ntenant factory   https://factory.mirror.internal  (the catalog publishes it for new pools: its tenantWorkers.talos.imageFactoryURL, in ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults)\n")

@@ -60,6 +60,9 @@ func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 			why = fmt.Sprintf("new, golden %s, for %s", e.Plain, poolsText(e.Pools))
 		}
 		comments := []string{why}
+		if e.FactoryNote != "" {
+			comments = append(comments, "note: "+e.FactoryNote)
+		}
 		for _, n := range e.Notes {
 			comments = append(comments, "note: "+n)
 		}

@@ -138,7 +138,7 @@ func (r *CatalogReport) noteFactories(shape string) {
 			continue
 		}
 		chartWide, own := factoryKeys(shape, g.factoryFrom)
-		given := fmt.Sprintf("not from %s, the Image Factory new pools are given (tenantFactory)", r.TenantFactory.Value)
+		given := fmt.Sprintf("not from %s, the Image Factory new pools are given", r.TenantFactory.Value)
 		switch g.Outcome {
 		case GoldenCreates:
 			switch {

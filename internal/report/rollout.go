@@ -1006,20 +1006,24 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 	if len(waiting) == 0 {
 		return nil, nil
 	}
-	url, _, err := platformCatalog(t)
+	home, err := ReadCatalogHome(t)
 	if err != nil {
 		return nil, err
 	}
+	newEntry, err := newEntryOf(t, home)
+	if err != nil {
+		return nil, err
+	}
+	url := newEntry.url
 	for i := range waiting {
 		// A pool that clones already boots from no factory of its own.
 		if waiting[i].imageFactoryURL == "" {
 			waiting[i].imageFactoryURL = url.Value
 		}
 	}
-	home, err := ReadCatalogHome(t)
-	if err != nil {
+	c := catalogFor(home, f.stored, waiting, url)
+	if err := withFactoryNotes(t, home, &c); err != nil {
 		return nil, err
 	}
-	c := catalogFor(home, f.stored, waiting, url)
 	return &c, nil
 }
