@@ -68,7 +68,7 @@ type CatalogReport struct {
 	TenantDefaults string `json:"tenantDefaults,omitempty"`
 	// Publishes is that ConfigMap field by field, beside what the cluster's
 	// holds now; nil when the render is refused.
-	Publishes *PublishedDefaults `json:"publishes,omitempty"`
+	Publishes *PublishedDefaults `json:"publishedDefaults,omitempty"`
 	// TenantFactory is the Image Factory new pools are given (the
 	// platform's _cluster, else what the catalog publishes), which the
 	// goldens are compared with; nil when neither gives one.
