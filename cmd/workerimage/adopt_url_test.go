@@ -31,13 +31,18 @@ status: {replicas: 0}
 `, tenant, version, url)
 }
 
-// catalogPackageWith is the platform's catalog Package, forwarding
-// kubernetesWorkerImage.imageFactoryURL when url is set.
+// catalogPackageWith is the catalog's Package with imageFactoryURL in its
+// values when url is set.
 func catalogPackageWith(url string) string {
 	values := "{}"
 	if url != "" {
 		values = fmt.Sprintf("{imageFactoryURL: %q}", url)
 	}
+	return catalogPackageOf(values)
+}
+
+// catalogPackageOf is the catalog's Package holding values (a YAML flow map).
+func catalogPackageOf(values string) string {
 	return fmt.Sprintf(`---
 apiVersion: cozystack.io/v1alpha1
 kind: Package

@@ -136,18 +136,7 @@ func TestRolloutCatalogChangeFollowsWhatRuns(t *testing.T) {
 	base, err := os.ReadFile(rolloutFixture)
 	require.NoError(t, err)
 	args := []string{"rollout", "--to-talos", "v1.13.8", "-n", "tenant-beta"}
-	withPackage := writeTemp(t, "cluster.yaml", string(base)+`---
-apiVersion: cozystack.io/v1alpha1
-kind: Package
-metadata: {name: cozystack.kubernetes-worker-image}
-spec:
-  variant: default
-  components:
-    kubernetes-worker-image:
-      values:
-        storageClass: replicated
-        tenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}
-`)
+	withPackage := writeTemp(t, "cluster.yaml", string(base)+catalogPackageOf("{storageClass: replicated, tenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}}"))
 	res := cli(t, append(args, "--cluster", withPackage, "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, res.stderr)
 	r := decode[report.RolloutPlan](t, res)

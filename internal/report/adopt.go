@@ -55,11 +55,7 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		}
 		pools = append(pools, ap)
 	}
-	home, err := ReadCatalogHome(t)
-	if err != nil {
-		return nil, err
-	}
-	newEntry, err := newEntryOf(t, home)
+	home, newEntry, err := catalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}

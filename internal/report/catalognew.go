@@ -42,6 +42,18 @@ func homeCatalogValues(home CatalogHome) (map[string]any, error) {
 	return fwd.catalog, nil
 }
 
+// catalogChangeBase is what a catalog change adopt or rollout prints starts
+// from: where the cluster's catalog values are written (ReadCatalogHome),
+// and what the catalog gives a new entry with them (newEntryOf).
+func catalogChangeBase(t Target) (CatalogHome, newEntry, error) {
+	home, err := ReadCatalogHome(t)
+	if err != nil {
+		return CatalogHome{}, newEntry{}, err
+	}
+	e, err := newEntryOf(t, home)
+	return home, e, err
+}
+
 // newEntryOf asks the catalog chart built into this binary what a new entry
 // gets with the cluster's catalog values (home): its factory URL and
 // storage, as it resolves them (so whatever rule the chart applies, a

@@ -1006,11 +1006,7 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 	if len(waiting) == 0 {
 		return nil, nil
 	}
-	home, err := ReadCatalogHome(t)
-	if err != nil {
-		return nil, err
-	}
-	newEntry, err := newEntryOf(t, home)
+	home, newEntry, err := catalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}
