@@ -360,3 +360,22 @@ func TestCatalogOfTheClusterSaysItsShape(t *testing.T) {
 		assert.Contains(t, g.FactoryNote, "goldens the catalog creates import from kubernetesWorkerImage.imageFactoryURL in the platform values", g.Name)
 	}
 }
+
+// The snippet the issue met, the Package's registries copied into platform
+// values: the platform chart refuses it (exit 1), and the report says the
+// goldens were not previewed, never that cozy-public holds none.
+func TestCatalogRefusedPlatformValuesPreviewNoGoldens(t *testing.T) {
+	snippet := writeTemp(t, "snippet.yaml", "kubernetesWorkerImage:\n  registries: {mirrors: {docker.io: {endpoints: [https://registry.mirror.internal/v2/docker.io]}}}\n")
+	r := catalogOf(t, exitAttn, "-f", snippet, "--cluster", stockState)
+	assert.Equal(t, report.ValuesPlatform, r.ValuesShape)
+	assert.Contains(t, r.Refusal, `the platform chart refuses these values: kubernetesWorkerImage has no key "registries"`)
+	assert.Nil(t, r.Values)
+	assert.Empty(t, r.ChangeShape)
+	text := cli(t, "catalog", "-f", snippet, "--cluster", stockState).stdout
+	assert.Contains(t, text, "\ngoldens: not previewed (the platform chart refuses these values before they reach the catalog)\n")
+	assert.NotContains(t, text, "holds none")
+	// The neighbour: values that reach the catalog and resolve to no golden
+	// on a cluster holding none.
+	none := cli(t, "catalog", "-f", writeTemp(t, "none.yaml", "images: []\n"), "--cluster", td("state", "cluster.yaml")).stdout
+	assert.Contains(t, none, "\ngoldens: none (the values resolve to no golden, and cozy-public holds none)\n")
+}

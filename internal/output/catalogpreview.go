@@ -56,7 +56,11 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 
 	gt := newTable(o)
 	gt.raw("")
-	if len(r.Goldens) == 0 {
+	switch {
+	case r.Values == nil:
+		// The platform chart refused the values: nothing reached the catalog.
+		gt.raw("goldens: not previewed (the platform chart refuses these values before they reach the catalog)")
+	case len(r.Goldens) == 0:
 		gt.raw("goldens: none (the values resolve to no golden, and " + golden.Namespace + " holds none)")
 	}
 	for _, g := range r.Goldens {
