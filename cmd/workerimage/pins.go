@@ -41,11 +41,15 @@ goldens, their pools and disks as a tree.`,
 				return err
 			}
 			rep := report.Pins(r.facts, r.target.Desc, r.chart.Metadata.Name)
-			home, err := report.ReadCatalogHome(r.target)
-			if err != nil {
-				return err
+			// Where the catalog's values are written is read only when a
+			// golden's delete steps go through them.
+			if rep.HasGoldensToDelete() {
+				home, err := report.ReadCatalogHome(r.target)
+				if err != nil {
+					return err
+				}
+				report.WithDeleteSteps(&rep, home)
 			}
-			report.WithDeleteSteps(&rep, home)
 			if len(args) == 1 {
 				one, err := report.OneGolden(rep, args[0])
 				if err != nil {

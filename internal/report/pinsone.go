@@ -35,6 +35,18 @@ func WithDeleteSteps(rep *PinsReport, home CatalogHome) {
 	}
 }
 
+// HasGoldensToDelete: some golden is safe to delete and exists, so
+// WithDeleteSteps has steps to write (and where the catalog's values are
+// written to read).
+func (r PinsReport) HasGoldensToDelete() bool {
+	for _, g := range r.Goldens {
+		if g.SafeToDelete && g.FoundAs != "absent" {
+			return true
+		}
+	}
+	return false
+}
+
 // deleteSteps says how one unused golden is deleted for good; flavorInUse
 // are the goldens of its flavor something still uses.
 func deleteSteps(g GoldenPins, flavorInUse []string, home CatalogHome) []string {

@@ -73,8 +73,10 @@ func TestDeleteStepsFollowTheCatalogsRetirement(t *testing.T) {
 		"set retire: true on the catalog entry {schematicID: abc, version: v1.13.5} (spec.components.kubernetes-worker-image.values.images of Package cozystack.kubernetes-worker-image) and apply the Package (kubectl apply -f FILE): the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
 		"then remove the entry and apply it again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade)",
 	}, rep.Goldens[0].DeleteSteps)
+	assert.True(t, rep.HasGoldensToDelete())
 	// No golden with steps: no shape said.
-	rep = PinsReport{Goldens: []GoldenPins{gp(other, "DataVolume", false, false)}}
+	rep = PinsReport{Goldens: []GoldenPins{gp(other, "DataVolume", false, false), gp(plain, "absent", true, false)}}
+	assert.False(t, rep.HasGoldensToDelete(), "one in use, one absent: nothing to delete")
 	WithDeleteSteps(&rep, CatalogHome{Shape: ShapePackage})
 	assert.Empty(t, rep.ChangeShape)
 }
