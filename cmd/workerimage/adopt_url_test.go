@@ -187,3 +187,16 @@ func TestAdoptSaysWhichEntriesImportFromAnotherFactory(t *testing.T) {
 		}
 	}
 }
+
+// Where the catalog chart refuses the cluster's catalog values, a new entry
+// is said to import from their own imageFactoryURL, and the source says the
+// chart refused them (catalog shows why); the neighbour, values it renders,
+// names the Package's key.
+func TestAdoptNewEntryURLWhereTheChartRefusesTheValues(t *testing.T) {
+	fleet := mustRead(t, td("adopt", "fleet.yaml"))
+	r := adoptOf(t, "-cluster", writeTemp(t, "fleet.yaml", fleet+catalogPackageOf(`{imageFactoryURL: "https://factory.mirror.internal", storage: "not a size"}`)))
+	assert.Equal(t, report.Sourced{Value: "https://factory.mirror.internal", Source: "the cluster's catalog values' imageFactoryURL, else the catalog chart's default: the chart refuses those values (workerimage catalog shows why)"}, r.Catalog.URL)
+	r = adoptOf(t, "-cluster", writeTemp(t, "fleet.yaml", fleet+catalogPackageOf(`{imageFactoryURL: "https://factory.mirror.internal", storage: 8Gi}`)))
+	assert.Equal(t, "the catalog's imageFactoryURL, spec.components.kubernetes-worker-image.values.imageFactoryURL of Package cozystack.kubernetes-worker-image", r.Catalog.URL.Source)
+	assert.Equal(t, "22Gi", r.Savings.GoldenBytesToAdd, "the new entry's two goldens at the Package's 8Gi, as the chart resolves it, and an added class at its flavor's 6Gi")
+}
