@@ -353,6 +353,18 @@ func (e *env) applyStatus(t *testing.T, obj *unstructured.Unstructured) error {
 	return err
 }
 
+// stockCozystackValues is cozystackValues as a stock Cozystack's platform
+// writes them for a tenant: no _cluster key for tenant workers.
+func stockCozystackValues(namespace string) string {
+	return cozystackValues(namespace, `
+_cluster:
+  root-host: example.org
+  bundle-name: paas-full
+  cluster-domain: cozy.local
+  api-server-endpoint: https://api.example.org:443
+_namespace: {etcd: tenant-root, ingress: tenant-root, monitoring: tenant-root, host: `+namespace+`.example.org, seaweedfs: tenant-root}`)
+}
+
 // cozystackValues is a namespace's Secret cozystack-values as Cozystack
 // writes it: one key, values.yaml, holding _cluster and _namespace (given as
 // YAML), which every application's HelmRelease reads through valuesFrom.
