@@ -3,8 +3,10 @@
 package integration
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -23,10 +25,10 @@ import (
 // waiting for a platform upgrade, run as written against a pool Flux's
 // helm-controller released and Cluster API rolled out. The catalog publishes
 // one mirror; the pool's TalosConfigTemplate carries it. The catalog then
-// publishes another mirror and installer: the page's command makes
+// publishes another mirror, its CA and another installer: the page's command makes
 // helm-controller upgrade the release once more, with its chart and values
 // unchanged; the pool's talos-config Job writes the TalosConfigTemplate
-// again, under its name, with the new mirror and installer, and no template
+// again, under its name, with the new mirror, CA and installer, and no template
 // name, MachineDeployment generation or Machine moves.
 func testPublishedMirrorsNow(t *testing.T, e *env) {
 	const ns, cluster, app = "tenant-mirrors", "mirrors", "mirrors-workers"
@@ -44,12 +46,16 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 	// the machine config).
 	cat := e.helm(t, catalogNamespace)
 	installed := false
-	publish := func(mirror, installer string) {
+	publish := func(mirror, installer, registryCA string) {
 		t.Helper()
+		registries := map[string]any{"mirrors": map[string]any{"docker.io": map[string]any{"endpoints": []any{mirror}}}}
+		if registryCA != "" {
+			registries["config"] = map[string]any{mirror: map[string]any{"tls": map[string]any{"ca": registryCA}}}
+		}
 		values := map[string]any{
 			"images":        []any{},
 			"tenantWorkers": map[string]any{"talos": map[string]any{"installerRepository": installer}},
-			"registries":    map[string]any{"mirrors": map[string]any{"docker.io": map[string]any{"endpoints": []any{mirror}}}},
+			"registries":    registries,
 		}
 		if installed {
 			cat.mustUpgrade(catalogRelease, render.CatalogChart, values)
@@ -62,7 +68,7 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 		firstMirror, firstInstaller = "https://registry-a.mirror.internal/v2/docker.io", "registry-a.mirror.internal/siderolabs/installer"
 		nextMirror, nextInstaller   = "https://registry-b.mirror.internal/v2/docker.io", "registry-b.mirror.internal/siderolabs/installer"
 	)
-	publish(firstMirror, firstInstaller)
+	publish(firstMirror, firstInstaller, "")
 	t.Cleanup(func() { e.uninstallCatalog(t, cat, catalogRelease) })
 
 	e.createYAML(t, stockCozystackValues(ns))
@@ -136,7 +142,11 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 
 	// The catalog publishes another mirror and installer: nothing renders the
 	// pool, so nothing reaches it, until the page's step.
-	publish(nextMirror, nextInstaller)
+	raw, err := os.ReadFile(support.Path("examples", "platform", "mirror-ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish(nextMirror, nextInstaller, string(raw))
 	cmds := newPageCommands(t, e)
 	start := time.Now()
 	ran := 0
@@ -174,6 +184,10 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 	t.Logf("the page's step took %s to the TalosConfigTemplate's new content", time.Since(start).Round(100*time.Millisecond))
 	if want := nextInstaller + "/" + schematicID + ":" + version; !strings.Contains(next, want) {
 		t.Errorf("after the page's step the TalosConfigTemplate of %s installs no %s:\n%s", pool, want, next)
+	}
+	// Talos reads a registry's tls.ca as the PEM, base64-encoded.
+	if want := base64.StdEncoding.EncodeToString(raw); !strings.Contains(next, want) {
+		t.Errorf("after the page's step the TalosConfigTemplate of %s does not trust the published registry CA (examples/platform/mirror-ca.pem, base64-encoded):\n%s", pool, next)
 	}
 	if strings.Contains(next, firstMirror) {
 		t.Errorf("after the page's step the TalosConfigTemplate of %s still names the mirror no longer published, %s", pool, firstMirror)
