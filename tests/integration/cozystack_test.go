@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -176,7 +178,14 @@ func testCozystackInstall(t *testing.T, e *env) {
 	t.Cleanup(func() { op.cleanup(t) })
 	cmds := newPageCommands(t, e)
 
-	// A stock Cozystack before the page: upstream's ApplicationDefinition.
+	// A stock Cozystack before the page: upstream's ApplicationDefinition, and
+	// the platform's _cluster replicated into cozy-public, which every Package
+	// release there reads (valuesFrom).
+	e.createNamespace(t, catalogNamespace)
+	if _, ok := e.get(t, "v1", "Secret", catalogNamespace, "cozystack-values"); !ok {
+		e.createYAML(t, cozystackValues(catalogNamespace, stockClusterValues))
+		t.Cleanup(func() { e.remove(t, objectRef{"v1", "Secret", catalogNamespace, "cozystack-values"}) })
+	}
 	op.applyObjects(t, "cozystack-operator", fmt.Sprintf(`
 apiVersion: %[1]s
 kind: Package
@@ -652,7 +661,7 @@ func (s *cozystackStandIn) reconcilePackages(t *testing.T) map[string]bool {
 			desired[namespace+"/"+release] = true
 			values, _ := render.Get(pkg.Object, "spec.components."+name+".values").(map[string]any)
 			s.helmRelease(t, pkg, release, namespace, cozystackArtifactName(ps.GetName(), variantName, name), values)
-			s.install(t, release, namespace, fmt.Sprint(c["path"]), values)
+			s.install(t, release, namespace, fmt.Sprint(c["path"]), s.e.valuesFrom(t, namespace, values))
 			n++
 		}
 		s.setReady(t, pkg, "True", "ReconciliationSucceeded", fmt.Sprintf("generated %d helmrelease(s)", n))
@@ -685,6 +694,28 @@ func (s *cozystackStandIn) helmRelease(t *testing.T, pkg *unstructured.Unstructu
 	if err := s.apply(t, "cozystack-package-controller", hr); err != nil {
 		t.Fatalf("the operator's HelmRelease %s/%s: %v", namespace, name, err)
 	}
+}
+
+// valuesFrom is what helm-controller renders the operator's HelmRelease
+// with: the cozystack-values Secret of its namespace (valuesFrom; Cozystack
+// replicates the platform's into the namespaces it labels system ones,
+// cozy-public among them), the Package's values over it.
+func (e *env) valuesFrom(t *testing.T, namespace string, values map[string]any) map[string]any {
+	t.Helper()
+	secret, ok := e.get(t, "v1", "Secret", namespace, "cozystack-values")
+	if !ok {
+		return values
+	}
+	raw, _, _ := unstructured.NestedString(secret.Object, "data", "values.yaml")
+	text, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		t.Fatalf("Secret %s/cozystack-values: values.yaml is not base64: %v", namespace, err)
+	}
+	var base map[string]any
+	if err := yaml.Unmarshal(text, &base); err != nil {
+		t.Fatalf("Secret %s/cozystack-values: values.yaml: %v", namespace, err)
+	}
+	return render.MergeValues(base, values)
 }
 
 // install is helm-controller: the release installed, or upgraded when its

@@ -104,7 +104,7 @@ func testPublishedDefaults(t *testing.T, e *env) {
 		if !catalogInstalled {
 			run, verb = cat.install, "install"
 		}
-		if _, err := run(catalogRelease, render.CatalogChart, stored); err != nil {
+		if _, err := run(catalogRelease, render.CatalogChart, e.valuesFrom(t, catalogNamespace, stored)); err != nil {
 			t.Fatalf("%s: helm %s of the catalog %s/%s with the Package's values %v: %v", what, verb, catalogNamespace, catalogRelease, stored, err)
 		}
 		catalogInstalled = true
