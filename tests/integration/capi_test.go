@@ -537,6 +537,7 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("FleetTools", func(t *testing.T) { testFleetToolsOnRealControllers(t, e) })
 	// The closed-network page's steps that need helm-controller.
 	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })
+	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the

@@ -56,7 +56,8 @@ func section(t testing.TB, page, heading string) string {
 }
 
 // pageCommands runs a page's shell commands as written, from the repository
-// root, with the test's kubectl first on PATH and KUBECONFIG the tier's.
+// root, with the test's kubectl and workerimage first on PATH and KUBECONFIG
+// the tier's.
 type pageCommands struct{ env []string }
 
 func newPageCommands(t *testing.T, e *env) *pageCommands {
@@ -65,8 +66,10 @@ func newPageCommands(t *testing.T, e *env) *pageCommands {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(kubectlPath(t), filepath.Join(binDir, "kubectl")); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
+	for name, path := range map[string]string{"kubectl": kubectlPath(t), "workerimage": e.cli(t)} {
+		if err := os.Symlink(path, filepath.Join(binDir, name)); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
 	}
 	env := []string{"KUBECONFIG=" + e.kubeconfig, "KUBECACHEDIR=" + filepath.Join(e.dir, "kube-cache")}
 	for _, kv := range os.Environ() {
@@ -92,7 +95,7 @@ func (p *pageCommands) run(t *testing.T, command string) string {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: `%s` failed: %v\nstdout: %s\nstderr: %s", support.CozystackPage, command, err, stdout.String(), stderr.String())
+		t.Fatalf("the page's `%s` failed: %v\nstdout: %s\nstderr: %s", command, err, stdout.String(), stderr.String())
 	}
 	t.Logf("$ %s (%s)\n%s", command, time.Since(start).Round(time.Millisecond), strings.TrimRight(stdout.String(), "\n"))
 	return stdout.String()
@@ -178,43 +181,8 @@ func testCozystackInstall(t *testing.T, e *env) {
 	t.Cleanup(func() { op.cleanup(t) })
 	cmds := newPageCommands(t, e)
 
-	// A stock Cozystack before the page: upstream's ApplicationDefinition, and
-	// the platform's _cluster replicated into cozy-public, which every Package
-	// release there reads (valuesFrom).
-	e.createNamespace(t, catalogNamespace)
-	if _, ok := e.get(t, "v1", "Secret", catalogNamespace, "cozystack-values"); !ok {
-		e.createYAML(t, cozystackValues(catalogNamespace, stockClusterValues))
-		t.Cleanup(func() { e.remove(t, objectRef{"v1", "Secret", catalogNamespace, "cozystack-values"}) })
-	}
-	op.applyObjects(t, "cozystack-operator", fmt.Sprintf(`
-apiVersion: %[1]s
-kind: Package
-metadata: {name: %[2]s}
-spec:
-  variant: isp-full
-  components:
-    platform:
-      values:
-        bundles: {disabledPackages: []}
----
-# Upstream's PackageSource (packages/core/platform/sources/kubernetes-nodes-application.yaml
-# at 3c780acd4), which the platform renders whatever the bundles say. Its
-# variant's dependsOn (Cozystack's networking, Cluster API and engine
-# Packages, none of which runs here) is left out.
-apiVersion: %[1]s
-kind: PackageSource
-metadata: {name: %[3]s}
-spec:
-  sourceRef: {kind: OCIRepository, name: cozystack-packages, namespace: cozy-system, path: /}
-  variants:
-    - name: kubevirt
-      libraries: [{name: cozy-lib, path: library/cozy-lib}]
-      components:
-        - {name: kubernetes-nodes, path: apps/kubernetes-nodes, libraries: [cozy-lib]}
-        - name: kubernetes-nodes-rd
-          path: system/kubernetes-nodes-rd
-          install: {namespace: cozy-system, releaseName: kubernetes-nodes-rd}
-`, cozystackAPI, platformPkg, upstreamRDPkg))
+	// A stock Cozystack before the page: upstream's ApplicationDefinition.
+	op.stockCozystack(t)
 	op.reconcile(t)
 	upstreamRef := cozystackArtifact
 	if got := adChartRef(t, e); got != upstreamRef {
@@ -320,6 +288,49 @@ spec:
 	t.Logf("the install page's objects and runbook, the control and the upgrade took %s", time.Since(start).Round(time.Millisecond))
 }
 
+// stockCozystack is a stock Cozystack before this repository's pages: the
+// platform's Package (nothing disabled yet), upstream's PackageSource of the
+// KubernetesNodes application (so its ApplicationDefinition, once
+// reconciled), and the platform's _cluster replicated into cozy-public,
+// which every Package release there reads (valuesFrom).
+func (s *cozystackStandIn) stockCozystack(t *testing.T) {
+	t.Helper()
+	s.e.createNamespace(t, catalogNamespace)
+	if _, ok := s.e.get(t, "v1", "Secret", catalogNamespace, "cozystack-values"); !ok {
+		s.e.createYAML(t, cozystackValues(catalogNamespace, stockClusterValues))
+		t.Cleanup(func() { s.e.remove(t, objectRef{"v1", "Secret", catalogNamespace, "cozystack-values"}) })
+	}
+	s.applyObjects(t, "cozystack-operator", fmt.Sprintf(`
+apiVersion: %[1]s
+kind: Package
+metadata: {name: %[2]s}
+spec:
+  variant: isp-full
+  components:
+    platform:
+      values:
+        bundles: {disabledPackages: []}
+---
+# Upstream's PackageSource (packages/core/platform/sources/kubernetes-nodes-application.yaml
+# at 3c780acd4), which the platform renders whatever the bundles say. Its
+# variant's dependsOn (Cozystack's networking, Cluster API and engine
+# Packages, none of which runs here) is left out.
+apiVersion: %[1]s
+kind: PackageSource
+metadata: {name: %[3]s}
+spec:
+  sourceRef: {kind: OCIRepository, name: cozystack-packages, namespace: cozy-system, path: /}
+  variants:
+    - name: kubevirt
+      libraries: [{name: cozy-lib, path: library/cozy-lib}]
+      components:
+        - {name: kubernetes-nodes, path: apps/kubernetes-nodes, libraries: [cozy-lib]}
+        - name: kubernetes-nodes-rd
+          path: system/kubernetes-nodes-rd
+          install: {namespace: cozy-system, releaseName: kubernetes-nodes-rd}
+`, cozystackAPI, platformPkg, upstreamRDPkg))
+}
+
 // rdDefaultChartRef is the artifact the rd chart names by default: the
 // ExternalArtifact the page's pool chart PackageSource makes (tests/docs
 // checks the two names agree).
@@ -410,13 +421,22 @@ func refuseApplicationDefinitions(t *testing.T, e *env) {
 }
 
 func conditionReason(obj *unstructured.Unstructured, typ string) string {
+	return conditionField(obj, typ, "reason")
+}
+
+// conditionStatus is the status of obj's condition of type typ.
+func conditionStatus(obj *unstructured.Unstructured, typ string) string {
+	return conditionField(obj, typ, "status")
+}
+
+func conditionField(obj *unstructured.Unstructured, typ, field string) string {
 	if obj == nil {
 		return ""
 	}
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, _ := c.(map[string]any); m["type"] == typ {
-			return fmt.Sprint(m["reason"])
+			return fmt.Sprint(m[field])
 		}
 	}
 	return ""
@@ -484,10 +504,14 @@ func newCozystackStandIn(t *testing.T, e *env) *cozystackStandIn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalog, err := support.LoadChart(render.CatalogChart)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.createNamespace(t, cozySystem)
 	return &cozystackStandIn{
 		e:         e,
-		charts:    map[string]*chart.Chart{"kubernetes-nodes-rd": ours, "system/kubernetes-nodes-rd": upstream},
+		charts:    map[string]*chart.Chart{"kubernetes-nodes-rd": ours, "system/kubernetes-nodes-rd": upstream, "kubernetes-worker-image": catalog},
 		platform:  render.WithTemplate(platform, "templates/zz-upstream-iaas.yaml", []byte(upstreamIaaSLine)),
 		applied:   map[string]string{},
 		revisions: map[string]int{},
@@ -643,7 +667,7 @@ func (s *cozystackStandIn) reconcilePackages(t *testing.T) map[string]bool {
 			s.setReady(t, pkg, "False", "VariantNotFound", "variant "+variantName+" not found")
 			continue
 		}
-		if deps, _ := variant["dependsOn"].([]any); len(deps) > 0 {
+		if deps, _ := variant["dependsOn"].([]any); !s.ready(t, deps) {
 			s.setReady(t, pkg, "False", "DependenciesNotReady", fmt.Sprintf("waiting for %v", deps))
 			continue
 		}
@@ -667,6 +691,20 @@ func (s *cozystackStandIn) reconcilePackages(t *testing.T) map[string]bool {
 		s.setReady(t, pkg, "True", "ReconciliationSucceeded", fmt.Sprintf("generated %d helmrelease(s)", n))
 	}
 	return desired
+}
+
+// ready: every Package of deps exists and is Ready, as the operator waits
+// for a variant's dependencies (the tier runs none of Cozystack's own
+// Packages, so a test that needs one marks a model of it Ready).
+func (s *cozystackStandIn) ready(t *testing.T, deps []any) bool {
+	t.Helper()
+	for _, d := range deps {
+		pkg, ok := s.e.get(t, cozystackAPI, "Package", "", fmt.Sprint(d))
+		if !ok || conditionStatus(pkg, "Ready") != "True" {
+			return false
+		}
+	}
+	return true
 }
 
 // helmRelease writes the HelmRelease the operator makes for a component.

@@ -30,8 +30,18 @@ const (
 // the commands of each step (tests/integration).
 const (
 	ClosedNetworkPage       = "docs/closed-networks.md"
+	ClosedNetworkCharts     = "1. Charts into your registry, and Flux trusting its CA"
+	ClosedNetworkCatalog    = "2. The catalog as your Package: goldens and new pools' defaults from the mirror"
+	ClosedNetworkRollcheck  = "3. Ask before the switch: `rollcheck`"
+	ClosedNetworkTakeover   = "4. Take the ApplicationDefinition over"
+	ClosedNetworkPlan       = "5. A new pool: `plan` shows what it takes"
 	ClosedNetworkMirrorsNow = "6. Published mirrors and installer on running pools, now"
+	ClosedNetworkMoveBefore = "7. The pools created before, onto the mirror"
 )
+
+// ClosedNetworkSteps are the page's steps in order: the tier runs each one's
+// commands (the takeover's are the install page's sections it names).
+var ClosedNetworkSteps = []string{ClosedNetworkCharts, ClosedNetworkCatalog, ClosedNetworkRollcheck, ClosedNetworkTakeover, ClosedNetworkPlan, ClosedNetworkMirrorsNow, ClosedNetworkMoveBefore}
 
 // CozystackInstallSections are the sections holding the install's objects.
 var CozystackInstallSections = []string{CozystackCatalogSection, CozystackPoolSection, CozystackTakeover}
