@@ -5,7 +5,7 @@ the charts check the same ones, and their schemas repeat them (README).
 {{- define "worker-image-lib.patterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
-imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
+imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
 quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 checksum: '^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
