@@ -58,7 +58,7 @@ func TestURLPortsAreOneTo65535(t *testing.T) {
 			port := v["port"].(string)
 			_, err := renderPool(t, vals(t, "cluster: acme"), stock(t, publishedJSON(`{"talos":{"imageFactoryURL":"https://f.internal:`+port+`"}}`)))
 			return err
-		}, "is malformed: it must match"},
+		}, "is malformed for a pool: it must match"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			values := func(port string) map[string]interface{} {

@@ -25,6 +25,26 @@ imageFactoryURL: 2048
 imageFactoryCA: 65536
 {{- end -}}
 
+{{/*
+"true" when value is a string a pool takes for an image field (schematicID, version or imageFactoryURL):
+at most its longest and matching its pattern (the two tables above). The one rule for an image field
+wherever one is taken: the pool on what it resolves and what it records at creation, the catalog on its
+entries and on what it publishes for new pools, the platform on its defaults for them; so nothing one
+side takes is refused by another. Takes a dict: field, value, and optionally patterns and maxLengths
+(the tables, parsed, for a caller that holds them already).
+*/}}
+{{- define "worker-image-lib.isImageField" -}}
+{{- $patterns := .patterns -}}
+{{- if not $patterns -}}
+{{- $patterns = include "worker-image-lib.patterns" . | fromYaml -}}
+{{- end -}}
+{{- $maxLengths := .maxLengths -}}
+{{- if not $maxLengths -}}
+{{- $maxLengths = include "worker-image-lib.maxLengths" . | fromYaml -}}
+{{- end -}}
+{{- if and (kindIs "string" .value) (le (len .value) (int (get $maxLengths .field))) (regexMatch (get $patterns .field) .value) -}}true{{- end -}}
+{{- end -}}
+
 {{/* "true" for a DNS-1123 subdomain name of at most 253 characters (StorageClass, instancetype). */}}
 {{- define "worker-image-lib.isDNSSubdomain" -}}
 {{- if and (le (len .) 253) (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" .) -}}true{{- end -}}
