@@ -17,7 +17,9 @@ func TestSchemaURLPortsAreOneTo65535(t *testing.T) {
 		{platformChart, "{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'https://f.internal:%s'}]}}"},
 		{platformChart, "{tenantWorkers: {talos: {imageFactoryURL: 'https://f.internal:%s'}}}"},
 		{platformChart, "{kubernetesWorkerImage: {monitoring: {runbookURL: 'https://docs.internal:%s/runbooks.md'}}}"},
-		{poolChart, "{talos: {registryMirrors: {docker.io: {endpoints: ['https://m.internal:%s/v2']}}}}"},
+		{poolChart, "{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: ['https://m.internal:%s/v2']}}}}"},
+		{poolChart, "{cluster: acme, talos: {imageFactoryURL: 'https://f.internal:%s'}}"},
+		{poolChart, "{cluster: acme, osImage: {factory: {imageFactoryURL: 'http://10.0.0.5:%s/talos'}}}"},
 	} {
 		var accepted, refused []string
 		for _, port := range []string{"1", "8080", "65535"} {
