@@ -191,3 +191,29 @@ func TestCreationRecordIsOneTheChartReadsBack(t *testing.T) {
 		})
 	}
 }
+
+// An earlier version's record (a ConfigMap, read within 8 KiB) is carried
+// into the annotation as JSON, which writes < > & as six bytes each: one that
+// would come out past 8 KiB is refused at that upgrade, naming it and the fix,
+// rather than written for every later render to refuse. Its neighbour, as
+// long but of plain characters, is carried and read back.
+func TestACarriedRecordIsOneTheChartReadsBack(t *testing.T) {
+	upgrade := render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}
+	own := "{cluster: acme, talos: {imageFactoryURL: 'https://own.internal'}, osImage: {}}"
+	escaped := legacyRecord(`{origin: platform, imageFactoryURL: "https://f.internal/` + strings.Repeat("&", 2000) + `"}`)
+	_, err := renderPoolAs(t, upgrade, vals(t, own), clusterFromYAML(t, escaped, "cluster/instancetypes.yaml"))
+	requireRefusal(t, err, "pool kubernetes-acme-workers: the creation record this render would write onto its MachineDeployment",
+		"carried from ConfigMap tenant-acme/kubernetes-acme-workers-created-with, the record of an earlier chart version) is 12041 bytes as JSON, more than the 8192 the chart reads back",
+		"delete that record to take the built-in values")
+
+	plain := "https://f.internal/" + strings.Repeat("a", 8000)
+	cluster := clusterFromYAML(t, legacyRecord(`{origin: platform, imageFactoryURL: "`+plain+`"}`), "cluster/instancetypes.yaml")
+	carried, err := renderPoolAs(t, upgrade, vals(t, own), cluster)
+	require.NoError(t, err)
+	record := render.Get(doc(t, carried, "MachineDeployment").Object, createdWithKey).(string)
+	assert.Equal(t, `{"imageFactoryURL":"`+plain+`"}`, record)
+	require.NoError(t, cluster.Apply(carried, testNamespace))
+	again, err := renderPoolAs(t, upgrade, vals(t, own), cluster)
+	require.NoError(t, err)
+	assert.Equal(t, record, render.Get(doc(t, again, "MachineDeployment").Object, createdWithKey), "the carried record is read back")
+}

@@ -177,13 +177,19 @@ Takes a dict: root, pool, record (the fields to record), fromCatalog (the fields
 {{- end -}}
 {{- end -}}
 
+{{/* The most a creation record may hold, in bytes: what the chart writes, and reads back. */}}
+{{- define "kubernetes-nodes.maxRecordBytes" -}}
+8192
+{{- end -}}
+
 {{/*
 Refuses a creation record larger than the 8 KiB this chart writes, before it is parsed (a record is
 read in the process that renders every tenant). Takes a dict: pool, what (the object), size, fix.
 */}}
 {{- define "kubernetes-nodes.assertRecordSize" -}}
-{{- if gt (int .size) 8192 -}}
-{{- fail (printf "pool %s: %d bytes in the %s, more than the 8192 this chart writes, so it is refused before it is parsed; %s" .pool (int .size) .what .fix) -}}
+{{- $max := include "kubernetes-nodes.maxRecordBytes" . | int -}}
+{{- if gt (int .size) $max -}}
+{{- fail (printf "pool %s: %d bytes in the %s, more than the %d this chart writes, so it is refused before it is parsed; %s" .pool (int .size) .what $max .fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -230,7 +236,13 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- $_ := set $record "fromCatalog" . -}}
 {{- end -}}
 {{- if $record -}}
-{{- $record | toJson -}}
+{{- $text := $record | toJson -}}
+{{- /* Never one the next render refuses: an earlier version's record is carried in as JSON, which escapes < > & as six bytes each. */ -}}
+{{- $max := include "kubernetes-nodes.maxRecordBytes" . | int -}}
+{{- if gt (len $text) $max -}}
+{{- fail (printf "pool %s: the creation record this render would write onto its MachineDeployment (annotation kubernetes-worker-image.cozystack.io/created-with, carried from %s) is %d bytes as JSON, more than the %d the chart reads back, so every later render would refuse it and it is not written; delete that record to take the built-in values (the pool's own talos.imageFactoryURL and osImage still win), or write its values as this chart does (a plain http(s) URL, and an osImage with builtin or factory)" (include "kubernetes-nodes.poolName" .) $creation.from (len $text) $max) -}}
+{{- end -}}
+{{- $text -}}
 {{- end -}}
 {{- end -}}
 
