@@ -224,7 +224,14 @@ func readPackageInput(vals map[string]any) (CatalogInput, error) {
 // of also, the other shape's keys, where they go in this one: alsoAt) when
 // one is near enough.
 func unknownKey(key, where, shape, why string, known, also []string, alsoAt string) error {
-	sorted := append([]string{}, known...)
+	var sorted []string
+	for _, k := range known {
+		// Helm's global, the platform's channels and the library charts'
+		// keys are taken but never the operator's to write: not listed.
+		if k != "global" && !strings.HasPrefix(k, "_") && !strings.HasSuffix(k, "-lib") {
+			sorted = append(sorted, k)
+		}
+	}
 	sort.Strings(sorted)
 	msg := fmt.Sprintf("%s: %q is not %s%s (known: %s)", where, key, shape, why, strings.Join(sorted, ", "))
 	near := NearestWord(key, known)
