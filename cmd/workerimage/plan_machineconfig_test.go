@@ -58,3 +58,13 @@ func TestPlanShowsTheRegistryCAsTheCatalogPublishes(t *testing.T) {
 		assert.NotContains(t, out, base64.StdEncoding.EncodeToString(pem)[:40], "nor the base64 the machine config carries")
 	}
 }
+
+// catalog previews the registry CAs a Package publishes as plan names them:
+// by host, never the PEM.
+func TestCatalogPreviewNamesThePublishedRegistryCAsByHost(t *testing.T) {
+	res := cli(t, "catalog", "-f", support.Path("examples/closed-network/catalog.yaml"), "--cluster", support.Path("examples/cluster-state.yaml"))
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\n  registry CAs   registry.mirror.internal  (now: none)\n")
+	assert.NotContains(t, res.stdout, "BEGIN CERTIFICATE")
+	assert.NotContains(t, res.stdout, "talos.registryConfig")
+}
