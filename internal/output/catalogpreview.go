@@ -130,6 +130,7 @@ var publishedLabels = map[string]string{
 	"talos.imageFactoryCA":          "factory CA",
 	"talos.installerRepository":     "installer",
 	"talos.registryMirrors":         "mirrors",
+	"talos.registryConfig":          "registry CAs",
 	"osImage":                       "osImage",
 	"kubernetesWorkerImage.metrics": "metrics",
 }
@@ -159,8 +160,9 @@ func writePublished(tb *table, p *report.PublishedDefaults) {
 }
 
 // publishedText is a published default as the text report shows it: a CA
-// by whether there is one, mirrors by host and endpoints, a string as it
-// is, anything else as compact JSON (its size when long).
+// by whether there is one, registry CAs by host, mirrors by host and
+// endpoints, a string as it is, anything else as compact JSON (its size when
+// long).
 func publishedText(field string, v any) string {
 	if v == nil {
 		return "none"
@@ -168,6 +170,24 @@ func publishedText(field string, v any) string {
 	switch field {
 	case "talos.imageFactoryCA":
 		return "set (PEM certificates)"
+	case "talos.registryConfig":
+		// The hosts whose CA is published, as plan names them: never the PEM.
+		if m, ok := v.(map[string]any); ok {
+			if len(m) == 0 {
+				return "none"
+			}
+			var hosts []string
+			for _, h := range report.SortedKeys(m) {
+				cfg, _ := m[h].(map[string]any)
+				tls, _ := cfg["tls"].(map[string]any)
+				if ca, _ := tls["ca"].(string); ca == "" {
+					h += " (no tls.ca)"
+				}
+				hosts = append(hosts, h)
+			}
+			return strings.Join(hosts, ", ")
+		}
+		return "set (not a map of hosts)"
 	case "talos.registryMirrors":
 		if m, ok := v.(map[string]any); ok {
 			if len(m) == 0 {

@@ -41,6 +41,8 @@ creationDefaults:
   {{- include "kubernetes-nodes.creationDefaults" . | nindent 2 }}
 behind:
   {{- include "kubernetes-nodes.behindFacts" . | nindent 2 }}
+machineConfig:
+  {{- include "kubernetes-nodes.machineConfigFacts" . | nindent 2 }}
 `)
 }
 
@@ -132,6 +134,11 @@ type chartFacts struct {
 			KubernetesReleases  map[string]scalar `json:"kubernetesReleases"`
 		} `json:"defaults"`
 	} `json:"behind"`
+	// MachineConfig is kubernetes-nodes.machineConfigFacts, in the shape
+	// the report prints (every value in it is a string the chart quotes, or
+	// a boolean): what the worker's Talos machine config takes besides its
+	// image's flavor, each with the channel it came from.
+	MachineConfig MachineConfigReport `json:"machineConfig"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that
 	// is refused, from kubernetes-nodes.osImage alone: golden, classes and

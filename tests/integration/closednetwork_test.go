@@ -205,12 +205,22 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 		t.Errorf("step 4: the takeover rolled the pool created before: %s -> %s", oldTemplate, tpl)
 	}
 
-	// 5. plan of a new pool shows what it takes; one created takes it.
+	// 5. plan of a new pool shows what it takes (the factory, the installer,
+	// the mirrors and the registry's CA, each from the catalog's published
+	// defaults, never the CA itself); one created takes it.
 	step(support.ClosedNetworkPlan, func(c, out string) {
-		for _, want := range []string{"disk source       HTTP import from " + mirror + "/image/", "image factory     " + mirror} {
+		published := " of " + report.CatalogChannel + ")\n"
+		for _, want := range []string{"disk source       HTTP import from " + mirror + "/image/", "image factory     " + mirror,
+			"\ninstaller         registry.mirror.internal/siderolabs/installer/",
+			"\nmirrors           docker.io -> https://registry.mirror.internal/v2/docker.io  (the default talos.registryMirrors" + published,
+			"\n                  factory.talos.dev -> https://registry.mirror.internal/v2/factory.talos.dev  (the default talos.registryMirrors" + published,
+			"\nregistry CAs      registry.mirror.internal  (the default talos.registryConfig" + published} {
 			if !strings.Contains(out, want) {
 				t.Errorf("step 5: `%s` prints no %q:\n%s", c, want, out)
 			}
+		}
+		if strings.Contains(out, "BEGIN CERTIFICATE") {
+			t.Errorf("step 5: `%s` prints a CA:\n%s", c, out)
 		}
 	})
 	created := "kubernetes-nodes-" + cluster + "-new"

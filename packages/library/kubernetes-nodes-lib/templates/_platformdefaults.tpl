@@ -266,49 +266,101 @@ _cluster, such as talos.imageFactoryURL), catalog (true: it came from the catalo
 {{- end -}}
 
 {{/*
-Settings that reach workers only through the TalosConfigTemplate (stable name,
-nothing rolls): applied at render time to every pool, new and existing.
+Settings that reach workers only through the TalosConfigTemplate (stable name, nothing rolls), applied at
+render time to every pool, new and existing; resolved once into ._kubernetesNodes.machineConfigDefaults,
+which the machine config (_talosconfig.tpl) and the facts tools read (machineConfigFacts) both take, so
+the two never disagree:
+- installerRepository, with installerRepositorySource: the pool's own, else _cluster's, else the catalog's
+  published one, else the built-in.
+- registries (Talos machine.registries; {} when none): mirrors merged per host, the catalog's published
+  ones, then _cluster's, then the pool's own, each replacing the one before for its host; config merged per
+  host, the catalog's published CAs (PEM, written base64 as Talos reads tls.ca), then _cluster's entry for
+  a host replacing it (Talos's own shape, as written).
+- mirrorSources and configSources: per host, the channel its entry came from.
+Reads nothing the render does not read already (the published defaults are read once). Takes the root.
 */}}
-{{- define "kubernetes-nodes.installerRepository" -}}
+{{- define "kubernetes-nodes.ensureMachineConfigDefaults" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "machineConfigDefaults") -}}
 {{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
 {{- include "kubernetes-nodes.ensurePublished" . -}}
-{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (get (._kubernetesNodes.published.talos | default dict) "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
+{{- $publishedTalos := $state.published.talos | default dict -}}
+{{- $published := "" -}}
+{{- if $publishedTalos -}}
+{{- $published = include "worker-image-lib.tenantDefaultsChannel" . -}}
 {{- end -}}
-
-{{/*
-Talos machine.registries: the mirrors merged per host, the catalog's published ones, then _cluster's, then
-the pool's own, each replacing the one before for its host; and the registry config merged per host, the
-catalog's published CAs (PEM, written base64 as Talos reads tls.ca), then _cluster's entry for a host
-replacing it (Talos's own shape, as written). Takes a dict: root, out (filled with mirrors and config, if
-any).
-*/}}
-{{- define "kubernetes-nodes.registries" -}}
-{{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
+{{- $installer := dict "value" (.Values.talos.installerRepository | default "") "source" "talos.installerRepository" -}}
+{{- if not $installer.value -}}
+{{- if get $platformTalos "installerRepository" -}}
+{{- $installer = dict "value" (get $platformTalos "installerRepository") "source" "the platform default _cluster.talos.installerRepository" -}}
+{{- else if get $publishedTalos "installerRepository" -}}
+{{- $installer = dict "value" (get $publishedTalos "installerRepository") "source" (printf "the default talos.installerRepository of %s" $published) -}}
+{{- else -}}
+{{- $installer = dict "value" (index $state.tables "kubernetes-nodes.builtinTalos").installerRepository "source" "the chart's built-in talos.installerRepository" -}}
+{{- end -}}
+{{- end -}}
 {{- $mirrors := dict -}}
-{{- include "kubernetes-nodes.ensurePublished" .root -}}
-{{- range $host, $mirror := (get (.root._kubernetesNodes.published.talos | default dict) "registryMirrors" | default dict) -}}
+{{- $mirrorSources := dict -}}
+{{- range $host, $mirror := (get $publishedTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
+{{- $_ := set $mirrorSources $host (printf "the default talos.registryMirrors of %s" $published) -}}
 {{- end -}}
 {{- range $host, $mirror := (get $platformTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
+{{- $_ := set $mirrorSources $host "the platform default _cluster.talos.registryMirrors" -}}
 {{- end -}}
-{{- range $host, $mirror := (.root.Values.talos.registryMirrors | default dict) -}}
+{{- range $host, $mirror := (.Values.talos.registryMirrors | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
-{{- end -}}
-{{- if $mirrors -}}
-{{- $_ := set .out "mirrors" $mirrors -}}
+{{- $_ := set $mirrorSources $host "talos.registryMirrors" -}}
 {{- end -}}
 {{- $config := dict -}}
-{{- range $host, $published := (get (.root._kubernetesNodes.published.talos | default dict) "registryConfig" | default dict) -}}
-{{- $_ := set $config $host (dict "tls" (dict "ca" ($published.tls.ca | b64enc))) -}}
+{{- $configSources := dict -}}
+{{- range $host, $entry := (get $publishedTalos "registryConfig" | default dict) -}}
+{{- $_ := set $config $host (dict "tls" (dict "ca" ($entry.tls.ca | b64enc))) -}}
+{{- $_ := set $configSources $host (printf "the default talos.registryConfig of %s" $published) -}}
 {{- end -}}
-{{- range $host, $platform := (get $platformTalos "registryConfig" | default dict) -}}
-{{- $_ := set $config $host $platform -}}
+{{- range $host, $entry := (get $platformTalos "registryConfig" | default dict) -}}
+{{- $_ := set $config $host $entry -}}
+{{- $_ := set $configSources $host "the platform default _cluster.talos.registryConfig" -}}
+{{- end -}}
+{{- $registries := dict -}}
+{{- if $mirrors -}}
+{{- $_ := set $registries "mirrors" $mirrors -}}
 {{- end -}}
 {{- if $config -}}
-{{- $_ := set .out "config" $config -}}
+{{- $_ := set $registries "config" $config -}}
 {{- end -}}
+{{- $_ := set $state "machineConfigDefaults" (dict "installerRepository" $installer.value "installerRepositorySource" $installer.source "registries" $registries "mirrorSources" $mirrorSources "configSources" $configSources) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What the worker's machine config takes from the pool's values and the platform defaults, as YAML, for tools
+that read what the chart resolved (workerimage plan): installer (image, repository, source), registryMirrors
+(per host, in order: endpoints, overridePath and skipFallback as written, source) and registryConfig (per
+host: whether it trusts a CA, source; never the CA or a credential). Read from ensureMachineConfigDefaults,
+which the machine config is written from.
+*/}}
+{{- define "kubernetes-nodes.machineConfigFacts" -}}
+{{- include "kubernetes-nodes.ensureMachineConfigDefaults" . -}}
+{{- $defaults := ._kubernetesNodes.machineConfigDefaults -}}
+{{- $mirrors := list -}}
+{{- range $host, $mirror := ($defaults.registries.mirrors | default dict) -}}
+{{- $fact := dict "host" $host "endpoints" $mirror.endpoints "source" (get $defaults.mirrorSources $host) -}}
+{{- range $flag := list "overridePath" "skipFallback" -}}
+{{- if hasKey $mirror $flag -}}
+{{- $_ := set $fact $flag (get $mirror $flag) -}}
+{{- end -}}
+{{- end -}}
+{{- $mirrors = append $mirrors $fact -}}
+{{- end -}}
+{{- $config := list -}}
+{{- range $host, $entry := ($defaults.registries.config | default dict) -}}
+{{- $config = append $config (dict "host" $host "ca" (not (empty (dig "tls" "ca" "" $entry))) "source" (get $defaults.configSources $host)) -}}
+{{- end -}}
+{{- dict "installer" (dict "image" (include "kubernetes-nodes.installerImage" .) "repository" $defaults.installerRepository "source" $defaults.installerRepositorySource) "registryMirrors" $mirrors "registryConfig" $config | toYaml -}}
 {{- end -}}
 
 {{/*
