@@ -247,13 +247,29 @@ func TestAdoptCatalogValuesArePasteable(t *testing.T) {
 	r := adoptOf(t, "-cluster", fleet)
 	require.True(t, r.Catalog.Changed)
 
+	// No Package and no platform release in the fixture: the Package as a
+	// stock Cozystack installs the catalog, whole, to apply.
+	assert.Equal(t, report.ShapePackage, r.Catalog.ChangeShape)
 	var pasted struct {
-		KubernetesWorkerImage struct {
-			Images []any `json:"images"`
-		} `json:"kubernetesWorkerImage"`
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Variant    string `json:"variant"`
+			Components struct {
+				Catalog struct {
+					Values struct {
+						Images []any `json:"images"`
+					} `json:"values"`
+				} `json:"kubernetes-worker-image"`
+			} `json:"components"`
+		} `json:"spec"`
 	}
 	require.NoError(t, yaml.UnmarshalStrict([]byte(r.Catalog.Values), &pasted), r.Catalog.Values)
-	images := pasted.KubernetesWorkerImage.Images
+	assert.Equal(t, []string{"cozystack.io/v1alpha1", "Package", "cozystack.kubernetes-worker-image", "default"}, []string{pasted.APIVersion, pasted.Kind, pasted.Metadata.Name, pasted.Spec.Variant})
+	images := pasted.Spec.Components.Catalog.Values.Images
 	require.Len(t, images, 3)
 	var entries []any
 	for _, e := range r.Catalog.Images {
@@ -357,7 +373,7 @@ func TestAdoptTextSaysWhatToDo(t *testing.T) {
 		`needs a per-class golden: add "fast" to the additionalStorageClasses of the catalog entry`,
 		"needs a catalog entry: add {schematicID: " + defaultSchematic + ", version: v1.13.5}",
 		"golden importing: the switched pool renders; CDI holds its disks until " + goldenName("v1.13.4") + " (phase ImportInProgress) has imported",
-		"\nkubernetesWorkerImage:\n  images:\n",
+		"\napiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n  name: cozystack.kubernetes-worker-image\nspec:\n  components:\n    kubernetes-worker-image:\n      values:\n        images:\n",
 		"\nsavings  10 pools import over HTTP: 9 render today, 1 is refused today (fix it first; workerimage plan shows why)\n",
 		"\n         now: 2 pools ready, 3 downloads not made (their workers), 18Gi\n",
 		"\n         later: 5 pools waiting for a golden, 8 downloads not made once their goldens exist, minus 3 goldens to add (one download each, 18Gi)\n",

@@ -60,7 +60,7 @@ func TestTrimpathBinaryRunsAnywhere(t *testing.T) {
 	require.Equal(t, exitOK, code, "pins: %s", outText)
 	code, outText = run("adopt", "-cluster", state)
 	require.Equal(t, exitOK, code, "adopt: %s", outText)
-	require.Contains(t, outText, "\nkubernetesWorkerImage:\n", "adopt renders the pools with the built-in chart")
+	require.Contains(t, outText, "\nkind: Package\n", "adopt renders the pools with the built-in chart, and the catalog change as its Package")
 	code, outText = run("catalog", "-f", support.Path("examples", "platform", "closed-network-cutover.yaml"), "--cluster", state)
 	require.Equal(t, exitOK, code, "catalog renders the built-in catalog with the built-in platform chart's forward: %s", outText)
 	code, outText = run("version", "-o", "json")

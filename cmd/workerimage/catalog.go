@@ -1,8 +1,6 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -17,23 +15,41 @@ func (a *app) catalogCommand() *cobra.Command {
 		cluster   clusterFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "catalog [-f PLATFORM_VALUES.yaml]...",
+		Use:   "catalog [-f VALUES.yaml]...",
 		Short: "What will the catalog chart do with these values against my cluster?",
 		Long: `What will the catalog chart do with these values against my cluster? Renders the golden image catalog
-built into this binary, as the platform's upgrade would, against the cluster, and says for each
-golden whether it creates it, keeps it, refuses to edit it (a DataVolume's spec cannot change),
-retires it, refuses to retire it (something still uses it) or deletes it, and which goldens of
-cozy-public the values drop, with the chart's refusals word for word.
+built into this binary, as its upgrade would, against the cluster, and says for each golden whether
+it creates it, keeps it, refuses to edit it (a DataVolume's spec cannot change), retires it,
+refuses to retire it (something still uses it) or deletes it, which goldens of cozy-public the
+values drop, and which import from another Image Factory than the one new pools are given (naming
+the key that sets it), with the chart's refusals word for word; then the defaults it publishes for
+new pools (ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults) beside what is published now.
 
-The values are the platform's: -f files of the platform chart's values (its kubernetesWorkerImage
-section is what reaches the catalog), layered as Helm layers them ("-" reads standard input) and
-forwarded by the platform chart built into this binary, with its own checks. Without -f, the
-values the cluster's catalog Package holds now (a check of what is deployed against today's
-cluster). A catalog values file of its own goes under kubernetesWorkerImage: in a platform values file.`,
+-f files, layered as Helm layers them ("-" reads standard input), are read in one of three shapes,
+and the report says which (valuesShape in -o json):
+  the catalog's own values   what its Package holds under spec.components.kubernetes-worker-image.values
+                             (images, imageFactoryURL, storageClass, storage, tenantWorkers, registries,
+                             monitoring, cloneSubjects, ...)
+  the catalog's Package      the whole Package cozystack.kubernetes-worker-image (apiVersion
+                             cozystack.io/v1alpha1, kind Package), as adopt and rollout print it
+  platform values            kubernetesWorkerImage and bundles, forwarded by the platform chart built into
+                             this binary, with its own checks
+Values with apiVersion and kind are a Package; with kubernetesWorkerImage or bundles, platform values;
+with a key only the catalog's values take, the catalog's own; with only tenantWorkers and registries,
+which both take, the shape of what the cluster runs (platform values where this repository's platform
+release holds the catalog's values, the catalog's own otherwise). Keys of both shapes at once, or a
+key neither takes, are refused (exit 2), naming the key and the nearest one.
+
+The report ends with what to apply where the cluster's catalog values are written: the catalog's
+Package whole, holding exactly the values previewed (kubectl apply -f FILE), or, where this
+repository's platform release is installed, the platform's values whole with the files layered over
+them (helm upgrade). Without -f, the values the cluster's catalog Package holds now: a check of what
+is deployed against today's cluster.`,
 		Example: a.example(
+			"catalog -f examples/stock-cozystack/catalog-values.yaml --cluster cmd/workerimage/testdata/stock/cluster.yaml",
 			"catalog -f examples/platform/closed-network.yaml --cluster examples/cluster-state.yaml",
-			"catalog -f platform-values.yaml --kubeconfig ~/.kube/management.yaml"),
-		Annotations: map[string]string{"exitCodes": exitCodes("the catalog renders", "the catalog (or the platform chart) refuses the values: the upgrade would fail", "bad input, an unreachable cluster")},
+			"catalog -f package.yaml --kubeconfig ~/.kube/management.yaml"),
+		Annotations: map[string]string{"exitCodes": exitCodes("the catalog renders", "the catalog (or the platform chart) refuses the values: the upgrade would fail", "bad input (a key neither shape takes, keys of two shapes, an object that is not the catalog's Package), an unreachable cluster")},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, err := a.options(format)
@@ -43,9 +59,9 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 			if namespace != golden.Namespace {
 				return errorf("-n %s: the catalog is the release kubernetes-worker-image in %s, where its goldens live, and it installs into no other namespace (pools of every namespace clone from there); leave out -n, or give -n %s", namespace, golden.Namespace, golden.Namespace)
 			}
-			var platform map[string]any
+			var files map[string]any
 			if len(values) > 0 {
-				if platform, err = report.ReadValuesFiles(values, a.stdin); err != nil {
+				if files, err = report.ReadValuesFiles(values, a.stdin); err != nil {
 					return err
 				}
 			}
@@ -54,32 +70,13 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 				return err
 			}
 			var rep *report.CatalogReport
-			if platform != nil {
-				vals, enabled, refused, err := report.CatalogValuesFromPlatform(platform)
-				switch {
-				case err != nil:
-					return err
-				case refused != nil:
-					rep = refused
-					rep.Cluster, rep.ValuesFrom = t.Desc, "platform values "+strings.Join(values, ", ")
-				default:
-					from := "platform values " + strings.Join(values, ", ") + " (their kubernetesWorkerImage, as the platform chart forwards it to the catalog)"
-					if rep, err = report.CatalogPreview(t, vals, from); err != nil {
-						return err
-					}
-					rep.Enabled = &enabled
-					if err := rep.WithPlatformValues(t, platform); err != nil {
-						return err
-					}
-				}
+			if files != nil {
+				rep, err = report.CatalogFromFiles(t, files, values)
 			} else {
-				vals, from, err := report.CatalogValuesFromCluster(t)
-				if err != nil {
-					return err
-				}
-				if rep, err = report.CatalogPreview(t, vals, from); err != nil {
-					return err
-				}
+				rep, err = report.CatalogFromCluster(t)
+			}
+			if err != nil {
+				return err
 			}
 			output.Catalog(&a.out, rep, o)
 			if rep.Refused() {
@@ -88,7 +85,7 @@ cluster). A catalog values file of its own goes under kubernetesWorkerImage: in 
 			return nil
 		},
 	}
-	valuesFlag(cmd, &values, `platform values file, as helm's -f: repeatable, layered in order ("-" reads standard input); default: the values of the cluster's catalog Package`)
+	valuesFlag(cmd, &values, `the catalog's own values, its Package, or platform values, as helm's -f: repeatable, layered in order ("-" reads standard input); default: the values of the cluster's catalog Package`)
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", golden.Namespace, "the catalog release's namespace, as helm -n names it: "+golden.Namespace+", the only one it installs into")
 	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
 	outputFlag(cmd, &format)

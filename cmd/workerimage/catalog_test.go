@@ -131,8 +131,11 @@ func TestCatalogPreviewShowsThePublishedTenantDefaults(t *testing.T) {
 	assert.Equal(t, `{"kubernetesWorkerImage":{"metrics":true}}`, r.TenantDefaults)
 	assert.NotContains(t, r.CloneRole, report.TenantDefaultsConfigMap, "the tenant defaults' Role is not the clone Role")
 	assert.NotContains(t, r.CAConfigMaps, report.TenantDefaultsConfigMap)
+	require.NotNil(t, r.Publishes)
+	assert.Equal(t, map[string]any{"kubernetesWorkerImage": map[string]any{"metrics": true}}, r.Publishes.Publishes)
 	text := cli(t, "catalog", "-f", values, "--cluster", support.Path("examples", "cluster-state.yaml"))
-	assert.Contains(t, text.stdout, `tenant defaults  {"kubernetesWorkerImage":{"metrics":true}}  (published for new pools in ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults)`)
+	assert.Contains(t, text.stdout, "\ntenant defaults  what the catalog publishes for new pools in ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults (a pool's own values and _cluster come first); now: ")
+	assert.Contains(t, text.stdout, "\n  metrics        true")
 
 	// Nothing published beyond {}: no row, no key.
 	require.NoError(t, os.WriteFile(values, []byte("kubernetesWorkerImage: {}\n"), 0o644))

@@ -77,6 +77,29 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"pins", "-cluster", "cmd/workerimage/testdata/pins/per-class.yaml", "-o", format},
 				code: exitOK,
 			},
+			// A stock Cozystack: the catalog's own values and its Package,
+			// previewed and said which; the catalog change as that Package.
+			cliGoldenCase{
+				name: "catalog-stock." + format,
+				args: []string{"catalog", "-f", "examples/stock-cozystack/catalog-values.yaml", "--cluster", "cmd/workerimage/testdata/stock/cluster.yaml", "-o", format},
+				code: exitOK,
+			},
+			cliGoldenCase{
+				name: "catalog-stock-package." + format,
+				args: []string{"catalog", "-f", "cmd/workerimage/testdata/stock/package.yaml", "--cluster", "cmd/workerimage/testdata/stock/cluster.yaml", "-o", format},
+				code: exitOK,
+			},
+			cliGoldenCase{
+				name: "adopt-stock." + format,
+				args: []string{"adopt", "--cluster", "cmd/workerimage/testdata/stock/cluster.yaml", "-o", format},
+				code: exitOK,
+			},
+			// A namespace narrows the pools, never the goldens.
+			cliGoldenCase{
+				name: "pins-namespace." + format,
+				args: []string{"pins", "-n", "tenant-gamma", "--cluster", "cmd/workerimage/testdata/stock/cluster.yaml", "-o", format},
+				code: exitOK,
+			},
 			cliGoldenCase{
 				name: "adopt." + format,
 				args: []string{"adopt", "-cluster", "examples/cluster-state.yaml", "-o", format},

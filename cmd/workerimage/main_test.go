@@ -149,7 +149,7 @@ func TestBadInputIsOneLineAndExit2(t *testing.T) {
 		{"rollcheck head twice", []string{"rollcheck", ".", "-head", ".", "-values", pool}, []string{"the head chart is given twice"}},
 		{"rollcheck head is no chart", []string{"rollcheck", td(), "-cluster", state}, []string{"no pool chart there: give a chart folder (with Chart.yaml), a chart archive (.tgz), or a checkout"}},
 		{"rollcheck head is no archive", []string{"rollcheck", pool, "-cluster", state}, []string{"not a chart archive"}},
-		{"rollcheck OCI head unreachable", []string{"rollcheck", "oci://127.0.0.1:1/charts/kubernetes-nodes:0.2.0", "-cluster", state}, []string{"chart oci://127.0.0.1:1/charts/kubernetes-nodes:0.2.0: ", "connection refused", "needs --plain-http"}},
+		{"rollcheck OCI head unreachable", []string{"rollcheck", "oci://127.0.0.1:1/charts/kubernetes-nodes:0.2.0", "-cluster", state}, []string{"chart oci://127.0.0.1:1/charts/kubernetes-nodes:0.2.0: ", "connection refused", "needs --plain-http", "your own CA signed, --ca-file with that CA"}},
 		{"rollcheck OCI head names nothing", []string{"rollcheck", "oci://", "-cluster", state}, []string{"chart oci://: not an OCI reference; name a chart in a registry as oci://HOST[:PORT]/PATH/NAME:VERSION"}},
 		{"rollcheck OCI half a client pair", []string{"rollcheck", "oci://127.0.0.1:1/charts/kubernetes-nodes:0.2.0", "--cert-file", pool, "-cluster", state}, []string{"--cert-file and --key-file go together"}},
 		{"rollcheck glob matches nothing", []string{"rollcheck", "-base", support.RepoRoot(), "-head", support.RepoRoot(), "-values", td("pools", "*.nope")}, []string{"matches no file"}},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -39,12 +40,14 @@ func TestNamespaceSelectingNothingIsBadInput(t *testing.T) {
 	all := decode[report.PinsReport](t, cli(t, "pins", "--cluster", example, "-o", "json"))
 	require.NotEmpty(t, pins.Goldens)
 	for _, g := range pins.Goldens {
-		require.NotEmpty(t, append(append([]any{}, anys(g.Pools)...), anys(g.Disks)...), "%s: listed only when tenant-beta uses it", g.Name)
 		for _, p := range g.Pools {
 			assert.Equal(t, "tenant-beta", p.Namespace)
 		}
 		for _, d := range g.Disks {
 			assert.Equal(t, "tenant-beta", d.Namespace)
+		}
+		for _, tpl := range g.Templates {
+			assert.True(t, strings.HasPrefix(tpl, "tenant-beta/"), tpl)
 		}
 		// The verdict stays the cluster's.
 		assert.Equal(t, goldenIn(t, all, g.Name).SafeToDelete, g.SafeToDelete, g.Name)
@@ -79,6 +82,46 @@ func TestCatalogNamespace(t *testing.T) {
 	require.NotEqual(t, exitProblem, with.code, with.stderr)
 	without := cli(t, "catalog", "--cluster", example, "-o", "json")
 	assert.Equal(t, without.stdout, with.stdout)
+}
+
+// A namespace narrows the pools, never the goldens or what cozy-public
+// holds: pins -n lists every golden there, each with only the namespace's
+// pools, disks and templates, counts the namespace's pools, and keeps the
+// cluster's verdicts (a golden in use elsewhere is in use, an unused one is
+// listed as such whatever the namespace).
+func TestNamespaceNarrowsPoolsNeverGoldens(t *testing.T) {
+	state := td("stock", "cluster.yaml")
+	all := decode[report.PinsReport](t, cli(t, "pins", "--cluster", state, "-o", "json"))
+	require.Equal(t, 4, all.PoolsRead)
+	stored := []string{goldenName("v1.13.5"), goldenName("v1.13.6")}
+
+	for ns, pools := range map[string]int{"tenant-gamma": 2, "tenant-alpha": 2} {
+		res := cli(t, "pins", "--cluster", state, "-n", ns, "-o", "json")
+		require.Equal(t, exitOK, res.code, res.stderr)
+		r := decode[report.PinsReport](t, res)
+		assert.Equal(t, pools, r.PoolsRead, "%s: the pools of the namespace, not the cluster's %d", ns, all.PoolsRead)
+		var names []string
+		for _, g := range r.Goldens {
+			names = append(names, g.Name)
+			assert.Equal(t, goldenIn(t, all, g.Name).SafeToDelete, g.SafeToDelete, "%s: the verdict is the cluster's", g.Name)
+			for _, p := range g.Pools {
+				assert.Equal(t, ns, p.Namespace)
+			}
+		}
+		assert.Equal(t, stored, names, "%s: every golden cozy-public holds", ns)
+		assert.Equal(t, all.Unused, r.Unused)
+		text := cli(t, "pins", "--cluster", state, "-n", ns).stdout
+		assert.Contains(t, text, "\npools    "+report.Count(pools, "pool")+" in namespace "+ns+" of chart kubernetes-nodes")
+		assert.NotContains(t, text, "no golden in cozy-public")
+	}
+
+	// tenant-alpha's pools all import over HTTP: the golden gamma-db clones
+	// is still listed, in use, by no pool of tenant-alpha.
+	text := cli(t, "pins", "--cluster", state, "-n", "tenant-alpha").stdout
+	assert.Contains(t, text, goldenName("v1.13.6")+"  (DataVolume, phase Succeeded)  in use: 0 pools, 0 disks in namespace tenant-alpha; in use by other namespaces (workerimage pins without -n lists by what)\n")
+	assert.NotContains(t, text, "kubernetes-nodes-gamma-db")
+	text = cli(t, "pins", "--cluster", state, "-n", "tenant-gamma").stdout
+	assert.Contains(t, text, goldenName("v1.13.6")+"  (DataVolume, phase Succeeded)  in use: 1 pool, 1 disk in namespace tenant-gamma\n")
 }
 
 func anys[T any](s []T) []any {

@@ -41,7 +41,15 @@ goldens, their pools and disks as a tree.`,
 				return err
 			}
 			rep := report.Pins(r.facts, r.target.Desc, r.chart.Metadata.Name)
-			report.WithDeleteSteps(&rep)
+			// Where the catalog's values are written is read only when a
+			// golden's delete steps go through them.
+			if rep.HasGoldensToDelete() {
+				home, err := report.ReadCatalogHome(r.target)
+				if err != nil {
+					return err
+				}
+				report.WithDeleteSteps(&rep, home)
+			}
 			if len(args) == 1 {
 				one, err := report.OneGolden(rep, args[0])
 				if err != nil {
@@ -69,7 +77,7 @@ goldens, their pools and disks as a tree.`,
 		},
 	}
 	in.add(cmd, "resolved")
-	in.namespaceFlag(cmd, "only the pools and disks of this namespace, and the goldens they use (whether a golden is safe to delete stays the whole cluster's answer)")
+	in.namespaceFlag(cmd, "only the pools and disks of this namespace, under every golden cozy-public holds (whether a golden is safe to delete stays the whole cluster's answer)")
 	cmd.Flags().BoolVar(&tree, "tree", false, "draw the goldens, the pools that use each and their disks as a tree")
 	return cmd
 }

@@ -2,12 +2,16 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // platformRecord is the platform's Helm release record (release cozystack
@@ -44,11 +48,55 @@ func TestCatalogChangeIsThePlatformsWholeValues(t *testing.T) {
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Contains(t, res.stdout, "catalog: the platform's values with the catalog's new images list, complete: upgrade the platform with them as they are")
 
-	// The neighbour: no record, the section alone, and it says so.
+	assert.Equal(t, report.ShapePlatform, r.Catalog.ChangeShape)
+
+	// The neighbours: no record and no Package, the Package as a stock
+	// Cozystack installs it, and it says so; no record and the operator's
+	// Package, that Package whole, every field it holds kept.
 	r = adoptOf(t, "-cluster", td("adopt", "fleet.yaml"))
 	assert.False(t, r.Catalog.WholePlatform)
-	assert.Contains(t, r.Catalog.ValuesFrom, "no Helm release record of the platform chart for release cozy-system/cozystack is readable")
+	assert.Equal(t, report.ShapePackage, r.Catalog.ChangeShape)
+	assert.Contains(t, r.Catalog.ValuesFrom, "the cluster holds no Package cozystack.kubernetes-worker-image and no Helm release record of this repository's platform chart (release cozy-system/cozystack) is readable")
 	assert.NotContains(t, r.Catalog.Values, "bundles:")
+	assert.NotContains(t, r.Catalog.Values, "kubernetesWorkerImage")
+
+	withPackage := writeTemp(t, "fleet.yaml", string(base)+`---
+apiVersion: cozystack.io/v1alpha1
+kind: Package
+metadata: {name: cozystack.kubernetes-worker-image, uid: 1234, resourceVersion: "9"}
+spec:
+  variant: default
+  ignoreDependencies: [cozystack.kubevirt-cdi]
+  components:
+    kubernetes-worker-image:
+      values:
+        storageClass: replicated
+        cloneSubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:tenant-acme"}]
+        tenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}
+status: {conditions: [{type: Ready, status: "True"}]}
+`)
+	r = adoptOf(t, "-cluster", withPackage)
+	assert.Equal(t, report.ShapePackage, r.Catalog.ChangeShape)
+	assert.False(t, r.Catalog.WholePlatform)
+	assert.Contains(t, r.Catalog.ValuesFrom, "the Package cozystack.kubernetes-worker-image as the cluster holds it")
+	var pkg map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(r.Catalog.Values), &pkg))
+	pkgValues := pkg["spec"].(map[string]any)["components"].(map[string]any)["kubernetes-worker-image"].(map[string]any)["values"].(map[string]any)
+	assert.Len(t, pkgValues["images"], 3, "the catalog's whole list")
+	delete(pkgValues, "images")
+	assert.Equal(t, map[string]any{
+		"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": map[string]any{"name": "cozystack.kubernetes-worker-image"},
+		"spec": map[string]any{"variant": "default", "ignoreDependencies": []any{"cozystack.kubevirt-cdi"}, "components": map[string]any{"kubernetes-worker-image": map[string]any{"values": map[string]any{
+			"storageClass":  "replicated",
+			"cloneSubjects": []any{map[string]any{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:serviceaccounts:tenant-acme"}},
+			"tenantWorkers": map[string]any{"talos": map[string]any{"imageFactoryURL": "https://factory.mirror.internal"}},
+		}}}},
+	}, pkg, "the Package as the cluster holds it, its metadata but the name and its status left out")
+	res = cli(t, "adopt", "-cluster", withPackage)
+	require.Equal(t, exitOK, res.code, res.stderr)
+	assert.Contains(t, res.stdout, "\ncatalog: the catalog's Package with its new images list, complete: the Package cozystack.kubernetes-worker-image as the cluster holds it")
+	assert.Contains(t, res.stdout, "apply it with kubectl apply -f FILE")
+	assert.NotContains(t, res.stdout, "upgrade the platform")
 }
 
 // catalog -f with a part of the platform's values prints the whole values
@@ -78,4 +126,38 @@ func TestCatalogPrintsThePlatformsWholeValues(t *testing.T) {
 
 	r = catalogOf(t, exitOK, "-f", snippet, "--cluster", td("state", "golden.yaml"))
 	assert.Nil(t, r.Platform, "no release values to layer over")
+}
+
+// rollout prints the catalog change it waits for as adopt does, in the shape
+// the cluster holds the catalog's values: on the operator's Package, that
+// Package whole to apply with kubectl; with the platform's release record,
+// the platform's values.
+func TestRolloutCatalogChangeFollowsWhatRuns(t *testing.T) {
+	base, err := os.ReadFile(rolloutFixture)
+	require.NoError(t, err)
+	args := []string{"rollout", "--to-talos", "v1.13.8", "-n", "tenant-beta"}
+	withPackage := writeTemp(t, "cluster.yaml", string(base)+catalogPackageOf("{storageClass: replicated, tenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}}"))
+	res := cli(t, append(args, "--cluster", withPackage, "-o", "json")...)
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	r := decode[report.RolloutPlan](t, res)
+	require.NotNil(t, r.Catalog)
+	require.True(t, r.Catalog.Changed)
+	assert.Equal(t, report.ShapePackage, r.Catalog.ChangeShape)
+	var pkg map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(r.Catalog.Values), &pkg))
+	assert.Equal(t, "Package", pkg["kind"])
+	values := pkg["spec"].(map[string]any)["components"].(map[string]any)["kubernetes-worker-image"].(map[string]any)["values"].(map[string]any)
+	assert.Equal(t, "https://factory.mirror.internal", render.Get(values, "tenantWorkers.talos.imageFactoryURL"), "every key the Package holds is kept")
+	assert.Contains(t, r.Catalog.Values, "version: v1.13.8")
+	text := cli(t, append(args, "--cluster", withPackage)...).stdout
+	assert.Contains(t, text, "\ncatalog: the catalog's Package with its new images list, complete: the Package cozystack.kubernetes-worker-image as the cluster holds it")
+	assert.NotContains(t, text, "upgrade the platform")
+
+	// The neighbour: the platform's release record, its values.
+	withRecord := writeTemp(t, "cluster.yaml", string(base)+platformRecord(t, map[string]any{"kubernetesWorkerImage": map[string]any{"storageClass": "replicated"}}))
+	res = cli(t, append(args, "--cluster", withRecord, "-o", "json")...)
+	require.Equal(t, exitAttn, res.code, res.stderr)
+	r = decode[report.RolloutPlan](t, res)
+	assert.Equal(t, report.ShapePlatform, r.Catalog.ChangeShape)
+	assert.True(t, strings.HasPrefix(r.Catalog.Values, "kubernetesWorkerImage:\n  storageClass: replicated\n  images:\n"), r.Catalog.Values)
 }

@@ -43,6 +43,9 @@ func writeAdoptText(out *bytes.Buffer, r *report.AdoptReport, o Options) {
 	head.raw("switch   each pool that imports over HTTP, rendered by the chart against this cluster with osImage.builtin booting the flavor it boots now;")
 	head.raw("         a switch re-images (rolls) that pool once, and every other pool keeps its KubevirtMachineTemplate")
 	head.raw("catalog  a new entry imports from " + r.Catalog.URL.Value + "  (" + r.Catalog.URL.Source + "), never from a URL a pool chose")
+	if f := r.Catalog.TenantFactory; f != nil {
+		head.raw("tenants  new pools are given the Image Factory " + f.Value + "  (" + f.Source + "); an entry importing from another says so")
+	}
 	head.write(out)
 	// Each section is a table of its own, so its columns align only with its own rows.
 	flavors := newTable(o)

@@ -8,14 +8,23 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// catalogValuesYAML writes the platform's values with the catalog's new
-// images list (c.Platform, its kubernetesWorkerImage.images replaced), each
-// entry under a comment saying why it is there, with a YAML library
-// (yamlText): the whole values to apply, not a part to merge by hand.
+// catalogValuesYAML writes the catalog change whole, with the catalog's
+// new images list, each entry under a comment saying why it is there, with a
+// YAML library (yamlText): the Package with the list in its
+// spec.components.kubernetes-worker-image.values (every other field as the
+// cluster holds it), or the platform's values with their
+// kubernetesWorkerImage.images replaced. Something to apply as it is, not a
+// part to merge by hand.
 func catalogValuesYAML(c report.AdoptCatalog) string {
-	doc := valuesNode(c.Platform)
-	section := mapKey(doc, "kubernetesWorkerImage")
-	*mapKey(section, "images") = *imagesNode(c.Images)
+	if c.ChangeShape == report.ShapePlatform {
+		doc := valuesNode(c.Platform)
+		section := mapKey(doc, "kubernetesWorkerImage")
+		*mapKey(section, "images") = *imagesNode(c.Images)
+		return yamlText(doc)
+	}
+	doc := valuesNode(c.Package)
+	values := mapKey(mapKey(mapKey(mapKey(doc, "spec"), "components"), "kubernetes-worker-image"), "values")
+	*mapKey(values, "images") = *imagesNode(c.Images)
 	return yamlText(doc)
 }
 
@@ -51,6 +60,9 @@ func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 			why = fmt.Sprintf("new, golden %s, for %s", e.Plain, poolsText(e.Pools))
 		}
 		comments := []string{why}
+		if e.FactoryNote != "" {
+			comments = append(comments, "note: "+e.FactoryNote)
+		}
 		for _, n := range e.Notes {
 			comments = append(comments, "note: "+n)
 		}
@@ -98,14 +110,16 @@ func writeCatalogText(tb *table, c report.AdoptCatalog) {
 		tb.raw("catalog: no change needed (no pool that imports over HTTP waits for a golden)")
 		return
 	}
-	if c.WholePlatform {
+	switch {
+	case c.ChangeShape == report.ShapePlatform:
 		tb.raw("catalog: the platform's values with the catalog's new images list, complete: upgrade the platform with them as they are")
 		tb.raw("(helm upgrade cozystack -n cozy-system -f FILE), then wait for the new goldens to import. They are " + c.ValuesFrom + ",")
 		tb.raw("with kubernetesWorkerImage.images replaced: the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
-	} else {
-		tb.raw("catalog: the platform's kubernetesWorkerImage with the catalog's new images list: " + c.ValuesFrom + ".")
-		tb.raw("Put it in place of that section of the platform's values and upgrade the platform, then wait for the new goldens to import.")
-		tb.raw("kubernetesWorkerImage.images is the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
+	default:
+		tb.raw("catalog: the catalog's Package with its new images list, complete: " + c.ValuesFrom + ".")
+		tb.raw("Save it to a file, preview it with workerimage catalog -f FILE against this cluster, apply it with kubectl apply -f FILE")
+		tb.raw("(or commit it where you keep that object), then wait for the new goldens to import. Every field and value it holds today is kept;")
+		tb.raw("spec.components.kubernetes-worker-image.values.images is the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(c.Values, "\n"), "\n") {
 		tb.raw(l)

@@ -86,7 +86,11 @@ func NotCreated(out *bytes.Buffer, r *report.NotCreated, o Options) {
 	tb := newTable(o)
 	tb.wrap(fmt.Sprintf("%s  not created yet: %s holds no DataVolume or PersistentVolumeClaim of that name", r.Golden, golden.Namespace))
 	tb.wrap("  catalog entry  " + r.Entry + ", in " + r.ValuesFrom)
-	tb.wrap("  next: the catalog creates it when the platform is upgraded with that entry (its import takes minutes); kubectl -n " + golden.Namespace + " get datavolume " + r.Golden + " shows it coming, and pins " + r.Golden + " then answers for it")
+	if r.InPackage {
+		tb.wrap("  next: the catalog creates it once Flux has upgraded its release with that entry (HelmRelease " + golden.Namespace + "/kubernetes-worker-image; the import takes minutes); kubectl -n " + golden.Namespace + " get datavolume " + r.Golden + " shows it coming, kubectl -n " + golden.Namespace + " get helmrelease kubernetes-worker-image says why if it does not, and pins " + r.Golden + " then answers for it")
+	} else {
+		tb.wrap("  next: the cluster has no Package cozystack.kubernetes-worker-image, so the entry is one of the catalog's built-in values: the catalog creates the golden once it is installed with them (docs/cozystack.md, \"Installing the catalog\"; the import takes minutes), then pins " + r.Golden + " answers for it")
+	}
 	tb.write(out)
 }
 

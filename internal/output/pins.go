@@ -13,7 +13,8 @@ import (
 )
 
 // writeGoldenPins writes one golden: its state and verdict, its pools and disks.
-func writeGoldenPins(tb *table, g report.GoldenPins) {
+// ns is the namespace the report is narrowed to (pins -n), "" for none.
+func writeGoldenPins(tb *table, g report.GoldenPins, ns string) {
 	state := g.FoundAs
 	if g.Phase != "" {
 		state += ", phase " + g.Phase
@@ -42,6 +43,12 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 		verdict = "safe to delete: no pool declares it, no disk or template uses it"
 	case g.NotConcluded:
 		verdict = "not concluded: nothing read uses it, but some namespaces' pools could not be read (below)"
+	}
+	if ns != "" && !g.SafeToDelete && !g.NotConcluded {
+		verdict += " in namespace " + ns
+		if len(g.Pools)+len(g.Disks)+len(g.NoPoolDisks)+len(g.Templates) == 0 {
+			verdict += "; in use by other namespaces (workerimage pins without -n lists by what)"
+		}
 	}
 	tb.wrap(fmt.Sprintf("%s  (%s)  %s", printable(g.Name), state, verdict))
 	if g.FoundAs != "absent" {
@@ -100,7 +107,11 @@ func writeGoldenPins(tb *table, g report.GoldenPins) {
 func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 	tb := newTable(o)
 	tb.raw("cluster  " + r.Cluster)
-	tb.raw("pools    " + report.Count(r.PoolsRead, "pool") + " " + poolsRead(r.Chart, r.PoolChart))
+	in := ""
+	if r.Namespace != "" {
+		in = " in namespace " + r.Namespace
+	}
+	tb.raw("pools    " + report.Count(r.PoolsRead, "pool") + in + " " + poolsRead(r.Chart, r.PoolChart))
 	if r.Golden != "" {
 		tb.raw("golden   " + r.Golden + " only (the pools not resolved are listed too: any of them may use it)")
 	}
@@ -122,7 +133,7 @@ func writePinsText(out *bytes.Buffer, r *report.PinsReport, o Options) {
 			tb.raw("flavor " + printable(f.Flavor) + " (not a name the catalog builds)")
 		}
 		for _, n := range f.Goldens {
-			writeGoldenPins(&tb, byName[n])
+			writeGoldenPins(&tb, byName[n], r.Namespace)
 		}
 		// The fix depends on whether the flavor has a catalog entry at all,
 		// which its plain golden shows.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -110,6 +111,7 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
 	if k := r.Kubernetes; k != nil {
 		tb.row("kubernetes", k.Value+"  ("+k.Source+")")
 	}
+	writeMachineConfig(&tb, r.MachineConfig)
 	if r.Behind != nil {
 		if len(r.Behind) == 0 {
 			tb.row("behind", "no: nothing newer in the catalog or the chart, and the platform's factory")
@@ -134,6 +136,89 @@ func writePlanText(out *bytes.Buffer, r *report.PlanReport, o Options) {
 		tb.row("release", r.ReleaseHint)
 	}
 	tb.write(out)
+}
+
+// Bounds on what the text report prints of a pool's registries: a pool may
+// merge up to 64 hosts from each of three channels, each with up to 16
+// endpoints of up to 2048 characters. -o json lists them all, exactly.
+const (
+	textRegistryHosts = 10
+	textEndpoints     = 3
+	textEndpointChars = 120
+)
+
+// writeMachineConfig writes what the worker's machine config gets: the
+// installer, the mirrors (host -> endpoints) and the hosts whose registry
+// config trusts a CA, each with its channel; never a CA's PEM.
+func writeMachineConfig(tb *table, mc *report.MachineConfigReport) {
+	if mc == nil {
+		return
+	}
+	tb.row("installer", mc.Installer.Image+"  ("+mc.Installer.Source+")")
+	if len(mc.RegistryMirrors) == 0 {
+		tb.row("mirrors", "none: the workers pull from each registry directly")
+	}
+	for i, m := range mc.RegistryMirrors {
+		label := map[bool]string{true: "mirrors", false: ""}[i == 0]
+		if i == textRegistryHosts {
+			tb.row(label, moreHosts(len(mc.RegistryMirrors)-i))
+			break
+		}
+		tb.row(label, mirrorText(m)+"  ("+m.Source+")")
+	}
+	if len(mc.RegistryConfig) == 0 {
+		tb.row("registry CAs", "none: the workers verify registries against Talos's system CAs")
+	}
+	for i, c := range mc.RegistryConfig {
+		label := map[bool]string{true: "registry CAs", false: ""}[i == 0]
+		if i == textRegistryHosts {
+			tb.row(label, moreHosts(len(mc.RegistryConfig)-i))
+			break
+		}
+		if c.CA {
+			tb.row(label, c.Host+"  ("+c.Source+")")
+		} else {
+			tb.row(label, c.Host+": none, its entry sets no tls.ca  ("+c.Source+")")
+		}
+	}
+}
+
+// mirrorText is one host's mirror: host -> endpoints, the first few, each
+// shortened, and the flags set.
+func mirrorText(m report.RegistryMirror) string {
+	var endpoints []string
+	for i, e := range m.Endpoints {
+		if i == textEndpoints {
+			endpoints = append(endpoints, fmt.Sprintf("and %d more", len(m.Endpoints)-i))
+			break
+		}
+		endpoints = append(endpoints, shorten(e, textEndpointChars))
+	}
+	text := m.Host + " -> " + strings.Join(endpoints, ", ")
+	for _, f := range []struct {
+		name string
+		v    *bool
+	}{{"overridePath", m.OverridePath}, {"skipFallback", m.SkipFallback}} {
+		if f.v != nil {
+			text += fmt.Sprintf("; %s: %t", f.name, *f.v)
+		}
+	}
+	return text
+}
+
+// moreHosts is the row that stands for the hosts the text report leaves out.
+func moreHosts(n int) string {
+	return "and " + report.Count(n, "more host") + " (-o json lists every one)"
+}
+
+// shorten cuts s after n characters, saying how long it was, as the
+// chart's messages cut a long value.
+func shorten(s string, n int) string {
+	count := utf8.RuneCountInString(s)
+	if count <= n {
+		return s
+	}
+	return fmt.Sprintf("%s...(%d characters)", string([]rune(s)[:n]), count)
 }
 
 // goldenImport says what a golden's import was verified with.

@@ -32,17 +32,15 @@ func TestPasteableYAMLReadsBackUnderYAML11And12(t *testing.T) {
 			Notes: []string{"its pools boot it from " + s + "\nkubernetesWorkerImage: {images: []}"},
 			Entry: report.CatalogImage{SchematicID: s, Version: s, ImageFactoryURL: s, Storage: s, StorageClass: &class, AdditionalStorageClasses: []string{s, s}},
 		}}
-		text := catalogValuesYAML(report.AdoptCatalog{Images: entries})
-		want := map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{map[string]any{
-			"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []any{s, s},
-		}}}}
+		entry := map[string]any{"schematicID": s, "version": s, "imageFactoryURL": s, "storage": s, "storageClass": s, "additionalStorageClasses": []any{s, s}}
 		if s == "" {
 			// Empty fields are left out, as the catalog's defaults apply.
-			want = map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{map[string]any{
-				"schematicID": s, "version": s, "storageClass": s, "additionalStorageClasses": []any{s, s},
-			}}}}
+			entry = map[string]any{"schematicID": s, "version": s, "storageClass": s, "additionalStorageClasses": []any{s, s}}
 		}
-		requireReadsBack(t, text, want)
+		section := map[string]any{"images": []any{entry}}
+		requireReadsBack(t, catalogValuesYAML(report.AdoptCatalog{ChangeShape: report.ShapePlatform, Images: entries}), map[string]any{"kubernetesWorkerImage": section})
+		requireReadsBack(t, catalogValuesYAML(report.AdoptCatalog{ChangeShape: report.ShapePackage, Images: entries}),
+			map[string]any{"spec": map[string]any{"components": map[string]any{"kubernetes-worker-image": map[string]any{"values": section}}}})
 
 		change := valuesText(map[string]any{"osImage": map[string]any{"builtin": map[string]any{"schematicID": s, "version": s}}})
 		assert.NotContains(t, change, "\n", "%q: one line", s)
@@ -90,7 +88,7 @@ func normalize(v any) any {
 // Plain strings keep their bare form, as the committed reports show them.
 func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
 	class := "replicated"
-	text := catalogValuesYAML(report.AdoptCatalog{Images: []report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.6", Change: report.ChangeKept, Entry: report.CatalogImage{
+	text := catalogValuesYAML(report.AdoptCatalog{ChangeShape: report.ShapePlatform, Images: []report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.6", Change: report.ChangeKept, Entry: report.CatalogImage{
 		SchematicID: "abc", Version: "v1.13.6", ImageFactoryURL: "https://factory.talos.dev", Storage: "6Gi", StorageClass: &class, AdditionalStorageClasses: []string{"fast"}, Retire: true,
 	}}}})
 	assert.Equal(t, `kubernetesWorkerImage:
@@ -110,14 +108,17 @@ func TestPasteableYAMLKeepsPlainStringsBare(t *testing.T) {
 	assert.True(t, strings.Contains(catalogValuesYAML(report.AdoptCatalog{Images: []report.CatalogEntry{{Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "0b101", Version: "v1"}}}}), `schematicID: "0b101"`))
 }
 
-// The catalog change is the platform's values whole: every key they hold
-// kept, kubernetesWorkerImage's other keys kept, its images replaced.
+// The catalog change is the platform's values whole where they hold the
+// catalog's: every key they hold kept, kubernetesWorkerImage's other keys
+// kept, its images replaced; where the operator's Package holds them, that
+// Package whole: every field kept, its values' images replaced.
 func TestCatalogValuesAreThePlatformsWholeValues(t *testing.T) {
 	c := report.AdoptCatalog{
 		Platform: map[string]any{
 			"bundles":               map[string]any{"enabledPackages": []any{"cozystack.kubernetes-worker-image"}},
 			"kubernetesWorkerImage": map[string]any{"imageFactoryURL": "https://factory.mirror.internal", "images": []any{map[string]any{"schematicID": "old", "version": "v1"}}},
 		},
+		ChangeShape:   report.ShapePlatform,
 		WholePlatform: true,
 		Images:        []report.CatalogEntry{{Plain: "talos-worker-abc-v1.13.7", Change: report.ChangeNew, Entry: report.CatalogImage{SchematicID: "abc", Version: "v1.13.7"}}},
 	}
@@ -131,7 +132,36 @@ kubernetesWorkerImage:
     - schematicID: abc
       version: v1.13.7
 `, catalogValuesYAML(c))
-	// Without the platform's values, the section alone.
-	c.Platform = nil
-	assert.Equal(t, "kubernetesWorkerImage:\n  images:\n    # new, golden talos-worker-abc-v1.13.7, for 0 pools: \n    - schematicID: abc\n      version: v1.13.7\n", catalogValuesYAML(c))
+
+	c.ChangeShape, c.Platform = report.ShapePackage, nil
+	c.Package = map[string]any{
+		"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": map[string]any{"name": "cozystack.kubernetes-worker-image"},
+		"spec": map[string]any{"variant": "default", "ignoreDependencies": []any{"cozystack.kubevirt-cdi"}, "components": map[string]any{"kubernetes-worker-image": map[string]any{"values": map[string]any{
+			"storageClass": "replicated", "images": []any{map[string]any{"schematicID": "old", "version": "v1"}},
+			"tenantWorkers": map[string]any{"talos": map[string]any{"imageFactoryURL": "https://factory.mirror.internal"}},
+		}}}},
+	}
+	assert.Equal(t, `apiVersion: cozystack.io/v1alpha1
+kind: Package
+metadata:
+  name: cozystack.kubernetes-worker-image
+spec:
+  components:
+    kubernetes-worker-image:
+      values:
+        images:
+          # new, golden talos-worker-abc-v1.13.7, for 0 pools: 
+          - schematicID: abc
+            version: v1.13.7
+        storageClass: replicated
+        tenantWorkers:
+          talos:
+            imageFactoryURL: https://factory.mirror.internal
+  ignoreDependencies:
+    - cozystack.kubevirt-cdi
+  variant: default
+`, catalogValuesYAML(c))
+	// A Package without values yet gets them.
+	c.Package = map[string]any{"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": map[string]any{"name": "cozystack.kubernetes-worker-image"}, "spec": map[string]any{"variant": "default"}}
+	assert.Equal(t, "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n  name: cozystack.kubernetes-worker-image\nspec:\n  variant: default\n  components:\n    kubernetes-worker-image:\n      values:\n        images:\n          # new, golden talos-worker-abc-v1.13.7, for 0 pools: \n          - schematicID: abc\n            version: v1.13.7\n", catalogValuesYAML(c))
 }

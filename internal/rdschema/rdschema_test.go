@@ -22,7 +22,7 @@ func TestOpenAPISchema(t *testing.T) {
 	    "c": {"type": "object", "maxProperties": 2, "if": {"maxProperties": 2}, "then": {"additionalProperties": {"type": "string"}}, "else": {}}
 	  },
 	  "definitions": {"q": {"type": "string", "description": "theirs", "pattern": "<&>"}}
-	}`))
+	}`), nil)
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"object","properties":{`+
 		`"z":{"type":"string","description":"mine","pattern":"<&>"},`+
@@ -42,9 +42,44 @@ func TestOpenAPISchemaRefuses(t *testing.T) {
 		`{"properties": {"a": {"$ref": "other.json#/x"}}, "definitions": {}}`:                                              `$ref "other.json#/x" names no entry of definitions`,
 		`{"properties": {"a": {"$ref": "#/definitions/r"}}, "definitions": {"r": {"items": {"$ref": "#/definitions/r"}}}}`: "a recursive definition cannot be inlined",
 		`{"type": "array", "maxItems": 2, "items": {}, "if": {"maxItems": 2}, "then": {"items": {}}}`:                      `a size bound's then sets "items", which its node sets too`,
+		`{"properties": {"o": {"type": "object", "x-not-defaulted": "yes"}}}`:                                              `x-not-defaulted is yes: write it as true, or leave it out`,
+		`{"properties": {"o": {"allOf": [{}], "x-not-defaulted": true}}}`:                                                  `a node marked x-not-defaulted has an allOf of its own`,
 	} {
-		_, err := rdschema.OpenAPISchema([]byte(schema))
+		_, err := rdschema.OpenAPISchema([]byte(schema), nil)
 		require.Error(t, err, schema)
 		assert.Contains(t, err.Error(), want, schema)
 	}
+}
+
+// The tenant's form holds no internal key: Helm's global, the chart's
+// dependencies' keys and the platform's "_" keys leave the top level, and
+// only there (a nested key of the same name is the tenant's).
+func TestOpenAPISchemaLeavesInternalKeysOut(t *testing.T) {
+	internal, err := rdschema.InternalKeys([]byte("name: pool\ndependencies:\n  - {name: lib-a, version: 0.1.0}\n  - {name: lib-b}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"global", "lib-a", "lib-b"}, internal)
+	got, err := rdschema.OpenAPISchema([]byte(`{"type": "object", "required": ["cluster"], "properties": {
+	  "global": {"type": "object"}, "_cluster": {"type": "object"}, "cluster": {"type": "string"},
+	  "lib-a": {"type": "object"}, "lib-b": {"type": "object"}, "lib-c": {"type": "object"},
+	  "talos": {"type": "object", "properties": {"global": {"type": "string"}, "_x": {"type": "string"}}}}}`), internal)
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"object","required":["cluster"],"properties":{"cluster":{"type":"string"},"lib-c":{"type":"object"},`+
+		`"talos":{"type":"object","properties":{"global":{"type":"string"},"_x":{"type":"string"}}}}}`+"\n", string(got))
+
+	_, err = rdschema.InternalKeys([]byte("dependencies: [{version: 1}]"))
+	assert.ErrorContains(t, err, "a dependency without a name")
+	_, err = rdschema.InternalKeys([]byte("dependencies: {a: b}"))
+	assert.ErrorContains(t, err, rdschema.PoolChart+"/Chart.yaml")
+}
+
+// A node marked x-not-defaulted keeps its annotations and moves the rest
+// into a one-element allOf, its references inlined; the marker goes.
+func TestOpenAPISchemaKeepsMarkedNodesAsWritten(t *testing.T) {
+	got, err := rdschema.OpenAPISchema([]byte(`{"properties": {"o": {
+	  "type": "object", "description": "d", "additionalProperties": false, "maxProperties": 1,
+	  "properties": {"a": {"$ref": "#/definitions/q"}}, "x-hint": 1, "x-not-defaulted": true}},
+	  "definitions": {"q": {"type": "string"}}}`), nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"properties":{"o":{"description":"d","x-hint":1,"allOf":[`+
+		`{"type":"object","additionalProperties":false,"maxProperties":1,"properties":{"a":{"type":"string"}}}]}}}`+"\n", string(got))
 }

@@ -7,8 +7,6 @@
 package report
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -19,7 +17,6 @@ import (
 	"gopkg.in/inf.v0"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // Adopt renders every HTTP pool as it is and switched, and assembles
@@ -58,62 +55,25 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		}
 		pools = append(pools, ap)
 	}
-	catalogURL, catalogStorage, err := platformCatalog(t)
+	home, newEntry, err := catalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}
+	catalogURL := newEntry.url
 	for i := range pools {
 		p := &pools[i]
 		p.GoldenImageFactoryURL = goldenFactoryURL(f.stored, *p, catalogURL.Value)
 		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
 	}
 	rep.Flavors = groupAdoptPools(pools)
-	if rep.Catalog, err = catalogFor(t, f.stored, pools, catalogURL); err != nil {
+	rep.Catalog = catalogFor(home, f.stored, pools, catalogURL)
+	if err := withFactoryNotes(t, home, &rep.Catalog); err != nil {
 		return nil, err
 	}
-	rep.Savings = savingsOf(pools, rep.Catalog, catalogStorage)
+	rep.Savings = savingsOf(pools, rep.Catalog, newEntry.storage)
 	rep.Savings.HTTPPools = len(pins.HTTPPools)
 	rep.Savings.RefusedToday = len(rep.RefusedToday)
 	return rep, nil
-}
-
-// platformCatalog is the factory URL the catalog imports a new entry from,
-// and the storage it gives one: the platform's kubernetesWorkerImage
-// settings, as the platform forwards them into the catalog's Package, else
-// the catalog's built-in ones.
-func platformCatalog(t Target) (url Sourced, storage string, err error) {
-	const field = "spec.components.kubernetes-worker-image.values"
-	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
-	if err != nil {
-		return Sourced{}, "", err
-	}
-	storage = builtinCatalogStorage()
-	if pkg == nil {
-		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (no Package " + catalogPackage + ")"}, storage, nil
-	}
-	if s := fleet.Text(pkg.Object, append(strings.Split(field, "."), "storage")...); s != "" {
-		storage = s
-	}
-	v, found, _ := unstructured.NestedFieldNoCopy(pkg.Object, append(strings.Split(field, "."), "imageFactoryURL")...)
-	if !found || v == nil || v == "" {
-		return Sourced{PublicImageFactoryURL, "the catalog's built-in imageFactoryURL (Package " + catalogPackage + " sets no kubernetesWorkerImage.imageFactoryURL)"}, storage, nil
-	}
-	u, ok := v.(string)
-	if !ok {
-		return Sourced{}, "", fmt.Errorf("Package %s: %s.imageFactoryURL is %v, not a URL; fix kubernetesWorkerImage.imageFactoryURL in the platform's values", catalogPackage, field, v)
-	}
-	return Sourced{u, "the platform's kubernetesWorkerImage.imageFactoryURL (" + field + ".imageFactoryURL of Package " + catalogPackage + ")"}, storage, nil
-}
-
-// builtinCatalogStorage is the storage the catalog chart built into this
-// binary gives an entry that sets none ("" when it cannot be read).
-func builtinCatalogStorage() string {
-	c, err := fleet.CatalogChart()
-	if err != nil {
-		return ""
-	}
-	s, _ := c.Values["storage"].(string)
-	return s
 }
 
 // goldenFactoryURL is the factory URL the golden a switched pool clones is

@@ -11,8 +11,8 @@ const (
 	OutcomeRefused        = "refused"                // the chart refuses it for another reason
 	UnknownBytes          = "unknown"
 	PublicImageFactoryURL = "https://factory.talos.dev"
-	// The platform renders the catalog's values into this Package, with
-	// kubernetesWorkerImage.imageFactoryURL as the catalog's imageFactoryURL.
+	// The catalog's Package: the operator's own on a stock Cozystack, or
+	// rendered by this repository's platform chart from kubernetesWorkerImage.
 	packageAPI     = "cozystack.io/v1alpha1"
 	catalogPackage = "cozystack.kubernetes-worker-image"
 )
@@ -179,26 +179,36 @@ func (p AdoptPool) Class() string {
 
 // AdoptCatalog is the catalog's images list the switches need.
 type AdoptCatalog struct {
-	// URL is the factory a new entry imports from: the platform's
-	// kubernetesWorkerImage.imageFactoryURL, else the catalog's built-in one.
-	// A new entry never takes a URL a tenant's pool chose.
+	// URL is the factory a new entry imports from, as the catalog chart
+	// resolves one with the cluster's catalog values (its imageFactoryURL,
+	// else the chart's default), and where it took it from. A new entry
+	// never takes a URL a tenant's pool chose.
 	URL Sourced `json:"url"`
 	// Changed: some pool waits for a new entry or an added class.
 	Changed bool `json:"changed"`
 	// Images is the catalog's images list with the changes, existing entries
 	// first (by golden name), then the new ones.
 	Images []CatalogEntry `json:"images"`
-	// Values are the platform's values with this images list, as YAML with
-	// comments, ready to apply; "" when nothing changes. The output layer
-	// (internal/output) writes it, as it writes every report's text.
+	// Values are the catalog change whole, with this images list, as YAML
+	// with comments, ready to apply; "" when nothing changes. The output
+	// layer (internal/output) writes it, as it writes every report's text.
 	Values string `json:"values"`
-	// Platform are the platform's values the list goes into (Values is them
-	// with kubernetesWorkerImage.images replaced): its release's values when
-	// WholePlatform, else its kubernetesWorkerImage section alone, as the
-	// catalog's Package holds it. ValuesFrom says which.
-	Platform      map[string]any `json:"-"`
+	// ChangeShape says what Values is: ShapePackage, the Package
+	// cozystack.kubernetes-worker-image as the cluster holds it (or as a
+	// stock Cozystack installs it, where it holds none) with the list in
+	// its spec.components.kubernetes-worker-image.values, to apply with
+	// kubectl; or ShapePlatform, the platform release's values whole with
+	// kubernetesWorkerImage.images replaced (WholePlatform), to upgrade the
+	// platform with. ValuesFrom says what was read.
+	// TenantFactory is the Image Factory new pools are given now (the
+	// platform's _cluster, else what the catalog publishes), which each
+	// entry's goldens are compared with; nil for none.
+	TenantFactory *Sourced       `json:"tenantFactory,omitempty"`
+	ChangeShape   string         `json:"changeShape,omitempty"`
 	WholePlatform bool           `json:"wholePlatform"`
 	ValuesFrom    string         `json:"valuesFrom,omitempty"`
+	Platform      map[string]any `json:"-"`
+	Package       map[string]any `json:"-"`
 }
 
 // CatalogEntry is one images[] entry of the catalog, and why it is there.
@@ -214,6 +224,10 @@ type CatalogEntry struct {
 	// ImportsFrom is the factory URL the entry's goldens import from (the
 	// catalog's URL for a new entry; "" when it cannot be read back).
 	ImportsFrom string `json:"importsFrom,omitempty"`
+	// FactoryNote, when its goldens import from another Image Factory than
+	// the one new pools are given (AdoptCatalog.TenantFactory), says so: for
+	// goldens it creates, which key to set.
+	FactoryNote string `json:"factoryNote,omitempty"`
 	// OtherURLPools are the pools waiting for the entry that boot its flavor
 	// from another factory URL today: switching changes where their image
 	// comes from, for the operator to decide.

@@ -1,9 +1,10 @@
-// The catalog values adopt prints. The platform forwards
-// kubernetesWorkerImage.images to the catalog as its whole images list, so the
-// list must hold every entry the catalog has today, or the upgrade would drop
-// their goldens from the clone Role. Those entries are read back from the
-// goldens in cozy-public, with the very fields the catalog compares an entry
-// with (kubernetes-worker-image.assertUnchanged), so it reads none as edited.
+// The catalog change adopt and rollout print. The catalog takes its images
+// list whole (from its Package, which the platform writes where it forwards
+// kubernetesWorkerImage.images), so the list must hold every entry the
+// catalog has today, or the change would drop their goldens from the clone
+// Role. Those entries are read back from the goldens in cozy-public, with
+// the very fields the catalog compares an entry with
+// (kubernetes-worker-image.assertUnchanged), so it reads none as edited.
 
 package report
 
@@ -21,15 +22,16 @@ import (
 // an entry on the class most of its pools are on, the others as additional
 // classes, and no imageFactoryURL of its own: it imports from the catalog's
 // URL (catalogURL), whatever URL its pools boot from. A pool booting from
-// another URL than its entry imports from is listed with both.
-func catalogFor(t Target, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) (AdoptCatalog, error) {
+// another URL than its entry imports from is listed with both. The change
+// is written where the cluster's catalog values are (home).
+func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
 	c := catalogEntriesFor(stored, pools, catalogURL)
 	if !c.Changed {
-		return c, nil
+		return c
 	}
-	var err error
-	c.Platform, c.WholePlatform, c.ValuesFrom, err = platformValues(t)
-	return c, err
+	c.ChangeShape, c.ValuesFrom, c.WholePlatform = home.Shape, home.From, home.Shape == ShapePlatform
+	c.Platform, c.Package = home.Platform, home.Package
+	return c
 }
 
 // catalogEntriesFor is catalogFor's images list.

@@ -1,10 +1,12 @@
 // catalog answers: what will the catalog chart do against my cluster with
-// these values? The values are the platform's (its kubernetesWorkerImage
+// these values? The values are the catalog's own (as its Package holds
+// them, or a whole Package), the platform's (its kubernetesWorkerImage
 // section, forwarded by the platform chart itself), the ones the cluster's
-// catalog Package holds, or the catalog's own defaults. The catalog chart
-// decides every outcome, rendered against the cluster: the whole chart, as
-// `helm upgrade` would render it, and each golden's own check, so a refusal
-// of one entry does not hide what the others do.
+// catalog Package holds, or the catalog's own defaults (catalogshape.go says
+// which). The catalog chart decides every outcome, rendered against the
+// cluster: the whole chart, as `helm upgrade` would render it, and each
+// golden's own check, so a refusal of one entry does not hide what the
+// others do.
 
 package report
 
@@ -25,143 +27,223 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Outcomes of a golden in the catalog preview.
-const (
-	GoldenCreates       = "creates"        // no golden of that name yet: CDI imports it
-	GoldenKeeps         = "keeps"          // exists as the entry says: untouched
-	GoldenRefusesEdit   = "refuses-edit"   // exists with another source, storage or class
-	GoldenRetires       = "retires"        // retire: true and nothing uses it
-	GoldenRetireRefused = "retire-refused" // retire: true (or dropped while retiring), still used
-	GoldenDeletes       = "deletes"        // marked retiring, dropped from the values: Helm deletes it
-	GoldenDropped       = "dropped"        // exists, not in the values: kept by Helm, no longer managed
-)
-
-// CatalogReport is what `workerimage catalog` answers.
-type CatalogReport struct {
-	Cluster string `json:"cluster"`
-	// ValuesFrom says where the catalog's values came from.
-	ValuesFrom string `json:"valuesFrom"`
-	// Enabled: the platform values enable the catalog (bundles.enabledPackages);
-	// nil when the values are not the platform's.
-	Enabled *bool `json:"enabled,omitempty"`
-	// Values are the catalog's values the preview renders with.
-	Values map[string]any `json:"values"`
-	// Result is "renders" or "refused": the whole catalog chart, as an upgrade
-	// renders it (or, when the platform chart refuses its values, that chart).
-	Result        string          `json:"result"`
-	Refusal       string          `json:"refusal,omitempty"`
-	SchemaRefusal string          `json:"schemaRefusal,omitempty"`
-	SchemaOnly    bool            `json:"schemaOnly,omitempty"`
-	Suggestions   []KeySuggestion `json:"suggestions,omitempty"`
-	// Goldens are the values' goldens and the live goldens they leave out,
-	// each with what the chart does to it.
-	Goldens []CatalogGolden `json:"goldens"`
-	// CloneRole are the goldens the rendered clone Role lets workers clone
-	// (empty when the render is refused, or there is no Role).
-	CloneRole []string `json:"cloneRole"`
-	// CAConfigMaps are the CA ConfigMaps the render holds.
-	CAConfigMaps []string `json:"caConfigMaps"`
-	// TenantDefaults is the JSON the catalog publishes for new pools in
-	// the ConfigMap TenantDefaultsConfigMap; empty when it publishes {}.
-	TenantDefaults string `json:"tenantDefaults,omitempty"`
-	// Platform, with -f files, are the platform's values they make: the
-	// platform release's values (its Helm release record) with the files
-	// layered over them as Helm layers -f files, the whole values to apply;
-	// nil where the release's values are not readable. PlatformFrom says
-	// where they were read.
-	Platform     map[string]any `json:"platform,omitempty"`
-	PlatformFrom string         `json:"platformFrom,omitempty"`
+// platformForward is what the platform chart built into this binary does
+// with platform values for the catalog, rendered by the chart itself with
+// its own checks: the catalog's values it forwards (its
+// kubernetesWorkerImage section, only the keys set), whether they enable the
+// catalog, and the Image Factory its _cluster gives new pools
+// (tenantWorkers.talos.imageFactoryURL). A refusal of the platform chart is
+// refusal, a report; err is a problem.
+type platformForward struct {
+	catalog        map[string]any
+	enabled        bool
+	clusterFactory string
+	refusal        *CatalogReport
 }
 
-// CatalogGolden is one golden and what the catalog does to it.
-type CatalogGolden struct {
-	Name string `json:"name"`
-	// Entry is the images[] entry it comes from, as the chart labels it; ""
-	// for a live golden no entry lists.
-	Entry        string `json:"entry,omitempty"`
-	SourceURL    string `json:"sourceURL,omitempty"`
-	Storage      string `json:"storage,omitempty"`
-	StorageClass string `json:"storageClass,omitempty"`
-	// Outcome: creates, keeps, refuses-edit, retires, retire-refused,
-	// deletes or dropped.
-	Outcome string `json:"outcome"`
-	// Detail is the chart's refusal, word for word, or what the outcome means.
-	Detail string `json:"detail,omitempty"`
-	// Live is how cozy-public holds it now ("" when it does not).
-	Live        string `json:"live,omitempty"`
-	InCloneRole bool   `json:"inCloneRole"`
-	// CAConfigMap and Checksum are what a golden to create imports with (the
-	// CA ConfigMap it trusts, the checksum CDI verifies); "" when none.
-	CAConfigMap string `json:"caConfigMap,omitempty"`
-	Checksum    string `json:"checksum,omitempty"`
-}
-
-// Refused: the catalog (or the platform chart before it) refuses the values.
-func (r *CatalogReport) Refused() bool { return r.Result != "renders" }
-
-// CatalogValuesFromPlatform is what the platform chart built into this binary
-// forwards to the catalog for the platform values vals (its
-// kubernetesWorkerImage section, only the keys set), rendered by the chart
-// itself with its own checks, and whether they enable the catalog. A refusal
-// of the platform chart is returned as refusal, a report; err is a problem.
-func CatalogValuesFromPlatform(vals map[string]any) (catalog map[string]any, enabled bool, refusal *CatalogReport, err error) {
+func forwardPlatform(vals map[string]any) (platformForward, error) {
 	chrt, err := render.LoadChartFS(charts.FS, render.PlatformChart)
 	if err != nil {
-		return nil, false, nil, fmt.Errorf("built-in chart %s: %v", render.PlatformChart, err)
+		return platformForward{}, fmt.Errorf("built-in chart %s: %v", render.PlatformChart, err)
 	}
 	const body = `{{- $out := dict }}
 {{- include "platform.kubernetesWorkerImage.values" (dict "root" . "out" $out) }}
+{{- $cluster := dict }}
+{{- include "platform.clusterValues" (dict "root" . "out" $cluster) }}
 kind: ` + catalogValuesKind + `
 values: {{ $out | toJson }}
+clusterFactory: {{ dig "talos" "imageFactoryURL" "" $cluster | toJson }}
 `
 	rel := render.Release{Name: "cozystack", Namespace: "cozy-system", Upgrade: true}
 	m, err := render.Render(render.WithTemplate(chrt, "templates/0-workerimage-catalog-values.yaml", []byte(body)), render.Options{Release: rel, Values: vals})
 	if err != nil {
 		rep := &CatalogReport{Result: "refused"}
 		if err := explainRefusal(chrt, render.Options{Release: rel, Values: vals}, err, &rep.Refusal, &rep.SchemaRefusal, &rep.SchemaOnly); err != nil {
-			return nil, false, nil, err
+			return platformForward{}, err
 		}
 		rep.Refusal = "the platform chart refuses these values: " + rep.Refusal
 		rep.Suggestions = SuggestKeys(chrt.Schema, vals)
-		return nil, false, rep, nil
+		return platformForward{refusal: rep}, nil
 	}
+	var out platformForward
 	for _, d := range m.Docs {
 		switch {
 		case d.Kind() == catalogValuesKind:
 			var doc struct {
-				Values map[string]any `json:"values"`
+				Values         map[string]any `json:"values"`
+				ClusterFactory string         `json:"clusterFactory"`
 			}
 			if err := yaml.Unmarshal([]byte(d.Text), &doc); err != nil {
-				return nil, false, nil, fmt.Errorf("reading the platform's catalog values: %w", err)
+				return platformForward{}, fmt.Errorf("reading the platform's catalog values: %w", err)
 			}
-			catalog = doc.Values
+			out.catalog, out.clusterFactory = doc.Values, doc.ClusterFactory
 		case d.Kind() == "Package" && d.Name() == catalogPackage:
-			enabled = true
+			out.enabled = true
 		}
 	}
-	if catalog == nil {
-		catalog = map[string]any{}
+	if out.catalog == nil {
+		out.catalog = map[string]any{}
 	}
-	return catalog, enabled, nil, nil
+	return out, nil
+}
+
+// clusterFactorySource says where a platform's _cluster factory comes from.
+const clusterFactorySource = "the platform values give it to new pools in _cluster.talos.imageFactoryURL (their tenantWorkers.talos.imageFactoryURL), before the catalog's published defaults"
+
+// CatalogFromFiles previews the catalog with the values of -f files (vals,
+// layered; names as given), read in their shape (ReadCatalogInput: a bad
+// shape or a key no shape takes is an error, bad input), and, when the
+// catalog renders them, says what to apply, where the cluster's catalog
+// values are written (ReadCatalogHome): the platform's values whole, or the
+// catalog's Package whole holding the values previewed.
+func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogReport, error) {
+	home, err := ReadCatalogHome(t)
+	if err != nil {
+		return nil, err
+	}
+	in, err := ReadCatalogInput(vals, home)
+	if err != nil {
+		return nil, err
+	}
+	files := strings.Join(names, ", ")
+	var rep *CatalogReport
+	switch in.Shape {
+	case ValuesPlatform:
+		fwd, err := forwardPlatform(vals)
+		if err != nil {
+			return nil, err
+		}
+		if fwd.refusal != nil {
+			rep = fwd.refusal
+			rep.Cluster, rep.ValuesFrom = t.Desc, "platform values "+files
+			rep.Goldens, rep.CloneRole, rep.CAConfigMaps = []CatalogGolden{}, []string{}, []string{}
+			break
+		}
+		if rep, err = CatalogPreview(t, fwd.catalog, "platform values "+files+" (their kubernetesWorkerImage, as the platform chart forwards it to the catalog)"); err != nil {
+			return nil, err
+		}
+		rep.Enabled = &fwd.enabled
+		if fwd.clusterFactory != "" {
+			rep.TenantFactory = &Sourced{Value: fwd.clusterFactory, Source: clusterFactorySource}
+		}
+		if home.Shape == ShapePlatform {
+			rep.ChangeShape, rep.Platform = ShapePlatform, render.MergeValues(home.Platform, vals)
+			rep.PlatformFrom = home.From + ", with the -f files layered over them as Helm layers -f files"
+			break
+		}
+		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(fwd.catalog)
+		rep.PackageFrom = home.From + "; its values are the catalog's values these platform values forward, as previewed (no platform release forwards them here)"
+		var unforwarded []string
+		for _, k := range []string{"tenantWorkers", "registries"} {
+			if _, ok := vals[k]; ok {
+				unforwarded = append(unforwarded, k)
+			}
+		}
+		if len(unforwarded) > 0 {
+			rep.ChangeNote = "these platform values also set " + strings.Join(unforwarded, " and ") + ", which reach pools through _cluster only where the platform chart carries them, and no release of such a platform chart is readable here: on a stock Cozystack, give them in the Package's values instead, and the catalog publishes them (catalog -f of that Package previews what it publishes)"
+		}
+	case ValuesCatalog:
+		if rep, err = CatalogPreview(t, in.Values, "the catalog's own values "+files+" (what its Package holds under spec.components.kubernetes-worker-image.values)"); err != nil {
+			return nil, err
+		}
+		if home.Shape == ShapePlatform {
+			rep.ChangeNote = platformOwnsNote(home)
+			break
+		}
+		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(in.Values)
+		rep.PackageFrom = home.From + "; its values are exactly the values previewed"
+	case ValuesPackage:
+		if rep, err = CatalogPreview(t, in.Values, "the Package "+catalogPackage+" in "+files+" (its spec.components.kubernetes-worker-image.values)"); err != nil {
+			return nil, err
+		}
+		rep.Enabled = in.Enabled
+		switch {
+		case home.Shape == ShapePlatform:
+			rep.ChangeNote = platformOwnsNote(home)
+		case len(names) == 1 && names[0] != Stdin:
+			rep.ChangeNote = "the Package is the file whole: apply it as it is, kubectl apply -f " + names[0]
+		default:
+			rep.ChangeShape, rep.Package = ShapePackage, in.Package
+			rep.PackageFrom = "the -f files, layered as Helm layers -f files"
+		}
+	}
+	rep.ValuesShape, rep.ValuesShapeWhy = in.Shape, in.Why
+	if rep.Refused() {
+		// Nothing to apply: the upgrade would fail.
+		rep.ChangeShape, rep.Platform, rep.PlatformFrom, rep.Package, rep.PackageFrom = "", nil, "", nil, ""
+		if in.Shape == ValuesPackage {
+			rep.ChangeNote = ""
+		}
+	}
+	rep.noteFactories(in.Shape)
+	return rep, nil
+}
+
+// platformOwnsNote says that a platform release writes the cluster's
+// catalog Package, so the catalog's values go into the platform's.
+func platformOwnsNote(home CatalogHome) string {
+	return "the cluster's catalog values are the platform's (" + home.From + "): the platform renders the Package " + catalogPackage + " from its kubernetesWorkerImage, and its next upgrade would overwrite one applied by hand; give these values under kubernetesWorkerImage in the platform's values (it forwards imageFactoryURL, imageFactoryCA, storageClass, storage, images and monitoring) and preview those"
+}
+
+// CatalogFromCluster previews the catalog with the values the cluster's
+// Package holds (CatalogValuesFromCluster): what is deployed, against the
+// cluster as it is.
+func CatalogFromCluster(t Target) (*CatalogReport, error) {
+	vals, from, found, err := catalogValuesFromCluster(t)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := CatalogPreview(t, vals, from)
+	if err != nil {
+		return nil, err
+	}
+	rep.ValuesShape = ValuesCatalog
+	if found {
+		rep.ValuesShape = ValuesPackage
+	}
+	home, err := ReadCatalogHome(t)
+	if err != nil {
+		return nil, err
+	}
+	keys := ValuesCatalog
+	if home.Shape == ShapePlatform {
+		keys = ValuesPlatform
+		fwd, err := forwardPlatform(home.Platform)
+		if err != nil {
+			return nil, err
+		}
+		if fwd.clusterFactory != "" {
+			rep.TenantFactory = &Sourced{Value: fwd.clusterFactory, Source: "the platform's release gives it to new pools in _cluster.talos.imageFactoryURL (its tenantWorkers.talos.imageFactoryURL), before the catalog's published defaults"}
+		}
+	}
+	rep.noteFactories(keys)
+	return rep, nil
 }
 
 // CatalogValuesFromCluster are the values the cluster's catalog Package
-// holds (what the platform forwarded at its last upgrade); with no Package,
-// none: the catalog's defaults.
+// holds (the operator's, or what the platform forwarded at its last
+// upgrade); with no Package, none: the catalog's defaults.
 func CatalogValuesFromCluster(t Target) (map[string]any, string, error) {
+	vals, from, _, err := catalogValuesFromCluster(t)
+	return vals, from, err
+}
+
+// catalogValuesFromCluster is CatalogValuesFromCluster, and whether the
+// cluster holds the Package.
+func catalogValuesFromCluster(t Target) (map[string]any, string, bool, error) {
 	pkg, err := fleet.Get(context.Background(), t.Provider, packageAPI, "Package", "", catalogPackage)
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	if pkg == nil {
-		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", nil
+		return map[string]any{}, "the catalog's built-in values (the cluster has no Package " + catalogPackage + ")", false, nil
 	}
-	raw, _, _ := unstructured.NestedFieldNoCopy(pkg.Object, "spec", "components", "kubernetes-worker-image", "values")
+	raw, _, _ := unstructured.NestedFieldNoCopy(pkg.Object, "spec", "components", catalogComponent, "values")
 	vals, _ := raw.(map[string]any)
 	if vals == nil {
 		vals = map[string]any{}
 	}
-	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values, what the platform forwards now)", nil
+	return vals, "the cluster's Package " + catalogPackage + " (spec.components.kubernetes-worker-image.values)", true, nil
 }
 
 const (
@@ -213,6 +295,12 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 				}
 			}
 		}
+		if rep.Publishes, err = publishedDefaults(t, rep.TenantDefaults); err != nil {
+			return nil, err
+		}
+		if u, _ := render.Get(rep.Publishes.Publishes, "talos.imageFactoryURL").(string); u != "" {
+			rep.TenantFactory = &Sourced{Value: u, Source: "the catalog publishes it for new pools: its tenantWorkers.talos.imageFactoryURL, in ConfigMap " + golden.Namespace + "/" + TenantDefaultsConfigMap}
+		}
 	}
 
 	// The values' goldens as the chart resolves them; values it refuses
@@ -239,13 +327,21 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	for i, e := range entries {
 		t.progress("checking golden %d of %d: %s", i+1, len(entries), e.Name)
 		listed[e.Name] = true
-		g := CatalogGolden{Name: e.Name, Entry: e.Label, SourceURL: e.URL, Storage: e.Storage, StorageClass: e.StorageClass, InCloneRole: inRole[e.Name]}
+		g := CatalogGolden{Name: e.Name, Entry: e.Label, SourceURL: e.URL, Storage: e.Storage, StorageClass: e.StorageClass, InCloneRole: inRole[e.Name], factory: e.Factory, factoryFrom: e.From.Factory, createsFrom: e.Factory}
 		if s, ok := live[e.Name]; ok {
 			g.Live = liveState(s)
 		}
-		refusal, stored, err := checkUnchanged(chrt, opts, e.Name)
+		refusal, stored, storedURL, err := checkUnchanged(chrt, opts, e.Name)
 		if err != nil {
 			return nil, err
+		}
+		if stored && storedURL != "" && storedURL != g.SourceURL {
+			// A URL nobody set: the golden keeps the source it was imported
+			// from, as the chart renders it.
+			g.SourceURL = storedURL
+			if f, ok := golden.Parse(e.Name); ok {
+				g.factory = strings.TrimSuffix(storedURL, golden.ImagePath(f.SchematicID, f.Version))
+			}
 		}
 		switch {
 		case refusal != "":
@@ -333,9 +429,13 @@ func liveState(s fleet.Golden) string {
 
 // catalogEntry is one golden as kubernetes-worker-image.entries resolves it.
 type catalogEntry struct {
-	Name         string `json:"name"`
-	Label        string `json:"label"`
-	URL          string `json:"url"`
+	Name    string `json:"name"`
+	Label   string `json:"label"`
+	URL     string `json:"url"`
+	Factory string `json:"imageFactoryURL"`
+	From    struct {
+		Factory string `json:"imageFactoryURL"`
+	} `json:"from"`
 	Storage      string `json:"storage"`
 	StorageClass string `json:"storageClass"`
 	Retire       bool   `json:"retire"`
@@ -376,8 +476,9 @@ goldens: {{ $._kubernetesWorkerImageGoldens | toJson }}
 
 // checkUnchanged runs the chart's own edit check
 // (kubernetes-worker-image.assertUnchanged) on the one golden name: its
-// refusal, word for word, or whether the golden exists.
-func checkUnchanged(chrt *chart.Chart, opts render.Options, name string) (refusal string, exists bool, err error) {
+// refusal, word for word, or whether the golden exists and the source URL
+// it renders with (an existing golden whose URL nobody set keeps its own).
+func checkUnchanged(chrt *chart.Chart, opts render.Options, name string) (refusal string, exists bool, url string, err error) {
 	const body = `{{- include "kubernetes-worker-image.entries" . }}
 {{- $want := fromJson (.Files.Get "` + catalogNamesFile + `") }}
 {{- range $._kubernetesWorkerImageGoldens }}
@@ -385,6 +486,7 @@ func checkUnchanged(chrt *chart.Chart, opts render.Options, name string) (refusa
 {{- include "kubernetes-worker-image.assertUnchanged" . }}
 kind: ` + catalogCheckKind + `
 exists: {{ not (empty .stored) }}
+url: {{ .url | toJson }}
 {{- end }}
 {{- end }}
 `
@@ -395,15 +497,16 @@ exists: {{ not (empty .stored) }}
 	m, err := render.Render(c, opts)
 	if err != nil {
 		refusal, prob := RenderFailure(err)
-		return refusal, false, prob
+		return refusal, false, "", prob
 	}
 	for _, d := range m.Docs {
 		if d.Kind() == catalogCheckKind {
 			exists, _ := d.Object["exists"].(bool)
-			return "", exists, nil
+			url, _ := d.Object["url"].(string)
+			return "", exists, url, nil
 		}
 	}
-	return "", false, nil
+	return "", false, "", nil
 }
 
 // explainRefusal fills in a refused render as plan does: the chart's own

@@ -41,6 +41,8 @@ creationDefaults:
   {{- include "kubernetes-nodes.creationDefaults" . | nindent 2 }}
 behind:
   {{- include "kubernetes-nodes.behindFacts" . | nindent 2 }}
+machineConfig:
+  {{- include "kubernetes-nodes.machineConfigFacts" . | nindent 2 }}
 `)
 }
 
@@ -132,6 +134,11 @@ type chartFacts struct {
 			KubernetesReleases  map[string]scalar `json:"kubernetesReleases"`
 		} `json:"defaults"`
 	} `json:"behind"`
+	// MachineConfig is kubernetes-nodes.machineConfigFacts, in the shape
+	// the report prints (every value in it is a string the chart quotes, or
+	// a boolean): what the worker's Talos machine config takes besides its
+	// image's flavor, each with the channel it came from.
+	MachineConfig MachineConfigReport `json:"machineConfig"`
 	// guarded is false when the clone guards refused. The facts then come
 	// from a render made only to report (reportOnly), else, when even that
 	// is refused, from kubernetes-nodes.osImage alone: golden, classes and
@@ -179,8 +186,10 @@ func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, 
 // run (an unknown instancetype, say): the disk source with its clone guards;
 // when those refuse, the same in a render made only to report; when even that
 // is refused, the image resolution alone (which golden, from where).
-// refusal is the first render's: what kept the guards' facts out. facts is nil
-// when even the image does not resolve; err is a cluster problem.
+// refusal is the first render's: what kept the guards' facts out, in the
+// chart's own words where its schema refused first (as plan leads with them),
+// else the schema's. facts is nil when even the image does not resolve; err is
+// a cluster problem.
 func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, refusal string, err error) {
 	helpers := render.HelpersOnly(chrt)
 	m, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
@@ -188,9 +197,22 @@ func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, ref
 		facts, err = takeFacts(m)
 		return facts, "", err
 	}
+	var schema *render.SchemaError
+	refusedBySchema := errors.As(err, &schema)
 	refusal, err = RenderFailure(err)
 	if err != nil {
 		return nil, "", err
+	}
+	if refusedBySchema {
+		off := opts
+		off.Release.SkipSchemaValidation = true
+		if _, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), off); err != nil {
+			chartSays, prob := RenderFailure(err)
+			if prob != nil {
+				return nil, "", prob
+			}
+			refusal = chartSays
+		}
 	}
 	reportOnly := true
 	m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", true)), opts)

@@ -90,12 +90,15 @@ func objectIn(object, ns string) bool {
 	return strings.HasPrefix(id, ns+"/")
 }
 
-// PinsInNamespace narrows a pins report to what one namespace pins (pins
-// -n): the goldens its pools and disks use (and the golden asked about, if
-// one was), each with only that namespace's pools and disks, and its pools
-// listed apart (HTTP, not resolved, behind). The verdicts stay the
-// cluster's: a golden another namespace uses is never called safe to delete
-// here, nor one pinned by a namespace whose pools could not be read.
+// PinsInNamespace narrows a pins report to one namespace's pools (pins -n):
+// each golden cozy-public holds stays listed, with only that namespace's
+// pools and disks under it (a filter narrows the pools, never the goldens or
+// what cozy-public holds), and so does a golden absent from cozy-public
+// that the namespace's pools or disks name; its pools are listed apart
+// (HTTP, not resolved, behind), and PoolsRead counts the pools shown. The
+// verdicts stay the cluster's: a golden another namespace uses is never
+// called safe to delete here, nor one pinned by a namespace whose pools
+// could not be read.
 func PinsInNamespace(rep PinsReport, ns string) PinsReport {
 	if ns == "" {
 		return rep
@@ -104,11 +107,14 @@ func PinsInNamespace(rep PinsReport, ns string) PinsReport {
 	out.Namespace = ns
 	keep := map[string]bool{}
 	out.Goldens = []GoldenPins{}
+	pools := 0
 	for _, g := range rep.Goldens {
 		g.Pools = poolsIn(g.Pools, ns)
 		g.Disks = disksIn(g.Disks, ns)
 		g.NoPoolDisks = disksIn(g.NoPoolDisks, ns)
-		if g.Name == rep.Golden || len(g.Pools)+len(g.Disks)+len(g.NoPoolDisks) > 0 {
+		g.Templates = templatesIn(g.Templates, ns)
+		pools += len(g.Pools)
+		if g.FoundAs != "absent" || g.Name == rep.Golden || len(g.Pools)+len(g.Disks)+len(g.NoPoolDisks) > 0 {
 			keep[g.Name] = true
 			out.Goldens = append(out.Goldens, g)
 		}
@@ -121,6 +127,7 @@ func PinsInNamespace(rep PinsReport, ns string) PinsReport {
 	}
 	out.HTTPPools = poolsIn(rep.HTTPPools, ns)
 	out.Unresolved = poolsIn(rep.Unresolved, ns)
+	out.PoolsRead = pools + len(out.HTTPPools) + len(out.Unresolved)
 	out.HostAssisted = disksIn(rep.HostAssisted, ns)
 	out.NoPoolDisks = disksIn(rep.NoPoolDisks, ns)
 	out.PoolsBehind = []PoolBehind{}
@@ -171,6 +178,18 @@ func poolsIn(pools []PoolPin, ns string) []PoolPin {
 	for _, p := range pools {
 		if p.Namespace == ns {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// templatesIn are the templates ("<namespace>/KubevirtMachineTemplate/<name>")
+// in ns.
+func templatesIn(templates []string, ns string) []string {
+	out := []string{}
+	for _, t := range templates {
+		if strings.HasPrefix(t, ns+"/") {
+			out = append(out, t)
 		}
 	}
 	return out

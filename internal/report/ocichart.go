@@ -103,7 +103,10 @@ func (o RegistryOptions) hint() string {
 	if o.PlainHTTP {
 		return ""
 	}
-	return " (a registry served over plain HTTP needs --plain-http; a private one, helm registry login first)"
+	if o.CAFile != "" {
+		return " (a registry served over plain HTTP needs --plain-http; a private one, helm registry login first)"
+	}
+	return " (a registry served over plain HTTP needs --plain-http; one whose certificate your own CA signed, --ca-file with that CA; a private one, helm registry login first)"
 }
 
 // client is Helm's registry client with these options and a bounded HTTP

@@ -15,9 +15,10 @@ import (
 
 // WithDeleteSteps fills in, for each golden safe to delete that exists,
 // how to delete it as the catalog chart retires one (its README, "Retiring
-// an entry"), and, for a golden of an entry whose other goldens are in use,
-// why its entry cannot retire.
-func WithDeleteSteps(rep *PinsReport) {
+// an entry"), through where the cluster's catalog values are written
+// (home), and, for a golden of an entry whose other goldens are in use, why
+// its entry cannot retire.
+func WithDeleteSteps(rep *PinsReport, home CatalogHome) {
 	inUse := map[string][]string{}
 	for _, g := range rep.Goldens {
 		if !g.SafeToDelete {
@@ -29,37 +30,54 @@ func WithDeleteSteps(rep *PinsReport) {
 		if !g.SafeToDelete || g.FoundAs == "absent" {
 			continue
 		}
-		g.DeleteSteps = deleteSteps(*g, inUse[g.Flavor])
+		g.DeleteSteps = deleteSteps(*g, inUse[g.Flavor], home)
+		rep.ChangeShape = home.Shape
 	}
+}
+
+// HasGoldensToDelete: some golden is safe to delete and exists, so
+// WithDeleteSteps has steps to write (and where the catalog's values are
+// written to read).
+func (r PinsReport) HasGoldensToDelete() bool {
+	for _, g := range r.Goldens {
+		if g.SafeToDelete && g.FoundAs != "absent" {
+			return true
+		}
+	}
+	return false
 }
 
 // deleteSteps says how one unused golden is deleted for good; flavorInUse
 // are the goldens of its flavor something still uses.
-func deleteSteps(g GoldenPins, flavorInUse []string) []string {
+func deleteSteps(g GoldenPins, flavorInUse []string, home CatalogHome) []string {
 	fl, ok := golden.Parse(g.Name)
-	entry := fmt.Sprintf("the catalog entry {schematicID: %s, version: %s} (kubernetesWorkerImage.images in the platform's values)", fl.SchematicID, fl.Version)
-	notKubectl := "a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the next upgrade"
+	entry := fmt.Sprintf("the catalog entry {schematicID: %s, version: %s} (%s)", fl.SchematicID, fl.Version, home.PackageKey("images"))
+	apply, again := "upgrade the platform", "upgrade again"
+	if home.Shape == ShapePackage {
+		apply, again = "apply the Package (kubectl apply -f FILE)", "apply it again"
+	}
+	notKubectl := "a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade"
 	switch {
 	case !ok:
 		return []string{"its name is not one the catalog builds, so no catalog entry manages it: delete it with kubectl -n " + golden.Namespace + " delete datavolume " + g.Name + " (and its PersistentVolumeClaim, if CDI left one)"}
 	case g.FoundAs == "PersistentVolumeClaim":
 		return []string{
-			"remove " + entry + " if the catalog still lists it, so no pool is pointed at it any more, and upgrade the platform",
+			"remove " + entry + " if the catalog still lists it, so no pool is pointed at it any more, and " + apply,
 			"its DataVolume is gone and Helm never created its PersistentVolumeClaim, so no upgrade deletes it: kubectl -n " + golden.Namespace + " delete pvc " + g.Name,
 		}
 	case g.Class != "" && len(flavorInUse) > 0:
 		return []string{
-			fmt.Sprintf("remove %q from the additionalStorageClasses of %s and upgrade the platform: the catalog stops managing the golden and Helm keeps it (helm.sh/resource-policy: keep); the entry stays, since %s of its flavor %s in use", g.Class, entry, strings.Join(flavorInUse, ", "), map[bool]string{true: "is", false: "are"}[len(flavorInUse) == 1]),
+			fmt.Sprintf("remove %q from the additionalStorageClasses of %s and %s: the catalog stops managing the golden and Helm keeps it (helm.sh/resource-policy: keep); the entry stays, since %s of its flavor %s in use", g.Class, entry, apply, strings.Join(flavorInUse, ", "), map[bool]string{true: "is", false: "are"}[len(flavorInUse) == 1]),
 			"then delete it, which nothing undoes any more: kubectl -n " + golden.Namespace + " delete datavolume " + g.Name,
 		}
 	case len(flavorInUse) > 0:
 		return []string{fmt.Sprintf("its entry cannot retire yet: %s retires every golden of the flavor, and %s still in use; move their pools first (workerimage pins shows them), or keep the entry", entry, strings.Join(flavorInUse, ", ")+map[bool]string{true: " is", false: " are"}[len(flavorInUse) == 1])}
 	case g.Retiring:
-		return []string{"its entry sets retire: true already: remove " + entry + " and upgrade the platform; Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")"}
+		return []string{"its entry sets retire: true already: remove " + entry + " and " + apply + "; Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")"}
 	}
 	return []string{
-		"set retire: true on " + entry + " and upgrade the platform: the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
-		"then remove the entry and upgrade again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")",
+		"set retire: true on " + entry + " and " + apply + ": the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
+		"then remove the entry and " + again + ": Helm deletes the DataVolume and CDI its PersistentVolumeClaim (" + notKubectl + ")",
 	}
 }
 
@@ -138,6 +156,11 @@ type NotCreated struct {
 	// it; ValuesFrom where the catalog's values were read.
 	Entry      string `json:"entry"`
 	ValuesFrom string `json:"valuesFrom"`
+	// InPackage: the entry is in the values of the cluster's Package
+	// cozystack.kubernetes-worker-image, so the catalog creates the golden
+	// at its next upgrade; false: the cluster has no such Package, and the
+	// entry is one of the catalog's built-in values.
+	InPackage bool `json:"inPackage"`
 }
 
 // CatalogEntryFor says which catalog entry names the golden name, in the
@@ -145,7 +168,7 @@ type NotCreated struct {
 // built-in values), as the catalog chart itself resolves them: nil when
 // none does.
 func CatalogEntryFor(t Target, name string) (*NotCreated, error) {
-	vals, from, err := CatalogValuesFromCluster(t)
+	vals, from, found, err := catalogValuesFromCluster(t)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +182,7 @@ func CatalogEntryFor(t Target, name string) (*NotCreated, error) {
 	}
 	for _, e := range entries {
 		if e.Name == name && !e.Retire {
-			return &NotCreated{Golden: name, Entry: e.Label, ValuesFrom: from}, nil
+			return &NotCreated{Golden: name, Entry: e.Label, ValuesFrom: from, InPackage: found}, nil
 		}
 	}
 	return nil, nil

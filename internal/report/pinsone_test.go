@@ -23,9 +23,10 @@ func TestDeleteStepsFollowTheCatalogsRetirement(t *testing.T) {
 		fl, _ := golden.Parse(name)
 		return GoldenPins{Name: name, Flavor: fl.Plain, Class: fl.Class, FoundAs: foundAs, SafeToDelete: safe, Retiring: retiring}
 	}
+	platform := CatalogHome{Shape: ShapePlatform}
 	steps := func(goldens ...GoldenPins) map[string]string {
 		rep := PinsReport{Goldens: goldens}
-		WithDeleteSteps(&rep)
+		WithDeleteSteps(&rep, platform)
 		out := map[string]string{}
 		for _, g := range rep.Goldens {
 			out[g.Name] = strings.Join(g.DeleteSteps, " | ")
@@ -55,6 +56,29 @@ func TestDeleteStepsFollowTheCatalogsRetirement(t *testing.T) {
 
 	s = steps(gp(plain, "absent", true, false))
 	assert.Empty(t, s[plain], "nothing to delete")
+
+	// Where the platform's values hold the catalog's, the platform is
+	// upgraded; where the operator's Package does, the Package is applied.
+	rep := PinsReport{Goldens: []GoldenPins{gp(plain, "DataVolume", true, false)}}
+	WithDeleteSteps(&rep, platform)
+	assert.Equal(t, ShapePlatform, rep.ChangeShape)
+	assert.Equal(t, []string{
+		"set retire: true on the catalog entry {schematicID: abc, version: v1.13.5} (kubernetesWorkerImage.images in the platform's values) and upgrade the platform: the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
+		"then remove the entry and upgrade again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade)",
+	}, rep.Goldens[0].DeleteSteps)
+	rep = PinsReport{Goldens: []GoldenPins{gp(plain, "DataVolume", true, false)}}
+	WithDeleteSteps(&rep, CatalogHome{Shape: ShapePackage})
+	assert.Equal(t, ShapePackage, rep.ChangeShape)
+	assert.Equal(t, []string{
+		"set retire: true on the catalog entry {schematicID: abc, version: v1.13.5} (spec.components.kubernetes-worker-image.values.images of Package cozystack.kubernetes-worker-image) and apply the Package (kubectl apply -f FILE): the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
+		"then remove the entry and apply it again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade)",
+	}, rep.Goldens[0].DeleteSteps)
+	assert.True(t, rep.HasGoldensToDelete())
+	// No golden with steps: no shape said.
+	rep = PinsReport{Goldens: []GoldenPins{gp(other, "DataVolume", false, false), gp(plain, "absent", true, false)}}
+	assert.False(t, rep.HasGoldensToDelete(), "one in use, one absent: nothing to delete")
+	WithDeleteSteps(&rep, CatalogHome{Shape: ShapePackage})
+	assert.Empty(t, rep.ChangeShape)
 }
 
 // pins GOLDEN keeps that golden, its flavor's gaps and disks, and every

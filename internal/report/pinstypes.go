@@ -16,7 +16,7 @@ type PinsReport struct {
 	// Golden is the one golden asked about (pins GOLDEN); "" for all.
 	Golden string `json:"golden,omitempty"`
 	// Namespace is the one namespace asked about (pins -n): only its pools
-	// and disks are listed, and the goldens they use; "" for all.
+	// and disks are listed, under every golden cozy-public holds; "" for all.
 	Namespace string `json:"namespace,omitempty"`
 	// Chart is the chart name a HelmRelease must install to count as a pool.
 	Chart string `json:"chart"`
@@ -27,7 +27,8 @@ type PinsReport struct {
 	// Unused are the goldens safe to delete: no pool's values resolve to one
 	// and the catalog chart counts no user (a disk, a KubevirtMachineTemplate).
 	Unused []string `json:"unused"`
-	// PoolsRead counts the pools found (resolved or not).
+	// PoolsRead counts the pools found (resolved or not): with Namespace,
+	// those of that namespace, the pools the report lists.
 	PoolsRead    int       `json:"poolsRead"`
 	HostAssisted []DiskPin `json:"hostAssisted"`
 	HTTPPools    []PoolPin `json:"httpPools"`
@@ -53,6 +54,10 @@ type PinsReport struct {
 	// does not parse, is expired or not yet valid, or is not a CA: the
 	// goldens imported with it from now on may fail TLS.
 	CAProblems []CAConfigMapProblems `json:"caProblems,omitempty"`
+	// ChangeShape says where the goldens' deleteSteps change the catalog:
+	// ShapePackage (its Package, applied with kubectl) or ShapePlatform (the
+	// platform's values, upgraded); "" when no golden has steps.
+	ChangeShape string `json:"changeShape,omitempty"`
 	// PoolsBehind are the pools behind what a new pool gets now (Behind):
 	// a newer patch of their flavor in the catalog, a newer chart default or
 	// Kubernetes patch, another factory than the platform's. A chart

@@ -49,6 +49,12 @@ type PlanReport struct {
 	// Behind says how the pool is behind what a new pool gets now (Behind):
 	// empty when it is not, absent when the chart resolved no image.
 	Behind []BehindReason `json:"behind,omitempty"`
+	// MachineConfig is what the worker's Talos machine config takes besides
+	// its image's flavor, as the chart writes it into the TalosConfigTemplate
+	// (applied at every render, to new and running pools alike: its name
+	// stays, so nothing rolls); absent when the chart refused before
+	// resolving the image.
+	MachineConfig *MachineConfigReport `json:"machineConfig,omitempty"`
 }
 
 // DiskReport is how the chart resolved a pool's disk source, and what it checked.
@@ -261,8 +267,21 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 			return nil, nil, err
 		}
 		rep.Behind = append([]BehindReason{}, Behind(running, catalog)...)
+		rep.MachineConfig = machineConfigFromFacts(facts)
 	}
 	return rep, m, nil
+}
+
+// machineConfigFromFacts is the chart's answer, with empty lists said as
+// such in JSON rather than null.
+func machineConfigFromFacts(f *chartFacts) *MachineConfigReport {
+	r := f.MachineConfig
+	r.RegistryMirrors = append([]RegistryMirror{}, r.RegistryMirrors...)
+	r.RegistryConfig = append([]RegistryConfigHost{}, r.RegistryConfig...)
+	for i := range r.RegistryMirrors {
+		r.RegistryMirrors[i].Endpoints = append([]string{}, r.RegistryMirrors[i].Endpoints...)
+	}
+	return &r
 }
 
 func diskFromFacts(f *chartFacts) *DiskReport {

@@ -1072,16 +1072,20 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 	if len(waiting) == 0 {
 		return nil, nil
 	}
-	url, _, err := platformCatalog(t)
+	home, newEntry, err := catalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}
+	url := newEntry.url
 	for i := range waiting {
 		// A pool that clones already boots from no factory of its own.
 		if waiting[i].imageFactoryURL == "" {
 			waiting[i].imageFactoryURL = url.Value
 		}
 	}
-	c, err := catalogFor(t, f.stored, waiting, url)
-	return &c, err
+	c := catalogFor(home, f.stored, waiting, url)
+	if err := withFactoryNotes(t, home, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }

@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -194,4 +195,41 @@ func TestCozystackPageRunsInTheTier(t *testing.T) {
 	}
 	assert.Equal(t, 3, yamlBlocks, "the install's yaml blocks: the catalog's, the pool chart's, the rd chart's")
 	assert.GreaterOrEqual(t, commands, 10, "the install's, the takeover's, the way back's and the dashboard's commands")
+}
+
+// docs/closed-networks.md is one numbered path: its steps, in order, are the
+// sections the tier runs (tests/integration, ClosedNetworkPage), every sh
+// command of the page is in one of them, no step holds a yaml block (the
+// path applies its files, under examples/closed-network, with its
+// commands), and every file a command names is in the repository.
+func TestClosedNetworkPageRunsInTheTier(t *testing.T) {
+	sections, err := support.PageSections(support.ClosedNetworkPage)
+	require.NoError(t, err)
+	inTier := map[string]bool{}
+	for i, s := range support.ClosedNetworkSteps {
+		require.Contains(t, sections, s, "%s has no step %q, which the tier runs", support.ClosedNetworkPage, s)
+		assert.True(t, strings.HasPrefix(s, fmt.Sprintf("%d. ", i+1)), "step %q is not numbered %d", s, i+1)
+		inTier[s] = true
+	}
+	files := regexp.MustCompile(`(examples/[-a-z/]+\.(yaml|pem))`)
+	commands := 0
+	for heading, text := range sections {
+		for _, b := range support.Blocks(text) {
+			switch {
+			case b.Lang == "yaml" && inTier[heading]:
+				t.Errorf("%s, step %q: a yaml block; the path applies files with its commands (kubectl apply -f examples/closed-network/...)", support.ClosedNetworkPage, heading)
+			case b.Lang == "sh" && !inTier[heading]:
+				t.Errorf("%s, section %q: the commands %q run nowhere; the tier runs the steps %v", support.ClosedNetworkPage, heading, b.Commands(), support.ClosedNetworkSteps)
+			case b.Lang == "sh":
+				for _, c := range b.Commands() {
+					commands++
+					for _, m := range files.FindAllString(c, -1) {
+						_, err := os.Stat(support.Path(m))
+						assert.NoError(t, err, "%s: %q names %s", support.ClosedNetworkPage, c, m)
+					}
+				}
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, commands, 12, "the path's commands")
 }

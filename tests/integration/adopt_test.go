@@ -197,28 +197,36 @@ spec:
 		t.Fatalf("adopt asks for no catalog change:\n%s", r.Catalog.Values)
 	}
 	text, _, code := e.workerimage(t, "adopt", "-kubeconfig", e.kubeconfig)
-	if code != 0 || !strings.Contains(text, "\nkubernetesWorkerImage:\n  images:\n") || !strings.Contains(text, "needs a per-class golden: add \""+class+"\"") {
-		t.Errorf("adopt -kubeconfig (text): exit %d, want 0 with the catalog values and the per-class fix:\n%s", code, text)
+	if code != 0 || !strings.Contains(text, "\napiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n  name: cozystack.kubernetes-worker-image\n") || !strings.Contains(text, "needs a per-class golden: add \""+class+"\"") {
+		t.Errorf("adopt -kubeconfig (text): exit %d, want 0 with the catalog's Package and the per-class fix:\n%s", code, text)
 	}
 
-	// 2. The pasted catalog values, applied. Other subtests' catalog releases
+	// 2. The pasted catalog change, applied: no release of this repository's
+	// platform chart holds the catalog's values here, so it is the catalog's
+	// Package, its images in its values. Other subtests' catalog releases
 	// left their goldens in cozy-public, and adopt lists each as a kept entry
 	// (a cluster has one catalog; here each golden is another release's, which
 	// Helm would refuse to take over): they must all be kept entries of
 	// goldens that exist; this catalog takes the entries of its two flavors.
 	var pasted struct {
-		KubernetesWorkerImage struct {
-			Images []map[string]interface{} `json:"images"`
-		} `json:"kubernetesWorkerImage"`
+		Kind string `json:"kind"`
+		Spec struct {
+			Components map[string]struct {
+				Values struct {
+					Images []map[string]interface{} `json:"images"`
+				} `json:"values"`
+			} `json:"components"`
+		} `json:"spec"`
 	}
-	if err := yaml.UnmarshalStrict([]byte(r.Catalog.Values), &pasted); err != nil {
-		t.Fatalf("the catalog values do not parse: %v\n%s", err, r.Catalog.Values)
+	if err := yaml.Unmarshal([]byte(r.Catalog.Values), &pasted); err != nil || pasted.Kind != "Package" {
+		t.Fatalf("the catalog change is not the catalog's Package (%v):\n%s", err, r.Catalog.Values)
 	}
-	if len(pasted.KubernetesWorkerImage.Images) != len(r.Catalog.Images) {
-		t.Fatalf("%d pasted entries, %d in the JSON", len(pasted.KubernetesWorkerImage.Images), len(r.Catalog.Images))
+	pastedImages := pasted.Spec.Components["kubernetes-worker-image"].Values.Images
+	if len(pastedImages) != len(r.Catalog.Images) {
+		t.Fatalf("%d pasted entries, %d in the JSON", len(pastedImages), len(r.Catalog.Images))
 	}
 	var images []interface{}
-	for i, img := range pasted.KubernetesWorkerImage.Images {
+	for i, img := range pastedImages {
 		version, _ := img["version"].(string)
 		if version == entryVersion || version == newVersion {
 			images = append(images, img)

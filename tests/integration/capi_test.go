@@ -218,6 +218,63 @@ func writeServingCert(t testing.TB, dir string) []byte {
 	return certPEM
 }
 
+// writeCASignedServingCert writes a serving certificate for 127.0.0.1
+// (tls.crt, tls.key) signed by a CA of its own, as an organisation's CA
+// signs its internal servers' certificates, and returns that CA's PEM: what a
+// client must be given to trust the server.
+func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: caName},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "tls.crt"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	writeFile(t, filepath.Join(dir, "tls.key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
+
 // capiStandIns play what needs a kubelet or a VM, in every namespace, each
 // as its component writes it: the kubelet running a pool's talos-config Job
 // (its step run for real, by sh and kubectl, against the API server: see
@@ -478,6 +535,9 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
 	t.Run("RolloutStallTimesOut", func(t *testing.T) { testRolloutStallTimesOut(t, e) })
 	t.Run("FleetTools", func(t *testing.T) { testFleetToolsOnRealControllers(t, e) })
+	// The closed-network page's steps that need helm-controller.
+	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })
+	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the

@@ -17,25 +17,32 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// workerimage runs the operator CLI, built once per env from this checkout,
-// and returns its stdout, its stderr and its exit code.
-func (e *env) workerimage(t *testing.T, args ...string) (stdout, stderr string, code int) {
+// cli is the operator CLI, built once per env from this checkout.
+func (e *env) cli(t testing.TB) string {
 	t.Helper()
 	e.mu.Lock()
 	bin := e.cliBin
 	e.mu.Unlock()
-	if bin == "" {
-		bin = filepath.Join(e.dir, "workerimage")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/workerimage")
-		build.Dir = support.RepoRoot()
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build ./cmd/workerimage: %v\n%s", err, out)
-		}
-		e.mu.Lock()
-		e.cliBin = bin
-		e.mu.Unlock()
+	if bin != "" {
+		return bin
 	}
-	cmd := exec.Command(bin, args...)
+	bin = filepath.Join(e.dir, "workerimage")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/workerimage")
+	build.Dir = support.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/workerimage: %v\n%s", err, out)
+	}
+	e.mu.Lock()
+	e.cliBin = bin
+	e.mu.Unlock()
+	return bin
+}
+
+// workerimage runs the operator CLI, built once per env from this checkout,
+// and returns its stdout, its stderr and its exit code.
+func (e *env) workerimage(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(e.cli(t), args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

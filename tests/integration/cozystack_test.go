@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -54,7 +56,8 @@ func section(t testing.TB, page, heading string) string {
 }
 
 // pageCommands runs a page's shell commands as written, from the repository
-// root, with the test's kubectl first on PATH and KUBECONFIG the tier's.
+// root, with the test's kubectl and workerimage first on PATH and KUBECONFIG
+// the tier's.
 type pageCommands struct{ env []string }
 
 func newPageCommands(t *testing.T, e *env) *pageCommands {
@@ -63,8 +66,10 @@ func newPageCommands(t *testing.T, e *env) *pageCommands {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(kubectlPath(t), filepath.Join(binDir, "kubectl")); err != nil && !os.IsExist(err) {
-		t.Fatal(err)
+	for name, path := range map[string]string{"kubectl": kubectlPath(t), "workerimage": e.cli(t)} {
+		if err := os.Symlink(path, filepath.Join(binDir, name)); err != nil && !os.IsExist(err) {
+			t.Fatal(err)
+		}
 	}
 	env := []string{"KUBECONFIG=" + e.kubeconfig, "KUBECACHEDIR=" + filepath.Join(e.dir, "kube-cache")}
 	for _, kv := range os.Environ() {
@@ -90,7 +95,7 @@ func (p *pageCommands) run(t *testing.T, command string) string {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: `%s` failed: %v\nstdout: %s\nstderr: %s", support.CozystackPage, command, err, stdout.String(), stderr.String())
+		t.Fatalf("the page's `%s` failed: %v\nstdout: %s\nstderr: %s", command, err, stdout.String(), stderr.String())
 	}
 	t.Logf("$ %s (%s)\n%s", command, time.Since(start).Round(time.Millisecond), strings.TrimRight(stdout.String(), "\n"))
 	return stdout.String()
@@ -177,35 +182,7 @@ func testCozystackInstall(t *testing.T, e *env) {
 	cmds := newPageCommands(t, e)
 
 	// A stock Cozystack before the page: upstream's ApplicationDefinition.
-	op.applyObjects(t, "cozystack-operator", fmt.Sprintf(`
-apiVersion: %[1]s
-kind: Package
-metadata: {name: %[2]s}
-spec:
-  variant: isp-full
-  components:
-    platform:
-      values:
-        bundles: {disabledPackages: []}
----
-# Upstream's PackageSource (packages/core/platform/sources/kubernetes-nodes-application.yaml
-# at 3c780acd4), which the platform renders whatever the bundles say. Its
-# variant's dependsOn (Cozystack's networking, Cluster API and engine
-# Packages, none of which runs here) is left out.
-apiVersion: %[1]s
-kind: PackageSource
-metadata: {name: %[3]s}
-spec:
-  sourceRef: {kind: OCIRepository, name: cozystack-packages, namespace: cozy-system, path: /}
-  variants:
-    - name: kubevirt
-      libraries: [{name: cozy-lib, path: library/cozy-lib}]
-      components:
-        - {name: kubernetes-nodes, path: apps/kubernetes-nodes, libraries: [cozy-lib]}
-        - name: kubernetes-nodes-rd
-          path: system/kubernetes-nodes-rd
-          install: {namespace: cozy-system, releaseName: kubernetes-nodes-rd}
-`, cozystackAPI, platformPkg, upstreamRDPkg))
+	op.stockCozystack(t)
 	op.reconcile(t)
 	upstreamRef := cozystackArtifact
 	if got := adChartRef(t, e); got != upstreamRef {
@@ -311,6 +288,49 @@ spec:
 	t.Logf("the install page's objects and runbook, the control and the upgrade took %s", time.Since(start).Round(time.Millisecond))
 }
 
+// stockCozystack is a stock Cozystack before this repository's pages: the
+// platform's Package (nothing disabled yet), upstream's PackageSource of the
+// KubernetesNodes application (so its ApplicationDefinition, once
+// reconciled), and the platform's _cluster replicated into cozy-public,
+// which every Package release there reads (valuesFrom).
+func (s *cozystackStandIn) stockCozystack(t *testing.T) {
+	t.Helper()
+	s.e.createNamespace(t, catalogNamespace)
+	if _, ok := s.e.get(t, "v1", "Secret", catalogNamespace, "cozystack-values"); !ok {
+		s.e.createYAML(t, cozystackValues(catalogNamespace, stockClusterValues))
+		t.Cleanup(func() { s.e.remove(t, objectRef{"v1", "Secret", catalogNamespace, "cozystack-values"}) })
+	}
+	s.applyObjects(t, "cozystack-operator", fmt.Sprintf(`
+apiVersion: %[1]s
+kind: Package
+metadata: {name: %[2]s}
+spec:
+  variant: isp-full
+  components:
+    platform:
+      values:
+        bundles: {disabledPackages: []}
+---
+# Upstream's PackageSource (packages/core/platform/sources/kubernetes-nodes-application.yaml
+# at 3c780acd4), which the platform renders whatever the bundles say. Its
+# variant's dependsOn (Cozystack's networking, Cluster API and engine
+# Packages, none of which runs here) is left out.
+apiVersion: %[1]s
+kind: PackageSource
+metadata: {name: %[3]s}
+spec:
+  sourceRef: {kind: OCIRepository, name: cozystack-packages, namespace: cozy-system, path: /}
+  variants:
+    - name: kubevirt
+      libraries: [{name: cozy-lib, path: library/cozy-lib}]
+      components:
+        - {name: kubernetes-nodes, path: apps/kubernetes-nodes, libraries: [cozy-lib]}
+        - name: kubernetes-nodes-rd
+          path: system/kubernetes-nodes-rd
+          install: {namespace: cozy-system, releaseName: kubernetes-nodes-rd}
+`, cozystackAPI, platformPkg, upstreamRDPkg))
+}
+
 // rdDefaultChartRef is the artifact the rd chart names by default: the
 // ExternalArtifact the page's pool chart PackageSource makes (tests/docs
 // checks the two names agree).
@@ -401,13 +421,22 @@ func refuseApplicationDefinitions(t *testing.T, e *env) {
 }
 
 func conditionReason(obj *unstructured.Unstructured, typ string) string {
+	return conditionField(obj, typ, "reason")
+}
+
+// conditionStatus is the status of obj's condition of type typ.
+func conditionStatus(obj *unstructured.Unstructured, typ string) string {
+	return conditionField(obj, typ, "status")
+}
+
+func conditionField(obj *unstructured.Unstructured, typ, field string) string {
 	if obj == nil {
 		return ""
 	}
 	conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, _ := c.(map[string]any); m["type"] == typ {
-			return fmt.Sprint(m["reason"])
+			return fmt.Sprint(m[field])
 		}
 	}
 	return ""
@@ -475,10 +504,14 @@ func newCozystackStandIn(t *testing.T, e *env) *cozystackStandIn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	catalog, err := support.LoadChart(render.CatalogChart)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.createNamespace(t, cozySystem)
 	return &cozystackStandIn{
 		e:         e,
-		charts:    map[string]*chart.Chart{"kubernetes-nodes-rd": ours, "system/kubernetes-nodes-rd": upstream},
+		charts:    map[string]*chart.Chart{"kubernetes-nodes-rd": ours, "system/kubernetes-nodes-rd": upstream, "kubernetes-worker-image": catalog},
 		platform:  render.WithTemplate(platform, "templates/zz-upstream-iaas.yaml", []byte(upstreamIaaSLine)),
 		applied:   map[string]string{},
 		revisions: map[string]int{},
@@ -634,7 +667,7 @@ func (s *cozystackStandIn) reconcilePackages(t *testing.T) map[string]bool {
 			s.setReady(t, pkg, "False", "VariantNotFound", "variant "+variantName+" not found")
 			continue
 		}
-		if deps, _ := variant["dependsOn"].([]any); len(deps) > 0 {
+		if deps, _ := variant["dependsOn"].([]any); !s.ready(t, deps) {
 			s.setReady(t, pkg, "False", "DependenciesNotReady", fmt.Sprintf("waiting for %v", deps))
 			continue
 		}
@@ -652,12 +685,26 @@ func (s *cozystackStandIn) reconcilePackages(t *testing.T) map[string]bool {
 			desired[namespace+"/"+release] = true
 			values, _ := render.Get(pkg.Object, "spec.components."+name+".values").(map[string]any)
 			s.helmRelease(t, pkg, release, namespace, cozystackArtifactName(ps.GetName(), variantName, name), values)
-			s.install(t, release, namespace, fmt.Sprint(c["path"]), values)
+			s.install(t, release, namespace, fmt.Sprint(c["path"]), s.e.valuesFrom(t, namespace, values))
 			n++
 		}
 		s.setReady(t, pkg, "True", "ReconciliationSucceeded", fmt.Sprintf("generated %d helmrelease(s)", n))
 	}
 	return desired
+}
+
+// ready: every Package of deps exists and is Ready, as the operator waits
+// for a variant's dependencies (the tier runs none of Cozystack's own
+// Packages, so a test that needs one marks a model of it Ready).
+func (s *cozystackStandIn) ready(t *testing.T, deps []any) bool {
+	t.Helper()
+	for _, d := range deps {
+		pkg, ok := s.e.get(t, cozystackAPI, "Package", "", fmt.Sprint(d))
+		if !ok || conditionStatus(pkg, "Ready") != "True" {
+			return false
+		}
+	}
+	return true
 }
 
 // helmRelease writes the HelmRelease the operator makes for a component.
@@ -685,6 +732,28 @@ func (s *cozystackStandIn) helmRelease(t *testing.T, pkg *unstructured.Unstructu
 	if err := s.apply(t, "cozystack-package-controller", hr); err != nil {
 		t.Fatalf("the operator's HelmRelease %s/%s: %v", namespace, name, err)
 	}
+}
+
+// valuesFrom is what helm-controller renders the operator's HelmRelease
+// with: the cozystack-values Secret of its namespace (valuesFrom; Cozystack
+// replicates the platform's into the namespaces it labels system ones,
+// cozy-public among them), the Package's values over it.
+func (e *env) valuesFrom(t *testing.T, namespace string, values map[string]any) map[string]any {
+	t.Helper()
+	secret, ok := e.get(t, "v1", "Secret", namespace, "cozystack-values")
+	if !ok {
+		return values
+	}
+	raw, _, _ := unstructured.NestedString(secret.Object, "data", "values.yaml")
+	text, err := base64.StdEncoding.DecodeString(raw)
+	if err != nil {
+		t.Fatalf("Secret %s/cozystack-values: values.yaml is not base64: %v", namespace, err)
+	}
+	var base map[string]any
+	if err := yaml.Unmarshal(text, &base); err != nil {
+		t.Fatalf("Secret %s/cozystack-values: values.yaml: %v", namespace, err)
+	}
+	return render.MergeValues(base, values)
 }
 
 // install is helm-controller: the release installed, or upgraded when its

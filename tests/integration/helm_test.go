@@ -353,6 +353,22 @@ func (e *env) applyStatus(t *testing.T, obj *unstructured.Unstructured) error {
 	return err
 }
 
+// stockCozystackValues is cozystackValues as a stock Cozystack's platform
+// writes them for a tenant: no _cluster key for tenant workers.
+func stockCozystackValues(namespace string) string {
+	return cozystackValues(namespace, stockClusterValues+`
+_namespace: {etcd: tenant-root, ingress: tenant-root, monitoring: tenant-root, host: `+namespace+`.example.org, seaweedfs: tenant-root}`)
+}
+
+// stockClusterValues is _cluster as a stock Cozystack's platform writes it
+// (some of its keys; none for tenant workers).
+const stockClusterValues = `
+_cluster:
+  root-host: example.org
+  bundle-name: paas-full
+  cluster-domain: cozy.local
+  api-server-endpoint: https://api.example.org:443`
+
 // cozystackValues is a namespace's Secret cozystack-values as Cozystack
 // writes it: one key, values.yaml, holding _cluster and _namespace (given as
 // YAML), which every application's HelmRelease reads through valuesFrom.

@@ -40,6 +40,9 @@ type helmController struct {
 	artifact string // the ExternalArtifact's name, in cozy-system
 	digest   string // sha256:<hex> of the served archive
 	chart    string // the pool chart's version, as packaged
+	url      string // where the archive is served
+	size     int
+	file     string // the archive's file name
 }
 
 // startHelmController builds the pool chart's artifact, serves it, gives the
@@ -76,30 +79,11 @@ func (e *env) startHelmController(t *testing.T) *helmController {
 		t.Fatal(err)
 	}
 	sum := sha256.Sum256(raw)
-	hc := &helmController{artifact: cozystackArtifact, digest: "sha256:" + hex.EncodeToString(sum[:]), chart: chrt.Metadata.Version}
 	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
 	t.Cleanup(srv.Close)
-
-	// The ExternalArtifact as Cozystack's source-watcher leaves it: its
-	// artifact's URL, digest and revision (latest@<digest>) in status.
-	if _, ok := e.get(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system", hc.artifact); !ok {
-		e.createYAML(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ExternalArtifact\nmetadata: {name: "+hc.artifact+", namespace: cozy-system}\nspec: {}\n")
-	}
-	now := time.Now().UTC().Format(time.RFC3339)
-	status, _ := json.Marshal(map[string]any{"status": map[string]any{
-		"artifact": map[string]any{
-			"path":           "externalartifact/cozy-system/" + hc.artifact + "/" + filepath.Base(archive),
-			"url":            srv.URL + "/" + filepath.Base(archive),
-			"revision":       "latest@" + hc.digest,
-			"digest":         hc.digest,
-			"size":           len(raw),
-			"lastUpdateTime": now,
-		},
-		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "reconciliation succeeded", "lastTransitionTime": now}},
-	}})
-	if _, err := e.client(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system").Patch(t.Context(), hc.artifact, types.MergePatchType, status, metav1.PatchOptions{}, "status"); err != nil {
-		t.Fatalf("status of ExternalArtifact %s: %v", hc.artifact, err)
-	}
+	hc := &helmController{artifact: cozystackArtifact, digest: "sha256:" + hex.EncodeToString(sum[:]), chart: chrt.Metadata.Version,
+		url: srv.URL + "/" + filepath.Base(archive), size: len(raw), file: filepath.Base(archive)}
+	hc.publish(t, e, hc.artifact)
 
 	health := freePort(t)
 	hc.proc = e.startWith(t, "helm-controller", []string{"KUBECONFIG=" + e.kubeconfig, "RUNTIME_NAMESPACE=cozy-fluxcd"}, bin,
@@ -131,6 +115,31 @@ func (e *env) startHelmController(t *testing.T) *helmController {
 		return ""
 	})
 	return hc
+}
+
+// publish gives the ExternalArtifact name in cozy-system (created when
+// missing) the status Cozystack's source-watcher leaves: the served archive's
+// URL, digest and revision (latest@<digest>), Ready.
+func (hc *helmController) publish(t *testing.T, e *env, name string) {
+	t.Helper()
+	if _, ok := e.get(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system", name); !ok {
+		e.createYAML(t, "apiVersion: source.toolkit.fluxcd.io/v1\nkind: ExternalArtifact\nmetadata: {name: "+name+", namespace: cozy-system}\nspec: {}\n")
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	status, _ := json.Marshal(map[string]any{"status": map[string]any{
+		"artifact": map[string]any{
+			"path":           "externalartifact/cozy-system/" + name + "/" + hc.file,
+			"url":            hc.url,
+			"revision":       "latest@" + hc.digest,
+			"digest":         hc.digest,
+			"size":           hc.size,
+			"lastUpdateTime": now,
+		},
+		"conditions": []any{map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "message": "reconciliation succeeded", "lastTransitionTime": now}},
+	}})
+	if _, err := e.client(t, "source.toolkit.fluxcd.io/v1", "ExternalArtifact", "cozy-system").Patch(t.Context(), name, types.MergePatchType, status, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("status of ExternalArtifact %s: %v", name, err)
+	}
 }
 
 // cozystackHelmRelease is the HelmRelease cozystack-api writes for a

@@ -104,7 +104,7 @@ func testPublishedDefaults(t *testing.T, e *env) {
 		if !catalogInstalled {
 			run, verb = cat.install, "install"
 		}
-		if _, err := run(catalogRelease, render.CatalogChart, stored); err != nil {
+		if _, err := run(catalogRelease, render.CatalogChart, e.valuesFrom(t, catalogNamespace, stored)); err != nil {
 			t.Fatalf("%s: helm %s of the catalog %s/%s with the Package's values %v: %v", what, verb, catalogNamespace, catalogRelease, stored, err)
 		}
 		catalogInstalled = true
@@ -131,13 +131,7 @@ func testPublishedDefaults(t *testing.T, e *env) {
 
 	// A tenant as Cozystack's platform writes its cozystack-values: no
 	// _cluster key for tenant workers.
-	e.createYAML(t, cozystackValues(ns, `
-_cluster:
-  root-host: example.org
-  bundle-name: paas-full
-  cluster-domain: cozy.local
-  api-server-endpoint: https://api.example.org:443
-_namespace: {etcd: tenant-root, ingress: tenant-root, monitoring: tenant-root, host: published.example.org, seaweedfs: tenant-root}`))
+	e.createYAML(t, stockCozystackValues(ns))
 	ad, _ := e.get(t, cozystackAPI, "ApplicationDefinition", "", appDefinition)
 	prefix := fmt.Sprint(render.Get(ad.Object, "spec.release.prefix"))
 	if prefix != support.CozystackReleasePrefix {

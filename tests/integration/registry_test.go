@@ -5,9 +5,12 @@ package integration
 import (
 	"bytes"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -29,8 +32,10 @@ import (
 // startRegistry builds CNCF distribution's registry from tools/registry (its
 // own module: the Go build cache makes every run after the first a link) and
 // serves it on a loopback port with its storage in the tier's folder, stopped
-// with the API server. It returns host:port.
-func (e *env) startRegistry(t *testing.T) string {
+// with the API server. It serves TLS with a certificate of an organisation's
+// own CA, as a closed network's registry does: it returns host:port and the
+// file holding that CA's PEM, which every client must be given.
+func (e *env) startRegistry(t *testing.T) (host, caFile string) {
 	t.Helper()
 	bin := filepath.Join(e.dir, "registry")
 	started := time.Now()
@@ -41,7 +46,11 @@ func (e *env) startRegistry(t *testing.T) string {
 	}
 	t.Logf("registry built in %s", time.Since(started).Round(100*time.Millisecond))
 
-	host := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	host = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	tlsDir := filepath.Join(e.dir, "registry-tls")
+	caPEM := writeCASignedServingCert(t, tlsDir, "Registry Test CA")
+	caFile = filepath.Join(tlsDir, "ca.crt")
+	writeFile(t, caFile, string(caPEM))
 	config := filepath.Join(e.dir, "registry.yaml")
 	writeFile(t, config, fmt.Sprintf(`version: 0.1
 log:
@@ -54,17 +63,23 @@ storage:
 http:
   addr: %s
   secret: %s
-`, filepath.Join(e.dir, "registry-data"), host, randomHex(t, 16)))
+  tls:
+    certificate: %s
+    key: %s
+`, filepath.Join(e.dir, "registry-data"), host, randomHex(t, 16), filepath.Join(tlsDir, "tls.crt"), filepath.Join(tlsDir, "tls.key")))
 	// Without these the registry exports traces and metrics to an OTLP
 	// collector on localhost, which the tier does not run.
 	e.start(t, "registry", "/usr/bin/env", "OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none", "OTEL_LOGS_EXPORTER=none", bin, "serve", config)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get("http://" + host + "/v2/")
+		resp, err := client.Get("https://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return host
+				return host, caFile
 			}
 		}
 		if time.Now().After(deadline) {
@@ -92,29 +107,35 @@ func runMake(t *testing.T, args ...string) (string, string) {
 var pushed = regexp.MustCompile(`(?m)^Pushed: (\S+)\nDigest: (sha256:[0-9a-f]{64})$`)
 
 // testChartsThroughOCIRegistry: `make package` and `make push` against a real
-// OCI registry on loopback; every archive pulled back with Helm's registry
-// client is the archive pushed (manifest digest as push reported it, chart
-// layer digest and bytes as packaged) and renders every golden case and
-// baseline corner byte for byte as the chart folder does; Helm installs the
-// pool chart as pulled, and `workerimage rollcheck` takes the oci:// head,
-// against two charts and against what runs.
+// OCI registry on loopback, served under an organisation's own CA as the
+// closed-network page has it (the push given the CA with --ca-file, as the
+// page says; refused without it); every archive pulled back with Helm's
+// registry client is the archive pushed (manifest digest as push reported
+// it, chart layer digest and bytes as packaged) and renders every golden
+// case and baseline corner byte for byte as the chart folder does; Helm
+// installs the pool chart as pulled, and `workerimage rollcheck` takes the
+// oci:// head with --ca-file, against two charts and against what runs.
 func testChartsThroughOCIRegistry(t *testing.T, e *env) {
-	host := e.startRegistry(t)
+	host, caFile := e.startRegistry(t)
 	dist := filepath.Join(e.dir, "dist")
 	repo := "oci://" + host + "/charts"
 
 	stdout, _ := runMake(t, "package", "DIST="+dist)
 	packaged := strings.Fields(stdout)
 	mustHold(t, len(packaged) == len(chartFolders), "make package wrote %d archives, want one per chart (%d): %v", len(packaged), len(chartFolders), packaged)
+	// The control: the registry's CA is not in this machine's store.
+	if out, err := exec.Command("make", "--no-print-directory", "-C", support.RepoRoot(), "push", "DIST="+dist, "REGISTRY="+repo).CombinedOutput(); err == nil || !strings.Contains(string(out), "x509") {
+		t.Fatalf("make push without the registry's CA: %v, want a refusal for the unknown authority:\n%s", err, out)
+	}
 	// helm push reports each push on standard error, as its registry client writes.
-	_, out := runMake(t, "push", "DIST="+dist, "REGISTRY="+repo, "PUSH_FLAGS=--plain-http")
+	_, out := runMake(t, "push", "DIST="+dist, "REGISTRY="+repo, "PUSH_FLAGS=--ca-file "+caFile)
 	digests := map[string]string{}
 	for _, m := range pushed.FindAllStringSubmatch(out, -1) {
 		digests[m[1]] = m[2]
 	}
 	mustHold(t, len(digests) == len(packaged), "make push reported %d pushes, want %d:\n%s", len(digests), len(packaged), out)
 
-	client, err := registry.NewClient(registry.ClientOptPlainHTTP(), registry.ClientOptCredentialsFile(filepath.Join(e.dir, "registry-credentials.json")))
+	client, err := registry.NewRegistryClientWithTLS(io.Discard, "", "", caFile, false, filepath.Join(e.dir, "registry-credentials.json"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,14 +211,14 @@ func testChartsThroughOCIRegistry(t *testing.T, e *env) {
 	pool := pulled[render.PoolChart]
 	tagged := fmt.Sprintf("%s/kubernetes-nodes:%s", repo, pool.Metadata.Version)
 	for _, head := range []string{tagged, repo + "/kubernetes-nodes"} {
-		stdout, _, code := e.workerimage(t, "rollcheck", head, "--plain-http", "--base", support.Path(render.PoolChart),
+		stdout, _, code := e.workerimage(t, "rollcheck", head, "--ca-file", caFile, "--base", support.Path(render.PoolChart),
 			"-f", support.Path("examples", "pools", "*.yaml"), "--cluster", support.Path("examples", "cluster-state.yaml"))
 		// Named without a tag, the report says which version it took.
 		if code != 0 || !strings.Contains(stdout, "\nhead     "+tagged+"\n") || !regexp.MustCompile(`\n\d+ pools: 0 roll, `).MatchString(stdout) {
 			t.Errorf("rollcheck %s --base the folder: exit %d\n%s", head, code, stdout)
 		}
 	}
-	_, stderr, code := e.workerimage(t, "rollcheck", repo+"/kubernetes-nodes:0.0.0", "--plain-http", "--cluster", support.Path("examples", "cluster-state.yaml"))
+	_, stderr, code := e.workerimage(t, "rollcheck", repo+"/kubernetes-nodes:0.0.0", "--ca-file", caFile, "--cluster", support.Path("examples", "cluster-state.yaml"))
 	if code != 2 || !strings.Contains(stderr, repo+"/kubernetes-nodes:0.0.0") {
 		t.Errorf("rollcheck of a version the registry lacks: exit %d, %s", code, stderr)
 	}
@@ -212,7 +233,7 @@ func testChartsThroughOCIRegistry(t *testing.T, e *env) {
 		t.Fatalf("helm install %s from %s: %v", rel, repo, err)
 	}
 	head := fmt.Sprintf("%s/kubernetes-nodes:%s", repo, pool.Metadata.Version)
-	stdout, _, code = e.workerimage(t, "rollcheck", head, "--plain-http", "--kubeconfig", e.kubeconfig, "-n", ns)
+	stdout, _, code = e.workerimage(t, "rollcheck", head, "--ca-file", caFile, "--kubeconfig", e.kubeconfig, "-n", ns)
 	if code != 0 || !strings.Contains(stdout, rel) || !strings.Contains(stdout, "\n1 pool: 0 roll, ") {
 		t.Errorf("rollcheck %s against the pool Helm installed from it: exit %d\n%s", head, code, stdout)
 	}

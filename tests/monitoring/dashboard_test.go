@@ -4,9 +4,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -16,9 +18,11 @@ import (
 // cozy-public (imported, importing at 45.20%, 7.05%, 0.00%, 99.99% and
 // 100.00%: every form CDI writes, docs/monitoring.md; pending with N/A), a
 // Failed look-alike in a tenant's namespace, four worker disks (one a
-// host-assisted copy), and what VMAlert writes for two pools behind and one
-// pending.
-const dashboardSeries = `
+// host-assisted copy), four disks a tenant annotated in shapes no chart
+// writes (a 64-character pool, an upper-case golden, a pool with a space, a
+// golden ending in a dot: the panels count none, as the alert rules do), and
+// what VMAlert writes for two pools behind and one pending.
+var dashboardSeries = `
 - series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-a", part_of="kubernetes-worker-image", phase="Succeeded", progress="100.0%"}'
   values: '1x10'
 - series: 'kubernetes_worker_image_golden_status_info{job="kube-state-metrics", exported_namespace="cozy-public", name="talos-b", part_of="kubernetes-worker-image", phase="ImportInProgress", progress="45.20%"}'
@@ -42,6 +46,14 @@ const dashboardSeries = `
 - series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-b", name="kubernetes-d-p2-md-0-ccccc", golden="talos-a", pool="kubernetes-d-p2"}'
   values: '1x10'
 - series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-b", name="kubernetes-d-p3-md-0-ddddd", golden="talos-b", pool="kubernetes-d-p3", clone_type="snapshot"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-c", name="look-alike-1", golden="talos-a", pool="` + strings.Repeat("p", 64) + `", clone_type="copy"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-c", name="look-alike-2", golden="Talos-A", pool="kubernetes-e-p1", clone_type="copy"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-c", name="look-alike-3", golden="talos-b", pool="kubernetes-e-p1 x"}'
+  values: '1x10'
+- series: 'kubernetes_worker_image_worker_disk_info{job="kube-state-metrics", exported_namespace="tenant-c", name="look-alike-4", golden="talos-b.", pool="kubernetes-e-p1"}'
   values: '1x10'
 - series: 'ALERTS{alertname="KubernetesWorkerImagePoolBehind", alertstate="firing", exported_namespace="tenant-a", pool="kubernetes-c-p1"}'
   values: '1x10'
@@ -199,4 +211,40 @@ func TestGrafanaDashboardTargetPrintsTheCommittedJSON(t *testing.T) {
 			},
 		}, obj)
 	}
+}
+
+// The panels over worker disks select them as the host-assisted-copy alert
+// does (its series selector, read from the rendered rules): only golden and
+// pool annotations in the shape the charts write, so a tenant's look-alike
+// counts on no panel, as it raises no alert. "Clones per golden" takes the
+// same selector without the clone type.
+func TestDashboardSelectsWorkerDisksAsTheAlertDoes(t *testing.T) {
+	// The metric and its label matchers, quoted values read whole (a pattern holds braces).
+	selector := regexp.MustCompile(support.WorkerDiskMetric + `(\{([^"}]|"([^"\\]|\\.)*")*\})?`)
+	var alertSelector string
+	for _, g := range render.Get(renderRules(t, ruleCases[0]).Object, "spec.groups").([]any) {
+		for _, r := range g.(map[string]any)["rules"].([]any) {
+			rule := r.(map[string]any)
+			if rule["alert"] == "KubernetesWorkerImageHostAssistedClone" {
+				alertSelector = selector.FindString(rule["expr"].(string))
+			}
+		}
+	}
+	require.Contains(t, alertSelector, `clone_type="copy"`, "the alert's selector is read")
+	require.Contains(t, alertSelector, `golden=~"`, "the alert reads only well-formed goldens")
+	clones := strings.Replace(alertSelector, `, clone_type="copy"`, "", 1)
+	require.NotEqual(t, alertSelector, clones)
+	selects := map[string]string{"Clones per golden": clones, "Host-assisted copies": alertSelector}
+	d := readDashboard(t)
+	for _, p := range d.Panels {
+		want, ok := selects[p.Title]
+		if !ok {
+			require.NotContains(t, p.Targets[0].Expr, support.WorkerDiskMetric, "panel %q reads worker disks: it must select them as the alert does", p.Title)
+			continue
+		}
+		got := selector.FindAllString(p.Targets[0].Expr, -1)
+		require.Equal(t, []string{want}, got, "panel %q", p.Title)
+		delete(selects, p.Title)
+	}
+	require.Empty(t, selects, "panels not found")
 }

@@ -93,7 +93,7 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 		storageClass("virt", "2026-05-01T00:00:00Z", false, virtDefault),
 		runningPool("kubernetes-acme-other", "kubernetes-acme-other-abc123", defaultGolden, "local", 2),
 	)
-	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 2Gi, storageClass: fixed}"} {
+	for _, values := range []string{"cluster: acme", "{cluster: acme, storageClass: ''}", "{cluster: acme, osImage: {factory: {}}}", "{cluster: acme, diskSize: 5Gi, storageClass: fixed}"} {
 		rich.ResetCalls()
 		withRich := mustRenderPool(t, vals(t, values), rich).Text()
 		assert.Equal(t, map[string]int{

@@ -48,7 +48,10 @@ func TestMalformedImageFieldsAreRefusedOnEveryPath(t *testing.T) {
 				if place == "talos" {
 					values["osImage"] = map[string]interface{}{"builtin": map[string]interface{}{}}
 				}
-				_, err := renderPool(t, values, healthyCluster(t))
+				// The chart's own words with the schema off; the schema refuses it first.
+				_, err := renderPoolAs(t, schemaOff, values, healthyCluster(t))
+				_, withSchema := renderPool(t, values, healthyCluster(t))
+				require.Error(t, withSchema, "the schema refuses %q at %s.%s", bad, place, field)
 				source := field
 				if place != "talos" {
 					source = "osImage." + place + "." + field

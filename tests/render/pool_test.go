@@ -202,7 +202,7 @@ func TestPoolRefusals(t *testing.T) {
 		refusal    []string
 		neighbour  string
 	}{
-		{name: "cluster missing", values: "{}", refusal: []string{".Values.cluster is empty", "set cluster"}, neighbour: "cluster: acme"},
+		{name: "cluster missing", values: "{}", skipSchema: true, refusal: []string{".Values.cluster is empty", "set cluster"}, neighbour: "cluster: acme"},
 		{name: "cluster not a DNS label", values: "cluster: Acme_1", skipSchema: true, refusal: []string{`cluster "Acme_1" is not a DNS label`}, neighbour: "cluster: acme-1", release: "kubernetes-nodes-acme-1-workers"},
 		{name: "release of another cluster", release: "kubernetes-nodes-other-workers", values: "cluster: acme", refusal: []string{`release "kubernetes-nodes-other-workers" does not match kubernetes-nodes-<cluster>-<pool>`, "kubernetes-nodes-acme-<pool>"}, neighbour: "cluster: other"},
 		{name: "release without pool", release: "kubernetes-nodes-acme-", values: "cluster: acme", refusal: []string{`release "kubernetes-nodes-acme-" does not match`}},
@@ -211,7 +211,7 @@ func TestPoolRefusals(t *testing.T) {
 		{name: "memory without cpu", values: "{cluster: acme, resources: {memory: 4Gi}}", refusal: []string{"resources sets only memory"}, neighbour: "{cluster: acme, resources: {}}"},
 		{name: "no instancetype no resources", values: "{cluster: acme, instanceType: ''}", refusal: []string{"instanceType is empty and resources is not set"}, neighbour: "{cluster: acme, instanceType: '', resources: {cpu: 1, memory: 1Gi}}"},
 		{name: "instancetype unknown to the cluster", values: "{cluster: acme, instanceType: u1.huge}", refusal: []string{`instanceType "u1.huge" is not a VirtualMachineClusterInstancetype of this cluster`, "u1.large, u1.medium, u1.xlarge"}, neighbour: "{cluster: acme, instanceType: u1.xlarge}"},
-		{name: "kubernetes minor not shipped", values: "{cluster: acme, version: v1.30}", refusal: []string{`version "v1.30" is not a Kubernetes minor this chart ships`, "v1.31, v1.32"}, neighbour: "{cluster: acme, version: v1.31}"},
+		{name: "kubernetes minor not shipped", values: "{cluster: acme, version: v1.30}", skipSchema: true, refusal: []string{`version "v1.30" is not a Kubernetes minor this chart ships`, "v1.31, v1.32"}, neighbour: "{cluster: acme, version: v1.31}"},
 		{name: "talos does not support kubernetes", values: "{cluster: acme, version: v1.36, talos: {version: v1.12.4}}", refusal: []string{"Talos v1.12.4 (talos.version) does not support Kubernetes v1.36", "v1.30 to v1.35"}, neighbour: "{cluster: acme, version: v1.35, talos: {version: v1.12.4}}"},
 		{name: "talos v1.11 above its range", values: "{cluster: acme, version: v1.35, talos: {version: v1.11.0}}", refusal: []string{"Talos v1.11.0 (talos.version) does not support Kubernetes v1.35", "v1.29 to v1.34"}, neighbour: "{cluster: acme, version: v1.34, talos: {version: v1.11.0}}"},
 		{name: "maxUnhealthy malformed", values: "{cluster: acme, maxUnhealthy: 'half'}", skipSchema: true, refusal: []string{`maxUnhealthy "half" is neither a count nor a percentage`}, neighbour: "{cluster: acme, maxUnhealthy: '50%'}"},

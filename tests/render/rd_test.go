@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,12 +59,23 @@ func upstreamRD(t testing.TB) map[string]any {
 	return out
 }
 
+// poolInternalKeys are the pool chart's top-level keys no tenant writes
+// (Helm's global, its dependencies' keys), from its Chart.yaml.
+func poolInternalKeys(t testing.TB) []string {
+	t.Helper()
+	chartYAML, err := os.ReadFile(support.Path(rdschema.PoolChart, "Chart.yaml"))
+	require.NoError(t, err)
+	internal, err := rdschema.InternalKeys(chartYAML)
+	require.NoError(t, err)
+	return internal
+}
+
 // schemaDrift says how an ApplicationDefinition's openAPISchema differs from
 // the pool chart's values.schema.json: byte for byte the generator's output
 // (same JSON, key order kept), so nil only when `make generate` ran on this
 // schema.
-func schemaDrift(openAPISchema string, poolSchema []byte) error {
-	want, err := rdschema.OpenAPISchema(poolSchema)
+func schemaDrift(t testing.TB, openAPISchema string, poolSchema []byte) error {
+	want, err := rdschema.OpenAPISchema(poolSchema, poolInternalKeys(t))
 	if err != nil {
 		return err
 	}
@@ -80,29 +92,32 @@ func TestRDOpenAPISchemaIsThePoolChartsSchema(t *testing.T) {
 	got := render.Get(ourRD(t), "spec.application.openAPISchema").(string)
 	pool, err := os.ReadFile(support.Path(rdschema.PoolSchema))
 	require.NoError(t, err)
-	require.NoError(t, schemaDrift(got, pool))
+	require.NoError(t, schemaDrift(t, got, pool))
 
-	for _, unsupported := range []string{`"$schema"`, `"$ref"`, `"definitions"`, `"if"`, `"then"`} {
-		assert.NotContains(t, got, unsupported, "cozystack-api's structural schema refuses it")
+	for _, unsupported := range []string{`"$schema"`, `"$ref"`, `"definitions"`, `"if"`, `"then"`, `"x-not-defaulted"`} {
+		assert.NotContains(t, got, unsupported, "cozystack-api's structural schema refuses it, or it is the generator's own")
 	}
 
 	drifted := strings.Replace(string(pool), `"GPUs passed through to each worker."`, `"GPUs."`, 1)
 	require.NotEqual(t, string(pool), drifted)
-	assert.ErrorContains(t, schemaDrift(got, []byte(drifted)), "run make generate")
+	assert.ErrorContains(t, schemaDrift(t, got, []byte(drifted)), "run make generate")
 	// Same JSON, another key order: the form's order would move.
 	var top map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(pool, &top))
 	reordered, err := json.Marshal(top) // keys sorted
 	require.NoError(t, err)
-	assert.Error(t, schemaDrift(got, reordered))
-	_, err = rdschema.OpenAPISchema([]byte("{"))
+	assert.Error(t, schemaDrift(t, got, reordered))
+	_, err = rdschema.OpenAPISchema([]byte("{"), nil)
 	assert.ErrorContains(t, err, rdschema.PoolSchema+" is not JSON")
 }
 
 // The openAPISchema accepts and refuses what the pool chart's own schema does
-// (references inlined change nothing): the pool chart with its schema replaced
-// by the ApplicationDefinition's, over every example pool, every committed
-// golden pool's values, and values each reference's target refuses.
+// (references inlined and internal keys left out change nothing): the pool
+// chart with its schema replaced by the ApplicationDefinition's, over every
+// example pool, every committed golden pool's values, and values each
+// reference's target refuses. The ApplicationDefinition's validates what a
+// tenant's form holds: the values without the keys Helm adds (global, the
+// libraries') and the platform's "_" keys (cozystack-api strips them).
 func TestRDSchemaValidatesAsThePoolChartsSchema(t *testing.T) {
 	openAPI := render.Get(ourRD(t), "spec.application.openAPISchema").(string)
 	inputs := map[string]map[string]any{}
@@ -134,9 +149,19 @@ func TestRDSchemaValidatesAsThePoolChartsSchema(t *testing.T) {
 		"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: []}}}}",
 		"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: [" + strings.Repeat("'https://m.example',", 16) + "'https://m.example']}}}}",
 		"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: ['https://m.example']}}}}",
+		"{cluster: acme, talos: {version: v1.13}}",
+		"{cluster: acme, talos: {schematicID: ABC}}",
+		"{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://f.internal:99999'}}}",
+		"{cluster: acme, osImage: {builtin: {}, factory: {}}}",
+		"{cluster: acme, osImage: null}",
+		"{cluster: acme, osImage: {builtin: false}}",
+		"{cluster: acme, version: v1.35.99}",
+		"{cluster: ''}",
+		"{storageClass: fast}",
 	} {
 		inputs[snippet] = vals(t, snippet)
 	}
+	internal := poolInternalKeys(t)
 	refused := 0
 	for name, v := range inputs {
 		pool, err := support.LoadChart(render.PoolChart)
@@ -144,14 +169,19 @@ func TestRDSchemaValidatesAsThePoolChartsSchema(t *testing.T) {
 		full, err := chartutil.CoalesceValues(pool, v)
 		require.NoError(t, err)
 		asPool := chartutil.ValidateAgainstSchema(pool, full)
-		pool.Schema = []byte(openAPI)
-		asApp := chartutil.ValidateAgainstSchema(pool, full)
+		spec := map[string]interface{}{}
+		for k, val := range full {
+			if !strings.HasPrefix(k, "_") && !slices.Contains(internal, k) {
+				spec[k] = val
+			}
+		}
+		asApp := chartutil.ValidateAgainstSingleSchema(spec, []byte(openAPI))
 		assert.Equal(t, asPool == nil, asApp == nil, "%s: the pool chart's schema says %v, the ApplicationDefinition's %v", name, asPool, asApp)
 		if asPool != nil {
 			refused++
 		}
 	}
-	assert.GreaterOrEqual(t, refused, 13, "the refusals above must reach the schema")
+	assert.GreaterOrEqual(t, refused, 22, "the refusals above must reach the schema")
 }
 
 // Everything upstream's ApplicationDefinition says is said the same, but for
@@ -191,14 +221,18 @@ func TestRDIsUpstreamsButTheChartAndSchema(t *testing.T) {
 		assert.False(t, seen[key], "keysOrder names %s twice", key)
 		seen[key] = true
 	}
-	// Every field a tenant sets (not Helm's global, the platform's _* or the
-	// libraries' keys) has its place in the form.
+	// The form holds every field a tenant sets, each in its place, and no key
+	// a tenant never sets: Helm's global, the platform's _* and the
+	// libraries' keys are not in the schema at all.
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal([]byte(render.Get(ours, "spec.application.openAPISchema").(string)), &schema))
-	for name := range schema["properties"].(map[string]any) {
-		if name == "global" || strings.HasPrefix(name, "_") || strings.HasSuffix(name, "-lib") {
-			continue
-		}
+	properties := schema["properties"].(map[string]any)
+	for _, internal := range append([]string{"_cluster", "_namespace"}, poolInternalKeys(t)...) {
+		assert.NotContains(t, properties, internal, "the form would show %s", internal)
+	}
+	assert.Contains(t, poolInternalKeys(t), "worker-image-lib")
+	assert.Contains(t, poolInternalKeys(t), "kubernetes-nodes-lib")
+	for name := range properties {
 		assert.True(t, seen[fmt.Sprint([]any{"spec", name})], "keysOrder has no [spec %s]", name)
 	}
 }

@@ -47,8 +47,9 @@ func quoted(pattern string) string { return strings.ReplaceAll(pattern, `\`, `\\
 // Helm prints schema errors before any template runs, so the schema's wording
 // is what a tenant reads. Each rule's full message, through Helm's own
 // validation (chartutil.ToRenderValuesWithSchemaValidation), names the field
-// and what is expected; a rule JSON Schema cannot word (builtin and factory
-// exclude each other) is left to the template's message.
+// and what is expected (builtin and factory excluding each other as osImage's
+// maxProperties, which words it better than a 'not' rule); the template's own
+// words follow with the schema off.
 func TestPoolSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
 	header := "values don't meet the specifications of the schema(s) in the following chart(s):\nkubernetes-nodes:\n"
 	quantity := quoted(poolSchemaAt(t, "definitions", "quantity", "pattern"))
@@ -68,6 +69,12 @@ func TestPoolSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
 		{"{cluster: acme, minReplicas: -1}", "- at '/minReplicas': minimum: got -1, want 0"},
 		{"{cluster: acme, talos: {registryMirrors: {docker.io: {endpoints: []}}}}", "- at '/talos/registryMirrors/docker.io/endpoints': minItems: got 0, want 1"},
 		{"{cluster: acme, osImage: {builtin: {schematicId: x}}}", "- at '/osImage/builtin': additional properties 'schematicId' not allowed"},
+		{"{cluster: acme, osImage: {builtin: {}, factory: {}}}", "- at '/osImage': maxProperties: got 2, want 1"},
+		{"{}", fmt.Sprintf("- at '/cluster': '' does not match pattern '%s'", poolSchemaAt(t, "properties", "cluster", "pattern"))},
+		{"{cluster: acme, talos: {version: v1.13}}", fmt.Sprintf("- at '/talos/version': 'v1.13' does not match pattern '%s'", quoted(poolSchemaAt(t, "definitions", "talosVersion", "pattern")))},
+		{"{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://f.internal:99999'}}}", fmt.Sprintf("- at '/osImage/factory/imageFactoryURL': 'https://f.internal:99999' does not match pattern '%s'", quoted(poolSchemaAt(t, "definitions", "imageFactoryURL", "pattern")))},
+		{"{cluster: acme, talos: {schematicID: " + strings.Repeat("a", 65) + "}}", "- at '/talos/schematicID': maxLength: got 65, want 64"},
+		{"{cluster: acme, version: v1.30}", "- at '/version': value must be one of " + poolVersionEnum(t)},
 		{"{cluster: acme, maxUnhealthy: 101%}", fmt.Sprintf("- at '/maxUnhealthy': 'oneOf' failed, none matched\n  - at '/maxUnhealthy': got string, want integer\n  - at '/maxUnhealthy': '101%%' does not match pattern '%s'", poolSchemaAt(t, "properties", "maxUnhealthy", "oneOf", "1", "pattern")) + fmt.Sprintf("\n  - at '/maxUnhealthy': '101%%' does not match pattern '%s'", poolSchemaAt(t, "properties", "maxUnhealthy", "oneOf", "2", "pattern"))},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
@@ -76,10 +83,10 @@ func TestPoolSchemaMessagesNameTheFieldAndTheExpectation(t *testing.T) {
 			require.Equal(t, header+tc.want+"\n", err.Error())
 		})
 	}
-	// builtin and factory together pass the schema and meet the template's words.
-	_, err := renderPool(t, vals(t, "{cluster: acme, osImage: {builtin: {}, factory: {}}}"), nil)
+	// builtin and factory together: the schema's maxProperties (no "'not'
+	// failed"), the template's words with the schema off.
+	_, err := renderPoolAs(t, schemaOff, vals(t, "{cluster: acme, osImage: {builtin: {}, factory: {}}}"), nil)
 	requireRefusal(t, err, "pool kubernetes-acme-workers: osImage sets both builtin and factory; set osImage.builtin to clone the golden from cozy-public, or osImage.factory to import over HTTP, not both")
-	require.NotContains(t, err.Error(), "'not' failed")
 }
 
 // The catalog's and the platform's schema rules, each message in full through
@@ -140,4 +147,25 @@ func TestCatalogAndPlatformSchemaMessagesNameTheFieldAndTheExpectation(t *testin
 	// The empty default is still accepted.
 	_, err := renderPlatform(t, vals(t, "{tenantWorkers: {talos: {imageFactoryURL: ''}}}"))
 	require.NoError(t, err)
+}
+
+// poolVersionEnum is the schema's version enum as the schema library lists it.
+func poolVersionEnum(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(support.Path(render.PoolChart, "values.schema.json"))
+	require.NoError(t, err)
+	var schema struct {
+		Properties struct {
+			Version struct {
+				Enum []string `json:"enum"`
+			} `json:"version"`
+		} `json:"properties"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &schema))
+	require.NotEmpty(t, schema.Properties.Version.Enum)
+	quotedValues := make([]string, len(schema.Properties.Version.Enum))
+	for i, v := range schema.Properties.Version.Enum {
+		quotedValues[i] = "'" + v + "'"
+	}
+	return strings.Join(quotedValues, ", ")
 }

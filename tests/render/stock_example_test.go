@@ -209,6 +209,20 @@ func componentValues(pkg *unstructured.Unstructured, component string) map[strin
 	return v
 }
 
+// operatorReleaseValues are the values helm-controller renders a Package
+// component's HelmRelease with (the operator writes it with valuesFrom the
+// cozystack-values Secret of its namespace): that Secret's values.yaml, the
+// Package's values over it.
+func operatorReleaseValues(t testing.TB, x exampleIndex, namespace string, values map[string]any) map[string]any {
+	t.Helper()
+	secret := x.must(t, "Secret", namespace, "cozystack-values")
+	text, _, _ := unstructured.NestedString(secret.Object, "stringData", "values.yaml")
+	require.NotEmpty(t, text, "Secret %s/cozystack-values holds values.yaml in stringData", namespace)
+	var base map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(text), &base))
+	return render.MergeValues(base, values)
+}
+
 // helmOwned is obj as Helm leaves an object it installed for release in
 // namespace: its managed-by label and release annotations added.
 func helmOwned(obj map[string]any, release, namespace string) map[string]any {
@@ -454,7 +468,10 @@ func TestStockExampleIsWhatCozystackAndTheChartsWrite(t *testing.T) {
 	wantText := map[string]string{}
 
 	catalogPkg := x.must(t, "Package", "", "cozystack.kubernetes-worker-image")
-	published := catalogTenantDefaults(t, componentValues(catalogPkg, "kubernetes-worker-image"))[0]
+	// Rendered as helm-controller renders the operator's HelmRelease: the
+	// cozystack-values Secret of cozy-public (its replica of the platform's
+	// _cluster) under the Package's values.
+	published := catalogTenantDefaults(t, operatorReleaseValues(t, x, catalogNamespace, componentValues(catalogPkg, "kubernetes-worker-image")))[0]
 	wantBody := map[string]string{} // the text -update writes, where not YAML of want
 	owned := func(d render.Doc, release, namespace string) {
 		key := docKey(d.Kind(), d.Namespace(), d.Name())

@@ -191,13 +191,13 @@ func unboundedWalks(v any, at string) []string {
 func TestBoundedWalksStillCheckEveryItem(t *testing.T) {
 	pool := compile(t, poolChart)
 	checkCases(t, pool,
-		[]string{"{roles: [a, b]}", "{talos: {registryMirrors: {docker.io: {endpoints: ['https://m.example']}}}}"},
-		[]string{
-			"{roles: [1]}", "{roles: [a, a]}", "{roles: [" + strings.TrimSuffix(strings.Repeat("a,", 33), ",") + "]}",
+		withCluster("{roles: [a, b]}", "{talos: {registryMirrors: {docker.io: {endpoints: ['https://m.example']}}}}"),
+		withCluster(
+			"{roles: [1]}", "{roles: [a, a]}", "{roles: ["+strings.TrimSuffix(strings.Repeat("a,", 33), ",")+"]}",
 			"{talos: {registryMirrors: {docker.io: {endpoints: [1]}}}}",
 			"{talos: {registryMirrors: {'bad host!': {endpoints: ['https://m.example']}}}}",
 			"{osimage: {}}", "{osImage: {bultin: {}}}",
-		})
+		))
 	catalog := compile(t, catalogChart)
 	checkCases(t, catalog,
 		[]string{"{images: [{schematicID: abc, version: v1.13.6, additionalStorageClasses: [fast]}]}"},
@@ -208,7 +208,7 @@ func TestBoundedWalksStillCheckEveryItem(t *testing.T) {
 		[]string{"{registries: {mirrors: {docker.io: {endpoints: [1]}}}}", "{bundles: {enabledPackages: [1]}}"})
 
 	// The message of a refused item still names it.
-	err := pool.Validate(document(t, "{roles: [ok, 'Not_A_Label']}"))
+	err := pool.Validate(document(t, "{cluster: acme, roles: [ok, 'Not_A_Label']}"))
 	require.Error(t, err)
 	assert.Contains(t, fmt.Sprintf("%#v", err), "/roles/1")
 }

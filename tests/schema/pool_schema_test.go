@@ -27,7 +27,7 @@ func TestPoolSchemaAcceptsEveryExample(t *testing.T) {
 
 func TestPoolSchema(t *testing.T) {
 	s := compile(t, poolChart)
-	checkCases(t, s, []string{
+	checkCases(t, s, withCluster(
 		"{cluster: acme, storageClass: ''}",
 		"{resources: {cpu: 2, memory: 4Gi}}",
 		"{resources: {}}",
@@ -67,7 +67,7 @@ func TestPoolSchema(t *testing.T) {
 		"{maxSurge: 2147483647}",
 		"{maxSurge: '3'}",
 		"{maxSurge: '0'}",
-	}, []string{
+	), withCluster(
 		"{unknownKey: 1}",
 		"{cluster: 7}",
 		"{cluster: Acme}",
@@ -121,5 +121,5 @@ func TestPoolSchema(t *testing.T) {
 		"{instanceType: U1.medium}",
 		"{osImage: {builtin: {imageFactoryURL: 'https://x'}}}",
 		"{osImage: {other: {}}}",
-	})
+	))
 }

@@ -51,7 +51,7 @@ func TestTrustedImportSchemas(t *testing.T) {
 	for _, tc := range []struct {
 		chart, base, path string
 	}{
-		{poolChart, "{}", "talos.imageFactoryCA"},
+		{poolChart, "{cluster: acme}", "talos.imageFactoryCA"},
 		{catalogChart, "{}", "imageFactoryCA"},
 		{catalogChart, "{images: [{schematicID: abc, version: v1.13.6}]}", "[0].imageFactoryCA"},
 		{platformChart, "{}", "kubernetesWorkerImage.imageFactoryCA"},

@@ -26,6 +26,23 @@ const (
 	CozystackMonitoringSection = "Its monitoring on a stock Cozystack"
 )
 
+// The closed-network page's numbered path on a stock Cozystack; the tier runs
+// the commands of each step (tests/integration).
+const (
+	ClosedNetworkPage       = "docs/closed-networks.md"
+	ClosedNetworkCharts     = "1. Charts into your registry, and Flux trusting its CA"
+	ClosedNetworkCatalog    = "2. The catalog as your Package: goldens and new pools' defaults from the mirror"
+	ClosedNetworkRollcheck  = "3. Ask before the switch: `rollcheck`"
+	ClosedNetworkTakeover   = "4. Take the ApplicationDefinition over"
+	ClosedNetworkPlan       = "5. A new pool: `plan` shows what it takes"
+	ClosedNetworkMirrorsNow = "6. Published mirrors and installer on running pools, now"
+	ClosedNetworkMoveBefore = "7. The pools created before, onto the mirror"
+)
+
+// ClosedNetworkSteps are the page's steps in order: the tier runs each one's
+// commands (the takeover's are the install page's sections it names).
+var ClosedNetworkSteps = []string{ClosedNetworkCharts, ClosedNetworkCatalog, ClosedNetworkRollcheck, ClosedNetworkTakeover, ClosedNetworkPlan, ClosedNetworkMirrorsNow, ClosedNetworkMoveBefore}
+
 // CozystackInstallSections are the sections holding the install's objects.
 var CozystackInstallSections = []string{CozystackCatalogSection, CozystackPoolSection, CozystackTakeover}
 
@@ -71,13 +88,32 @@ func Blocks(section string) []Block {
 	return out
 }
 
-// Commands are an sh block's command lines, comments and blank lines left out.
+// Commands are an sh block's commands, comments and blank lines left out: a
+// line that ends in a backslash, a pipe or && goes on in the next, as the
+// shell reads it, so a page can break a long pipeline where a reader would.
 func (b Block) Commands() []string {
 	var out []string
+	pending := ""
 	for _, line := range strings.Split(b.Text, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if pending != "" {
+			line = pending + " " + line
+			pending = ""
+		}
+		switch {
+		case strings.HasSuffix(line, "\\"):
+			pending = strings.TrimSpace(strings.TrimSuffix(line, "\\"))
+		case strings.HasSuffix(line, "|"), strings.HasSuffix(line, "&&"):
+			pending = line
+		default:
 			out = append(out, line)
 		}
+	}
+	if pending != "" {
+		out = append(out, pending)
 	}
 	return out
 }

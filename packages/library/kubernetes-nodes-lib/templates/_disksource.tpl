@@ -12,6 +12,7 @@ clone path the CLI's report.
 {{- if $image.clone -}}
 {{- include "kubernetes-nodes.cloneSource" (dict "root" . "image" $image "out" $source) -}}
 {{- else -}}
+{{- include "kubernetes-nodes.assertDiskHoldsTheImage" . -}}
 {{- $_ := set $source "url" (include "worker-image-lib.imageURL" $image) -}}
 {{- $_ := set $source "storageClassName" (.Values.storageClass | toString) -}}
 {{- include "kubernetes-nodes.ensureImageFactoryCA" . -}}
@@ -28,4 +29,30 @@ clone path the CLI's report.
 {{- define "kubernetes-nodes.diskSource" -}}
 {{- include "kubernetes-nodes.ensureDiskSource" . -}}
 {{- ._kubernetesNodes.disk | toYaml -}}
+{{- end -}}
+
+{{/*
+The least a worker disk imported over HTTP may be: the Talos raw disk image CDI writes into it,
+openstack-amd64.raw as Talos's imager builds it from v1.10 on (a 1246 MiB disk plus the BIOS boot and the
+larger EFI partitions of its dual-boot layout: 4453302272 bytes, 4247Mi, the "about 4.15 GiB" of the
+README). Earlier releases build a 1246 MiB image, so one floor serves every release a pool can name. The
+clone path needs none: a clone is never smaller than its golden (refusal 5).
+*/}}
+{{- define "kubernetes-nodes.imageDiskFloor" -}}
+bytes: 4453302272
+quantity: 4247Mi
+{{- end -}}
+
+{{/*
+Refuses a diskSize smaller than the Talos image the HTTP import writes into the disk: CDI's importer
+cannot fit it and no worker boots (diskSize: 20M, a typo for 20Gi, would re-image the pool onto such
+disks). Takes the root context; diskSize is parsed already (kubernetes-nodes.validate).
+*/}}
+{{- define "kubernetes-nodes.assertDiskHoldsTheImage" -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.imageDiskFloor") -}}
+{{- $floor := index ._kubernetesNodes.tables "kubernetes-nodes.imageDiskFloor" -}}
+{{- $disk := index ._kubernetesNodes.written "diskSize" -}}
+{{- if lt $disk.bytes (float64 $floor.bytes) -}}
+{{- fail (printf "pool %s: diskSize %s (%.0f bytes) is smaller than the Talos disk image the pool imports over HTTP (%s, %d bytes: openstack-amd64.raw as the Image Factory builds it), so CDI cannot write the image into the disk and no worker boots; set diskSize to %s or more, such as the chart's default 20Gi (what the image leaves free holds the kubelet's state, container images and local volumes)" (include "kubernetes-nodes.poolName" .) ($disk.text | quote) $disk.bytes $floor.quantity (int64 $floor.bytes) $floor.quantity) -}}
+{{- end -}}
 {{- end -}}

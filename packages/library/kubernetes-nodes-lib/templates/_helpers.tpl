@@ -103,6 +103,7 @@ from; schematicID and version are the disk's own, so the two never disagree.
 */}}
 {{- define "kubernetes-nodes.installerImage" -}}
 {{- include "kubernetes-nodes.ensureImage" . -}}
+{{- include "kubernetes-nodes.ensureMachineConfigDefaults" . -}}
 {{- $image := ._kubernetesNodes.image -}}
-{{- printf "%s/%s:%s" (trimSuffix "/" (include "kubernetes-nodes.installerRepository" .)) $image.schematicID $image.version -}}
+{{- printf "%s/%s:%s" (trimSuffix "/" ._kubernetesNodes.machineConfigDefaults.installerRepository) $image.schematicID $image.version -}}
 {{- end -}}

@@ -78,7 +78,7 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 {{- $maxLengths := index ._kubernetesNodes.tables "worker-image-lib.maxLengths" -}}
 {{- range $field := list "schematicID" "version" "imageFactoryURL" -}}
 {{- $value := get $resolved $field -}}
-{{- if or (gt (len $value) (int (get $maxLengths $field))) (not (regexMatch (get $patterns $field) $value)) -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" $field "value" $value "patterns" $patterns "maxLengths" $maxLengths)) -}}
 {{- fail (printf "pool %s: %s %q (from %s) is malformed: it must match %s and be at most %d characters, because it is interpolated into the disk source, the golden's name and the Talos installer image; set %s to a plain value such as %s" $pool $field (include "worker-image-lib.truncate" $value) (get $resolved (printf "%sSource" $field)) (get $patterns $field) (int (get $maxLengths $field)) (get $resolved (printf "%sSource" $field)) (get (dict "schematicID" "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" "version" "v1.13.6" "imageFactoryURL" "https://factory.talos.dev") $field)) -}}
 {{- end -}}
 {{- end -}}

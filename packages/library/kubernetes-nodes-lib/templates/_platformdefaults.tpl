@@ -116,6 +116,7 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- $_ := set $recorded "osImage" $published.osImage -}}
 {{- $fromCatalog = append $fromCatalog "osImage" -}}
 {{- end -}}
+{{- include "kubernetes-nodes.assertRecordable" (dict "root" . "pool" $pool "record" $recorded "fromCatalog" $fromCatalog) -}}
 {{- if $fromCatalog -}}
 {{- $_ := set $recorded "fromCatalog" $fromCatalog -}}
 {{- $_ := set $creation "from" "today's platform defaults (_cluster, then the catalog's published ones), as for a new pool; its MachineDeployment records those that apply and which came from the catalog" -}}
@@ -135,12 +136,60 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- end -}}
 
 {{/*
+Refuses, when a new pool is created, a default it would record that a later render would refuse to read:
+each image field of the record (the factory URL, osImage's fields) is bounded as the pool bounds its own
+(worker-image-lib.isImageField), so the record is always one the chart reads back (under 4.5 KiB, well
+within the 8 KiB read bound) and never one that fails every later upgrade, even once the default is fixed.
+Shapes, kinds and unknown keys were refused with _cluster's and the published object's checks already.
+Takes a dict: root, pool, record (the fields to record), fromCatalog (the fields the catalog published).
+*/}}
+{{- define "kubernetes-nodes.assertRecordable" -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" .root "name" "worker-image-lib.patterns") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" .root "name" "worker-image-lib.maxLengths") -}}
+{{- $patterns := index .root._kubernetesNodes.tables "worker-image-lib.patterns" -}}
+{{- $maxLengths := index .root._kubernetesNodes.tables "worker-image-lib.maxLengths" -}}
+{{- $fields := list -}}
+{{- with get .record "imageFactoryURL" -}}
+{{- $fields = append $fields (list "talos.imageFactoryURL" "imageFactoryURL" . (has "imageFactoryURL" $.fromCatalog)) -}}
+{{- end -}}
+{{- $os := get .record "osImage" | default dict -}}
+{{- range $path := keys $os | sortAlpha -}}
+{{- $chosen := get $os $path | default dict -}}
+{{- range $name := keys $chosen | sortAlpha -}}
+{{- with get $chosen $name -}}
+{{- $fields = append $fields (list (printf "osImage.%s.%s" $path $name) $name . (has "osImage" $.fromCatalog)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $fields -}}
+{{- $path := index . 0 -}}
+{{- $name := index . 1 -}}
+{{- $value := index . 2 -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" $name "value" $value "patterns" $patterns "maxLengths" $maxLengths)) -}}
+{{- $channel := printf "the platform default _cluster.%s" $path -}}
+{{- $fix := printf "fix the platform's default (tenantWorkers in the platform chart writes _cluster.%s)" $path -}}
+{{- if index . 3 -}}
+{{- $channel = printf "the default %s of %s" $path (include "worker-image-lib.tenantDefaultsChannel" $.root) -}}
+{{- $fix = "fix the catalog's tenantWorkers, which publish it (the catalog refuses such a value from this release on)" -}}
+{{- end -}}
+{{- fail (printf "pool %s: %s %q is malformed for a pool: it must match %s and be at most %d characters. A new pool records the platform's defaults at creation (annotation kubernetes-worker-image.cozystack.io/created-with on its MachineDeployment), and a record holding this value is one the chart refuses at later renders (a pool without its own value reads it; past 8 KiB the whole record is refused) even once the default is fixed, so the pool is not created with it; %s, then render the pool again" $.pool $channel (include "worker-image-lib.truncate" (toString $value)) (get $patterns $name) (int (get $maxLengths $name)) $fix) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The most a creation record may hold, in bytes: what the chart writes, and reads back. */}}
+{{- define "kubernetes-nodes.maxRecordBytes" -}}
+8192
+{{- end -}}
+
+{{/*
 Refuses a creation record larger than the 8 KiB this chart writes, before it is parsed (a record is
 read in the process that renders every tenant). Takes a dict: pool, what (the object), size, fix.
 */}}
 {{- define "kubernetes-nodes.assertRecordSize" -}}
-{{- if gt (int .size) 8192 -}}
-{{- fail (printf "pool %s: %d bytes in the %s, more than the 8192 this chart writes, so it is refused before it is parsed; %s" .pool (int .size) .what .fix) -}}
+{{- $max := include "kubernetes-nodes.maxRecordBytes" . | int -}}
+{{- if gt (int .size) $max -}}
+{{- fail (printf "pool %s: %d bytes in the %s, more than the %d this chart writes, so it is refused before it is parsed; %s" .pool (int .size) .what $max .fix) -}}
 {{- end -}}
 {{- end -}}
 
@@ -187,7 +236,13 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- $_ := set $record "fromCatalog" . -}}
 {{- end -}}
 {{- if $record -}}
-{{- $record | toJson -}}
+{{- $text := $record | toJson -}}
+{{- /* Never one the next render refuses: an earlier version's record is carried in as JSON, which escapes < > & as six bytes each. */ -}}
+{{- $max := include "kubernetes-nodes.maxRecordBytes" . | int -}}
+{{- if gt (len $text) $max -}}
+{{- fail (printf "pool %s: the creation record this render would write onto its MachineDeployment (annotation kubernetes-worker-image.cozystack.io/created-with, carried from %s) is %d bytes as JSON, more than the %d the chart reads back, so every later render would refuse it and it is not written; delete that record to take the built-in values (the pool's own talos.imageFactoryURL and osImage still win), or write its values as this chart does (a plain http(s) URL, and an osImage with builtin or factory)" (include "kubernetes-nodes.poolName" .) $creation.from (len $text) $max) -}}
+{{- end -}}
+{{- $text -}}
 {{- end -}}
 {{- end -}}
 
@@ -211,49 +266,101 @@ _cluster, such as talos.imageFactoryURL), catalog (true: it came from the catalo
 {{- end -}}
 
 {{/*
-Settings that reach workers only through the TalosConfigTemplate (stable name,
-nothing rolls): applied at render time to every pool, new and existing.
+Settings that reach workers only through the TalosConfigTemplate (stable name, nothing rolls), applied at
+render time to every pool, new and existing; resolved once into ._kubernetesNodes.machineConfigDefaults,
+which the machine config (_talosconfig.tpl) and the facts tools read (machineConfigFacts) both take, so
+the two never disagree:
+- installerRepository, with installerRepositorySource: the pool's own, else _cluster's, else the catalog's
+  published one, else the built-in.
+- registries (Talos machine.registries; {} when none): mirrors merged per host, the catalog's published
+  ones, then _cluster's, then the pool's own, each replacing the one before for its host; config merged per
+  host, the catalog's published CAs (PEM, written base64 as Talos reads tls.ca), then _cluster's entry for
+  a host replacing it (Talos's own shape, as written).
+- mirrorSources and configSources: per host, the channel its entry came from.
+Reads nothing the render does not read already (the published defaults are read once). Takes the root.
 */}}
-{{- define "kubernetes-nodes.installerRepository" -}}
+{{- define "kubernetes-nodes.ensureMachineConfigDefaults" -}}
+{{- include "kubernetes-nodes.ensureState" . -}}
+{{- $state := ._kubernetesNodes -}}
+{{- if not (hasKey $state "machineConfigDefaults") -}}
 {{- $platformTalos := (.Values._cluster | default dict).talos | default dict -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.builtinTalos") -}}
 {{- include "kubernetes-nodes.ensurePublished" . -}}
-{{- .Values.talos.installerRepository | default (get $platformTalos "installerRepository") | default (get (._kubernetesNodes.published.talos | default dict) "installerRepository") | default (index ._kubernetesNodes.tables "kubernetes-nodes.builtinTalos").installerRepository -}}
+{{- $publishedTalos := $state.published.talos | default dict -}}
+{{- $published := "" -}}
+{{- if $publishedTalos -}}
+{{- $published = include "worker-image-lib.tenantDefaultsChannel" . -}}
 {{- end -}}
-
-{{/*
-Talos machine.registries: the mirrors merged per host, the catalog's published ones, then _cluster's, then
-the pool's own, each replacing the one before for its host; and the registry config merged per host, the
-catalog's published CAs (PEM, written base64 as Talos reads tls.ca), then _cluster's entry for a host
-replacing it (Talos's own shape, as written). Takes a dict: root, out (filled with mirrors and config, if
-any).
-*/}}
-{{- define "kubernetes-nodes.registries" -}}
-{{- $platformTalos := (.root.Values._cluster | default dict).talos | default dict -}}
+{{- $installer := dict "value" (.Values.talos.installerRepository | default "") "source" "talos.installerRepository" -}}
+{{- if not $installer.value -}}
+{{- if get $platformTalos "installerRepository" -}}
+{{- $installer = dict "value" (get $platformTalos "installerRepository") "source" "the platform default _cluster.talos.installerRepository" -}}
+{{- else if get $publishedTalos "installerRepository" -}}
+{{- $installer = dict "value" (get $publishedTalos "installerRepository") "source" (printf "the default talos.installerRepository of %s" $published) -}}
+{{- else -}}
+{{- $installer = dict "value" (index $state.tables "kubernetes-nodes.builtinTalos").installerRepository "source" "the chart's built-in talos.installerRepository" -}}
+{{- end -}}
+{{- end -}}
 {{- $mirrors := dict -}}
-{{- include "kubernetes-nodes.ensurePublished" .root -}}
-{{- range $host, $mirror := (get (.root._kubernetesNodes.published.talos | default dict) "registryMirrors" | default dict) -}}
+{{- $mirrorSources := dict -}}
+{{- range $host, $mirror := (get $publishedTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
+{{- $_ := set $mirrorSources $host (printf "the default talos.registryMirrors of %s" $published) -}}
 {{- end -}}
 {{- range $host, $mirror := (get $platformTalos "registryMirrors" | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
+{{- $_ := set $mirrorSources $host "the platform default _cluster.talos.registryMirrors" -}}
 {{- end -}}
-{{- range $host, $mirror := (.root.Values.talos.registryMirrors | default dict) -}}
+{{- range $host, $mirror := (.Values.talos.registryMirrors | default dict) -}}
 {{- $_ := set $mirrors $host $mirror -}}
-{{- end -}}
-{{- if $mirrors -}}
-{{- $_ := set .out "mirrors" $mirrors -}}
+{{- $_ := set $mirrorSources $host "talos.registryMirrors" -}}
 {{- end -}}
 {{- $config := dict -}}
-{{- range $host, $published := (get (.root._kubernetesNodes.published.talos | default dict) "registryConfig" | default dict) -}}
-{{- $_ := set $config $host (dict "tls" (dict "ca" ($published.tls.ca | b64enc))) -}}
+{{- $configSources := dict -}}
+{{- range $host, $entry := (get $publishedTalos "registryConfig" | default dict) -}}
+{{- $_ := set $config $host (dict "tls" (dict "ca" ($entry.tls.ca | b64enc))) -}}
+{{- $_ := set $configSources $host (printf "the default talos.registryConfig of %s" $published) -}}
 {{- end -}}
-{{- range $host, $platform := (get $platformTalos "registryConfig" | default dict) -}}
-{{- $_ := set $config $host $platform -}}
+{{- range $host, $entry := (get $platformTalos "registryConfig" | default dict) -}}
+{{- $_ := set $config $host $entry -}}
+{{- $_ := set $configSources $host "the platform default _cluster.talos.registryConfig" -}}
+{{- end -}}
+{{- $registries := dict -}}
+{{- if $mirrors -}}
+{{- $_ := set $registries "mirrors" $mirrors -}}
 {{- end -}}
 {{- if $config -}}
-{{- $_ := set .out "config" $config -}}
+{{- $_ := set $registries "config" $config -}}
 {{- end -}}
+{{- $_ := set $state "machineConfigDefaults" (dict "installerRepository" $installer.value "installerRepositorySource" $installer.source "registries" $registries "mirrorSources" $mirrorSources "configSources" $configSources) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+What the worker's machine config takes from the pool's values and the platform defaults, as YAML, for tools
+that read what the chart resolved (workerimage plan): installer (image, repository, source), registryMirrors
+(per host, in order: endpoints, overridePath and skipFallback as written, source) and registryConfig (per
+host: whether it trusts a CA, source; never the CA or a credential). Read from ensureMachineConfigDefaults,
+which the machine config is written from.
+*/}}
+{{- define "kubernetes-nodes.machineConfigFacts" -}}
+{{- include "kubernetes-nodes.ensureMachineConfigDefaults" . -}}
+{{- $defaults := ._kubernetesNodes.machineConfigDefaults -}}
+{{- $mirrors := list -}}
+{{- range $host, $mirror := ($defaults.registries.mirrors | default dict) -}}
+{{- $fact := dict "host" $host "endpoints" $mirror.endpoints "source" (get $defaults.mirrorSources $host) -}}
+{{- range $flag := list "overridePath" "skipFallback" -}}
+{{- if hasKey $mirror $flag -}}
+{{- $_ := set $fact $flag (get $mirror $flag) -}}
+{{- end -}}
+{{- end -}}
+{{- $mirrors = append $mirrors $fact -}}
+{{- end -}}
+{{- $config := list -}}
+{{- range $host, $entry := ($defaults.registries.config | default dict) -}}
+{{- $config = append $config (dict "host" $host "ca" (not (empty (dig "tls" "ca" "" $entry))) "source" (get $defaults.configSources $host)) -}}
+{{- end -}}
+{{- dict "installer" (dict "image" (include "kubernetes-nodes.installerImage" .) "repository" $defaults.installerRepository "source" $defaults.installerRepositorySource) "registryMirrors" $mirrors "registryConfig" $config | toYaml -}}
 {{- end -}}
 
 {{/*

@@ -79,10 +79,9 @@ serviceSubnets: [10.95.0.0/16]
 {{- if .Values.gpus -}}
 {{- $_ := set $machine "nodeLabels" (dict "gpu" "on") -}}
 {{- end -}}
-{{- $registries := dict -}}
-{{- include "kubernetes-nodes.registries" (dict "root" . "out" $registries) -}}
-{{- if $registries -}}
-{{- $_ := set $machine "registries" $registries -}}
+{{- include "kubernetes-nodes.ensureMachineConfigDefaults" . -}}
+{{- with ._kubernetesNodes.machineConfigDefaults.registries -}}
+{{- $_ := set $machine "registries" . -}}
 {{- end -}}
 {{- $config := dict
   "version" "v1alpha1"

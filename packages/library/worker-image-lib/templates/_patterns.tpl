@@ -5,7 +5,7 @@ the charts check the same ones, and their schemas repeat them (README).
 {{- define "worker-image-lib.patterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
-imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:[0-9]{1,5})?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
+imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
 quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 checksum: '^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
@@ -23,6 +23,26 @@ schematicID: 64
 version: 64
 imageFactoryURL: 2048
 imageFactoryCA: 65536
+{{- end -}}
+
+{{/*
+"true" when value is a string a pool takes for an image field (schematicID, version or imageFactoryURL):
+at most its longest and matching its pattern (the two tables above). The one rule for an image field
+wherever one is taken: the pool on what it resolves and what it records at creation, the catalog on its
+entries and on what it publishes for new pools, the platform on its defaults for them; so nothing one
+side takes is refused by another. Takes a dict: field, value, and optionally patterns and maxLengths
+(the tables, parsed, for a caller that holds them already).
+*/}}
+{{- define "worker-image-lib.isImageField" -}}
+{{- $patterns := .patterns -}}
+{{- if not $patterns -}}
+{{- $patterns = include "worker-image-lib.patterns" . | fromYaml -}}
+{{- end -}}
+{{- $maxLengths := .maxLengths -}}
+{{- if not $maxLengths -}}
+{{- $maxLengths = include "worker-image-lib.maxLengths" . | fromYaml -}}
+{{- end -}}
+{{- if and (kindIs "string" .value) (le (len .value) (int (get $maxLengths .field))) (regexMatch (get $patterns .field) .value) -}}true{{- end -}}
 {{- end -}}
 
 {{/* "true" for a DNS-1123 subdomain name of at most 253 characters (StorageClass, instancetype). */}}

@@ -37,13 +37,23 @@ prefix, field (its path in values), value (absent: none).
 {{- include "worker-image-lib.assertCA" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryCA" .field) "value" $talos.imageFactoryCA) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" .prefix "field" (printf "%s.talos.installerRepository" .field) "value" $talos.installerRepository) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryURL" .field) "value" $talos.imageFactoryURL) -}}
-{{- $pattern := (include "worker-image-lib.patterns" . | fromYaml).imageFactoryURL -}}
-{{- $maxURL := (include "worker-image-lib.maxLengths" . | fromYaml).imageFactoryURL | int -}}
-{{- if and $talos.imageFactoryURL (or (gt (len $talos.imageFactoryURL) $maxURL) (not (regexMatch $pattern $talos.imageFactoryURL))) -}}
-{{- fail (printf "%s%s.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" .prefix .field (include "worker-image-lib.truncate" $talos.imageFactoryURL) $pattern $maxURL) -}}
+{{- $patterns := include "worker-image-lib.patterns" . | fromYaml -}}
+{{- $maxLengths := include "worker-image-lib.maxLengths" . | fromYaml -}}
+{{- if and $talos.imageFactoryURL (not (include "worker-image-lib.isImageField" (dict "field" "imageFactoryURL" "value" $talos.imageFactoryURL "patterns" $patterns "maxLengths" $maxLengths))) -}}
+{{- fail (printf "%s%s.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" .prefix .field (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL (int $maxLengths.imageFactoryURL)) -}}
 {{- end -}}
 {{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" .prefix "field" (printf "%s.osImage" .field) "value" $tenant.osImage) -}}
+{{- /* Each field as a pool takes its own: every new pool without its own osImage takes (and records) these. */ -}}
+{{- range $path := keys $tenant.osImage | sortAlpha -}}
+{{- $chosen := get $tenant.osImage $path -}}
+{{- range $name := keys $chosen | sortAlpha -}}
+{{- $value := get $chosen $name -}}
+{{- if and $value (not (include "worker-image-lib.isImageField" (dict "field" $name "value" $value "patterns" $patterns "maxLengths" $maxLengths))) -}}
+{{- fail (printf "%s%s.osImage.%s.%s %q is malformed: it must match %s and be at most %d characters, as a pool's own value must; every new pool without its own osImage takes it, so each would be refused. Set it to a value such as %s, or remove it so that pools take their talos.%s" $.prefix $.field $path $name (include "worker-image-lib.truncate" $value) (get $patterns $name) (int (get $maxLengths $name)) (get (dict "schematicID" "ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" "version" "v1.13.6" "imageFactoryURL" "https://factory.mirror.internal") $name) $name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

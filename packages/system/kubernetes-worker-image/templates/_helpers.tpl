@@ -100,13 +100,13 @@ Every images[] entry resolved and checked once, on the root context (README, "In
 {{- end -}}
 {{- /* A URL nobody set for this catalog (the published factory's, else the built-in): an existing golden keeps the one it is stored with. */ -}}
 {{- $_ := set $r "urlDefault" (and (not (include "kubernetes-worker-image.sets" (list $e "imageFactoryURL"))) (not $source.explicit)) -}}
-{{- if or (gt (len $r.schematicID) (int $maxLengths.schematicID)) (not (regexMatch $patterns.schematicID $r.schematicID)) -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" "schematicID" "value" $r.schematicID "patterns" $patterns "maxLengths" $maxLengths)) -}}
 {{- fail (printf "%s: schematicID %q is malformed: it must match %s (lowercase letters, digits, inner \"-\") and be at most %d characters, because it becomes part of the DataVolume name and the image URL; set it to the schematic ID the Image Factory printed, such as ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515" $label (include "worker-image-lib.truncate" $r.schematicID) $patterns.schematicID (int $maxLengths.schematicID)) -}}
 {{- end -}}
-{{- if or (gt (len $r.version) (int $maxLengths.version)) (not (regexMatch $patterns.version $r.version)) -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" "version" "value" $r.version "patterns" $patterns "maxLengths" $maxLengths)) -}}
 {{- fail (printf "%s: version %q is not a Talos release: it must match %s (vMAJOR.MINOR.PATCH, optional -pre.release suffix) and be at most %d characters, because it becomes part of the DataVolume name and the image URL; set it to a release such as v1.13.6" $label (include "worker-image-lib.truncate" $r.version) $patterns.version (int $maxLengths.version)) -}}
 {{- end -}}
-{{- if or (gt (len $r.imageFactoryURL) (int $maxLengths.imageFactoryURL)) (not (regexMatch $patterns.imageFactoryURL $r.imageFactoryURL)) -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" "imageFactoryURL" "value" $r.imageFactoryURL "patterns" $patterns "maxLengths" $maxLengths)) -}}
 {{- fail (printf "%s: imageFactoryURL %q (from %s) is not a plain http(s) URL: it must match %s (no whitespace, quotes, backticks, $ or YAML metacharacters) and be at most %d characters, because it is written into the golden's source URL; set %s to a URL such as https://factory.talos.dev" $label (include "worker-image-lib.truncate" $r.imageFactoryURL) (get $r.from "imageFactoryURL") $patterns.imageFactoryURL (int $maxLengths.imageFactoryURL) (get $r.from "imageFactoryURL")) -}}
 {{- end -}}
 {{- $storage := dict -}}

@@ -42,8 +42,10 @@ type ApplicationDefinitionSpec struct {
 type ApplicationDefinitionApplication struct {
 	// Kind of the application.
 	Kind string `json:"kind"`
-	// OpenAPISchema is the application's values schema, as a JSON string:
-	// cozystack-api validates and defaults applications with it.
+	// OpenAPISchema is the application's values schema, as a JSON string.
+	// cozystack-api validates nothing with it: it applies the schema's
+	// defaults to an application when it reads one. Cozystack's dashboard
+	// builds its form from it and validates the form against it.
 	OpenAPISchema string `json:"openAPISchema"`
 	// Plural is the resource's plural name.
 	Plural string `json:"plural"`
