@@ -233,7 +233,7 @@ golden:
 
 ## bench: render benchmarks (each chart schema's worst lists on against off among
 ## them), what a fleet report reads and what one costly tenant object adds to pins,
-## planning a rollout over 105 and 1,001 pools (BenchmarkRolloutPlan, once each: minutes),
+## planning a rollout over 105, 1,001 and 5,005 pools (BenchmarkRolloutPlan, once each: tens of minutes),
 ## then what an unchanged `helm upgrade` costs a pool on
 ## the real API server (BenchmarkUpgradeCost; skipped, saying so, while kube-apiserver
 ## and etcd are not built: `make apiserver`, or point KUBE_APISERVER_BIN_DIR at them),

@@ -150,6 +150,22 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13.6", "--wave", "3", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "-o", format},
 				code: exitOK,
 			},
+			// The CVE fix on a stock Cozystack: the pool the dashboard created
+			// before the takeover keeps the public factory, and the plan says
+			// so with the command that moves both in one re-image.
+			cliGoldenCase{
+				name: "rollout-stock." + format,
+				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--cluster", "cmd/workerimage/testdata/rollout/stock.yaml", "-o", format},
+				code: exitOK,
+			},
+			// The same, clones bounded: beta-golden alone would clone its 3
+			// disks at once, so its values change takes maxSurge 1; the
+			// others are within the bound and change the move alone.
+			cliGoldenCase{
+				name: "rollout-stock-max-clones." + format,
+				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--max-clones", "2", "--cluster", "cmd/workerimage/testdata/rollout/stock.yaml", "-o", format},
+				code: exitOK,
+			},
 			// Every patch of the minor, waves bounded by workers and clones.
 			cliGoldenCase{
 				name: "rollout-minor." + format,

@@ -29,7 +29,21 @@ import (
 // chart's templates change on purpose.
 func deployedState(t *testing.T) string {
 	t.Helper()
-	examplePath := support.Path("examples", "cluster-state.yaml")
+	var b strings.Builder
+	b.WriteString("# The example cluster (examples/cluster-state.yaml) as it runs once each pool that\n")
+	b.WriteString("# renders was installed with this checkout's pool chart: its MachineDeployment names\n")
+	b.WriteString("# its KubevirtMachineTemplate, which is here too. Rewritten by `make golden`.\n")
+	b.WriteString(deployedPools(t, support.Path("examples", "cluster-state.yaml")))
+	return b.String()
+}
+
+// deployedPools is the cluster of a state file as it runs once every pool
+// that renders has been installed with the pool chart of this checkout:
+// its documents, each pool's MachineDeployment and KubevirtMachineTemplate
+// rendered by the chart against it (the MachineDeployment keeping the
+// file's status), each document after "---".
+func deployedPools(t *testing.T, examplePath string) string {
+	t.Helper()
 	raw, err := os.ReadFile(examplePath)
 	require.NoError(t, err)
 	cluster, err := render.LoadState(examplePath)
@@ -56,9 +70,6 @@ func deployedState(t *testing.T) string {
 		kept = append(kept, doc)
 	}
 	var b strings.Builder
-	b.WriteString("# The example cluster (examples/cluster-state.yaml) as it runs once each pool that\n")
-	b.WriteString("# renders was installed with this checkout's pool chart: its MachineDeployment names\n")
-	b.WriteString("# its KubevirtMachineTemplate, which is here too. Rewritten by `make golden`.\n")
 	for _, doc := range kept {
 		b.WriteString("---\n" + doc)
 	}

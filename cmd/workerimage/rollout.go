@@ -55,9 +55,14 @@ workerimage-rollout) is waited on until it has rolled.
 
 Each pool is rendered by the chart against the cluster as it is and with its values changed at the
 field its flavor came from; without --apply the plan is printed per wave: each pool's values change,
-its old and new template names, the workers it replaces, the clones in flight per golden and the
-storage they take in cozy-public. A wave holds at most --wave pools, --max-workers workers and
---max-clones clones of one golden (0: no bound); a pool above a bound on its own has a wave to itself.
+its old and new template names, the workers it replaces and how many at once (its rolling update's
+maxSurge + maxUnavailable, as Cluster API rolls it), the clones in flight per golden and the storage
+they take in cozy-public. A wave holds at most --wave pools, --max-workers workers replaced at once
+and --max-clones clones of one golden in flight (0: no bound). A pool above a bound on its own takes,
+in the same values change as the move, the pool value maxSurge that keeps it within (its rolling
+update is not part of its machine template: it rolls nothing the move does not); where none can (a
+pool chart without maxSurge), it is listed apart. A pool that keeps a factory other than the one new
+pools get says so, with the command that moves flavor and factory in one re-image.
 
 Pools that cannot move are listed apart with the fix and the rest moves: refused at the target, never
 deployed (no MachineDeployment), their last release failed, values not resolved, a HelmRelease with
@@ -139,8 +144,8 @@ per line.`,
 	f.StringVar(&caFile, "factory-ca", "", "with --to-factory: a PEM `FILE` of the CA that serves the factory, written as talos.imageFactoryCA in the same change as the URL")
 	f.BoolVar(&doApply, "apply", false, "patch the pools' HelmReleases and wait for them, wave by wave (default: print the plan)")
 	f.IntVar(&o.WaveSize, "wave", defaultWave, "pools patched and waited for together")
-	f.IntVar(&o.MaxWorkers, "max-workers", 0, "the most workers a wave replaces, its pools' workers added up (0: no bound)")
-	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, its pools' rolling surges added up (0: no bound)")
+	f.IntVar(&o.MaxWorkers, "max-workers", 0, "the most workers a wave replaces at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
+	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
 	f.DurationVar(&timeout, "timeout", defaultTimeout, "how long a wave may take, from its first patch to its last pool on the target")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often a wave's pools are read while it waits")
 	_ = f.MarkHidden("poll")

@@ -141,3 +141,33 @@ func helmControllerInstalled(t *testing.T, hr map[string]any) map[string]any {
 	}
 	return status
 }
+
+// rolloutStockFixture is testdata/rollout/stock-source.yaml, a stock
+// Cozystack after the takeover (no _cluster.talos, the catalog's Package
+// publishing the mirror and its CA, a pool created from the dashboard
+// before the takeover on the public factory), as it runs once each pool was
+// installed with this checkout's pool chart (deployedPools) and settled as
+// its controllers leave it (settled). Rewritten by `make golden`.
+var rolloutStockFixture = filepath.Join("testdata", "rollout", "stock.yaml")
+
+func rolloutStockState(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# testdata/rollout/stock-source.yaml as the pool chart deploys it, each HelmRelease\n")
+	b.WriteString("# released and each MachineDeployment rolled out as helm-controller and Cluster API\n")
+	b.WriteString("# leave them. Rewritten by `make golden`.\n")
+	for _, doc := range render.SplitDocuments(deployedPools(t, support.Path("cmd", "workerimage", "testdata", "rollout", "stock-source.yaml"))) {
+		b.WriteString("---\n" + settled(t, doc))
+	}
+	return b.String()
+}
+
+func TestRolloutStockFixtureIsCurrent(t *testing.T) {
+	got := rolloutStockState(t)
+	if *support.Update {
+		require.NoError(t, os.WriteFile(rolloutStockFixture, []byte(got), 0o644))
+	}
+	want, err := os.ReadFile(rolloutStockFixture)
+	require.NoError(t, err, "run `make golden` deliberately")
+	require.Equal(t, string(want), got, "%s is not testdata/rollout/stock-source.yaml as the pool chart deploys it: run `make golden` deliberately", rolloutStockFixture)
+}

@@ -346,3 +346,58 @@ func TestRolloutFactoryWithItsCA(t *testing.T) {
 	assert.Equal(t, "kubernetes-beta-web-2f13d5", web.MachineTemplate.Current)
 	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
 }
+
+// The CVE plan on a stock Cozystack (testdata/rollout/stock.yaml): the pool
+// created from the dashboard before the takeover is planned on the public
+// factory, and the plan prints the command that moves it to the published
+// mirror in the same change. That command, run as printed with the
+// published CA saved as the file it names, plans the pool's flavor, factory
+// and CA in one values change and one new template, and no pool left on
+// another factory (rollout-stock.golden.text shows the first plan whole).
+func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
+	fixture, err := filepath.Abs(rolloutStockFixture)
+	require.NoError(t, err)
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", fixture, "-o", "json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan := decode[report.RolloutPlan](t, r)
+	require.Equal(t, 1, plan.OtherFactoryPools)
+	command := strings.Fields(plan.FactoryCommand)
+	require.Equal(t, []string{"workerimage", "rollout"}, command[:2])
+	assert.Contains(t, plan.FactoryCommand, "--factory-ca mirror-ca.pem")
+
+	pem, err := os.ReadFile(filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"))
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	require.NoError(t, os.WriteFile("mirror-ca.pem", pem, 0o600))
+	r = cli(t, append(command[1:], "--cluster", fixture, "-o", "json")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	again := decode[report.RolloutPlan](t, r)
+	require.Len(t, again.Pools(), 1)
+	web := again.Pools()[0]
+	assert.Equal(t, "tenant-alpha/kubernetes-nodes-alpha-web", web.HelmRelease)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7", "imageFactoryURL": "https://factory.mirror.internal", "imageFactoryCA": string(pem)}}, web.ValuesChange)
+	assert.Equal(t, "https://factory.mirror.internal", web.To.ImageFactoryURL.Value)
+	assert.NotEqual(t, web.MachineTemplate.Current, web.MachineTemplate.Target)
+	assert.Zero(t, again.OtherFactoryPools)
+	assert.Nil(t, web.OtherFactory)
+}
+
+// --max-clones holds inside a pool: acme-golden alone would clone its two
+// disks at once, so its one patch writes maxSurge 0 with the Talos move
+// (one generation), and it rolls onto the template the plan without the
+// bound names: the rolling update is not part of the machine template.
+func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
+	rc := newRolloutCluster(t, true)
+	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "--pool", "tenant-acme/kubernetes-nodes-acme-golden", "--max-clones", "1", "--apply", "--poll", "5ms", "--timeout", "20s")
+	require.Equal(t, exitOK, r.code, r.stderr+r.stdout)
+	assert.Equal(t, 1, rc.patches(), "one patch")
+	assert.Contains(t, r.stdout, "\npatched tenant-acme/kubernetes-nodes-acme-golden: talos.version v1.13.6 -> v1.13.7, maxSurge 10 -> 0 ")
+	assert.Contains(t, r.stdout, "\nready tenant-acme/kubernetes-nodes-acme-golden: ")
+	hrs, _, err := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+	require.NoError(t, err)
+	hr, err := hrs.Namespace("tenant-acme").Get(context.Background(), "kubernetes-nodes-acme-golden", metav1.GetOptions{})
+	require.NoError(t, err)
+	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
+	assert.EqualValues(t, 0, values["maxSurge"])
+	assert.Equal(t, "v1.13.7", values["talos"].(map[string]any)["version"])
+}

@@ -55,7 +55,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	if r.TargetFrom != "" {
 		head.row("", r.TargetFrom)
 	}
-	head.row("waves", fmt.Sprintf("%s of at most %s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r)))
+	head.row("waves", fmt.Sprintf("%s of at most %s%s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r), boundsExceptText(r)))
 	head.write(out)
 
 	body := newTable(o)
@@ -69,7 +69,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 			body.row("  alone", w.Alone)
 		}
 		for _, p := range w.Pools {
-			writeRolloutPool(&body, p)
+			writeRolloutPool(&body, p, r.FactoryCommand)
 		}
 	}
 	body.raw("")
@@ -102,6 +102,12 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	rest.raw("")
 	rest.write(out)
 
+	if r.OtherFactoryPools > 0 {
+		// A table of its own: the result line stays as scripts read it.
+		factory := newTable(o)
+		factory.row("factory", factorySummaryText(r))
+		factory.write(out)
+	}
 	result := newTable(o)
 	apart := ""
 	if n := len(r.CannotMove); n == 1 {
@@ -126,12 +132,69 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 func boundsText(r *report.RolloutPlan) string {
 	text := report.Count(r.WaveSize, "pool")
 	if r.MaxWorkers > 0 {
-		text += fmt.Sprintf(", %s replaced", report.Count(r.MaxWorkers, "worker"))
+		text += fmt.Sprintf(", %s replaced at once", report.Count(r.MaxWorkers, "worker"))
 	}
 	if r.MaxClones > 0 {
 		text += fmt.Sprintf(", %s of one golden in flight", report.Count(r.MaxClones, "clone"))
 	}
 	return text
+}
+
+// boundsExceptText names the waves a pool has to itself because it alone is
+// above a bound: those waves do not keep it, and the header says so.
+func boundsExceptText(r *report.RolloutPlan) string {
+	var alone []string
+	for _, w := range r.Waves {
+		if w.Alone != "" {
+			alone = append(alone, fmt.Sprint(w.Wave))
+		}
+	}
+	switch len(alone) {
+	case 0:
+		return ""
+	case 1:
+		return ", except wave " + alone[0] + ", whose one pool is above a bound on its own (below)"
+	}
+	return fmt.Sprintf(", except waves %s and %s, each a pool above a bound on its own (below)", strings.Join(alone[:len(alone)-1], ", "), alone[len(alone)-1])
+}
+
+// factoryText says that a pool will import from another factory than new
+// pools get, and what that does where its workers cannot reach it.
+func factoryText(o *report.OtherFactory, withCommand bool) string {
+	text := fmt.Sprintf("imports from %s once moved, not from %s, where new pools import from (%s): if its workers cannot reach %s, they never boot and the wave waits out --timeout", o.ImageFactoryURL, o.Published, o.PublishedFrom, o.ImageFactoryURL)
+	if !withCommand {
+		return text + "; the factory line below moves both in one re-image"
+	}
+	return text + "; flavor and factory in one re-image: " + o.Command + factoryCAText(o)
+}
+
+// factoryCAText says what the command's --factory-ca file holds.
+func factoryCAText(o *report.OtherFactory) string {
+	if !o.PublishedCA {
+		return ""
+	}
+	return fmt.Sprintf(" (mirror-ca.pem: the CA certificates published with that URL, talos.imageFactoryCA beside it in %s)", o.PublishedFrom)
+}
+
+// factorySummaryText counts the pools that will import from another factory
+// than new pools get, with the command that moves them all when one does.
+func factorySummaryText(r *report.RolloutPlan) string {
+	says := "each says so above"
+	if r.OtherFactoryPools == 1 {
+		says = "it says so above"
+	}
+	text := fmt.Sprintf("%s will import from another Image Factory than new pools do (%s); --strict does not stop for it", report.Count(r.OtherFactoryPools, "pool"), says)
+	if r.FactoryCommand == "" {
+		return text + "; they get different factories, so each pool's command is above"
+	}
+	var first *report.OtherFactory
+	for _, p := range r.Pools() {
+		if p.OtherFactory != nil {
+			first = p.OtherFactory
+			break
+		}
+	}
+	return text + "; to move flavor and factory in one re-image, plan " + r.FactoryCommand + factoryCAText(first) + ", then add --apply"
 }
 
 func cannotMoveTitle(strict bool) string {
@@ -193,6 +256,9 @@ func targetText(t report.RolloutTarget) string {
 
 func waveText(w report.RolloutWave) string {
 	line := fmt.Sprintf("wave %d: %s, %s to replace", w.Wave, report.Count(len(w.Pools), "pool"), report.Count(int(w.WorkersToReplace), "worker"))
+	if w.WorkersAtOnce > 0 {
+		line += fmt.Sprintf(", %d at once", w.WorkersAtOnce)
+	}
 	if w.ClonesInFlight > 0 {
 		line += fmt.Sprintf(", %s in flight at once taking %s in cozy-public", report.Count(int(w.ClonesInFlight), "clone"), w.TransientStorage)
 	} else {
@@ -204,7 +270,7 @@ func waveText(w report.RolloutWave) string {
 	return line
 }
 
-func writeRolloutPool(tb *table, p report.RolloutPool) {
+func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	workers := report.Count(int(p.Workers), "worker")
 	if !p.MachineDeployment {
 		workers = "no MachineDeployment yet"
@@ -233,15 +299,21 @@ func writeRolloutPool(tb *table, p report.RolloutPool) {
 		running = "  (its MachineDeployment runs " + r + ")"
 	}
 	tb.row("    template", report.OrNone(p.MachineTemplate.Current)+" -> "+report.OrNone(p.MachineTemplate.Target)+running)
+	if r := p.RollingUpdate; r != nil && p.WorkersAtOnce > 0 {
+		tb.row("    rolls", fmt.Sprintf("%s at a time: its rolling update's maxSurge %d and maxUnavailable %d", report.Count(int(p.WorkersAtOnce), "worker"), r.MaxSurge, r.MaxUnavailable))
+	}
 	if p.ClonesInFlight > 0 {
 		strategy := ""
 		if p.CloneStrategy != "" {
 			strategy = ", clone strategy " + p.CloneStrategy
 		}
-		tb.row("    clones", fmt.Sprintf("%d at a time (its rolling update's surge), each a %s claim in cozy-public while CDI clones it%s", p.ClonesInFlight, report.OrNone(p.DiskSize), strategy))
+		tb.row("    clones", fmt.Sprintf("%d at a time, each a %s claim in cozy-public while CDI clones it%s", p.ClonesInFlight, report.OrNone(p.DiskSize), strategy))
 	}
 	if p.Note != "" {
 		tb.row("    note", p.Note)
+	}
+	if o := p.OtherFactory; o != nil {
+		tb.row("    factory", factoryText(o, o.Command != "" && o.Command != factoryCommand))
 	}
 }
 

@@ -98,7 +98,7 @@ func goldenFactoryURL(stored map[string]fleet.Golden, p AdoptPool, catalogURL st
 // today) and switched to osImage.builtin with the flavor it boots.
 func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any) (AdoptPool, string, error) {
 	ap := AdoptPool{HelmRelease: rp.pin.HelmRelease, Release: rp.release.Name, Namespace: rp.release.Namespace, Pool: rp.pin.Pool, BytesPerImport: UnknownBytes}
-	now, manifest, err := rp.planNow(chrt, t)
+	now, read, err := rp.planNow(chrt, t)
 	if err != nil {
 		return ap, "", err
 	}
@@ -112,10 +112,7 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 		ap.imageFactoryURL, ap.ImageSources.ImageFactoryURL = d.ImageFactoryURL.Value, d.ImageFactoryURL.Source
 	}
 	ap.MachineTemplate.Current = now.MachineTemplate
-	if mdDoc, err := manifest.One("MachineDeployment"); err == nil {
-		ap.MinReplicas = fleet.Text(mdDoc.Object, "metadata", "annotations", annAutoscalerMin)
-		ap.MaxReplicas = fleet.Text(mdDoc.Object, "metadata", "annotations", annAutoscalerMax)
-	}
+	ap.MinReplicas, ap.MaxReplicas = read.minReplicas, read.maxReplicas
 	if md != nil {
 		ap.MachineDeployment = true
 		ap.Workers = wholeNumber(fleet.Text(md, "status", "replicas"))

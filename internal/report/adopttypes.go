@@ -9,8 +9,6 @@ const (
 	OutcomeNeedsEntry     = "needs-catalog-entry"    // no golden of the flavor at all
 	OutcomeNeedsPerClass  = "needs-per-class-golden" // the flavor's golden is on another class
 	OutcomeRefused        = "refused"                // the chart refuses it for another reason
-	annAutoscalerMin      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
-	annAutoscalerMax      = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 	UnknownBytes          = "unknown"
 	PublicImageFactoryURL = "https://factory.talos.dev"
 	// The catalog's Package: the operator's own on a stock Cozystack, or

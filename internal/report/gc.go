@@ -3,40 +3,101 @@ package report
 import (
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 )
 
-// planGCPercent is the garbage collector's target while a fleet is read to
-// be planned and planned: each render allocates megabytes that are garbage
-// at once, so collecting at 150% of the live heap instead of Go's 100%
-// saves about a tenth of the CPU over 1,000 pools (docs/testing.md) for a
-// peak heap of about 320 MB instead of 230.
-const planGCPercent = 150
+// While a fleet is read to be planned and planned, each render allocates
+// megabytes that are garbage at once, and every cycle of the collector
+// scans what the report holds (the fleet as read, in a benchmark the
+// generated cluster itself). The fewer cycles, the less CPU (at the 150%
+// target used before, the collector took near a fifth of a 1,000-pool
+// plan's CPU), but the heap grows to the live heap times (1 + target/100).
+// So the target follows the live heap (retune): up to planGCPercent while
+// the heap that gives stays within planHeapBudget, down to 100% as the
+// fleet's report grows, and a soft memory limit (planMemoryLimit) above the
+// budget is the net for a fleet whose report alone nears it. A memory limit
+// alone does worse: bound all the time, it keeps returning memory to the
+// system and taking it back (docs/testing.md).
+const (
+	planGCPercent    = 300
+	planGCPercentMin = 100
+	planHeapBudget   = 768 << 20
+	planMemoryLimit  = 960 << 20
+)
 
 var planGC struct {
 	sync.Mutex
-	users int
-	prev  int
+	users     int
+	setGC     bool
+	percent   int
+	prevGC    int
+	setLimit  bool
+	prevLimit int64
 }
 
-// withPlanGC sets planGCPercent until the returned func is called, unless
-// GOGC says what the user wants. Overlapping plans share it: the last to end
-// restores the target they found.
+// withPlanGC sets planGCPercent and planMemoryLimit until the returned func
+// is called, except what the user set (GOGC, GOMEMLIMIT). Overlapping plans
+// share them: the last to end restores what they found.
 func withPlanGC() (restore func()) {
-	if os.Getenv("GOGC") != "" {
-		return func() {}
-	}
 	planGC.Lock()
 	defer planGC.Unlock()
 	if planGC.users == 0 {
-		planGC.prev = debug.SetGCPercent(planGCPercent)
+		planGC.setGC, planGC.setLimit = os.Getenv("GOGC") == "", os.Getenv("GOMEMLIMIT") == ""
+		if planGC.setGC {
+			planGC.percent = planGCPercent
+			planGC.prevGC = debug.SetGCPercent(planGCPercent)
+		}
+		if planGC.setLimit {
+			planGC.prevLimit = debug.SetMemoryLimit(planMemoryLimit)
+		}
 	}
 	planGC.users++
 	return func() {
 		planGC.Lock()
 		defer planGC.Unlock()
 		if planGC.users--; planGC.users == 0 {
-			debug.SetGCPercent(planGC.prev)
+			if planGC.setGC {
+				debug.SetGCPercent(planGC.prevGC)
+			}
+			if planGC.setLimit {
+				debug.SetMemoryLimit(planGC.prevLimit)
+			}
 		}
 	}
+}
+
+// retune sets the collector's target for the heap live now (at the last
+// collection): the highest, up to planGCPercent, whose heap stays within
+// planHeapBudget, at least planGCPercentMin. A plan's workers call it as
+// they go; it changes nothing outside withPlanGC, or with GOGC set.
+func retune() {
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	percent := gcPercentFor(sample[0].Value.Uint64())
+	planGC.Lock()
+	defer planGC.Unlock()
+	if planGC.users == 0 || !planGC.setGC || percent == planGC.percent {
+		return
+	}
+	planGC.percent = percent
+	debug.SetGCPercent(percent)
+}
+
+// gcPercentFor is the target for a live heap: the heap grows to live times
+// (1 + target/100) before the next collection. Rounded down to a multiple of
+// 10, so a heap that moves a little does not move the target.
+func gcPercentFor(live uint64) int {
+	switch {
+	case live == 0:
+		return planGCPercent // nothing collected yet
+	case live >= planHeapBudget:
+		return planGCPercentMin
+	}
+	percent := int(planHeapBudget*100/live) - 100
+	percent -= percent % 10
+	return min(planGCPercent, max(planGCPercentMin, percent))
 }

@@ -25,8 +25,9 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 
 // ReadPinsToPlan is ReadPins for a report that then plans most pools as
 // they are (rollout): each pool is rendered whole, as Plan renders it, and
-// that render is kept, so planning the pool as it is renders it no more.
-// Where the whole chart refuses, the pool is read as ReadPins reads it.
+// planned as it is from that render at once (its report kept, the render
+// let go), so planning it renders it no more. Where the whole chart
+// refuses, the pool is read as ReadPins reads it, and planned from that.
 func ReadPinsToPlan(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
 	defer withPlanGC()()
 	return readPins(chrt, t, o, true)
@@ -60,9 +61,10 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 	}
 
 	// Pools: resolved by the chart itself, each object the renders look up
-	// read once for them all.
+	// read once for them all, each pool planned against the goldens just read.
 	rt := t
-	rt.Provider = render.Snapshot(t.Provider)
+	rt.Provider = fleetSnapshot(t.Provider)
+	rt.Catalog = f.stored
 	if f.pools, err = resolvePools(chrt, rt, fl.Pools, whole); err != nil {
 		return nil, err
 	}
@@ -126,6 +128,7 @@ func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) (
 					return
 				}
 				out[i], errs[i] = resolvePool(chrt, t, pools[i], whole)
+				retune()
 				mu.Lock()
 				done++
 				t.progress("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())
@@ -189,9 +192,10 @@ func diskOf(disk fleet.Disk) DiskPin {
 // be refused for another reason (an unknown instancetype, a golden gone)
 // still resolves. A pool whose values do not resolve is not rendered.
 //
-// whole renders the whole chart first, as Plan does, and keeps that render
-// when it renders (its facts are those the helpers give, the guards having
-// passed); when it refuses, the pool is resolved as above.
+// whole renders the whole chart first, as Plan does, and plans the pool as
+// it is from that render (planWhole): when it renders, its facts are those
+// the helpers give, the guards having passed; when it refuses, the pool is
+// resolved as above and planned with those facts.
 func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (resolvedPool, error) {
 	p := PoolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
 	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
@@ -200,24 +204,29 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 	}
 	vals := pool.Values
 	var (
-		facts    *chartFacts
-		rendered *render.Manifest
-		refusal  string
-		err      error
+		facts   *chartFacts
+		m       *render.Manifest
+		refused error // the whole render's refusal
+		refusal string
+		now     *plannedNow
+		err     error
 	)
 	if whole {
-		if m, f, err := renderWithFacts(chrt, t.options(rel, vals)); err == nil {
-			facts, rendered = f, keptForPlan(m, f)
+		m, facts, refused = renderWithFacts(chrt, t.options(rel, vals))
+	}
+	if !whole || refused != nil {
+		if facts, refusal, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			return resolvedPool{}, err
 		}
 	}
-	if rendered == nil {
-		if facts, refusal, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+	if whole {
+		if now, err = planWhole(chrt, t, rel, vals, m, facts, refused); err != nil {
 			return resolvedPool{}, err
 		}
 	}
 	p.Refusal = refusal
 	if facts == nil {
-		return resolvedPool{pin: p, release: rel, values: vals, helmRelease: pool.HelmRelease}, nil
+		return resolvedPool{pin: p, release: rel, values: vals, helmRelease: pool.HelmRelease, now: now}, nil
 	}
 	p.Pool = string(facts.Pool)
 	if facts.DiskSource.Clone {
@@ -228,26 +237,18 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, rendered: rendered, helmRelease: pool.HelmRelease}, nil
+	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, now: now, helmRelease: pool.HelmRelease}, nil
 }
 
-// keptForPlan is what planning a pool as it is reads of its render (Plan,
-// the rollout's and adopt's judgements): every object's kind and name, and
-// whole only the objects they read (the KubevirtMachineTemplate, the
-// MachineDeployment, the ConfigMap of the CA an HTTP import trusts). A
-// fleet's renders are held at once until each pool is planned: the rest of
-// each would be most of the heap.
-func keptForPlan(m *render.Manifest, f *chartFacts) *render.Manifest {
-	kept := &render.Manifest{Docs: make([]render.Doc, len(m.Docs))}
-	for i, d := range m.Docs {
-		kind, name := d.Kind(), d.Name()
-		switch {
-		case kind == "KubevirtMachineTemplate" || kind == "MachineDeployment",
-			kind == "ConfigMap" && name == string(f.DiskSource.CertConfigMap) && !f.DiskSource.Clone:
-			kept.Docs[i] = render.Doc{Object: d.Object}
-		default:
-			kept.Docs[i] = render.Doc{Object: map[string]any{"kind": kind, "metadata": map[string]any{"name": name}}}
-		}
+// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it (what
+// the rollout's plan reads of it, forPlanning), else rendered now.
+func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, renderRead, error) {
+	if rp.now != nil {
+		return rp.now.report, rp.now.read, nil
 	}
-	return kept
+	rep, m, err := Plan(chrt, t, rp.release, rp.values)
+	if err != nil {
+		return nil, renderRead{}, err
+	}
+	return rep, readRender(m), nil
 }

@@ -256,10 +256,11 @@ type resolvedPool struct {
 	release render.Release
 	values  map[string]any
 	facts   *chartFacts
-	// rendered is the whole chart's render the facts came from, when the
-	// pools were read to be planned (ReadPinsToPlan) and it rendered: the
-	// plan of the pool as it is, without rendering it again. nil otherwise.
-	rendered *render.Manifest
+	// now is the pool planned as it is, when the pools were read to be
+	// planned (ReadPinsToPlan): its report and what planning reads of its
+	// render, so it is not rendered again; the render itself is not kept.
+	// nil otherwise, and once the pool is planned.
+	now *plannedNow
 	// helmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
 	// release installed without one.
 	helmRelease string

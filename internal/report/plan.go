@@ -191,12 +191,14 @@ const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
 	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
-	return planFrom(chrt, t, rel, vals, m, facts, err)
+	return planFrom(chrt, t, rel, vals, m, facts, err, false)
 }
 
 // planFrom is Plan's report of a render already made (renderWithFacts's
 // answers: m, facts, err), so a pool rendered once is not rendered again.
-func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*PlanReport, *render.Manifest, error) {
+// helpersAsked: the render was refused and facts are the chart's helpers'
+// answer already asked for the same values (helperFacts), not asked again.
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error, helpersAsked bool) (*PlanReport, *render.Manifest, error) {
 	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
 		refusal, prob := RenderFailure(err)
@@ -224,8 +226,10 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		rep.Suggestions = SuggestKeys(chrt.Schema, vals)
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
-		if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
-			return nil, nil, err
+		if !helpersAsked {
+			if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+				return nil, nil, err
+			}
 		}
 	} else {
 		rep.Result = "renders"
@@ -348,13 +352,4 @@ func diskFromFacts(f *chartFacts) *DiskReport {
 		}
 	}
 	return d
-}
-
-// planNow is Plan of the pool as it is: from the render ReadPinsToPlan kept,
-// else rendered now.
-func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, *render.Manifest, error) {
-	if rp.rendered != nil {
-		return planFrom(chrt, t, rp.release, rp.values, rp.rendered, rp.facts, nil)
-	}
-	return Plan(chrt, t, rp.release, rp.values)
 }

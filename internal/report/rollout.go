@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -23,7 +24,6 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // RolloutOptions are what a rollout is asked: which pools, where to, and
@@ -32,8 +32,8 @@ type RolloutOptions struct {
 	Selection RolloutSelection
 	Target    RolloutTarget
 	// WaveSize bounds the pools of a wave; MaxWorkers the workers a wave
-	// replaces and MaxClones the clones of one golden a wave has in flight
-	// (0: no bound).
+	// replaces at once and MaxClones the clones of one golden a wave has in
+	// flight (0: no bound).
 	WaveSize, MaxWorkers, MaxClones int
 	// Strict: a pool that cannot move keeps the rollout from starting.
 	Strict bool
@@ -150,7 +150,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		return nil, err
 	}
 	defer withPlanGC()()
-	t.Provider = render.Snapshot(t.Provider) // a plan's reads: each object once
+	t.Provider = fleetSnapshot(t.Provider) // a plan's shared reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
 		return nil, err
@@ -174,8 +174,21 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool, State: StateUnresolved,
 			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
 	}
-	all := append(append([]resolvedPool(nil), sel.selected...), sel.onTheWay...)
-	planned, err := planPools(chrt, t, f, all, target)
+	all := append(append([]*resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	planning := make(map[*resolvedPool]bool, len(all))
+	for _, rp := range all {
+		planning[rp] = true
+	}
+	for i := range f.pools {
+		if !planning[&f.pools[i]] {
+			f.pools[i].now = nil // what the read planned of a pool not selected: not needed
+		}
+	}
+	pc := planContext{bounds: bounds{maxWorkers: int64(o.MaxWorkers), maxClones: int64(o.MaxClones)}, takesMaxSurge: takesMaxSurge(chrt)}
+	if pc.catalogCA, err = publishedCatalogCA(t); err != nil {
+		return nil, err
+	}
+	planned, err := planPools(chrt, t, f, all, target, pc)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +211,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 		}
 	}
 	plan.Waves = waves(moving, o)
+	factoryCommands(plan)
 	plan.CanStart = len(plan.Blocked) == 0 && (!o.Strict || len(plan.CannotMove) == 0)
 	if plan.Catalog, err = rolloutCatalog(t, f, plan.Blocked); err != nil {
 		return nil, err
@@ -206,10 +220,11 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 }
 
 // planPools plans each pool, GOMAXPROCS at a time (each is a render of the
-// chart at the target, and as it is when the fleet's read kept none; they
-// share nothing but what they read), the answers in the
-// pools' order; the first error in that order is the answer.
-func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, target RolloutTarget) ([]RolloutPool, error) {
+// chart at the target, and as it is when the fleet's read did not plan it;
+// they share nothing but what they read), the answers in the pools' order;
+// the first error in that order is the answer. Once a pool is planned, its
+// report is all that is kept of it: its plan as it is is let go.
+func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget, pc planContext) ([]RolloutPool, error) {
 	out := make([]RolloutPool, len(pools))
 	errs := make([]error, len(pools))
 	if say := t.Progress; say != nil {
@@ -228,7 +243,12 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, 
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
-			out[i], errs[i] = planPool(chrt, t, f, rp, target)
+			out[i], errs[i] = planPool(chrt, t, f, *rp, target, pc)
+			rp.now = nil
+			if !Blocking(out[i].State) {
+				out[i].switched = nil // read for the catalog's entries only
+			}
+			retune()
 		}()
 	}
 	wg.Wait()
@@ -244,7 +264,7 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []resolvedPool, 
 // whose flavor cannot be judged, and those an earlier run of this tool
 // moved to the target (onTheWay: planned, kept while not on the target).
 type selection struct {
-	selected, unknown, onTheWay []resolvedPool
+	selected, unknown, onTheWay []*resolvedPool
 }
 
 // selectPools keeps the pools every given criterion keeps, less those
@@ -268,14 +288,15 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 	}
 	named := map[string]bool{}
 	inScope, flavorHits := 0, 0
-	for _, rp := range f.pools {
+	for i := range f.pools {
+		rp := &f.pools[i]
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
 			continue
 		}
 		if len(s.Pools) > 0 {
 			hit := false
 			for _, name := range s.Pools {
-				if poolNamed(rp, name) {
+				if poolNamed(*rp, name) {
 					named[name], hit = true, true
 				}
 			}
@@ -284,7 +305,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 			}
 		}
 		inScope++
-		if excludedBy(rp, s.Exclude) {
+		if excludedBy(*rp, s.Exclude) {
 			continue
 		}
 		judged := rp.facts != nil && rp.pin.Unresolved == ""
@@ -307,7 +328,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 		case keep:
 			sel.selected = append(sel.selected, rp)
 		case resolvesTo(rp.facts, target):
-			hr, err := helmReleaseOf(t, rp)
+			hr, err := helmReleaseOf(t, *rp)
 			if err != nil {
 				return sel, err
 			}
@@ -471,17 +492,28 @@ type targetEdit struct {
 	kubernetes           string
 }
 
+// planContext is what planning each pool reads of the whole plan: the
+// bounds on what one pool replaces at once, whether the pool chart takes
+// maxSurge, and whether the catalog's published defaults carry a CA
+// (publishedCatalogCA).
+type planContext struct {
+	bounds        bounds
+	takesMaxSurge bool
+	catalogCA     bool
+}
+
 // planPool plans one pool, in steps: what it runs, its render as it is,
-// the values edit the target takes, its render at the target, and what
-// keeps it from moving.
-func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget) (RolloutPool, error) {
+// the values edit the target takes (with the maxSurge that keeps its roll
+// within the bounds, where it needs one), its render at the target, and
+// what keeps it from moving.
+func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget, pc planContext) (RolloutPool, error) {
 	p := RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool}
 	if rp.pin.Unresolved != "" {
 		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.pin.Unresolved+"; make what it names exist, then run again"
 		return p, nil
 	}
 	md := p.readRunning(f)
-	now, nowManifest, err := rp.planNow(chrt, t)
+	now, nowRead, err := rp.planNow(chrt, t)
 	if err != nil {
 		return p, err
 	}
@@ -503,7 +535,9 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if len(e.patch) == 0 {
 		p = onTargetOrRolling(p, now, md, hr, rp, target, e.path)
 		if p.State == StateRolling {
-			p.cloning(d, nowManifest, md)
+			// Rolling already: by what its MachineDeployment holds.
+			p.rolling(readRollingUpdate(md))
+			p.cloning(d, nowRead)
 		}
 		return p, nil
 	}
@@ -515,27 +549,106 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		p.notDeployed(hr, now)
 		return p, nil
 	}
-	next, unresolved, err := p.changedValues(t, rp, hr, e.patch)
-	if err != nil {
-		return p, err
-	}
-	if unresolved != "" {
-		p.State, p.Reason = StateRefused, "its values, changed, cannot be computed as Flux computes them: "+unresolved
+	// The rolling update the pool renders now is the one it renders at the
+	// target: the move changes none of the values it comes from.
+	if now.Result == "renders" && p.boundRoll(e, nowRead.rollingUpdate, rp, pc) {
 		return p, nil
 	}
-	at, manifest, err := Plan(chrt, t, rp.release, next)
-	if err != nil {
+	at, atRead, next, err := p.renderTarget(chrt, t, rp, hr, e)
+	if err != nil || at == nil {
 		return p, err
 	}
+	if now.Result != "renders" && at.Result == "renders" && e.surge == nil {
+		// Known only now; the bound, if it takes a maxSurge, takes
+		// another render.
+		if p.boundRoll(e, atRead.rollingUpdate, rp, pc) {
+			return p, nil
+		}
+		if e.surge != nil {
+			if at, atRead, next, err = p.renderTarget(chrt, t, rp, hr, e); err != nil || at == nil {
+				return p, err
+			}
+		}
+	}
 	p.readTarget(at, d, e, target)
-	if p.judgeTarget(at, manifest, e, target) {
+	if p.judgeTarget(at, atRead, e, target) {
 		return p, nil
 	}
 	p.State = StateMoves
 	p.judgeObjects(hr, rp)
-	p.cloning(at.DiskSource, manifest, md)
-	p.Note = caNote(d, at.DiskSource, next)
+	p.rolling(atRead.rollingUpdate)
+	p.cloning(at.DiskSource, atRead)
+	p.Note = joinNotes(e.surgeNote, caNote(d, at.DiskSource, next))
+	if p.State == StateMoves && target.FactoryURL == "" {
+		// With --to-factory the target names the factory itself.
+		p.OtherFactory = otherFactory(p.To, rp, pc.catalogCA)
+	}
 	return p, nil
+}
+
+// renderTarget renders the pool with its values changed by e: nil, with no
+// error, when Flux could not compute them (the pool's state says why).
+func (p *RolloutPool) renderTarget(chrt *chart.Chart, t Target, rp resolvedPool, hr *unstructured.Unstructured, e targetEdit) (*PlanReport, renderRead, map[string]any, error) {
+	next, unresolved, err := p.changedValues(t, rp, hr, e.patch)
+	if err != nil {
+		return nil, renderRead{}, nil, err
+	}
+	if unresolved != "" {
+		p.State, p.Reason = StateRefused, "its values, changed, cannot be computed as Flux computes them: "+unresolved
+		return nil, renderRead{}, nil, nil
+	}
+	at, manifest, err := Plan(chrt, t, rp.release, next)
+	if err != nil {
+		return nil, renderRead{}, nil, err
+	}
+	return at, readRender(manifest), next, nil
+}
+
+// boundRoll keeps what the pool's roll replaces at once (by its rolling
+// update r) within the bound of its path: where it is above it, the values
+// change takes the maxSurge that keeps it within. It says true, the pool
+// listed apart (StateAboveBound), where no maxSurge can: the chart takes
+// none, or the pool's maxUnavailable alone is above the bound.
+func (p *RolloutPool) boundRoll(e targetEdit, r rollingUpdate, rp resolvedPool, pc planContext) bool {
+	bound, flag := pc.bounds.of(e.path)
+	n := r.atOnce(p.Workers, p.ToReplace)
+	if bound == 0 || n <= bound {
+		return false
+	}
+	surge, unavailable := r.resolve(p.Workers)
+	above := fmt.Sprintf("it %s (its rolling update: maxSurge %d and maxUnavailable %d for %s), more than %s on its own", atOnceText(n, e.path), surge, unavailable, Count(int(p.Workers), "worker"), flagValue(flag, bound))
+	keep, ok := boundSurge(r, p.Workers, bound)
+	switch {
+	case !ok:
+		p.State, p.Reason = StateAboveBound, above+", and maxUnavailable alone is above it: no maxSurge keeps it within; give "+flagValue(flag, unavailable)+" or more, or leave the pool out (--exclude "+p.HelmRelease+")"
+		return true
+	case !pc.takesMaxSurge:
+		p.State, p.Reason = StateAboveBound, above+", and this pool chart has no maxSurge value to bound its roll (a chart before it refuses the key): upgrade the platform to a pool chart that has it, give "+flagValue(flag, n)+", or leave the pool out (--exclude "+p.HelmRelease+")"
+		return true
+	}
+	e.setSurge(r.maxSurge, rp.values, keep)
+	e.surgeNote = fmt.Sprintf("maxSurge %d keeps its roll within %s: %s, not %d; the rolling update is not part of the machine template, so it rolls nothing the move does not", keep, flagValue(flag, bound), atOnceText(min(keep+unavailable, p.ToReplace), e.path), n)
+	p.Changes = e.changes
+	return false
+}
+
+// rolling records the pool's rolling update at the target and what it
+// replaces at once by it.
+func (p *RolloutPool) rolling(r rollingUpdate) {
+	surge, unavailable := r.resolve(p.Workers)
+	p.RollingUpdate = &RollingUpdate{MaxSurge: surge, MaxUnavailable: unavailable}
+	p.WorkersAtOnce = r.atOnce(p.Workers, p.ToReplace)
+}
+
+// joinNotes joins what else a pool's plan says, in order, skipping none said.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // readRunning reads what the pool's MachineDeployment runs: its workers
@@ -629,10 +742,13 @@ func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, 
 // judgeTarget says whether the render at the target keeps the pool from
 // moving: the change does not reach it, the chart refuses it, or its
 // golden is not there to clone. It sets the state and reason when it does.
-func (p *RolloutPool) judgeTarget(at *PlanReport, manifest *render.Manifest, e targetEdit, target RolloutTarget) bool {
+func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit, target RolloutTarget) bool {
 	missed := missedTarget(at.DiskSource, e.path, p.toSchematicID, p.toVersion, target)
-	if got := kubernetesOf(manifest); missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
+	if got := read.kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
 		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
+	}
+	if got := surgeText(read.rollingUpdate.maxSurge); missed == "" && e.surge != nil && at.Result == "renders" && got != strconv.FormatInt(*e.surge, 10) {
+		missed = fmt.Sprintf("its MachineDeployment's rolling update would surge %s, not maxSurge %d", got, *e.surge)
 	}
 	d := at.DiskSource
 	goldenNotReady := d != nil && d.Path == "clone" && d.GoldenFoundAs == "DataVolume" && d.GoldenPhase != "Succeeded"
@@ -699,19 +815,20 @@ func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp resolvedPoo
 	}
 }
 
-// cloning fills in what a pool clones as it rolls onto the render m, whose
-// disk source is d: its golden, and on the clone path its disk's size, CDI's
-// strategy and how many disks it clones at once.
-func (p *RolloutPool) cloning(d *DiskReport, m *render.Manifest, md map[string]any) {
+// cloning fills in what a pool clones as it rolls onto a render (read),
+// whose disk source is d: its golden, and on the clone path its disk's
+// size, CDI's strategy and how many disks it clones at once (each worker
+// it replaces at once, rolling).
+func (p *RolloutPool) cloning(d *DiskReport, read renderRead) {
 	p.Golden = d.Golden
 	if d.Path != "clone" {
 		return
 	}
-	p.DiskSize = diskSize(m)
+	p.DiskSize = read.diskSize
 	if cs := d.CloneStrategy; cs != nil {
 		p.CloneStrategy = cs.Value
 	}
-	p.ClonesInFlight = min(clonesAtOnce(md, p.Workers), p.ToReplace)
+	p.ClonesInFlight = p.WorkersAtOnce
 }
 
 // onTargetOrRolling: a pool whose values are on the target already is on
@@ -790,18 +907,6 @@ func kubernetesPatch(r Running) (from, to string, ok bool) {
 	return "", "", false
 }
 
-// kubernetesOf is the Kubernetes release a render's MachineDeployment runs.
-func kubernetesOf(m *render.Manifest) string {
-	if m == nil {
-		return ""
-	}
-	md, err := m.One("MachineDeployment")
-	if err != nil {
-		return ""
-	}
-	return fleet.Text(md.Object, "spec", "template", "spec", "version")
-}
-
 func orKeep(target, now string) string {
 	if target != "" {
 		return target
@@ -837,49 +942,6 @@ func flavorOf(d *DiskReport) *RolloutFlavor {
 	return &RolloutFlavor{Path: d.Path, SchematicID: d.SchematicID, Version: d.Version, ImageFactoryURL: d.ImageFactoryURL, Golden: d.Golden}
 }
 
-// diskSize is the worker disk's storage request in the rendered template:
-// what CDI's temporary claim in cozy-public asks for while it clones.
-func diskSize(m *render.Manifest) string {
-	kmt, err := m.One("KubevirtMachineTemplate")
-	if err != nil {
-		return ""
-	}
-	dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
-	if len(dvts) == 0 {
-		return ""
-	}
-	dv, _ := dvts[0].(map[string]any)
-	return fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
-}
-
-// clonesAtOnce is how many new workers Cluster API creates at once as the
-// pool rolls, each a disk cloned at once: its rolling update's maxSurge
-// (rounded up) and maxUnavailable (rounded down), Cluster API's defaults 1
-// and 0, at most its workers.
-func clonesAtOnce(md map[string]any, workers int64) int64 {
-	if workers <= 0 {
-		return 0
-	}
-	scaled := func(field string, def intstr.IntOrString, roundUp bool) int64 {
-		v := def
-		path := []string{"spec", "strategy", "rollingUpdate", field}
-		switch raw, _, _ := unstructured.NestedFieldNoCopy(md, path...); raw := raw.(type) {
-		case string:
-			v = intstr.FromString(raw)
-		case int64, float64, int:
-			n, _ := fleet.Int64(md, path...)
-			v = intstr.FromInt32(int32(n))
-		}
-		n, err := intstr.GetScaledValueFromIntOrPercent(&v, int(workers), roundUp)
-		if err != nil || n < 0 {
-			return 0
-		}
-		return int64(n)
-	}
-	n := scaled("maxSurge", intstr.FromInt32(1), true) + scaled("maxUnavailable", intstr.FromInt32(0), false)
-	return max(1, min(n, workers))
-}
-
 // caNote: a pool that moves to a factory URL of its own takes no CA of the
 // platform's (a CA belongs to the URL it came with), and imports trusting
 // CDI's system store alone unless it sets talos.imageFactoryCA.
@@ -903,9 +965,10 @@ func postRendered(hr *unstructured.Unstructured) bool {
 // waves splits the pools to move into waves, the pools an earlier run left
 // rolling first (they are waited for, not patched), then in the order pins
 // lists them. A wave takes the next pool while it holds fewer than
-// WaveSize pools and the pool keeps it within MaxWorkers workers and
-// MaxClones clones in flight of each golden; a pool above a bound on its
-// own has a wave to itself, which says so.
+// WaveSize pools and the pool keeps it within MaxWorkers workers replaced
+// at once and MaxClones clones in flight of each golden. A pool to move is
+// within each bound on its own (its maxSurge sees to it, boundRoll); one
+// rolling already and above a bound has a wave to itself, which says so.
 func waves(pools []RolloutPool, o RolloutOptions) []RolloutWave {
 	sort.SliceStable(pools, func(i, j int) bool {
 		return pools[i].State == StateRolling && pools[j].State != StateRolling
@@ -927,13 +990,13 @@ func waves(pools []RolloutPool, o RolloutOptions) []RolloutWave {
 			continue
 		}
 		fits := len(cur) < o.WaveSize &&
-			(o.MaxWorkers == 0 || workers+p.ToReplace <= int64(o.MaxWorkers)) &&
+			(o.MaxWorkers == 0 || workers+p.WorkersAtOnce <= int64(o.MaxWorkers)) &&
 			(o.MaxClones == 0 || p.ClonesInFlight == 0 || clones[p.Golden]+p.ClonesInFlight <= int64(o.MaxClones))
 		if !fits {
 			flush("")
 		}
 		cur = append(cur, p)
-		workers += p.ToReplace
+		workers += p.WorkersAtOnce
 		if p.ClonesInFlight > 0 {
 			clones[p.Golden] += p.ClonesInFlight
 		}
@@ -942,14 +1005,16 @@ func waves(pools []RolloutPool, o RolloutOptions) []RolloutWave {
 	return out
 }
 
-// aboveBound says why a pool alone is above --max-workers or --max-clones;
-// "" when it is not.
+// aboveBound says why a pool alone is above --max-workers or --max-clones
+// (only one rolling already can be: this run writes nothing to it); ""
+// when it is not.
 func aboveBound(p RolloutPool, o RolloutOptions) string {
+	rolling := "rolling already (an earlier run moved it, and this one writes nothing to it): a wave of its own"
 	switch {
-	case o.MaxWorkers > 0 && p.ToReplace > int64(o.MaxWorkers):
-		return fmt.Sprintf("%s replaces %d workers, more than --max-workers %d on its own: a wave of its own, where its rolling update (maxSurge, maxUnavailable) bounds how many are replaced at once", p.HelmRelease, p.ToReplace, o.MaxWorkers)
+	case o.MaxWorkers > 0 && p.WorkersAtOnce > int64(o.MaxWorkers):
+		return fmt.Sprintf("%s replaces %d workers at once, more than --max-workers %d on its own, %s", p.HelmRelease, p.WorkersAtOnce, o.MaxWorkers, rolling)
 	case o.MaxClones > 0 && p.ClonesInFlight > int64(o.MaxClones):
-		return fmt.Sprintf("%s clones %d disks of %s at once, more than --max-clones %d on its own: a wave of its own; lower its rolling update's maxSurge to clone fewer at once", p.HelmRelease, p.ClonesInFlight, p.Golden, o.MaxClones)
+		return fmt.Sprintf("%s clones %d disks of %s at once, more than --max-clones %d on its own, %s", p.HelmRelease, p.ClonesInFlight, p.Golden, o.MaxClones, rolling)
 	}
 	return ""
 }
@@ -961,6 +1026,7 @@ func newWave(n int, pools []RolloutPool, alone string) RolloutWave {
 	known := true
 	for _, p := range pools {
 		w.WorkersToReplace += p.ToReplace
+		w.WorkersAtOnce += p.WorkersAtOnce
 		w.ClonesInFlight += p.ClonesInFlight
 		if p.To != nil && p.To.Path == "http" {
 			w.HTTPImports += p.ToReplace

@@ -1009,9 +1009,10 @@ func TestRolloutToFactoryWithItsCA(t *testing.T) {
 }
 
 // Waves bounded by what storage takes: --max-workers bounds the workers a
-// wave replaces and --max-clones the clones of one golden in flight; a
-// pool above a bound alone has a wave of its own, which says so; each wave
-// counts its clones per golden.
+// wave replaces at once and --max-clones the clones of one golden in
+// flight; a pool above a bound on its own takes, in the same values change
+// as the move, the maxSurge that keeps it within (and no other template);
+// each wave counts its clones per golden.
 func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 	objs := settledFleet(t, nil)
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"kubernetes-gamma-big"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 10}
@@ -1035,30 +1036,46 @@ func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 	require.Equal(t, int64(3), workers["tenant-acme/kubernetes-nodes-acme-workers"], "the fixture's sizes the bounds below rely on")
 	require.Equal(t, int64(2), workers["tenant-acme/kubernetes-nodes-acme-golden"])
 
+	unbounded := byPool(plan)
+
+	// --max-workers bounds the workers a wave replaces at once: acme-workers
+	// alone would replace its 3 at once (its maxReplicas, 10, is its surge),
+	// so its values change takes maxSurge 1 (1 + maxUnavailable 1 = 2); the
+	// others are within it and their values change is the move alone.
 	o.MaxWorkers = 2
 	plan = mustRollout(t, objs, o)
 	for _, w := range plan.Waves {
-		if w.Alone == "" {
-			assert.LessOrEqual(t, w.WorkersToReplace, int64(2), "wave %d", w.Wave)
+		assert.Empty(t, w.Alone, "wave %d", w.Wave)
+		assert.LessOrEqual(t, w.WorkersAtOnce, int64(2), "wave %d", w.Wave)
+	}
+	pools := byPool(plan)
+	acme := pools["tenant-acme/kubernetes-nodes-acme-workers"]
+	assert.Equal(t, map[string]any{"maxSurge": int64(1), "talos": map[string]any{"version": "v1.13.7"}}, acme.ValuesChange)
+	assert.Contains(t, acme.Changes, report.ValueChange{Field: "maxSurge", From: "10", Source: "maxReplicas: maxSurge unset, a roll surges up to maxReplicas", To: "1"})
+	assert.Equal(t, &report.RollingUpdate{MaxSurge: 1, MaxUnavailable: 1}, acme.RollingUpdate)
+	assert.Equal(t, int64(2), acme.WorkersAtOnce)
+	assert.Equal(t, unbounded["tenant-acme/kubernetes-nodes-acme-workers"].MachineTemplate.Target, acme.MachineTemplate.Target, "maxSurge rolls nothing the move does not")
+	assert.Contains(t, acme.Note, "maxSurge 1 keeps its roll within --max-workers 2: replaces 2 workers at once, not 3")
+	for hr, p := range pools {
+		if hr != acme.HelmRelease {
+			assert.Equal(t, unbounded[hr].ValuesChange, p.ValuesChange, "%s: within the bound, its values change is the move alone", hr)
 		}
 	}
-	var alone []string
-	for _, w := range plan.Waves {
-		if w.Alone != "" {
-			require.Len(t, w.Pools, 1)
-			alone = append(alone, w.Alone)
-		}
-	}
-	require.Len(t, alone, 1)
-	assert.Contains(t, alone[0], "tenant-acme/kubernetes-nodes-acme-workers replaces 3 workers, more than --max-workers 2 on its own: a wave of its own")
-	assert.Equal(t, [][]string{{"acme-golden"}, {"acme-workers"}, {"beta-batch", "beta-spot", "beta-web"}, {"gamma-edge"}}, shape(plan))
+	assert.Equal(t, [][]string{{"acme-golden"}, {"acme-workers", "beta-batch", "beta-spot"}, {"beta-web"}, {"gamma-edge"}}, shape(plan), "pools at zero workers replace none at once")
 
+	// --max-clones bounds the clones of one golden in flight: acme-golden
+	// alone would clone its 2 disks at once, so it takes maxSurge 0 and
+	// clones one at a time.
 	o.MaxWorkers = 0
 	o.MaxClones = 1
 	plan = mustRollout(t, objs, o)
-	assert.Equal(t, [][]string{{"acme-golden"}, {"acme-workers", "beta-batch", "beta-spot", "beta-web", "gamma-edge"}}, shape(plan))
-	assert.Contains(t, plan.Waves[0].Alone, "clones 2 disks of "+v137+" at once, more than --max-clones 1 on its own")
-	for _, w := range plan.Waves[1:] {
+	assert.Equal(t, [][]string{{"acme-golden", "acme-workers", "beta-batch", "beta-spot", "beta-web", "gamma-edge"}}, shape(plan))
+	golden := byPool(plan)["tenant-acme/kubernetes-nodes-acme-golden"]
+	assert.Equal(t, map[string]any{"maxSurge": int64(0), "talos": map[string]any{"version": "v1.13.7"}}, golden.ValuesChange)
+	assert.Equal(t, int64(1), golden.ClonesInFlight)
+	assert.Equal(t, unbounded[golden.HelmRelease].MachineTemplate.Target, golden.MachineTemplate.Target)
+	for _, w := range plan.Waves {
+		assert.Empty(t, w.Alone)
 		for g, n := range w.ClonesPerGolden {
 			assert.LessOrEqual(t, n, int64(1), "wave %d, %s", w.Wave, g)
 		}

@@ -59,6 +59,11 @@ const (
 	// applies is not what the chart renders, so the plan cannot say what
 	// the pool runs once moved.
 	StatePostRendered = "post-rendered"
+	// StateAboveBound: its roll alone would replace more workers, or clone
+	// more disks, at once than --max-workers or --max-clones, and no
+	// maxSurge keeps it within (the pool chart takes none, or its
+	// maxUnavailable alone is above the bound).
+	StateAboveBound = "above-bound"
 )
 
 // BlockingStates are what the operator must fix for the target itself (a
@@ -131,9 +136,11 @@ type RolloutPlan struct {
 	Target     RolloutTarget `json:"target"`
 	TargetFrom string        `json:"targetFrom,omitempty"`
 	// WaveSize is the most pools a wave patches at once; MaxWorkers the most
-	// workers a wave replaces, MaxClones the most clones of one golden a
-	// wave has in flight (0: no bound). A pool above a bound on its own
-	// gets a wave of its own.
+	// workers a wave replaces at once, MaxClones the most clones of one
+	// golden a wave has in flight (0: no bound). A pool above a bound on its
+	// own takes the maxSurge that keeps it within in the same change, or is
+	// listed apart (StateAboveBound); one rolling already gets a wave of
+	// its own.
 	WaveSize   int `json:"waveSize"`
 	MaxWorkers int `json:"maxWorkers"`
 	MaxClones  int `json:"maxClones"`
@@ -165,6 +172,14 @@ type RolloutPlan struct {
 	// CanStart: nothing is blocked (and, with Strict, every selected pool
 	// can move). With no wave, nothing is to be done.
 	CanStart bool `json:"canStart"`
+	// OtherFactoryPools counts the pools of the waves that will import from
+	// another Image Factory than the one new pools get (each says so), and
+	// FactoryCommand is the command that moves them all, flavor and factory
+	// in one re-image, when one does (else each pool has its own). Neither
+	// keeps the rollout from starting, --strict or not: a pool's own factory
+	// may be one its workers reach.
+	OtherFactoryPools int    `json:"otherFactoryPools,omitempty"`
+	FactoryCommand    string `json:"factoryCommand,omitempty"`
 	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
 	// not be read, and tenant objects not read as pools.
 	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
@@ -175,8 +190,10 @@ type RolloutPlan struct {
 type RolloutWave struct {
 	Wave  int           `json:"wave"`
 	Pools []RolloutPool `json:"pools"`
-	// WorkersToReplace adds up the pools' MachineDeployment replicas.
+	// WorkersToReplace adds up the workers its pools replace, and
+	// WorkersAtOnce those they replace at once (--max-workers bounds it).
 	WorkersToReplace int64 `json:"workersToReplace"`
+	WorkersAtOnce    int64 `json:"workersAtOnce"`
 	// ClonesInFlight is how many worker disks the wave's clone pools clone
 	// at once (each pool's rolling surge), and TransientStorage what those
 	// take in cozy-public while they do: CDI makes each clone there first
@@ -190,8 +207,9 @@ type RolloutWave struct {
 	// HTTPImports counts the workers that import their image over HTTP as
 	// they are replaced: one download each.
 	HTTPImports int64 `json:"httpImports"`
-	// Alone says why a pool has this wave to itself: it alone is above
-	// --max-workers or --max-clones (its own rolling update bounds it).
+	// Alone says why a pool has this wave to itself: rolling already (an
+	// earlier run moved it), it alone is above --max-workers or
+	// --max-clones, and this run writes nothing to it.
 	Alone string `json:"alone,omitempty"`
 }
 
@@ -227,11 +245,17 @@ type RolloutPool struct {
 	// ToReplace are the workers the move replaces: all of them, or for a
 	// pool already rolling, those not yet on the new template.
 	ToReplace int64 `json:"toReplace"`
+	// RollingUpdate is its MachineDeployment's rolling update once moved
+	// (resolved for its workers), and WorkersAtOnce how many of ToReplace
+	// it replaces at once by it: maxSurge + maxUnavailable, as Cluster API
+	// rolls a MachineDeployment.
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+	WorkersAtOnce int64          `json:"workersAtOnce"`
 	// MachineDeployment: the pool has one.
 	MachineDeployment bool `json:"machineDeployment"`
 	// ClonesInFlight: the worker disks the pool clones at once as it rolls
-	// (its rolling update's surge; 0 on the HTTP path or at zero workers),
-	// each DiskSize in cozy-public while CDI clones it.
+	// (WorkersAtOnce on the clone path; 0 on the HTTP path or at zero
+	// workers), each DiskSize in cozy-public while CDI clones it.
 	ClonesInFlight int64  `json:"clonesInFlight"`
 	DiskSize       string `json:"diskSize,omitempty"`
 	// Golden and CloneStrategy: what the pool clones at the target, and how
@@ -251,6 +275,10 @@ type RolloutPool struct {
 	// Note says what else the operator should know (a CA the new URL does
 	// not take, a rolling strategy the wait depends on).
 	Note string `json:"note,omitempty"`
+	// OtherFactory: once moved, the pool imports from another Image Factory
+	// than the one new pools get, with the command that moves it there in
+	// the same change; nil when it does not (or clones).
+	OtherFactory *OtherFactory `json:"otherFactory,omitempty"`
 
 	// SpecValues is the HelmRelease's whole spec.values once changed: what
 	// the patch writes.
@@ -259,6 +287,25 @@ type RolloutPool struct {
 	// and the target flavor feed the catalog's entries (catalogFor).
 	switched                        *DiskReport
 	toSchematicID, toVersion, toURL string
+}
+
+// OtherFactory says that a pool will import from another Image Factory
+// than the one new pools get, and how to move it there in the same change.
+type OtherFactory struct {
+	// ImageFactoryURL is the factory the pool imports from once moved.
+	ImageFactoryURL string `json:"imageFactoryURL"`
+	// Published is the factory URL new pools get, and PublishedFrom where
+	// the chart takes it from: _cluster.talos.imageFactoryURL, the catalog's
+	// published defaults (CatalogChannel), or the chart's built-in default.
+	Published     string `json:"published"`
+	PublishedFrom string `json:"publishedFrom"`
+	// PublishedCA: a CA comes with the published factory (talos.imageFactoryCA
+	// in the same place), so the command writes it with the URL: a pool's
+	// own URL takes no CA of the platform's.
+	PublishedCA bool `json:"publishedCA,omitempty"`
+	// Command is this rollout's selection and target with --to-factory (and
+	// --factory-ca) added: the flavor and the factory in one re-image.
+	Command string `json:"command"`
 }
 
 // RolloutFlavor is a pool's disk source as the chart resolves it.

@@ -7,8 +7,10 @@
 package report
 
 import (
+	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
 
@@ -25,6 +27,10 @@ type valuesEdit struct {
 	// recorded is the osImage the pool was created with (its creation
 	// record), nil when none.
 	recorded map[string]any
+	// surge is the maxSurge the change writes to keep the pool's roll
+	// within a bound (nil: none), and surgeNote says so.
+	surge     *int64
+	surgeNote string
 }
 
 func newValuesEdit(createdWith *CreatedWith) *valuesEdit {
@@ -89,6 +95,15 @@ func (e *valuesEdit) setCA(cur *Sourced, own string, target RolloutTarget) {
 	}
 	setIn(e.patch, []string{"talos", "imageFactoryCA"}, target.FactoryCA)
 	e.changes = append(e.changes, ValueChange{Field: "talos.imageFactoryCA", From: from, Source: source, To: "the PEM of " + OrNone(target.FactoryCAFrom)})
+}
+
+// setSurge writes the pool value maxSurge, now cur (as rendered; nil
+// unset), as to: a whole number, as the chart writes it into the
+// MachineDeployment's rolling update.
+func (e *valuesEdit) setSurge(cur *intstr.IntOrString, values map[string]any, to int64) {
+	e.surge = &to
+	e.patch["maxSurge"] = to
+	e.changes = append(e.changes, ValueChange{Field: "maxSurge", From: surgeText(cur), Source: surgeSource(values), To: strconv.FormatInt(to, 10)})
 }
 
 // takeRecorded writes the recorded osImage as the pool's own, once, so a
