@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -162,8 +163,11 @@ each as one JSON object per line.`,
 	return cmd
 }
 
-// readCA reads --factory-ca's PEM, to the size talos.imageFactoryCA holds;
-// the chart judges the rest (certificates only) as it judges any pool's.
+// readCA reads --factory-ca's PEM, to the size talos.imageFactoryCA holds,
+// and as X.509, as plan and pins read a CA in effect (report.CAProblems): a
+// certificate whose DER does not parse, that is expired or not yet valid,
+// or that is not a CA is refused, named with its problem. The chart judges
+// the rest (PEM certificates only) as it judges any pool's.
 func readCA(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -176,6 +180,9 @@ func readCA(path string) (string, error) {
 	}
 	if len(text) > maxCABytes {
 		return "", errorf("--factory-ca %s: more than %d bytes; talos.imageFactoryCA holds at most 64 KiB of PEM certificates: give the CA's certificates alone", path, maxCABytes)
+	}
+	if problems := report.CAProblems(string(text), time.Now()); len(problems) > 0 {
+		return "", errorf("--factory-ca %s: %s; every pool moved would import trusting it: give the certificates of the CA that serves the factory, each a CA (CA:TRUE) valid now", path, strings.Join(problems, "; "))
 	}
 	return string(text), nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -462,4 +463,46 @@ func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	assert.EqualValues(t, 0, values["maxSurge"])
 	assert.Equal(t, "v1.13.7", values["talos"].(map[string]any)["version"])
+}
+
+// --factory-ca is read as plan and pins read a CA in effect (X.509): a
+// certificate that is expired or not yet valid, one that is not a CA, or
+// one whose DER does not parse is refused (exit 2), naming the file, the
+// certificate and its problem, before the cluster is read; a bundle is
+// judged certificate by certificate. The neighbour, a CA valid now, plans.
+func TestRolloutFactoryCAIsReadAsX509(t *testing.T) {
+	now, day := time.Now(), 24*time.Hour
+	valid := support.Certificate(t, "Mirror CA", true, now.Add(-day), now.Add(365*day))
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	for _, c := range []struct {
+		name, pem string
+		problem   string
+	}{
+		{"expired.pem", support.Certificate(t, "Old Mirror CA", true, now.Add(-365*day), now.Add(-day)),
+			`certificate 1 of 1 \(CN=Old Mirror CA\) expired on 20\d\d-\d\d-\d\dT[\d:]+Z: TLS refuses a chain through it`},
+		{"future.pem", support.Certificate(t, "Next Mirror CA", true, now.Add(day), now.Add(365*day)),
+			`certificate 1 of 1 \(CN=Next Mirror CA\) is not valid before 20\d\d-\d\d-\d\dT[\d:]+Z: TLS refuses a chain through it until then`},
+		{"leaf.pem", support.Certificate(t, "factory.mirror.internal", false, now.Add(-day), now.Add(365*day)),
+			`certificate 1 of 1 \(CN=factory.mirror.internal\) is not a CA \(its basic constraints do not say CA:TRUE\): TLS trusts it only when the mirror serves this very certificate, never one it issued`},
+		{"garbage.pem", support.NotACertificate,
+			`certificate 1 of 1: its DER is not an X.509 certificate \(.+\): CDI's importer skips it`},
+		{"bundle.pem", valid + support.Certificate(t, "Old Mirror CA", true, now.Add(-365*day), now.Add(-day)),
+			`certificate 2 of 2 \(CN=Old Mirror CA\) expired on `},
+	} {
+		path := file(c.name, c.pem)
+		r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", path, "-n", "tenant-beta", "--cluster", rolloutFixture)
+		assert.Equal(t, exitProblem, r.code, c.name)
+		assert.Empty(t, r.stdout, c.name)
+		assert.Regexp(t, `^workerimage rollout: --factory-ca `+regexp.QuoteMeta(path)+`: `+c.problem, r.stderr, c.name)
+		assert.Contains(t, r.stderr, "; every pool moved would import trusting it: give the certificates of the CA that serves the factory, each a CA (CA:TRUE) valid now\n", c.name)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), c.name)
+	}
+	r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", file("valid.pem", valid), "-n", "tenant-beta", "--cluster", rolloutFixture)
+	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "change    talos.imageFactoryCA: ")
 }
