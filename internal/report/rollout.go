@@ -532,7 +532,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	p.readNow(now, rp, f)
-	e := editFor(d, now.CreatedWith, rp, target)
+	e := editFor(d, now.CreatedWith, rp, target, nowRead.caDigest)
 	p.Changes = e.changes
 	hr, err := helmReleaseOf(t, rp)
 	if err != nil {
@@ -687,7 +687,12 @@ func (p *RolloutPool) readNow(now *PlanReport, rp resolvedPool, f *PinsFacts) {
 
 // editFor is the values edit that moves a pool resolving d to the target:
 // each part of its flavor at the field the chart took it from.
-func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget) targetEdit {
+//
+// caDigest names the CA its import trusts now (renderRead): a pool that
+// imports from the target's factory already, trusting the target's CA (the
+// platform's, published with that URL, say), takes no CA of its own: its
+// import would not change, and it would stop following the platform's CA.
+func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget, caDigest string) targetEdit {
 	e := targetEdit{valuesEdit: newValuesEdit(createdWith), path: d.Path, schematicID: d.SchematicID, version: d.Version}
 	if target.Builtin && d.Path != "clone" {
 		e.schematicID, e.version = e.switchToBuiltin(d, rp.values)
@@ -701,7 +706,8 @@ func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target Ro
 	}
 	if target.FactoryURL != "" && e.path == "http" && d.ImageFactoryURL != nil {
 		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
-		if target.FactoryCA != "" {
+		trustedAlready := d.ImageFactoryURL.Value == target.FactoryURL && caDigest != "" && caDigest == CertificatesDigest(target.FactoryCA)
+		if target.FactoryCA != "" && !trustedAlready {
 			e.setCA(d.ImageFactoryCA, fleet.Text(rp.values, "talos", "imageFactoryCA"), target)
 		}
 	}
@@ -752,7 +758,7 @@ func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, 
 // moving: the change does not reach it, the chart refuses it, or its
 // golden is not there to clone. It sets the state and reason when it does.
 func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit, target RolloutTarget) bool {
-	missed := missedTarget(at.DiskSource, e.path, p.toSchematicID, p.toVersion, target)
+	missed := missedTarget(at.DiskSource, read.caDigest, e.path, p.toSchematicID, p.toVersion, target)
 	if got := read.kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
 		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
 	}
@@ -886,8 +892,9 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	return p
 }
 
-// missedTarget says which part of the target a render does not resolve to.
-func missedTarget(d *DiskReport, path, schematicID, version string, target RolloutTarget) string {
+// missedTarget says which part of the target a render does not resolve to;
+// caDigest names the CA its disk's import trusts (renderRead).
+func missedTarget(d *DiskReport, caDigest, path, schematicID, version string, target RolloutTarget) string {
 	if d == nil {
 		return ""
 	}
@@ -901,8 +908,10 @@ func missedTarget(d *DiskReport, path, schematicID, version string, target Rollo
 		return fmt.Sprintf("the chart resolves version %s from %s", d.Version.Value, d.Version.Source)
 	case url != "" && d.Path == "http" && d.ImageFactoryURL != nil && d.ImageFactoryURL.Value != url:
 		return fmt.Sprintf("the chart resolves imageFactoryURL %s from %s", d.ImageFactoryURL.Value, d.ImageFactoryURL.Source)
-	case target.FactoryCA != "" && d.Path == "http" && (d.ImageFactoryCA == nil || d.ImageFactoryCA.Source != "talos.imageFactoryCA"):
-		return "the chart takes no CA from talos.imageFactoryCA"
+	case target.FactoryCA != "" && d.Path == "http" && d.ImageFactoryCA == nil:
+		return "the chart's import trusts no CA of its own, not the CA of --factory-ca"
+	case target.FactoryCA != "" && d.Path == "http" && caDigest != CertificatesDigest(target.FactoryCA):
+		return fmt.Sprintf("the chart's import trusts another CA than --factory-ca's (%s, from %s)", d.ImageFactoryCA.Value, d.ImageFactoryCA.Source)
 	}
 	return ""
 }

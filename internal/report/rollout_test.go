@@ -1196,3 +1196,62 @@ func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 		}
 	}
 }
+
+// A pool that imports from the target's factory already, trusting the same
+// CA (the platform's, published with the URL and recorded at its creation),
+// is on the target: --to-factory URL --factory-ca FILE writes nothing to it,
+// selected by --behind or by name, and a move of its flavor in the same
+// change takes no CA of its own. With another CA in effect it takes FILE's,
+// the change naming the ConfigMap it trusted before once.
+func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
+	const mirror = "https://factory.mirror.internal"
+	const edge = "tenant-gamma/kubernetes-nodes-gamma-edge"
+	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	published, err := json.Marshal(map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}})
+	require.NoError(t, err)
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"ConfigMap/cozy-public/kubernetes-worker-image-tenant-defaults": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, string(published), "data", "values.json"))
+		},
+		"MachineDeployment/tenant-gamma/kubernetes-gamma-edge": func(o *unstructured.Unstructured) {
+			a := o.GetAnnotations()
+			a["kubernetes-worker-image.cozystack.io/created-with"] = `{"fromCatalog":["imageFactoryURL","imageFactoryCA"],"imageFactoryCA":true,"imageFactoryURL":"` + mirror + `"}`
+			o.SetAnnotations(a)
+		},
+	})
+	// It runs the template its values render now, as one created so would.
+	now := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: report.RolloutTarget{TalosVersion: "v1.13.4"}}))[edge]
+	for _, o := range objs {
+		if o.GetKind() == "MachineDeployment" && o.GetName() == "kubernetes-gamma-edge" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, now.MachineTemplate.Current, "spec", "template", "spec", "infrastructureRef", "name"))
+		}
+	}
+
+	target := report.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}
+	for _, sel := range []report.RolloutSelection{{Behind: true, Namespace: "tenant-gamma"}, {Pools: []string{edge}}} {
+		plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: target})
+		p, ok := byPool(plan)[edge]
+		require.True(t, ok, "%+v selects it", sel)
+		assert.Equal(t, report.StateOnTarget, p.State, "%+v: %s", sel, p.Reason)
+		assert.Empty(t, p.Changes, "%+v", sel)
+		assert.Nil(t, p.ValuesChange, "%+v", sel)
+		assert.Empty(t, plan.Pools(), "%+v: nothing to move", sel)
+	}
+
+	// Moving its flavor too: the version changes, no CA of its own.
+	flavor := target
+	flavor.TalosVersion = "v1.13.7"
+	p := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: flavor}))[edge]
+	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange)
+
+	// Another CA in effect: it takes FILE's.
+	other := target
+	other.FactoryCA = certificate(t, "next mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	p = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: other}))[edge]
+	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	require.Len(t, p.Changes, 1)
+	assert.Equal(t, report.ValueChange{Field: "talos.imageFactoryCA", From: "ConfigMap kubernetes-gamma-edge-image-factory-ca", Source: p.Changes[0].Source, To: "the PEM of mirror-ca.pem"}, p.Changes[0])
+	assert.Contains(t, p.Changes[0].Source, "imageFactoryCA")
+	assert.Equal(t, p.MachineTemplate.Current, p.MachineTemplate.Target, "the CA's ConfigMap keeps its name: rotating it rolls nothing")
+}
