@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -189,7 +188,7 @@ func (r *RollReport) check(t *Target, headChart *chart.Chart, pools []RollInput,
 		if in.unresolved == "" {
 			err := sides(in, &p)
 			if err == nil {
-				err = p.upstreamDefaults(poolChart, *t, in, headReadsRecord)
+				p.UpstreamDefaults, err = upstreamDefaults(poolChart, *t, in, headReadsRecord)
 			}
 			if err != nil {
 				*r = RollReport{}
@@ -244,17 +243,6 @@ func (r *RollReport) add(p PoolRoll) {
 // nothing for it.
 func (r RollReport) Attention() bool {
 	return r.Summary.Rolls > 0 || r.Summary.RefusedAtHead > 0 || r.Summary.Unresolved > 0
-}
-
-// RollInput is one pool to check: where its values came from, the values
-// and its release; or, from a cluster, a tenant object not read as a pool
-// (ignored), listed in the report beside the pools.
-type RollInput struct {
-	source     string
-	values     map[string]any
-	release    render.Release
-	unresolved string
-	ignored    *fleet.Ignored
 }
 
 // RollInputsFromFiles reads the pools of values files (each argument a
@@ -532,21 +520,4 @@ func firstHunk(a, b []string, max int) (int, []string) {
 		return op.I1 + 1, out
 	}
 	return 0, nil
-}
-
-// definesTemplate says whether the chart, or a chart it depends on, defines
-// the named template: a chart of another version may not.
-func definesTemplate(chrt *chart.Chart, name string) bool {
-	needle := []byte(`define "` + name + `"`)
-	for _, f := range chrt.Templates {
-		if bytes.Contains(f.Data, needle) {
-			return true
-		}
-	}
-	for _, dep := range chrt.Dependencies() {
-		if definesTemplate(dep, name) {
-			return true
-		}
-	}
-	return false
 }

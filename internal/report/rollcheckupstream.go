@@ -18,6 +18,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -74,10 +75,10 @@ func readsCreationRecord(chrt *chart.Chart) bool {
 // record or the published defaults is lost too: the fix is to write it into
 // the pool's values first. Asked of poolChart (this chart) without those
 // values, one render of its helpers, for the pools it concerns.
-func (p *PoolRoll) upstreamDefaults(poolChart *chart.Chart, t Target, in RollInput, headReadsRecord bool) error {
+func upstreamDefaults(poolChart *chart.Chart, t Target, in RollInput, headReadsRecord bool) ([]UpstreamDefault, error) {
 	ns, name, ok := strings.Cut(strings.TrimPrefix(in.source, "helmrelease "), "/")
 	if !ok || !strings.HasPrefix(in.source, "helmrelease ") || in.unresolved != "" || poolChart == nil {
-		return nil
+		return nil, nil
 	}
 	without := copyMap(in.values)
 	talos, _ := without["talos"].(map[string]any)
@@ -90,12 +91,13 @@ func (p *PoolRoll) upstreamDefaults(poolChart *chart.Chart, t Target, in RollInp
 		}
 	}
 	if len(written) == 0 && headReadsRecord {
-		return nil
+		return nil, nil
 	}
 	facts, _, err := helperFacts(poolChart, t.options(in.release, without))
 	if err != nil || facts == nil {
-		return err
+		return nil, err
 	}
+	var out []UpstreamDefault
 	resolved := map[string]Sourced{"talos.installerRepository": {facts.MachineConfig.Installer.Repository, facts.MachineConfig.Installer.Source}}
 	if ds := facts.DiskSource; !ds.Clone {
 		resolved["talos.imageFactoryURL"] = Sourced{string(ds.ImageFactoryURL), string(ds.ImageFactoryURLSource)}
@@ -114,9 +116,9 @@ func (p *PoolRoll) upstreamDefaults(poolChart *chart.Chart, t Target, in RollInp
 				u.Fix += fmt.Sprintf("; its import trusts a CA (ConfigMap %s), which upstream's chart cannot give it: keep the pool on this chart, or move it first to a factory CDI trusts by its system store", facts.DiskSource.CertConfigMap)
 			}
 		}
-		p.UpstreamDefaults = append(p.UpstreamDefaults, u)
+		out = append(out, u)
 	}
-	return nil
+	return out, nil
 }
 
 // removeCommand and setCommand are the kubectl commands that remove a
@@ -131,4 +133,21 @@ func setCommand(ns, name, field, value string) string {
 	setIn(patch, append([]string{"spec", "values"}, strings.Split(field, ".")...), value)
 	raw, _ := json.Marshal(patch)
 	return fmt.Sprintf("kubectl patch helmrelease %s -n %s --type merge -p %s", name, ns, shellWord(string(raw)))
+}
+
+// definesTemplate says whether the chart, or a chart it depends on, defines
+// the named template: a chart of another version may not.
+func definesTemplate(chrt *chart.Chart, name string) bool {
+	needle := []byte(`define "` + name + `"`)
+	for _, f := range chrt.Templates {
+		if bytes.Contains(f.Data, needle) {
+			return true
+		}
+	}
+	for _, dep := range chrt.Dependencies() {
+		if definesTemplate(dep, name) {
+			return true
+		}
+	}
+	return false
 }
