@@ -6,9 +6,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/output"
@@ -203,3 +206,103 @@ func (a *app) example(lines ...string) string {
 
 // errorf is a problem of the command line (exit 2).
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// A selection flag narrows what a verb reads to some pools: -n, --pool,
+// --flavor, --exclude. Left out, it narrows nothing; given empty (--pool=,
+// -n "$NS" with NS unset) it is refused as it is read, never taken as left
+// out: an unset shell variable would turn a one-pool rollout into a fleet
+// rollout. A list flag (repeatable, comma-separated, as pflag reads one)
+// refuses an empty name among others too.
+type selectionValue struct {
+	flag string // as the message names it: -n/--namespace, --pool
+	// effect says what the empty value would do, and fix what to give.
+	effect, fix string
+	one         *string
+	many        *[]string
+	changed     bool
+}
+
+// emptySelectionError is a selection flag given an empty value.
+type emptySelectionError struct{ msg string }
+
+func (e *emptySelectionError) Error() string { return e.msg }
+
+func (v *selectionValue) refuse(value string) error {
+	return &emptySelectionError{fmt.Sprintf("%s %q: an empty value is refused, never read as the flag left out: %s (an unset shell variable gives one); %s", v.flag, value, v.effect, v.fix)}
+}
+
+func (v *selectionValue) Set(s string) error {
+	if s == "=" {
+		// pflag reads -n= as -n with the value "=": -n=$NS with NS unset.
+		return v.refuse("")
+	}
+	if v.one != nil {
+		if s == "" {
+			return v.refuse(s)
+		}
+		*v.one = s
+		return nil
+	}
+	names, err := csv.NewReader(strings.NewReader(s)).Read()
+	if err != nil && s != "" {
+		return err
+	}
+	if len(names) == 0 || slices.Contains(names, "") {
+		return v.refuse(s)
+	}
+	if !v.changed {
+		*v.many = nil
+	}
+	*v.many = append(*v.many, names...)
+	v.changed = true
+	return nil
+}
+
+// Type names the value in help as pflag names a string or a string slice.
+func (v *selectionValue) Type() string {
+	if v.one != nil {
+		return "string"
+	}
+	return "strings"
+}
+
+func (v *selectionValue) String() string {
+	if v.one != nil {
+		return *v.one
+	}
+	if len(*v.many) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(*v.many, ",") + "]"
+}
+
+// selectionFlag adds a selection flag of one value (shorthand "" for none).
+func selectionFlag(cmd *cobra.Command, p *string, name, shorthand, effect, fix, help string) {
+	flag := "--" + name
+	if shorthand != "" {
+		flag = "-" + shorthand + "/--" + name
+	}
+	cmd.Flags().VarP(&selectionValue{flag: flag, effect: effect, fix: fix, one: p}, name, shorthand, help)
+}
+
+// selectionListFlag adds a repeatable, comma-separated selection flag.
+func selectionListFlag(cmd *cobra.Command, p *[]string, name, effect, fix, help string) {
+	cmd.Flags().Var(&selectionValue{flag: "--" + name, effect: effect, fix: fix, many: p}, name, help)
+}
+
+// namespaceSelection adds -n/--namespace where it keeps one namespace's
+// pools.
+func namespaceSelection(cmd *cobra.Command, p *string, help string) {
+	selectionFlag(cmd, p, "namespace", "n", "it would keep no namespace out, and every namespace's pools would be read as selected",
+		"give a namespace, or leave -n out for every namespace", help)
+}
+
+// flagError is what a flag that does not parse says: a selection flag's
+// own refusal as it is, anything else as pflag says it.
+func flagError(_ *cobra.Command, err error) error {
+	var empty *emptySelectionError
+	if errors.As(err, &empty) {
+		return empty
+	}
+	return err
+}

@@ -90,7 +90,7 @@ KUBECONFIG, --context, in a pod its service account), or a cluster state file (-
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return err })
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(a.verbs()...)
 	root.SetHelpCommand(&cobra.Command{
 		Use:   "help [command]",

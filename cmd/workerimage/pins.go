@@ -98,7 +98,7 @@ type fleetFlags struct {
 
 // namespaceFlag adds -n/--namespace, which keeps one namespace's pools.
 func (f *fleetFlags) namespaceFlag(cmd *cobra.Command, help string) {
-	cmd.Flags().StringVarP(&f.namespace, "namespace", "n", "", help+"; a namespace with no pool is bad input")
+	namespaceSelection(cmd, &f.namespace, help+"; a namespace with no pool is bad input")
 }
 
 // add adds them; poolsAre says what the chart does with the pools, for

@@ -103,7 +103,7 @@ sides refuse is reported, and does not fail the check.`,
 	cmd.Flags().StringVar(&base, "base", "", "the chart to compare with, in the same forms (default: what each pool runs on the cluster)")
 	valuesFlag(cmd, &values, "pool values files, a glob each (quoted), each file one pool (default: every pool of the cluster, with its values as Flux computes them)")
 	cmd.Flags().StringVar(&release, "release", "", "release name for every -f pool (default kubernetes-nodes-<cluster>-<values file name>)")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
+	namespaceSelection(cmd, &namespace, "with -f: the release namespace of every pool (default tenant-<cluster>); with a cluster: check only the pools of this namespace")
 	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account; with --base and none of them, a preview)")
 	previewFlag(cmd)
 	artifactFlag(cmd, &artifacts, "with a cluster and no -f: a chart source, KIND/NAMESPACE/NAME or NAMESPACE/NAME, that holds the pool chart besides the one the ApplicationDefinition kubernetes-nodes names (repeatable)")

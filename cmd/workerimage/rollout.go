@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,9 +50,12 @@ re-images once). Parts combine: --to-builtin --to-talos v1.13.7 switches and mov
 The pools are the cluster's, found and valued as Flux deploys them; -n, --pool, --flavor and --behind
 keep those every one of them keeps, --exclude leaves pools out. --flavor SCHEMATIC/vMAJOR.MINOR takes
 every patch of that minor. A selection that matches nothing is an error naming what it may have
-meant. A pool already on the target by its own values is not moved nor waited on; one an earlier run
-of this tool moved there (its spec.values fields last written by the field manager
-workerimage-rollout) is waited on until it has rolled.
+meant, and an empty value (--pool=, -n "" from an unset variable) is refused, never read as the flag
+left out. A pool already on the target by its own values is not moved nor waited on; one an earlier
+run of this tool moved there is waited on until it has rolled, as long as the rollout's record says
+so: a ConfigMap in cozy-system (named in the plan) to which --apply adds each HelmRelease it patches,
+its UID and the generation written. A HelmRelease edited or created again since, or one that only
+names this tool's field manager (any client can), is not waited on.
 
 Each pool is rendered by the chart against the cluster as it is and with its values changed at the
 field its flavor came from; without --apply the plan is printed per wave: each pool's values change,
@@ -72,13 +76,14 @@ selected pool is absent or not Succeeded on its class (the catalog entry to add 
 prints it).
 
 With --apply it patches each pool's HelmRelease spec.values (never a valuesFrom Secret), a wave at a
-time, and before the next wave waits until each HelmRelease is Ready at its new generation and each
-MachineDeployment runs the new template with every worker updated and ready (at zero workers: the
-template named), within --timeout. It stops at the first pool that fails or times out, saying which
-and why; run again, it skips the pools on the target and waits for those it moved still rolling: all
-it knows is read from the cluster. Progress shows on
-stderr on a terminal; otherwise each event is one line, and -o json writes each as one JSON object
-per line.`,
+time, recording each patch in the rollout's record (the operator's identity needs get, create and
+update of ConfigMaps in cozy-system; nothing is patched without them), and before the next wave waits
+until each HelmRelease is Ready at its new generation and each MachineDeployment runs the new template
+with every worker updated and ready (at zero workers: the template named), within --timeout. It stops
+at the first pool that fails or times out, saying which and why; run again, it skips the pools on the
+target and waits for those its record says it moved still rolling: all it knows is read from the
+cluster. Progress shows on stderr on a terminal; otherwise each event is one line, and -o json writes
+each as one JSON object per line.`,
 		Example: a.example(
 			"rollout --to-talos v1.13.7 --cluster examples/cluster-state.yaml -n tenant-acme",
 			"rollout --to-talos v1.13.7 --flavor ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 --wave 10 --apply",
@@ -87,7 +92,7 @@ per line.`,
 		Annotations: map[string]string{"exitCodes": exitCodes(
 			"the plan can start (without --apply; pools that cannot move are listed apart and stay where they are), or every pool of its waves is on the target (with --apply)",
 			"the rollout will not start (a selected pool's target golden is absent or not Succeeded, or with --strict a pool cannot move), or it stopped: a pool failed, a wave timed out, or it was interrupted",
-			"bad input (no target, a selection that matches nothing: -n, --flavor, --pool or --exclude naming no pool; a malformed --flavor, a target the chart refuses, --factory-ca without --to-factory, --apply with --cluster), an unreachable cluster, or no pool readable while pool objects exist")},
+			"bad input (no target, a selection that matches nothing: -n, --flavor, --pool or --exclude naming no pool; an empty selection value; a malformed --flavor, a target the chart refuses, --factory-ca without --to-factory, --apply with --cluster), an unreachable cluster, or no pool readable while pool objects exist")},
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Selection.Pools = selected
@@ -130,10 +135,16 @@ per line.`,
 	}
 	in.add(cmd, "rendered")
 	f := cmd.Flags()
-	f.StringVarP(&o.Selection.Namespace, "namespace", "n", "", "only the pools of this namespace (default: every namespace)")
-	f.StringSliceVar(&selected, "pool", nil, "only these pools: a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those (repeatable, or comma-separated)")
-	f.StringVar(&o.Selection.Flavor, "flavor", "", "only the pools that boot this flavor today, SCHEMATIC/vMAJOR.MINOR.PATCH, or SCHEMATIC/vMAJOR.MINOR for every patch of that minor")
-	f.StringSliceVar(&o.Selection.Exclude, "exclude", nil, "leave out these pools, named as --pool names them (repeatable, or comma-separated)")
+	namespaceSelection(cmd, &o.Selection.Namespace, "only the pools of this namespace (default: every namespace)")
+	selectionListFlag(cmd, &selected, "pool", "it would name no pool, and every pool of the cluster would be selected",
+		"give a pool as a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those, or leave --pool out for every pool",
+		"only these pools: a HelmRelease's name, its release, kubernetes-<cluster>-<pool>, or NAMESPACE/any of those (repeatable, or comma-separated)")
+	selectionFlag(cmd, &o.Selection.Flavor, "flavor", "", "it would name no flavor, and the pools of every flavor would be selected",
+		"give SCHEMATIC/vMAJOR.MINOR.PATCH or SCHEMATIC/vMAJOR.MINOR, or leave --flavor out for every flavor",
+		"only the pools that boot this flavor today, SCHEMATIC/vMAJOR.MINOR.PATCH, or SCHEMATIC/vMAJOR.MINOR for every patch of that minor")
+	selectionListFlag(cmd, &o.Selection.Exclude, "exclude", "it would leave no pool out, and the pool it was meant to leave out would move",
+		"give a pool as --pool names it, or leave --exclude out",
+		"leave out these pools, named as --pool names them (repeatable, or comma-separated)")
 	f.BoolVar(&o.Strict, "strict", false, "all or nothing: a selected pool that cannot move (refused, never deployed, release failed, ...) keeps the rollout from starting")
 	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind what a new pool gets now: a newer Talos patch in the catalog, a newer chart default, a newer Kubernetes patch, another factory than the platform's")
 	f.StringVar(&o.Target.TalosVersion, "to-talos", "", "the Talos version to move to (each pool keeps its schematic unless --to-schematic)")
@@ -152,8 +163,11 @@ per line.`,
 	return cmd
 }
 
-// readCA reads --factory-ca's PEM, to the size talos.imageFactoryCA holds;
-// the chart judges the rest (certificates only) as it judges any pool's.
+// readCA reads --factory-ca's PEM, to the size talos.imageFactoryCA holds,
+// and as X.509, as plan and pins read a CA in effect (report.CAProblems): a
+// certificate whose DER does not parse, that is expired or not yet valid,
+// or that is not a CA is refused, named with its problem. The chart judges
+// the rest (PEM certificates only) as it judges any pool's.
 func readCA(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -166,6 +180,9 @@ func readCA(path string) (string, error) {
 	}
 	if len(text) > maxCABytes {
 		return "", errorf("--factory-ca %s: more than %d bytes; talos.imageFactoryCA holds at most 64 KiB of PEM certificates: give the CA's certificates alone", path, maxCABytes)
+	}
+	if problems := report.CAProblems(string(text), time.Now()); len(problems) > 0 {
+		return "", errorf("--factory-ca %s: %s; every pool moved would import trusting it: give the certificates of the CA that serves the factory, each a CA (CA:TRUE) valid now", path, strings.Join(problems, "; "))
 	}
 	return string(text), nil
 }

@@ -41,10 +41,11 @@ func rolloutState(t *testing.T) string {
 }
 
 // settled is a document of the deployed cluster as its controller leaves
-// it once done: a HelmRelease at generation 1, installed as Flux's
-// helm-controller (v1.4.3, in the tier) writes it (helmControllerInstalled);
-// a MachineDeployment at generation 1, observed, every worker updated.
-// Other documents stay as they are.
+// it once done: a HelmRelease at generation 1 with the UID the API server
+// gave it (fixtureUID), installed as Flux's helm-controller (v1.4.3, in the
+// tier) writes it (helmControllerInstalled); a MachineDeployment at
+// generation 1, observed, every worker updated. Other documents stay as
+// they are.
 func settled(t *testing.T, doc string) string {
 	t.Helper()
 	var obj map[string]any
@@ -53,6 +54,7 @@ func settled(t *testing.T, doc string) string {
 	case "HelmRelease":
 		meta := obj["metadata"].(map[string]any)
 		meta["generation"] = 1
+		meta["uid"] = fixtureUID(fmt.Sprint(meta["namespace"], "/", meta["name"]))
 		meta["finalizers"] = []any{"finalizers.fluxcd.io"}
 		obj["status"] = helmControllerInstalled(t, obj)
 	case "MachineDeployment":
@@ -70,6 +72,14 @@ func settled(t *testing.T, doc string) string {
 	text, err := yaml.Marshal(obj)
 	require.NoError(t, err)
 	return string(text)
+}
+
+// fixtureUID is the UID an API server gave the object named id: a UUID,
+// the same at every rewrite of the fixture.
+func fixtureUID(id string) string {
+	h := sha256.Sum256([]byte(id))
+	x := hex.EncodeToString(h[:16])
+	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
 }
 
 func TestRolloutFixtureIsCurrent(t *testing.T) {

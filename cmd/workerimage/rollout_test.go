@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -226,6 +227,68 @@ func TestRolloutApplyStopsAtATimeout(t *testing.T) {
 	assert.Equal(t, 1, rc.patches(), "the next waves are not patched")
 }
 
+// --apply keeps its record in cozy-system as it patches: a run stopped
+// after its first patch leaves that pool in the record, and the same command
+// run again finds it on its way (rolling, waited for, not patched again).
+// A pool a tenant put on the target under this tool's field manager's name
+// is not in the record: on the target, not waited on. With the record gone,
+// nothing is waited for.
+func TestRolloutApplyKeepsItsRecord(t *testing.T) {
+	rc := newRolloutCluster(t, false) // Cluster API never moves
+	args := []string{"--to-talos", "v1.13.7", "-n", "tenant-beta", "--wave", "1"}
+	r := runRollout(t, rc, false, append(args, "--apply", "--poll", "5ms", "--timeout", "50ms")...)
+	require.Equal(t, exitAttn, r.code, r.stdout)
+	require.Equal(t, 1, rc.patches())
+	name := report.NewRolloutRecord(report.RolloutTarget{TalosVersion: "v1.13.7"}).Name
+	assert.Contains(t, r.stdout, "\nrecord    ConfigMap cozy-system/"+name+": --apply adds each HelmRelease it patches")
+	cm, err := rc.c.Get("v1", "ConfigMap", "cozy-system", name)
+	require.NoError(t, err)
+	rec, err := report.DecodeRolloutRecord(report.RolloutTarget{TalosVersion: "v1.13.7"}, cm)
+	require.NoError(t, err)
+	batch, err := rc.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-beta", "kubernetes-nodes-beta-batch")
+	require.NoError(t, err)
+	w, ok := rec.Written("tenant-beta", "kubernetes-nodes-beta-batch")
+	require.True(t, ok, "the patched pool is in the record")
+	assert.Equal(t, report.RecordedWrite{Namespace: "tenant-beta", Name: "kubernetes-nodes-beta-batch", UID: string(batch.GetUID()), Generation: batch.GetGeneration()}, w)
+	assert.NotEmpty(t, w.UID)
+	assert.Equal(t, report.RecordLabels, cm.GetLabels())
+
+	// A tenant writes beta-spot onto the target, naming its field manager
+	// workerimage-rollout (as cozystack-api lets a create name it).
+	spot, err := rc.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-beta", "kubernetes-nodes-beta-spot")
+	require.NoError(t, err)
+	require.NoError(t, unstructured.SetNestedField(spot.Object, "v1.13.7", "spec", "values", "talos", "version"))
+	spot.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: report.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "helm.toolkit.fluxcd.io/v2",
+		Time: &metav1.Time{Time: time.Now()}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:values":{"f:talos":{"f:version":{}}}}}`)}}})
+	hrs, _, _ := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+	_, err = hrs.Namespace("tenant-beta").Update(t.Context(), spot, metav1.UpdateOptions{FieldManager: report.FieldManager})
+	require.NoError(t, err)
+
+	r = runRollout(t, rc, false, append(args, "-o", "json")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan := decode[report.RolloutPlan](t, r)
+	states := map[string]string{}
+	for _, p := range append(plan.Pools(), plan.OnTarget...) {
+		states[p.HelmRelease] = p.State + ": " + p.Reason
+	}
+	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "the recorded pool comes first, waited for")
+	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-batch", plan.Waves[0].Pools[0].HelmRelease)
+	assert.Nil(t, plan.Waves[0].Pools[0].ValuesChange, "not patched again")
+	assert.Regexp(t, `^on-target: on the target by its own values \(the rollout's record, ConfigMap cozy-system/`+name+`, holds no write of it\), so not waited on: `, states["tenant-beta/kubernetes-nodes-beta-spot"])
+
+	require.NoError(t, rc.c.Delete("v1", "ConfigMap", "cozy-system", name))
+	r = runRollout(t, rc, false, append(args, "-o", "json")...)
+	require.Equal(t, exitOK, r.code, r.stderr)
+	plan = decode[report.RolloutPlan](t, r)
+	for _, p := range plan.Pools() {
+		assert.NotEqual(t, report.StateRolling, p.State, "%s: no record, nothing on its way", p.HelmRelease)
+	}
+	for _, p := range plan.OnTarget {
+		assert.Contains(t, p.Reason, "holds no write of it), so not waited on", p.HelmRelease)
+	}
+	assert.Len(t, plan.OnTarget, 2)
+}
+
 // A plan that will not start is printed and nothing is patched, --apply
 // or not: a target golden absent (v1.13.8 is in no catalog entry), or with
 // --strict a pool that cannot move (gamma-big never deployed); with no
@@ -400,4 +463,46 @@ func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	assert.EqualValues(t, 0, values["maxSurge"])
 	assert.Equal(t, "v1.13.7", values["talos"].(map[string]any)["version"])
+}
+
+// --factory-ca is read as plan and pins read a CA in effect (X.509): a
+// certificate that is expired or not yet valid, one that is not a CA, or
+// one whose DER does not parse is refused (exit 2), naming the file, the
+// certificate and its problem, before the cluster is read; a bundle is
+// judged certificate by certificate. The neighbour, a CA valid now, plans.
+func TestRolloutFactoryCAIsReadAsX509(t *testing.T) {
+	now, day := time.Now(), 24*time.Hour
+	valid := support.Certificate(t, "Mirror CA", true, now.Add(-day), now.Add(365*day))
+	dir := t.TempDir()
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	for _, c := range []struct {
+		name, pem string
+		problem   string
+	}{
+		{"expired.pem", support.Certificate(t, "Old Mirror CA", true, now.Add(-365*day), now.Add(-day)),
+			`certificate 1 of 1 \(CN=Old Mirror CA\) expired on 20\d\d-\d\d-\d\dT[\d:]+Z: TLS refuses a chain through it`},
+		{"future.pem", support.Certificate(t, "Next Mirror CA", true, now.Add(day), now.Add(365*day)),
+			`certificate 1 of 1 \(CN=Next Mirror CA\) is not valid before 20\d\d-\d\d-\d\dT[\d:]+Z: TLS refuses a chain through it until then`},
+		{"leaf.pem", support.Certificate(t, "factory.mirror.internal", false, now.Add(-day), now.Add(365*day)),
+			`certificate 1 of 1 \(CN=factory.mirror.internal\) is not a CA \(its basic constraints do not say CA:TRUE\): TLS trusts it only when the mirror serves this very certificate, never one it issued`},
+		{"garbage.pem", support.NotACertificate,
+			`certificate 1 of 1: its DER is not an X.509 certificate \(.+\): CDI's importer skips it`},
+		{"bundle.pem", valid + support.Certificate(t, "Old Mirror CA", true, now.Add(-365*day), now.Add(-day)),
+			`certificate 2 of 2 \(CN=Old Mirror CA\) expired on `},
+	} {
+		path := file(c.name, c.pem)
+		r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", path, "-n", "tenant-beta", "--cluster", rolloutFixture)
+		assert.Equal(t, exitProblem, r.code, c.name)
+		assert.Empty(t, r.stdout, c.name)
+		assert.Regexp(t, `^workerimage rollout: --factory-ca `+regexp.QuoteMeta(path)+`: `+c.problem, r.stderr, c.name)
+		assert.Contains(t, r.stderr, "; every pool moved would import trusting it: give the certificates of the CA that serves the factory, each a CA (CA:TRUE) valid now\n", c.name)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), c.name)
+	}
+	r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", file("valid.pem", valid), "-n", "tenant-beta", "--cluster", rolloutFixture)
+	assert.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "change    talos.imageFactoryCA: ")
 }

@@ -5,7 +5,9 @@
 // generation and Cluster API has rolled the pool's MachineDeployment onto
 // the new template, before the next wave. It stops at the first pool that
 // fails or a wave that times out, saying which and why; run again, the plan
-// skips the pools already on the target.
+// skips the pools already on the target and waits for those the rollout's
+// record says it wrote: each patch is added to that record (a ConfigMap in
+// the platform's namespace, report.RolloutRecord) as soon as it lands.
 //
 // It is the only product code that writes to a cluster (tests/structure
 // holds every other package to reads).
@@ -21,8 +23,11 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"helm.sh/helm/v3/pkg/engine"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 )
 
 const machineDeploymentAPI = "cluster.x-k8s.io/v1beta1"
@@ -69,6 +74,11 @@ type run struct {
 	o     Options
 	emit  func(report.RolloutEvent)
 	start time.Time
+	// record is the rollout's record as this run last wrote (or read) it,
+	// at resourceVersion recordVersion; recordStored: the cluster holds it.
+	record        *report.RolloutRecord
+	recordVersion string
+	recordStored  bool
 }
 
 // poolWait is one pool of the wave under way.
@@ -92,6 +102,13 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 	}
 	o.defaults()
 	r := &run{p: p, plan: plan, o: o, emit: emit, start: o.Now()}
+	if patches(plan) {
+		if why := r.openRecord(ctx); why != "" {
+			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(plan.Waves), Elapsed: r.since(r.start),
+				Message: "stopped before wave 1: " + why + "; nothing was patched"})
+			return false, nil
+		}
+	}
 	for i := range plan.Waves {
 		if !r.wave(ctx, i) {
 			return false, nil
@@ -127,7 +144,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 	for _, p := range w.Pools {
 		pw := &poolWait{pool: p, generation: p.Generation}
 		if p.State == report.StateMoves {
-			gen, why := r.patch(ctx, p)
+			gen, uid, why := r.patch(ctx, p)
 			if why != "" {
 				r.stop(w, pending, started, p.HelmRelease, why)
 				return false
@@ -135,6 +152,10 @@ func (r *run) wave(ctx context.Context, i int) bool {
 			pw.generation = gen
 			r.event(report.RolloutEvent{Event: report.EventPatched, Wave: w.Wave, Waves: n, Pool: p.HelmRelease, Generation: gen, Elapsed: r.since(started),
 				Message: fmt.Sprintf("patched %s: %s (generation %d -> %d), to render %s", p.HelmRelease, changesText(p.Changes), p.Generation, gen, p.MachineTemplate.Target)})
+			if why := r.recordWrite(ctx, w.Wave, p, uid, gen); why != "" {
+				r.stop(w, append(pending, pw), started, p.HelmRelease, why)
+				return false
+			}
 		}
 		pending = append(pending, pw)
 	}
@@ -221,16 +242,140 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
 
+// openRecord reads the rollout's record, or creates it, before anything is
+// patched: a run that could not say what it wrote would leave a later run
+// unable to wait for it. It checks that every pool the plan patches fits in
+// it. It says why it could not.
+func (r *run) openRecord(ctx context.Context) string {
+	r.record = report.NewRolloutRecord(r.plan.Target)
+	c, err := r.records()
+	if err != nil {
+		return recordAccess(r.record, "read", err)
+	}
+	cm, err := c.Get(ctx, r.record.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		fresh, err := r.record.ConfigMap()
+		if err == nil {
+			cm, err = c.Create(ctx, fresh, metav1.CreateOptions{FieldManager: report.FieldManager})
+		}
+		if err != nil {
+			return recordAccess(r.record, "created", err)
+		}
+	case err != nil:
+		return recordAccess(r.record, "read", err)
+	default:
+		if r.record, err = report.DecodeRolloutRecord(r.plan.Target, cm); err != nil {
+			return err.Error()
+		}
+	}
+	r.recordVersion, r.recordStored = cm.GetResourceVersion(), true
+	probe, err := report.DecodeRolloutRecord(r.plan.Target, cm)
+	if err != nil {
+		return err.Error()
+	}
+	for _, w := range r.plan.Waves {
+		for _, p := range w.Pools {
+			if p.State == report.StateMoves {
+				probe.Add(report.WaveKey(r.start, w.Wave), written(p, p.Generation+1))
+			}
+		}
+	}
+	if _, err := probe.ConfigMap(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// patches: the plan patches a pool (a plan of pools rolling already only
+// waits).
+func patches(plan *report.RolloutPlan) bool {
+	for _, p := range plan.Pools() {
+		if p.State == report.StateMoves {
+			return true
+		}
+	}
+	return false
+}
+
+// recordAccess says that the record could not be read or written, and,
+// when the API server refused this identity, what it needs for it.
+func recordAccess(rec *report.RolloutRecord, what string, err error) string {
+	msg := fmt.Sprintf("the rollout's record %s could not be %s (%v)", rec.Ref(), what, err)
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		msg += fmt.Sprintf(": --apply needs get, create and update of ConfigMaps in %s, the platform's namespace, which tenants cannot write", report.RecordNamespace)
+	}
+	return msg
+}
+
+func (r *run) records() (dynamic.ResourceInterface, error) {
+	c, _, err := r.p.GetClientFor("v1", "ConfigMap")
+	if err != nil {
+		return nil, err
+	}
+	return c.Namespace(report.RecordNamespace), nil
+}
+
+// written is the record's entry of a pool's HelmRelease at generation.
+func written(p report.RolloutPool, generation int64) report.RecordedWrite {
+	_, name, _ := strings.Cut(p.HelmRelease, "/")
+	return report.RecordedWrite{Namespace: p.Namespace, Name: name, UID: p.UID, Generation: generation}
+}
+
+// recordWrite adds the pool's patch (the UID of the HelmRelease it wrote,
+// the generation it gave it) to the rollout's record, reading the record
+// again when another run wrote it since. It says why it could not.
+func (r *run) recordWrite(ctx context.Context, wave int, p report.RolloutPool, uid string, generation int64) string {
+	w := written(p, generation)
+	w.UID = uid
+	c, err := r.records()
+	for attempt := 0; err == nil && attempt < 5; attempt++ {
+		r.record.Add(report.WaveKey(r.start, wave), w)
+		var cm, out *unstructured.Unstructured
+		if cm, err = r.record.ConfigMap(); err != nil {
+			break
+		}
+		if !r.recordStored {
+			out, err = c.Create(ctx, cm, metav1.CreateOptions{FieldManager: report.FieldManager})
+		} else {
+			cm.SetResourceVersion(r.recordVersion)
+			out, err = c.Update(ctx, cm, metav1.UpdateOptions{FieldManager: report.FieldManager})
+		}
+		if err == nil {
+			r.recordVersion, r.recordStored = out.GetResourceVersion(), true
+			return ""
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+			break
+		}
+		// Written or deleted since: read it again, and add the write to that.
+		var now *unstructured.Unstructured
+		now, err = c.Get(ctx, r.record.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			r.record, r.recordStored, err = report.NewRolloutRecord(r.plan.Target), false, nil
+		case err == nil:
+			r.recordVersion, r.recordStored = now.GetResourceVersion(), true
+			r.record, err = report.DecodeRolloutRecord(r.plan.Target, now)
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("another run wrote it at each of 5 tries")
+	}
+	return fmt.Sprintf("%s was patched (generation %d) and goes on in the cluster, but %s: a later run reads it as on the target by its own values and does not wait for it; watch it yourself (flux get helmrelease %s -n %s, and MachineDeployment %s)",
+		p.HelmRelease, generation, recordAccess(r.record, "written", err), w.Name, w.Namespace, p.Pool)
+}
+
 // patch writes the pool's new spec.values, only while its HelmRelease is
 // the object (UID) at the generation the plan was made against (a JSON
 // patch's tests): a HelmRelease its tenant edited, or deleted and created
-// again, since is not overwritten. It returns the new generation, or why it
-// could not.
-func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64, why string) {
+// again, since is not overwritten. It returns the generation the patch gave
+// it and its UID, or why it could not.
+func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64, uid, why string) {
 	ns, name, _ := strings.Cut(p.HelmRelease, "/")
 	c, _, err := r.p.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
 	if err != nil {
-		return 0, fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
+		return 0, "", fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
 	}
 	ops := []map[string]any{{"op": "test", "path": "/metadata/generation", "value": p.Generation}}
 	if p.UID != "" {
@@ -240,22 +385,22 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 	}
 	body, err := json.Marshal(append(ops, map[string]any{"op": "add", "path": "/spec/values", "value": p.SpecValues}))
 	if err != nil {
-		return 0, fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
+		return 0, "", fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
 	}
 	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager})
 	if err != nil {
 		now, getErr := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
 		switch {
 		case getErr == nil && now == nil:
-			return 0, fmt.Sprintf("HelmRelease %s is gone since the plan", p.HelmRelease)
+			return 0, "", fmt.Sprintf("HelmRelease %s is gone since the plan", p.HelmRelease)
 		case getErr == nil && recreated(p, now.GetUID()):
-			return 0, recreatedText(p, now.GetUID()) + ": not written; run again to plan with what it holds now"
+			return 0, "", recreatedText(p, now.GetUID()) + ": not written; run again to plan with what it holds now"
 		case getErr == nil && now.GetGeneration() != p.Generation:
-			return 0, fmt.Sprintf("HelmRelease %s changed since the plan (generation %d, now %d): not overwritten; run again to plan with what it holds now", p.HelmRelease, p.Generation, now.GetGeneration())
+			return 0, "", fmt.Sprintf("HelmRelease %s changed since the plan (generation %d, now %d): not overwritten; run again to plan with what it holds now", p.HelmRelease, p.Generation, now.GetGeneration())
 		}
-		return 0, fmt.Sprintf("patching HelmRelease %s: %v", p.HelmRelease, err)
+		return 0, "", fmt.Sprintf("patching HelmRelease %s: %v", p.HelmRelease, err)
 	}
-	return obj.GetGeneration(), ""
+	return obj.GetGeneration(), string(obj.GetUID()), ""
 }
 
 // recreated: the HelmRelease under the pool's name is not the object the

@@ -47,10 +47,19 @@ type cluster struct {
 	steps     int
 	// onStep, when set, runs before each step (a tenant's edit, say).
 	onStep func(step int)
+	// version counts the writes, each object's resourceVersion; recordWrites
+	// are the ConfigMaps written (create or update), denied what the API
+	// server refuses to this identity ("ConfigMap": a role without them).
+	version      int
+	recordWrites int
+	denied       map[string]bool
+	// onRecordUpdate, when set, runs before an update of a ConfigMap (another
+	// run writing the record first, say).
+	onRecordUpdate func()
 }
 
 func newCluster() *cluster {
-	return &cluster{objs: map[string]*unstructured.Unstructured{}, next: map[string]string{}, flux: map[string]string{}, capiStuck: map[string]bool{}, now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)}
+	return &cluster{objs: map[string]*unstructured.Unstructured{}, next: map[string]string{}, flux: map[string]string{}, capiStuck: map[string]bool{}, denied: map[string]bool{}, now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)}
 }
 
 func key(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
@@ -169,7 +178,9 @@ func (c *cluster) GetClientFor(apiVersion, kind string) (dynamic.NamespaceableRe
 	return &resource{c: c, kind: kind}, true, nil
 }
 
-// resource implements what apply calls of a dynamic client: Get and Patch.
+// resource implements what apply calls of a dynamic client: Get, Patch,
+// and for the rollout's record Create and Update (which hold to the
+// resourceVersion, as the API server does).
 type resource struct {
 	dynamic.NamespaceableResourceInterface
 	c        *cluster
@@ -185,6 +196,59 @@ func (r *resource) Get(_ context.Context, name string, _ metav1.GetOptions, _ ..
 		return o, nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: strings.ToLower(r.kind) + "s"}, name)
+}
+
+func (r *resource) Create(_ context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, _ ...string) (*unstructured.Unstructured, error) {
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	gr := schema.GroupResource{Resource: strings.ToLower(r.kind) + "s"}
+	if r.c.denied[r.kind] {
+		return nil, apierrors.NewForbidden(gr, obj.GetName(), fmt.Errorf("User \"tenant\" cannot create resource"))
+	}
+	if opts.FieldManager != report.FieldManager {
+		return nil, fmt.Errorf("field manager %q", opts.FieldManager)
+	}
+	k := key(r.kind, r.ns, obj.GetName())
+	if r.c.objs[k] != nil {
+		return nil, apierrors.NewAlreadyExists(gr, obj.GetName())
+	}
+	o := obj.DeepCopy()
+	o.SetNamespace(r.ns)
+	r.c.version++
+	o.SetResourceVersion(fmt.Sprint(r.c.version))
+	r.c.objs[k] = o
+	r.c.recordWrites++
+	return o.DeepCopy(), nil
+}
+
+func (r *resource) Update(_ context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, _ ...string) (*unstructured.Unstructured, error) {
+	if f := r.c.onRecordUpdate; f != nil {
+		r.c.onRecordUpdate = nil
+		f()
+	}
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	gr := schema.GroupResource{Resource: strings.ToLower(r.kind) + "s"}
+	if r.c.denied[r.kind] {
+		return nil, apierrors.NewForbidden(gr, obj.GetName(), fmt.Errorf("User \"tenant\" cannot update resource"))
+	}
+	if opts.FieldManager != report.FieldManager {
+		return nil, fmt.Errorf("field manager %q", opts.FieldManager)
+	}
+	k := key(r.kind, r.ns, obj.GetName())
+	now := r.c.objs[k]
+	switch {
+	case now == nil:
+		return nil, apierrors.NewNotFound(gr, obj.GetName())
+	case now.GetResourceVersion() != obj.GetResourceVersion():
+		return nil, apierrors.NewConflict(gr, obj.GetName(), fmt.Errorf("the object has been modified"))
+	}
+	o := obj.DeepCopy()
+	r.c.version++
+	o.SetResourceVersion(fmt.Sprint(r.c.version))
+	r.c.objs[k] = o
+	r.c.recordWrites++
+	return o.DeepCopy(), nil
 }
 
 func (r *resource) Patch(_ context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, _ ...string) (*unstructured.Unstructured, error) {
@@ -521,4 +585,169 @@ func TestRunRefusesAPlanThatCannotStart(t *testing.T) {
 	_, err = apply.Run(t.Context(), c, plan, apply.Options{}, func(report.RolloutEvent) {})
 	require.Error(t, err)
 	assert.Empty(t, c.patches)
+}
+
+// record reads the rollout's record of plan from the cluster.
+func (c *cluster) record(t *testing.T, plan *report.RolloutPlan) *report.RolloutRecord {
+	t.Helper()
+	name := report.NewRolloutRecord(plan.Target).Name
+	cm := c.get("ConfigMap", report.RecordNamespace, name)
+	require.NotNil(t, cm, "no record %s/%s", report.RecordNamespace, name)
+	rec, err := report.DecodeRolloutRecord(plan.Target, cm)
+	require.NoError(t, err)
+	return rec
+}
+
+// Each patch lands in the rollout's record, in the platform's namespace, as
+// soon as it is made: the HelmRelease, its UID and the generation the patch
+// gave it, under its run and wave. The record exists before the first
+// patch, and is labelled as the rollout's.
+func TestRunRecordsEachWrite(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
+	plan := planOf([]report.RolloutPool{a}, []report.RolloutPool{b})
+	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := report.NewRolloutRecord(plan.Target).Name
+	var atFirstPatch *unstructured.Unstructured
+	c.onStep = func(step int) {
+		if step == 1 {
+			atFirstPatch = c.get("ConfigMap", report.RecordNamespace, name)
+		}
+	}
+	start := c.now
+	done, events := c.run(t, t.Context(), plan, time.Hour)
+	require.True(t, done, "%v", kinds(events))
+	require.NotNil(t, atFirstPatch, "the record is written with the first patch")
+	first, err := report.DecodeRolloutRecord(plan.Target, atFirstPatch)
+	require.NoError(t, err)
+	_, ok := first.Written("tenant-a", "kubernetes-nodes-a-web")
+	assert.True(t, ok, "wave 1's pool is in the record before the wave waits")
+
+	rec := c.record(t, plan)
+	assert.Equal(t, 2, rec.Len())
+	w, ok := rec.Written("tenant-a", "kubernetes-nodes-a-web")
+	require.True(t, ok)
+	assert.Equal(t, report.RecordedWrite{Namespace: "tenant-a", Name: "kubernetes-nodes-a-web", UID: "uid-kubernetes-nodes-a-web", Generation: 2}, w)
+	cm := c.get("ConfigMap", report.RecordNamespace, name)
+	assert.Equal(t, report.RecordLabels, cm.GetLabels())
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	assert.Equal(t, `[{"namespace":"tenant-a","name":"kubernetes-nodes-a-web","uid":"uid-kubernetes-nodes-a-web","generation":2}]`, data[report.WaveKey(start, 1)])
+	assert.Equal(t, `[{"namespace":"tenant-b","name":"kubernetes-nodes-b-web","uid":"uid-kubernetes-nodes-b-web","generation":2}]`, data[report.WaveKey(start, 2)])
+	assert.Equal(t, `{"talosVersion":"v1.13.7"}`, data["target"])
+	assert.Equal(t, 3, c.recordWrites, "created, then one update per patch")
+}
+
+// A run that can neither read nor create its record patches nothing: it
+// stops before wave 1, saying what the operator's identity needs.
+func TestRunStopsBeforeAnyPatchWithoutItsRecord(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	c.denied["ConfigMap"] = true
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.False(t, done)
+	assert.Empty(t, c.patches)
+	assert.Equal(t, []string{"stopped"}, kinds(events))
+	assert.Regexp(t, `^stopped before wave 1: the rollout's record ConfigMap cozy-system/workerimage-rollout-[0-9a-f]{10} could not be created \(.*cannot create resource\): --apply needs get, create and update of ConfigMaps in cozy-system, the platform's namespace, which tenants cannot write; nothing was patched$`, events[0].Message)
+}
+
+// A record the run can no longer write once it patched a pool stops the
+// rollout at that pool: it goes on in the cluster, and the message says a
+// later run will not wait for it.
+func TestRunStopsWhenAWriteCannotBeRecorded(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
+	d := c.pool("tenant-c/kubernetes-nodes-c-web", "kubernetes-c-web-111111", "kubernetes-c-web-222222", 1)
+	c.onStep = func(step int) {
+		c.mu.Lock()
+		c.denied["ConfigMap"] = true
+		c.mu.Unlock()
+	}
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}, []report.RolloutPool{d}), time.Hour)
+	assert.False(t, done)
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "patched tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
+	stopped := events[len(events)-1]
+	assert.Contains(t, stopped.Message, "tenant-b/kubernetes-nodes-b-web was patched (generation 2) and goes on in the cluster, but the rollout's record ConfigMap cozy-system/")
+	assert.Contains(t, stopped.Message, "could not be written (")
+	assert.Contains(t, stopped.Message, "a later run reads it as on the target by its own values and does not wait for it; watch it yourself (flux get helmrelease kubernetes-nodes-b-web -n tenant-b, and MachineDeployment kubernetes-b-web)")
+	assert.Contains(t, stopped.Message, "patched and not on the target yet (they go on in the cluster): tenant-b/kubernetes-nodes-b-web; 1 wave not started")
+	assert.Equal(t, []string{"tenant-b/kubernetes-nodes-b-web"}, stopped.Pools)
+	assert.Equal(t, int64(1), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-web").GetGeneration(), "the next wave is not patched")
+}
+
+// Another run writing the record meanwhile loses nothing: the update that
+// conflicts reads the record again and adds the write to it.
+func TestRunKeepsAnotherRunsWritesInTheRecord(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	plan := planOf([]report.RolloutPool{a})
+	other := report.RecordedWrite{Namespace: "tenant-z", Name: "kubernetes-nodes-z-web", UID: "uid-z", Generation: 5}
+	c.onRecordUpdate = func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		cm := c.objs[key("ConfigMap", report.RecordNamespace, report.NewRolloutRecord(plan.Target).Name)]
+		rec, err := report.DecodeRolloutRecord(plan.Target, cm)
+		require.NoError(t, err)
+		rec.Add(report.WaveKey(c.now.Add(-time.Hour), 1), other)
+		next, err := rec.ConfigMap()
+		require.NoError(t, err)
+		c.version++
+		next.SetResourceVersion(fmt.Sprint(c.version))
+		c.objs[key("ConfigMap", report.RecordNamespace, rec.Name)] = next
+	}
+	done, events := c.run(t, t.Context(), plan, time.Hour)
+	require.True(t, done, "%v", kinds(events))
+	rec := c.record(t, plan)
+	got, ok := rec.Written("tenant-z", "kubernetes-nodes-z-web")
+	assert.True(t, ok)
+	assert.Equal(t, other, got)
+	_, ok = rec.Written("tenant-a", "kubernetes-nodes-a-web")
+	assert.True(t, ok)
+}
+
+// A plan of pools rolling already (an earlier run wrote them) writes no
+// record: it patches nothing.
+func TestRunWritesNoRecordWhenItPatchesNothing(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
+	c.objs[key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")].SetGeneration(2)
+	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = report.StateRolling, 2, nil, nil, nil
+	done, _ := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	assert.True(t, done)
+	assert.Zero(t, c.recordWrites)
+}
+
+// A record that cannot take the plan's writes (a ConfigMap holds 1 MiB)
+// stops the run before anything is patched, with what to do.
+func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	plan := planOf([]report.RolloutPool{a})
+	// Waves of 100 writes until the next would not fit: no room for 100 more.
+	rec := report.NewRolloutRecord(plan.Target)
+	var cm *unstructured.Unstructured
+	for wave := 1; ; wave++ {
+		for i := range 100 {
+			rec.Add(report.WaveKey(c.now.Add(-time.Hour), wave), report.RecordedWrite{Namespace: fmt.Sprintf("tenant-%03d-%03d", wave, i), Name: "kubernetes-nodes-" + strings.Repeat("x", 40), UID: fmt.Sprintf("%036d", wave*100+i), Generation: 2})
+		}
+		next, err := rec.ConfigMap()
+		if err != nil {
+			break
+		}
+		cm = next
+	}
+	require.NotNil(t, cm)
+	cm.SetResourceVersion("1")
+	c.objs[key("ConfigMap", report.RecordNamespace, rec.Name)] = cm
+	var pools []report.RolloutPool
+	for i := range 100 {
+		pools = append(pools, c.pool(fmt.Sprintf("tenant-b/kubernetes-nodes-b-%03d", i), "kubernetes-b-111111", "kubernetes-b-222222", 1))
+	}
+	plan.Waves[0].Pools = append(plan.Waves[0].Pools, pools...)
+	done, events := c.run(t, t.Context(), plan, time.Hour)
+	assert.False(t, done)
+	assert.Empty(t, c.patches)
+	assert.Contains(t, events[0].Message, "stopped before wave 1: the rollout's record ConfigMap cozy-system/"+rec.Name+" would hold ")
+	assert.Contains(t, events[0].Message, "run the rollout in parts")
 }

@@ -49,6 +49,9 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
 		for _, b := range p.Behind {
 			tb.wrap("    behind at head: " + BehindText(b))
 		}
+		for _, u := range p.UpstreamDefaults {
+			tb.wrap("    upstream's default: " + UpstreamDefaultText(u))
+		}
 	}
 	tb.write(out)
 	if len(r.Ignored) > 0 {
@@ -68,6 +71,9 @@ func writeRollText(out *bytes.Buffer, r *report.RollReport, o Options) {
 	if s.Behind > 0 {
 		fmt.Fprintf(out, "; %d behind what the head chart gives a new pool (the upgrade moves none of them; workerimage rollout does)", s.Behind)
 	}
+	if s.UpstreamDefaults > 0 {
+		fmt.Fprintf(out, "; %d take upstream's defaults at head over what this chart gives them (each says so, with the fix)", s.UpstreamDefaults)
+	}
 	out.WriteString("\n")
 }
 
@@ -79,4 +85,14 @@ func sideName(s report.RollSide) string {
 		return "(not deployed)"
 	}
 	return s.MachineTemplate
+}
+
+// UpstreamDefaultText says what a pool takes from upstream's defaults at
+// head, instead of what, and the fix.
+func UpstreamDefaultText(u report.UpstreamDefault) string {
+	how := "upstream's ApplicationDefinition's default, in its values"
+	if !u.Written {
+		how = "upstream's chart's default, its values leaving it unset"
+	}
+	return fmt.Sprintf("%s %s (%s) instead of %s (%s); %s", u.Field, u.Value, how, u.Instead, u.InsteadFrom, u.Fix)
 }

@@ -56,6 +56,9 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 		head.row("", r.TargetFrom)
 	}
 	head.row("waves", fmt.Sprintf("%s of at most %s%s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r), boundsExceptText(r)))
+	if r.Record != "" {
+		head.row("record", "ConfigMap "+r.Record+": --apply adds each HelmRelease it patches (its UID, the generation written); a run waits only for the pools it holds as written")
+	}
 	head.write(out)
 
 	body := newTable(o)

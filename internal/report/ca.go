@@ -1,9 +1,13 @@
 package report
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -45,4 +49,29 @@ func CAProblems(pemText string, now time.Time) []string {
 		}
 	}
 	return out
+}
+
+// CertificatesDigest names the certificates a PEM holds, as TLS trusts them:
+// the sha256 of each certificate's DER, sorted, so the order of a bundle,
+// text between its blocks or its line ends change nothing; "" when it holds
+// no certificate. Two CAs in effect trust the same when their digests are
+// equal.
+func CertificatesDigest(pemText string) string {
+	var sums []string
+	for rest := []byte(pemText); ; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		if b.Type == "CERTIFICATE" {
+			sum := sha256.Sum256(b.Bytes)
+			sums = append(sums, hex.EncodeToString(sum[:]))
+		}
+	}
+	if len(sums) == 0 {
+		return ""
+	}
+	sort.Strings(sums)
+	all := sha256.Sum256([]byte(strings.Join(sums, ",")))
+	return "sha256:" + hex.EncodeToString(all[:])
 }

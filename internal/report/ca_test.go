@@ -1,14 +1,6 @@
 package report_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/base64"
-	"encoding/pem"
-	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,33 +9,17 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// certificate is a self-signed certificate's PEM, valid from notBefore to
-// notAfter, a CA or not.
-func certificate(t *testing.T, cn string, isCA bool, notBefore, notAfter time.Time) string {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: notBefore, NotAfter: notAfter,
-		BasicConstraintsValid: true, IsCA: isCA,
-	}
-	if isCA {
-		tpl.KeyUsage = x509.KeyUsageCertSign
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	return string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-}
-
-// notACertificate is a PEM certificate block whose DER is not a certificate,
-// which the charts' PEM check takes (it starts MI like any DER sequence).
-var notACertificate = "-----BEGIN CERTIFICATE-----\n" + base64.StdEncoding.EncodeToString([]byte{0x30, 0x82, 0x00, 0x03, 0x02, 0x01, 0x01}) + "\n-----END CERTIFICATE-----\n"
+// certificate and notACertificate are the tests' CAs (support's).
+var (
+	certificate     = support.Certificate
+	notACertificate = support.NotACertificate
+)
 
 type caCases struct {
 	valid, expired, future, leaf, garbage string

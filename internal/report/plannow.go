@@ -33,6 +33,10 @@ type renderRead struct {
 	// rolling update.
 	kubernetes, minReplicas, maxReplicas string
 	rollingUpdate                        rollingUpdate
+	// caDigest names the certificates of the CA the worker disk's HTTP
+	// import trusts (the ConfigMap its certConfigMap names, as rendered:
+	// CertificatesDigest); "" when it trusts none but CDI's system store.
+	caDigest string
 }
 
 // The MachineDeployment's cluster-autoscaler annotations: the pool's
@@ -53,6 +57,11 @@ func readRender(m *render.Manifest) renderRead {
 		if len(dvts) > 0 {
 			dv, _ := dvts[0].(map[string]any)
 			r.diskSize = fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
+			if name := fleet.Text(dv, "spec", "source", "http", "certConfigMap"); name != "" {
+				if cm, ok := m.Find("ConfigMap", name); ok {
+					r.caDigest = CertificatesDigest(fleet.Text(cm.Object, "data", fleet.CAKey))
+				}
+			}
 		}
 	}
 	if md, err := m.One("MachineDeployment"); err == nil {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -53,6 +52,10 @@ type RollReport struct {
 		// it gives a new pool (PoolRoll.Behind): the upgrade moves none of
 		// them; workerimage rollout does.
 		Behind int `json:"behind,omitempty"`
+		// UpstreamDefaults counts the pools that take upstream's
+		// ApplicationDefinition's defaults at head where this chart gives
+		// them another setting (PoolRoll.UpstreamDefaults).
+		UpstreamDefaults int `json:"upstreamDefaults,omitempty"`
 	} `json:"summary"`
 	// Ignored are the cluster's tenant objects not read as pools: they name
 	// what their place does not, or cannot be decoded.
@@ -86,6 +89,12 @@ type PoolRoll struct {
 	// defaults leaves to workerimage rollout. Only for a head chart that
 	// says (this chart's kubernetes-nodes.behindFacts).
 	Behind []BehindReason `json:"behind,omitempty"`
+	// UpstreamDefaults are the settings a HelmRelease of the cluster takes at
+	// head from upstream's ApplicationDefinition's defaults (written into its
+	// values by cozystack-api or upstream's form, or, with upstream's chart
+	// at head, its own defaults) where this chart gives it another, each
+	// with the fix (rollcheckupstream.go).
+	UpstreamDefaults []UpstreamDefault `json:"upstreamDefaults,omitempty"`
 }
 
 // RollSide is one pool's render at one side: its template, or its refusal.
@@ -108,7 +117,7 @@ type RollSide struct {
 // cluster problem an error.
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
-	err := rep.check(&t, pools, func(in RollInput, p *PoolRoll) error {
+	err := rep.check(&t, headChart, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
 			return err
@@ -130,7 +139,7 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 // spec as the cluster stores it. Two GETs per pool, no list.
 func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
-	err := rep.check(&t, pools, func(in RollInput, p *PoolRoll) error {
+	err := rep.check(&t, headChart, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = runningSide(t, in.release); err != nil {
 			return err
@@ -155,14 +164,21 @@ func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []Ro
 }
 
 // check reads the catalog's goldens into t once (what Behind compares
-// with), then runs sides on every pool whose values resolved and adds each
-// pool to the report; a tenant object not read as a pool is listed apart. An
-// error is a cluster problem, and the report is then not made.
-func (r *RollReport) check(t *Target, pools []RollInput, sides func(RollInput, *PoolRoll) error) error {
+// with), then runs sides on every pool whose values resolved, names what a
+// HelmRelease of the cluster takes from upstream's defaults at head
+// (upstreamDefaults), and adds each pool to the report; a tenant object not
+// read as a pool is listed apart. An error is a cluster problem, and the
+// report is then not made.
+func (r *RollReport) check(t *Target, headChart *chart.Chart, pools []RollInput, sides func(RollInput, *PoolRoll) error) error {
 	var err error
 	if t.Catalog, err = t.catalog(); err != nil {
 		return err
 	}
+	poolChart, err := LoadPoolChart("")
+	if err != nil {
+		return err
+	}
+	headReadsRecord := readsCreationRecord(headChart)
 	for i, in := range pools {
 		if r.ignore(in) {
 			continue
@@ -170,7 +186,11 @@ func (r *RollReport) check(t *Target, pools []RollInput, sides func(RollInput, *
 		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
 		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
 		if in.unresolved == "" {
-			if err := sides(in, &p); err != nil {
+			err := sides(in, &p)
+			if err == nil {
+				p.UpstreamDefaults, err = upstreamDefaults(poolChart, *t, in, headReadsRecord)
+			}
+			if err != nil {
 				*r = RollReport{}
 				return err
 			}
@@ -197,6 +217,9 @@ func (r *RollReport) add(p PoolRoll) {
 	if len(p.Behind) > 0 {
 		r.Summary.Behind++
 	}
+	if len(p.UpstreamDefaults) > 0 {
+		r.Summary.UpstreamDefaults++
+	}
 	switch {
 	case p.Unresolved != "":
 		r.Summary.Unresolved++
@@ -220,17 +243,6 @@ func (r *RollReport) add(p PoolRoll) {
 // nothing for it.
 func (r RollReport) Attention() bool {
 	return r.Summary.Rolls > 0 || r.Summary.RefusedAtHead > 0 || r.Summary.Unresolved > 0
-}
-
-// RollInput is one pool to check: where its values came from, the values
-// and its release; or, from a cluster, a tenant object not read as a pool
-// (ignored), listed in the report beside the pools.
-type RollInput struct {
-	source     string
-	values     map[string]any
-	release    render.Release
-	unresolved string
-	ignored    *fleet.Ignored
 }
 
 // RollInputsFromFiles reads the pools of values files (each argument a
@@ -508,21 +520,4 @@ func firstHunk(a, b []string, max int) (int, []string) {
 		return op.I1 + 1, out
 	}
 	return 0, nil
-}
-
-// definesTemplate says whether the chart, or a chart it depends on, defines
-// the named template: a chart of another version may not.
-func definesTemplate(chrt *chart.Chart, name string) bool {
-	needle := []byte(`define "` + name + `"`)
-	for _, f := range chrt.Templates {
-		if bytes.Contains(f.Data, needle) {
-			return true
-		}
-	}
-	for _, dep := range chrt.Dependencies() {
-		if definesTemplate(dep, name) {
-			return true
-		}
-	}
-	return false
 }

@@ -155,14 +155,19 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err != nil {
 		return nil, err
 	}
+	record, err := readRolloutRecord(t, target)
+	if err != nil {
+		return nil, err
+	}
 	if f.stored != nil {
 		// Every render judges its pool against the same goldens: read once.
 		t.Catalog = f.stored
 	}
 	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.poolChart, Selection: o.Selection, Target: target, TargetFrom: from,
 		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
-		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored}
-	sel, err := selectPools(t, f, o, target)
+		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored,
+		Record: RecordNamespace + "/" + record.Name}
+	sel, err := selectPools(t, f, o, target, record)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +189,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 			f.pools[i].now = nil // what the read planned of a pool not selected: not needed
 		}
 	}
-	pc := planContext{bounds: bounds{maxWorkers: int64(o.MaxWorkers), maxClones: int64(o.MaxClones)}, takesMaxSurge: takesMaxSurge(chrt)}
+	pc := planContext{bounds: bounds{maxWorkers: int64(o.MaxWorkers), maxClones: int64(o.MaxClones)}, takesMaxSurge: takesMaxSurge(chrt), record: record}
 	if pc.catalogCA, err = publishedCatalogCA(t); err != nil {
 		return nil, err
 	}
@@ -272,11 +277,12 @@ type selection struct {
 // resolved, or do not resolve an image) cannot be judged by --flavor or
 // --behind: it is unknown, listed apart; selected by where it is alone, it
 // is selected. A pool --flavor or --behind leaves out that resolves to the
-// target is on its way there only if this tool wrote the target into its
-// spec.values (writtenByRollout): one a tenant moved is not this rollout's.
+// target is on its way there only if the rollout's record holds this
+// tool's write of its HelmRelease as it is now (same UID, same
+// generation): one a tenant moved, or wrote since, is not this rollout's.
 // A selection that matches nothing is an error naming what it may have
 // meant.
-func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget) (selection, error) {
+func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget, record *RolloutRecord) (selection, error) {
 	s := o.Selection
 	var sel selection
 	var flavor flavorSelector
@@ -332,8 +338,10 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget)
 			if err != nil {
 				return sel, err
 			}
-			if writtenByRollout(hr, rp.facts, target) {
-				sel.onTheWay = append(sel.onTheWay, rp)
+			if hr != nil {
+				if ours, _ := record.wrote(hr); ours {
+					sel.onTheWay = append(sel.onTheWay, rp)
+				}
 			}
 		}
 	}
@@ -494,12 +502,13 @@ type targetEdit struct {
 
 // planContext is what planning each pool reads of the whole plan: the
 // bounds on what one pool replaces at once, whether the pool chart takes
-// maxSurge, and whether the catalog's published defaults carry a CA
-// (publishedCatalogCA).
+// maxSurge, whether the catalog's published defaults carry a CA
+// (publishedCatalogCA), and the rollout's record of what earlier runs wrote.
 type planContext struct {
 	bounds        bounds
 	takesMaxSurge bool
 	catalogCA     bool
+	record        *RolloutRecord
 }
 
 // planPool plans one pool, in steps: what it runs, its render as it is,
@@ -523,7 +532,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	p.readNow(now, rp, f)
-	e := editFor(d, now.CreatedWith, rp, target)
+	e := editFor(d, now.CreatedWith, rp, target, nowRead.caDigest)
 	p.Changes = e.changes
 	hr, err := helmReleaseOf(t, rp)
 	if err != nil {
@@ -533,7 +542,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
 	}
 	if len(e.patch) == 0 {
-		p = onTargetOrRolling(p, now, md, hr, rp, target, e.path)
+		p = onTargetOrRolling(p, now, md, hr, target, e.path, pc.record)
 		if p.State == StateRolling {
 			// Rolling already: by what its MachineDeployment holds.
 			p.rolling(readRollingUpdate(md))
@@ -678,7 +687,12 @@ func (p *RolloutPool) readNow(now *PlanReport, rp resolvedPool, f *PinsFacts) {
 
 // editFor is the values edit that moves a pool resolving d to the target:
 // each part of its flavor at the field the chart took it from.
-func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget) targetEdit {
+//
+// caDigest names the CA its import trusts now (renderRead): a pool that
+// imports from the target's factory already, trusting the target's CA (the
+// platform's, published with that URL, say), takes no CA of its own: its
+// import would not change, and it would stop following the platform's CA.
+func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget, caDigest string) targetEdit {
 	e := targetEdit{valuesEdit: newValuesEdit(createdWith), path: d.Path, schematicID: d.SchematicID, version: d.Version}
 	if target.Builtin && d.Path != "clone" {
 		e.schematicID, e.version = e.switchToBuiltin(d, rp.values)
@@ -692,7 +706,8 @@ func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target Ro
 	}
 	if target.FactoryURL != "" && e.path == "http" && d.ImageFactoryURL != nil {
 		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
-		if target.FactoryCA != "" {
+		trustedAlready := d.ImageFactoryURL.Value == target.FactoryURL && caDigest != "" && caDigest == CertificatesDigest(target.FactoryCA)
+		if target.FactoryCA != "" && !trustedAlready {
 			e.setCA(d.ImageFactoryCA, fleet.Text(rp.values, "talos", "imageFactoryCA"), target)
 		}
 	}
@@ -743,7 +758,7 @@ func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, 
 // moving: the change does not reach it, the chart refuses it, or its
 // golden is not there to clone. It sets the state and reason when it does.
 func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit, target RolloutTarget) bool {
-	missed := missedTarget(at.DiskSource, e.path, p.toSchematicID, p.toVersion, target)
+	missed := missedTarget(at.DiskSource, read.caDigest, e.path, p.toSchematicID, p.toVersion, target)
 	if got := read.kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
 		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
 	}
@@ -834,10 +849,11 @@ func (p *RolloutPool) cloning(d *DiskReport, read renderRead) {
 // onTargetOrRolling: a pool whose values are on the target already is on
 // it when its HelmRelease is Ready at its generation and its
 // MachineDeployment runs the template it renders, every worker updated.
-// Else, if this tool wrote the target into its values (an earlier run), it
-// is rolling there and the rollout waits for it, or its release failed;
-// a pool on the target by values its tenant wrote is not waited on.
-func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *unstructured.Unstructured, rp resolvedPool, target RolloutTarget, path string) RolloutPool {
+// Else, if the rollout's record holds this tool's write of its HelmRelease
+// as it is now (an earlier run's), it is rolling there and the rollout
+// waits for it, or its release failed; a pool on the target by values its
+// tenant wrote, or written since, is not waited on.
+func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *unstructured.Unstructured, target RolloutTarget, path string, record *RolloutRecord) RolloutPool {
 	p.To = p.From
 	p.MachineTemplate.Target = now.MachineTemplate
 	if target.FactoryURL != "" && path == "clone" && !target.Builtin && target.TalosVersion == "" {
@@ -857,12 +873,13 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	if mdState.Template == now.MachineTemplate && mdState.Observed {
 		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
 	}
+	ours, notOurs := record.wrote(hr)
 	switch {
 	case hrReady && mdState.RolledOut:
 		p.State, p.Reason = StateOnTarget, mdState.Says
-	case rp.facts == nil || !writtenByRollout(hr, rp.facts, target):
+	case !ours:
 		p.State = StateOnTarget
-		p.Reason = fmt.Sprintf("on the target by its own values (no earlier run of this tool wrote them: %s in its managedFields), so not waited on: %s; %s", FieldManager, hrSays, mdState.Says)
+		p.Reason = fmt.Sprintf("%s, so not waited on: %s; %s", notOurs, hrSays, mdState.Says)
 	case failed != "":
 		// Waiting would only see the failure again: helm-controller retries
 		// a failed release on its own terms.
@@ -875,8 +892,9 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	return p
 }
 
-// missedTarget says which part of the target a render does not resolve to.
-func missedTarget(d *DiskReport, path, schematicID, version string, target RolloutTarget) string {
+// missedTarget says which part of the target a render does not resolve to;
+// caDigest names the CA its disk's import trusts (renderRead).
+func missedTarget(d *DiskReport, caDigest, path, schematicID, version string, target RolloutTarget) string {
 	if d == nil {
 		return ""
 	}
@@ -890,8 +908,10 @@ func missedTarget(d *DiskReport, path, schematicID, version string, target Rollo
 		return fmt.Sprintf("the chart resolves version %s from %s", d.Version.Value, d.Version.Source)
 	case url != "" && d.Path == "http" && d.ImageFactoryURL != nil && d.ImageFactoryURL.Value != url:
 		return fmt.Sprintf("the chart resolves imageFactoryURL %s from %s", d.ImageFactoryURL.Value, d.ImageFactoryURL.Source)
-	case target.FactoryCA != "" && d.Path == "http" && (d.ImageFactoryCA == nil || d.ImageFactoryCA.Source != "talos.imageFactoryCA"):
-		return "the chart takes no CA from talos.imageFactoryCA"
+	case target.FactoryCA != "" && d.Path == "http" && d.ImageFactoryCA == nil:
+		return "the chart's import trusts no CA of its own, not the CA of --factory-ca"
+	case target.FactoryCA != "" && d.Path == "http" && caDigest != CertificatesDigest(target.FactoryCA):
+		return fmt.Sprintf("the chart's import trusts another CA than --factory-ca's (%s, from %s)", d.ImageFactoryCA.Value, d.ImageFactoryCA.Source)
 	}
 	return ""
 }

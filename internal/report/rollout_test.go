@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 )
 
@@ -578,8 +580,34 @@ func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
 	assert.True(t, plan.CanStart, "listed apart; the rest moves")
 }
 
+// withRecord adds to objs the rollout's record of target holding a write of
+// each HelmRelease named (namespace/name) as objs hold it now: its UID (one
+// is given it where it has none) and its generation, as a run of rollout
+// --apply leaves them once it patched it.
+func withRecord(t testing.TB, objs []*unstructured.Unstructured, target report.RolloutTarget, helmReleases ...string) []*unstructured.Unstructured {
+	t.Helper()
+	rec := report.NewRolloutRecord(target)
+	for _, id := range helmReleases {
+		found := false
+		for _, o := range objs {
+			if o.GetKind() == "HelmRelease" && o.GetNamespace()+"/"+o.GetName() == id {
+				if o.GetUID() == "" {
+					o.SetUID(types.UID("uid-" + o.GetName()))
+				}
+				rec.Add(report.WaveKey(time.Date(2026, 8, 22, 0, 0, 0, 0, time.UTC), 1), report.RecordedWrite{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID()), Generation: report.Generation(o.Object)})
+				found = true
+			}
+		}
+		require.True(t, found, "no HelmRelease %s", id)
+	}
+	cm, err := rec.ConfigMap()
+	require.NoError(t, err)
+	return append(objs, cm)
+}
+
 // managedBy records, as the API server does in managedFields, that manager
-// last changed these spec.values fields (dotted paths) at the given time.
+// last changed these spec.values fields (dotted paths) at the given time:
+// what any client can make it say.
 func managedBy(o *unstructured.Unstructured, manager, at string, fields ...string) {
 	root := map[string]any{}
 	for _, f := range fields {
@@ -601,14 +629,17 @@ func managedBy(o *unstructured.Unstructured, manager, at string, fields ...strin
 }
 
 // Run again after a partial rollout: pools on the target are skipped, a pool
-// an earlier run moved (its managedFields say so) whose workers did not
-// roll yet is waited for first.
+// an earlier run moved (the rollout's record holds its write) whose workers
+// did not roll yet is waited for first.
 func TestRolloutResumesFromTheCluster(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	fleet := func(edit map[string]func(*unstructured.Unstructured)) []*unstructured.Unstructured {
+		return withRecord(t, settledFleet(t, edit), to137, "tenant-beta/kubernetes-nodes-beta-web")
+	}
 	moved := func(rolledOut bool) map[string]func(*unstructured.Unstructured) {
 		return map[string]func(*unstructured.Unstructured){
 			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
-				managedBy(o, report.FieldManager, "2026-08-22T00:00:00Z", "talos.version")
 			},
 			"MachineDeployment/tenant-beta/kubernetes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, "kubernetes-beta-web-086b68", "spec", "template", "spec", "infrastructureRef", "name"))
@@ -618,8 +649,8 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 			},
 		}
 	}
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2}
-	plan := mustRollout(t, settledFleet(t, moved(true)), o)
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
+	plan := mustRollout(t, fleet(moved(true)), o)
 	pools := byPool(plan)
 	web := pools["tenant-beta/kubernetes-nodes-beta-web"]
 	assert.Equal(t, report.StateOnTarget, web.State)
@@ -627,7 +658,7 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	assert.Contains(t, web.Reason, "MachineDeployment on kubernetes-beta-web-086b68: 2 of 2 updated, 2 ready")
 	assert.Len(t, plan.Pools(), 2)
 
-	plan = mustRollout(t, settledFleet(t, moved(false)), o)
+	plan = mustRollout(t, fleet(moved(false)), o)
 	require.Len(t, plan.Waves, 2)
 	first := plan.Waves[0].Pools[0]
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", first.HelmRelease, "the pool left rolling comes first")
@@ -641,12 +672,12 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	// Selected by the flavor it left, the pool on its way is still found
 	// (it resolves to the target, not rolled out): waited for; once rolled
 	// out, it is no longer this rollout's.
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2}
-	plan = mustRollout(t, settledFleet(t, moved(false)), byFlavor)
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
+	plan = mustRollout(t, fleet(moved(false)), byFlavor)
 	assert.Equal(t, 3, plan.Selected)
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Waves[0].Pools[0].HelmRelease)
 	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State)
-	plan = mustRollout(t, settledFleet(t, moved(true)), byFlavor)
+	plan = mustRollout(t, fleet(moved(true)), byFlavor)
 	assert.Equal(t, 2, plan.Selected)
 	assert.Empty(t, plan.OnTarget)
 	assert.Len(t, plan.Pools(), 2)
@@ -656,13 +687,12 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	failed := moved(false)
 	failed["HelmRelease/tenant-beta/kubernetes-nodes-beta-web"] = func(o *unstructured.Unstructured) {
 		require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
-		managedBy(o, report.FieldManager, "2026-08-22T00:00:00Z", "talos.version")
 		o.SetGeneration(2)
 		require.NoError(t, unstructured.SetNestedField(o.Object, map[string]any{"observedGeneration": int64(2), "conditions": []any{
 			map[string]any{"type": "Ready", "status": "False", "reason": "UpgradeFailed", "message": "Helm upgrade failed", "observedGeneration": int64(2)},
 		}}, "status"))
 	}
-	plan = mustRollout(t, settledFleet(t, failed), o)
+	plan = mustRollout(t, fleet(failed), o)
 	require.Len(t, plan.CannotMove, 1)
 	assert.Equal(t, report.StateReleaseFailed, plan.CannotMove[0].State)
 	// Cozystack's RetryOnFailure (its spec.upgrade.strategy, every 30s): helm-controller retries on its own.
@@ -784,7 +814,8 @@ func kubernetesRelease(t *testing.T, chrt *chart.Chart, minor string) string {
 
 // tenantMoved is beta-web as its tenant leaves it after setting
 // talos.version v1.13.7 in its own values: released (or failed), its
-// workers not rolled yet, managedFields naming the tenant's edit.
+// workers not rolled yet, managedFields naming the tenant's edit (and what
+// managers add).
 func tenantMoved(t *testing.T, failed bool, managers ...func(*unstructured.Unstructured)) map[string]func(*unstructured.Unstructured) {
 	return map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
@@ -809,48 +840,132 @@ func tenantMoved(t *testing.T, failed bool, managers ...func(*unstructured.Unstr
 
 // Only what was chosen moves: a pool on the target by values its tenant
 // wrote is neither selected by --flavor nor waited on, its release failed
-// or not; one whose spec.values this tool's field manager last wrote to the
-// target is (an earlier run's), unless a later manager wrote them since.
+// or not; one the rollout's record says this tool wrote, as it is now (same
+// UID, same generation), is (an earlier run's).
 func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
 	for _, failed := range []bool{false, true} {
 		plan := mustRollout(t, settledFleet(t, tenantMoved(t, failed)), byFlavor)
-		assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web", "failed %v: not chosen, not waited on", failed)
+		assert.NotContains(t, byPool(plan), web, "failed %v: not chosen, not waited on", failed)
 		assert.Equal(t, 2, plan.Selected)
 		assert.Empty(t, plan.CannotMove)
 		assert.True(t, plan.CanStart)
 	}
 
-	ours := func(o *unstructured.Unstructured) {
-		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.version")
-	}
-	plan := mustRollout(t, settledFleet(t, tenantMoved(t, false, ours)), byFlavor)
-	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "this tool wrote it last: on its way, waited on")
-	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Waves[0].Pools[0].HelmRelease)
-	plan = mustRollout(t, settledFleet(t, tenantMoved(t, true, ours)), byFlavor)
-	assert.Equal(t, report.StateReleaseFailed, byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"].State)
+	plan := mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web), byFlavor)
+	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "the record holds this tool's write of it: on its way, waited on")
+	assert.Equal(t, web, plan.Waves[0].Pools[0].HelmRelease)
+	plan = mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, true)), to137, web), byFlavor)
+	assert.Equal(t, report.StateReleaseFailed, byPool(plan)[web].State)
 	assert.True(t, plan.CanStart, "listed apart, it holds nobody")
 
-	// The tenant wrote talos.version again after the rollout did.
-	theirsLater := func(o *unstructured.Unstructured) {
-		managedBy(o, report.FieldManager, "2026-08-21T00:00:00Z", "talos.version")
-	}
-	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false, theirsLater)), byFlavor)
-	assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web", "another manager wrote it later")
-	// This tool owns another field only.
-	other := func(o *unstructured.Unstructured) {
-		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.schematicID")
-	}
-	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false, other)), byFlavor)
-	assert.NotContains(t, byPool(plan), "tenant-beta/kubernetes-nodes-beta-web")
+	// A record of another target says nothing of this one.
+	plan = mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), report.RolloutTarget{TalosVersion: "v1.13.8"}, web), byFlavor)
+	assert.NotContains(t, byPool(plan), web, "the record of a rollout to v1.13.8")
 
 	// Selected by where it is, the tenant's pool is on the target and not
 	// waited on: no wave holds it.
-	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false)), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
-	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
-	assert.Equal(t, report.StateOnTarget, web.State)
-	assert.Contains(t, web.Reason, "on the target by its own values (no earlier run of this tool wrote them: workerimage-rollout in its managedFields), so not waited on")
+	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false)), byNamespace)
+	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Regexp(t, `^on the target by its own values \(the rollout's record, ConfigMap cozy-system/workerimage-rollout-[0-9a-f]{10}, holds no write of it\), so not waited on: HelmRelease Ready at generation 1; MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated`, byPool(plan)[web].Reason)
 	assert.Len(t, plan.Pools(), 2)
+	assert.Equal(t, "cozy-system/"+report.NewRolloutRecord(to137).Name, plan.Record)
+}
+
+// The field manager's name proves nothing: a tenant's client that writes
+// the target under workerimage-rollout (cozystack-api passes a create's
+// field manager through) leaves its pool on the target, not waited on and
+// not selected as on its way, by every selection, its release failed or
+// not; and --strict does not stop for it.
+func TestRolloutIgnoresAForgedFieldManager(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
+	forged := func(o *unstructured.Unstructured) {
+		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.version")
+	}
+	for _, c := range []struct {
+		failed bool
+		sel    report.RolloutSelection
+	}{
+		{false, report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
+		{false, report.RolloutSelection{Namespace: "tenant-beta", Behind: true}},
+		{false, report.RolloutSelection{Namespace: "tenant-beta"}},
+		{true, report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
+		{true, report.RolloutSelection{Namespace: "tenant-beta"}},
+	} {
+		plan := mustRollout(t, settledFleet(t, tenantMoved(t, c.failed, forged)), report.RolloutOptions{Selection: c.sel, Target: to137, Strict: true})
+		for _, p := range plan.Pools() {
+			assert.NotEqual(t, web, p.HelmRelease, "%+v: a forged field manager puts it in no wave", c)
+		}
+		for _, p := range append(plan.CannotMove, plan.Blocked...) {
+			assert.NotEqual(t, web, p.HelmRelease, "%+v: listed apart, it would stop --strict", c)
+		}
+		assert.True(t, plan.CanStart, "%+v", c)
+		if p, ok := byPool(plan)[web]; ok {
+			assert.Equal(t, report.StateOnTarget, p.State)
+			assert.Contains(t, p.Reason, "holds no write of it), so not waited on")
+		}
+	}
+}
+
+// A pool the rollout wrote and someone wrote since is not the rollout's:
+// edited (a new generation) or deleted and created again (another UID, at
+// generation 1 again), it is on the target, not waited on, and the plan
+// says what changed.
+func TestRolloutDoesNotWaitForAPoolChangedSinceItsWrite(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
+	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
+	hr := func(objs []*unstructured.Unstructured) *unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == "HelmRelease" && o.GetNamespace()+"/"+o.GetName() == web {
+				return o
+			}
+		}
+		t.Fatal("no " + web)
+		return nil
+	}
+
+	edited := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
+	hr(edited).SetGeneration(2)
+	plan := mustRollout(t, edited, byNamespace)
+	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Contains(t, byPool(plan)[web].Reason, "on the target, changed since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+report.NewRolloutRecord(to137).Name+", holds generation 1 of it; it is at generation 2 now), so not waited on")
+	assert.NotContains(t, byPool(mustRollout(t, edited, byFlavor)), web, "not on its way")
+
+	again := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
+	written := string(hr(again).GetUID())
+	require.NotEmpty(t, written, "the fixture's HelmRelease has the UID the API server gave it")
+	hr(again).SetUID("uid-created-again")
+	plan = mustRollout(t, again, byNamespace)
+	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Contains(t, byPool(plan)[web].Reason, "on the target, deleted and created again since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+report.NewRolloutRecord(to137).Name+", holds uid "+written+"; it is uid-created-again now), so not waited on")
+	assert.NotContains(t, byPool(mustRollout(t, again, byFlavor)), web, "not on its way")
+}
+
+// A record that is not what rollout --apply writes is refused, naming the
+// key and the fix; an absent record is an empty one.
+func TestRolloutRefusesARecordItDidNotWrite(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	name := report.NewRolloutRecord(to137).Name
+	for data, want := range map[string]string{
+		`{"notes": "x"}`:                      `key "notes" is not a wave (<run>.wave-<n>)`,
+		`{"20260822T000000Z.wave-1": "[{"}`:   `key "20260822T000000Z.wave-1" is not a list of HelmReleases written (`,
+		`{"20260822T000000Z.wave-1": "[{}]"}`: `key "20260822T000000Z.wave-1" holds a write without namespace, name, uid or generation`,
+	} {
+		var d map[string]any
+		require.NoError(t, json.Unmarshal([]byte(data), &d))
+		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "cozy-system"}, "data": d}}
+		_, err := rollout(t, append(settledFleet(t, nil), cm), o)
+		require.Error(t, err, data)
+		assert.Contains(t, err.Error(), "the rollout's record ConfigMap cozy-system/"+name+": "+want, data)
+		assert.Contains(t, err.Error(), "delete it (kubectl delete configmap -n cozy-system "+name+")", data)
+	}
 }
 
 // --exclude leaves pools out, by any name --pool takes; one that names no
@@ -1080,4 +1195,63 @@ func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 			assert.LessOrEqual(t, n, int64(1), "wave %d, %s", w.Wave, g)
 		}
 	}
+}
+
+// A pool that imports from the target's factory already, trusting the same
+// CA (the platform's, published with the URL and recorded at its creation),
+// is on the target: --to-factory URL --factory-ca FILE writes nothing to it,
+// selected by --behind or by name, and a move of its flavor in the same
+// change takes no CA of its own. With another CA in effect it takes FILE's,
+// the change naming the ConfigMap it trusted before once.
+func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
+	const mirror = "https://factory.mirror.internal"
+	const edge = "tenant-gamma/kubernetes-nodes-gamma-edge"
+	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	published, err := json.Marshal(map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}})
+	require.NoError(t, err)
+	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+		"ConfigMap/cozy-public/kubernetes-worker-image-tenant-defaults": func(o *unstructured.Unstructured) {
+			require.NoError(t, unstructured.SetNestedField(o.Object, string(published), "data", "values.json"))
+		},
+		"MachineDeployment/tenant-gamma/kubernetes-gamma-edge": func(o *unstructured.Unstructured) {
+			a := o.GetAnnotations()
+			a["kubernetes-worker-image.cozystack.io/created-with"] = `{"fromCatalog":["imageFactoryURL","imageFactoryCA"],"imageFactoryCA":true,"imageFactoryURL":"` + mirror + `"}`
+			o.SetAnnotations(a)
+		},
+	})
+	// It runs the template its values render now, as one created so would.
+	now := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: report.RolloutTarget{TalosVersion: "v1.13.4"}}))[edge]
+	for _, o := range objs {
+		if o.GetKind() == "MachineDeployment" && o.GetName() == "kubernetes-gamma-edge" {
+			require.NoError(t, unstructured.SetNestedField(o.Object, now.MachineTemplate.Current, "spec", "template", "spec", "infrastructureRef", "name"))
+		}
+	}
+
+	target := report.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}
+	for _, sel := range []report.RolloutSelection{{Behind: true, Namespace: "tenant-gamma"}, {Pools: []string{edge}}} {
+		plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: target})
+		p, ok := byPool(plan)[edge]
+		require.True(t, ok, "%+v selects it", sel)
+		assert.Equal(t, report.StateOnTarget, p.State, "%+v: %s", sel, p.Reason)
+		assert.Empty(t, p.Changes, "%+v", sel)
+		assert.Nil(t, p.ValuesChange, "%+v", sel)
+		assert.Empty(t, plan.Pools(), "%+v: nothing to move", sel)
+	}
+
+	// Moving its flavor too: the version changes, no CA of its own.
+	flavor := target
+	flavor.TalosVersion = "v1.13.7"
+	p := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: flavor}))[edge]
+	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange)
+
+	// Another CA in effect: it takes FILE's.
+	other := target
+	other.FactoryCA = certificate(t, "next mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	p = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: other}))[edge]
+	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	require.Len(t, p.Changes, 1)
+	assert.Equal(t, report.ValueChange{Field: "talos.imageFactoryCA", From: "ConfigMap kubernetes-gamma-edge-image-factory-ca", Source: p.Changes[0].Source, To: "the PEM of mirror-ca.pem"}, p.Changes[0])
+	assert.Contains(t, p.Changes[0].Source, "imageFactoryCA")
+	assert.Equal(t, p.MachineTemplate.Current, p.MachineTemplate.Target, "the CA's ConfigMap keeps its name: rotating it rolls nothing")
 }

@@ -59,16 +59,15 @@ func TestRolloutWaitsForARollingPoolAboveTheBoundAlone(t *testing.T) {
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
 	golden := byPool(mustRollout(t, settledFleet(t, nil), o))["tenant-acme/kubernetes-nodes-acme-golden"]
 	require.Equal(t, int64(2), golden.Workers, "the fixture's size the bound below relies on")
-	rolling := settledFleet(t, map[string]func(*unstructured.Unstructured){
+	rolling := withRecord(t, settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
-			managedBy(o, report.FieldManager, "2026-08-22T00:00:00Z", "talos.version")
 		},
 		"MachineDeployment/tenant-acme/kubernetes-acme-golden": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, golden.MachineTemplate.Target, "spec", "template", "spec", "infrastructureRef", "name"))
 			require.NoError(t, unstructured.SetNestedField(o.Object, int64(0), "status", "updatedReplicas"))
 		},
-	})
+	}), o.Target, "tenant-acme/kubernetes-nodes-acme-golden")
 	o.MaxClones = 1
 	plan := mustRollout(t, rolling, o)
 	first := plan.Waves[0]

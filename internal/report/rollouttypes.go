@@ -11,8 +11,10 @@ import (
 // with it, and reports each step as a RolloutEvent.
 
 // FieldManager is the name rollout's patches are made under, as the API
-// server records it in a HelmRelease's metadata.managedFields: how a later
-// plan tells a pool this tool moved from one its tenant moved.
+// server records it in a HelmRelease's metadata.managedFields. It says who
+// wrote a field to whoever reads the object, and proves nothing: any client
+// chooses its field manager's name. Which pools an earlier run moved is read
+// from the rollout's record (RolloutRecord).
 const FieldManager = "workerimage-rollout"
 
 // Pool states in a rollout plan. Moves and rolling pools make up the waves;
@@ -146,6 +148,11 @@ type RolloutPlan struct {
 	MaxClones  int `json:"maxClones"`
 	// Strict: a pool that cannot move keeps the rollout from starting.
 	Strict bool `json:"strict,omitempty"`
+	// Record is the rollout's record, ConfigMap <namespace>/<name> in the
+	// platform's namespace: what earlier runs to this target wrote, read to
+	// know which pools are on their way, and what --apply adds each write to
+	// (RolloutRecord).
+	Record string `json:"record"`
 	// Selected counts the pools the selection kept.
 	Selected int `json:"selected"`
 	// Waves are the pools to move (rolling ones first), WaveSize each.

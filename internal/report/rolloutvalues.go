@@ -84,14 +84,15 @@ func (e *valuesEdit) set(field string, cur Sourced, value string) {
 
 // setCA sets talos.imageFactoryCA, the one field the chart reads a pool's
 // own CA from, to the target's PEM, unless the pool has that PEM already;
-// cur is the CA the pool's import trusts now (nil: none).
+// cur is the CA the pool's import trusts now (nil: none), its ConfigMap as
+// the chart names it.
 func (e *valuesEdit) setCA(cur *Sourced, own string, target RolloutTarget) {
 	if own == target.FactoryCA {
 		return
 	}
 	from, source := "", "none: the import trusts CDI's system store alone"
 	if cur != nil {
-		from, source = "ConfigMap "+cur.Value, cur.Source
+		from, source = cur.Value, cur.Source
 	}
 	setIn(e.patch, []string{"talos", "imageFactoryCA"}, target.FactoryCA)
 	e.changes = append(e.changes, ValueChange{Field: "talos.imageFactoryCA", From: from, Source: source, To: "the PEM of " + OrNone(target.FactoryCAFrom)})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/rdschema"
 	"github.com/cozystack/golden-worker-images/internal/render"
+	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -541,4 +542,25 @@ func TestRDRefusesAChartWithoutItsSchema(t *testing.T) {
 	assert.Contains(t, err.Error(), "make generate")
 
 	assert.NotEmpty(t, render.Get(ourRD(t), "spec.application.openAPISchema"), "the chart as committed renders its schema")
+}
+
+// The settings rollcheck names a pool for taking from upstream's
+// ApplicationDefinition (report.UpstreamImageFactoryURL,
+// report.UpstreamInstallerRepository) are what cozystack-api's read-time
+// defaulting of upstream's schema writes into a pool's values; this
+// repository's schema defaults neither, so under it nothing writes them.
+func TestRollcheckKnowsUpstreamsDefaults(t *testing.T) {
+	upstream, err := specSchema(render.Get(upstreamRD(t), "spec.application.openAPISchema").(string))
+	require.NoError(t, err)
+	defaulted := applyDefaults(map[string]any{"cluster": "x"}, upstream, true)
+	assert.Equal(t, report.UpstreamImageFactoryURL, render.Get(defaulted, "talos.imageFactoryURL"))
+	assert.Equal(t, report.UpstreamInstallerRepository, render.Get(defaulted, "talos.installerRepository"))
+
+	ours, err := specSchema(render.Get(ourRD(t), "spec.application.openAPISchema").(string))
+	require.NoError(t, err)
+	defaulted = applyDefaults(map[string]any{"cluster": "x"}, ours, true)
+	for _, field := range []string{"talos.imageFactoryURL", "talos.installerRepository"} {
+		v := render.Get(defaulted, field)
+		assert.True(t, v == nil || v == "", "this chart's schema defaults %s to %v: cozystack-api would write it over the pool's creation record", field, v)
+	}
 }
