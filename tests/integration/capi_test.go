@@ -205,6 +205,13 @@ func writeServingCert(t testing.TB, dir string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writeKeyPair(t, dir, der, key)
+}
+
+// writeKeyPair writes a serving certificate (DER) and its key as tls.crt and
+// tls.key in dir, and returns the certificate's PEM.
+func writeKeyPair(t testing.TB, dir string, der []byte, key *ecdsa.PrivateKey) []byte {
+	t.Helper()
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -263,15 +270,7 @@ func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "tls.crt"), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	writeFile(t, filepath.Join(dir, "tls.key"), string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})))
+	writeKeyPair(t, dir, der, key)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
 }
 

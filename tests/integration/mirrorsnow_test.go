@@ -4,7 +4,6 @@ package integration
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -17,7 +16,6 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // testPublishedMirrorsNow: the closed-network page's step that brings the
@@ -75,39 +73,8 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 	t.Cleanup(func() { e.remove(t, objectRef{"v1", "Secret", ns, "cozystack-values"}) })
 	e.createYAML(t, cozystackHelmRelease(ns, app, "{cluster: "+cluster+"}"))
 	t.Cleanup(func() { e.removeReleased(t, ns, release) })
-	waitFor(t, 60*time.Second, "helm-controller installed "+release, func() string {
-		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", ns, release)
-		if ready, failed, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
-			if failed != "" {
-				t.Fatalf("helm-controller's install of %s/%s: %s", ns, release, failed)
-			}
-			return says
-		}
-		return ""
-	})
-	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": 1}})
-	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", ns).Patch(t.Context(), pool, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
-		t.Fatalf("replicas of %s: %v", pool, err)
-	}
+	e.releasedAndRolledOut(t, ns, release, 1, 1)
 
-	// talosConfig is the machine config the pool's talos-config Job applied,
-	// once it holds want.
-	talosConfig := func(what, want string) string {
-		t.Helper()
-		var data string
-		waitFor(t, 60*time.Second, what, func() string {
-			tct, ok := e.get(t, "bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", ns, pool)
-			if !ok {
-				return "no TalosConfigTemplate " + pool + " yet"
-			}
-			data = fmt.Sprint(render.Get(tct.Object, "spec.template.spec.data"))
-			if !strings.Contains(data, want) {
-				return "its machine config does not hold " + want + " yet"
-			}
-			return ""
-		})
-		return data
-	}
 	// running is what must not move, read from the cluster: the template the
 	// MachineDeployment runs, its generation, and its Machines.
 	running := func() string {
@@ -124,14 +91,7 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 		sort.Strings(names)
 		return fmt.Sprintf("template %s, MachineDeployment generation %d, Machines %v", report.RunningTemplate(md.Object), md.GetGeneration(), names)
 	}
-	waitFor(t, 90*time.Second, pool+" rolled out", func() string {
-		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, pool)
-		if st := report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), 1); !st.RolledOut {
-			return st.Says
-		}
-		return ""
-	})
-	first := talosConfig("the TalosConfigTemplate with the first published mirror", firstMirror)
+	first := e.talosConfigHolds(t, ns, pool, firstMirror)
 	wantInstall := firstInstaller + "/" + schematicID + ":" + version
 	if !strings.Contains(first, wantInstall) {
 		t.Errorf("the TalosConfigTemplate of %s installs no %s:\n%s", pool, wantInstall, first)
@@ -180,7 +140,7 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 		}
 		return ""
 	})
-	next := talosConfig("the TalosConfigTemplate with the mirror published later", nextMirror)
+	next := e.talosConfigHolds(t, ns, pool, nextMirror)
 	t.Logf("the page's step took %s to the TalosConfigTemplate's new content", time.Since(start).Round(100*time.Millisecond))
 	if want := nextInstaller + "/" + schematicID + ":" + version; !strings.Contains(next, want) {
 		t.Errorf("after the page's step the TalosConfigTemplate of %s installs no %s:\n%s", pool, want, next)
