@@ -89,7 +89,38 @@ func (r Release) Revision() int {
 // answered a lookup with an error, or ErrValuesTooDeep before Helm copies
 // values nested past MaxValuesDepth. Helm v4 renders through package helmv4,
 // which the CLI does not link.
+//
+// Helm's values, schema check and capabilities are Helm's own; its templates
+// run in executeTemplates, Helm v3's engine with each template parsed once
+// per process (the same bytes and errors: RenderWithHelm is the reference
+// it is tested against).
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	return renderWith(templateEngine, chrt, opts)
+}
+
+// RenderWithHelm is Render with Helm v3's own engine (engine.Render, or
+// engine.RenderWithClientProvider with a cluster) running the templates,
+// parsing all of them on every render as Flux's helm-controller does.
+func RenderWithHelm(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	return renderWith(helmEngine, chrt, opts)
+}
+
+// A templateRunner executes a chart's templates over the values Helm made
+// of a render's options, against p (nil: no cluster), giving each rendered
+// file's text by its path.
+type templateRunner func(chrt *chart.Chart, vals chartutil.Values, p engine.ClientProvider) (map[string]string, error)
+
+// templateEngine runs Render's templates.
+var templateEngine templateRunner = executeTemplates
+
+func helmEngine(chrt *chart.Chart, vals chartutil.Values, p engine.ClientProvider) (map[string]string, error) {
+	if p == nil {
+		return engine.Render(chrt, vals)
+	}
+	return engine.RenderWithClientProvider(chrt, vals, p)
+}
+
+func renderWith(run templateRunner, chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
@@ -113,10 +144,10 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	}
 	var files map[string]string
 	if p := opts.Provider(); p == nil {
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.Render(chrt, vals) })
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return run(chrt, vals, nil) })
 	} else {
 		rec := &recordingProvider{inner: p}
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.RenderWithClientProvider(chrt, vals, rec) })
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return run(chrt, vals, rec) })
 		if cause := rec.failure(); err != nil && cause != nil && !errors.Is(err, ErrTooSlow) {
 			return nil, &LookupError{Err: cause, render: err}
 		}
