@@ -22,8 +22,11 @@ test: unit integration
 
 ## unit: the fast suite alone (no API server), with the Talos patch check and
 ## Prometheus's promtool over the catalog's alert rules (tests/monitoring).
+## tests/render runs with -tags rendercrosscheck: each of its renders also
+## runs Helm's own engine, which must give the same bytes and refusals.
 unit: talos promtool
-	PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test ./...
+	PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test $$($(GO) list ./... | grep -v '/tests/render$$')
+	$(GO) test -tags rendercrosscheck ./tests/render/
 
 ## talos: Talos's own config patcher applies every golden pool's machine-config
 ## patch; tests/talos is its own module, so Talos never enters go.mod.

@@ -30,6 +30,9 @@ import (
 	"k8s.io/client-go/dynamic"
 )
 
+// EnginesPerRender: each Render runs the parsed-once engine and Helm's.
+const EnginesPerRender = 2
+
 func init() { templateEngine = crosschecked }
 
 func crosschecked(chrt *chart.Chart, vals chartutil.Values, p engine.ClientProvider) (map[string]string, error) {
