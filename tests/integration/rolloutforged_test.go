@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -136,7 +137,21 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 
 	// 1. The tenant creates the pool under the rollout's field manager; its
 	// VMs never boot.
-	t.Cleanup(func() { e.removeReleased(t, forged.namespace, forged.release) })
+	t.Cleanup(func() {
+		e.removeReleased(t, forged.namespace, forged.release)
+		// Helm uninstalls what its last release (the failed upgrade of step
+		// 5) holds: the template of the release before it stays, and a pool
+		// object without its pool would trouble the fleet subtests after.
+		kmts, err := e.client(t, kmtAPIVersion, kmtKind, ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kmt := range kmts.Items {
+			if strings.HasPrefix(kmt.GetName(), forged.machineDeployment()+"-") {
+				e.remove(t, objectRef{kmtAPIVersion, kmtKind, ns, kmt.GetName()})
+			}
+		}
+	})
 	e.capi.neverBoot(forged.namespace, forged.machineDeployment(), true)
 	t.Cleanup(func() { e.capi.neverBoot(forged.namespace, forged.machineDeployment(), false) })
 	manifest := cozystackHelmRelease(forged.namespace, strings.TrimPrefix(forged.release, "kubernetes-nodes-"), forged.values)
@@ -158,12 +173,12 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", ns).Patch(ctx, forged.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("replicas of %s: %v", forged.id(), err)
 	}
-	notReady := func() report.MachineDeploymentState {
+	forgedWorkers := func() report.MachineDeploymentState {
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, forged.machineDeployment())
 		return report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), forged.workers)
 	}
 	waitFor(t, 60*time.Second, "Cluster API created "+forged.id()+"'s worker", func() string {
-		if st := notReady(); st.UpdatedReplicas != forged.workers || st.ReadyReplicas != 0 {
+		if st := forgedWorkers(); st.UpdatedReplicas != forged.workers || st.ReadyReplicas != 0 {
 			return st.Says
 		}
 		return ""
@@ -179,8 +194,9 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 		t.Fatalf("%s's managedFields do not say %s wrote talos.version, as the forgery needs: %v", forged.id(), report.FieldManager, hr.GetManagedFields())
 	}
 
-	// 2. The record: the tenant cannot write it, though it writes the same
-	// ConfigMap in its own namespace.
+	// 2. The record: the tenant cannot write it (here a record holding its
+	// pool as the rollout's write), though it writes the same ConfigMap in
+	// its own namespace.
 	plan := rolloutPlan(t, e, 0, "-n", ns, "--to-talos", to)
 	forgedRecord := report.NewRolloutRecord(plan.Target)
 	if report.RecordNamespace+"/"+forgedRecord.Name != plan.Record {
@@ -201,8 +217,22 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	} else {
 		e.remove(t, objectRef{"v1", "ConfigMap", ns, cm.GetName()})
 	}
-	if _, ok := e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name); ok {
-		t.Fatalf("the rollout's record %s exists before any run", plan.Record)
+	// The record of this target: earlier subtests' runs to it may have
+	// written it (one record per target), and none holds the tenant's pool.
+	stored := func() *report.RolloutRecord {
+		t.Helper()
+		cm, ok := e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name)
+		if !ok {
+			return report.NewRolloutRecord(plan.Target)
+		}
+		record, err := report.DecodeRolloutRecord(plan.Target, cm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return record
+	}
+	if w, ok := stored().Written(ns, forged.release); ok {
+		t.Fatalf("the rollout's record %s holds the tenant's pool after its create was refused: %+v", plan.Record, w)
 	}
 
 	// 3. Every selection: the behind pool alone in wave 1; selected by where
@@ -231,7 +261,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 			t.Errorf("the rollout names the tenant's pool: %s %s: %s", ev.Event, ev.Pool, ev.Message)
 		}
 	}
-	if st := notReady(); st.RolledOut || st.ReadyReplicas != 0 {
+	if st := forgedWorkers(); st.RolledOut || st.ReadyReplicas != 0 {
 		t.Errorf("%s after the rollout: %s; want its worker never ready, as a wait for it would have run into --timeout", forged.id(), st.Says)
 	}
 	if n := e.mustGet(t, forged).GetGeneration(); n != 1 {
@@ -239,8 +269,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	}
 	// The record the operator's run wrote holds the behind pool alone, and
 	// the tenant cannot add its own.
-	stored, ok := e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name)
-	if !ok {
+	if _, ok := e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name); !ok {
 		t.Fatalf("no record %s after --apply", plan.Record)
 	}
 	patch, _ := json.Marshal(map[string]any{"data": cm.Object["data"]})
@@ -248,11 +277,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("%s patching the rollout's record %s: %v, want Forbidden", tenant.user, plan.Record, err)
 	}
-	stored, _ = e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name)
-	record, err := report.DecodeRolloutRecord(plan.Target, stored)
-	if err != nil {
-		t.Fatal(err)
-	}
+	record := stored()
 	if w, ok := record.Written(ns, behind.release); !ok || w.UID != string(e.mustGet(t, behind).GetUID()) || w.Generation != 2 {
 		t.Errorf("the record holds %+v (%v) of %s, want its UID at generation 2", w, ok, behind.id())
 	}
