@@ -878,8 +878,13 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 	case hrReady && mdState.RolledOut:
 		p.State, p.Reason = StateOnTarget, mdState.Says
 	case !ours:
+		// A failed release's says is a word ("failed"): the failure says why.
+		says := hrSays
+		if failed != "" {
+			says = failed
+		}
 		p.State = StateOnTarget
-		p.Reason = fmt.Sprintf("%s, so not waited on: %s; %s", notOurs, hrSays, mdState.Says)
+		p.Reason = fmt.Sprintf("%s, so not waited on: %s; %s", notOurs, says, mdState.Says)
 	case failed != "":
 		// Waiting would only see the failure again: helm-controller retries
 		// a failed release on its own terms.

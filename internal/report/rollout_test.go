@@ -871,6 +871,10 @@ func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
 	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false)), byNamespace)
 	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
 	assert.Regexp(t, `^on the target by its own values \(the rollout's record, ConfigMap cozy-system/workerimage-rollout-[0-9a-f]{10}, holds no write of it\), so not waited on: HelmRelease Ready at generation 1; MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated`, byPool(plan)[web].Reason)
+	// Its release failed: the reason says why, as helm-controller does.
+	plan = mustRollout(t, settledFleet(t, tenantMoved(t, true)), byNamespace)
+	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Regexp(t, `holds no write of it\), so not waited on: HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed \(helm-controller keeps retrying it on its own .*\); MachineDeployment rolling onto kubernetes-beta-web-086b68`, byPool(plan)[web].Reason)
 	assert.Len(t, plan.Pools(), 2)
 	assert.Equal(t, "cozy-system/"+report.NewRolloutRecord(to137).Name, plan.Record)
 }

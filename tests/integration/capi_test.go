@@ -533,6 +533,7 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("RolloutTenantEdit", func(t *testing.T) { testRolloutTenantEdit(t, e) })
 	t.Run("RolloutRetryOnFailure", func(t *testing.T) { testRolloutRetryOnFailure(t, e) })
 	t.Run("RolloutStallTimesOut", func(t *testing.T) { testRolloutStallTimesOut(t, e) })
+	t.Run("RolloutForgedFieldManager", func(t *testing.T) { testRolloutForgedFieldManager(t, e) })
 	t.Run("FleetTools", func(t *testing.T) { testFleetToolsOnRealControllers(t, e) })
 	// The closed-network page's steps that need helm-controller.
 	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })

@@ -134,7 +134,9 @@ func startEnv(t testing.TB) *env {
 		fmt.Sprintf("--secure-port=%d", apiPort),
 		"--cert-dir="+filepath.Join(dir, "certs"),
 		"--token-auth-file="+filepath.Join(dir, "tokens.csv"),
-		"--authorization-mode=AlwaysAllow",
+		// RBAC, as a cluster authorizes: the admin token is system:masters,
+		// and a tenant's identity is refused what its roles do not grant.
+		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(dir, "sa.key"),
