@@ -116,6 +116,27 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 		-o $(abspath $@).tmp sigs.k8s.io/cluster-api
 	mv $@.tmp $@
 
+# The boot path's controllers, each from its own tools/ module (its own go.mod:
+# each pins its own Kubernetes, controller-runtime and Cluster API) once into
+# .cache, at the version its go.mod pins: CDI's controller (v1.64.0), the
+# release Cozystack runs. Built only; no test runs it yet.
+CDI_BIN ?= .cache/cdi/bin
+
+.PHONY: cdi boot-path-controllers
+
+## boot-path-controllers: build the controllers below (once each).
+boot-path-controllers: cdi
+
+## cdi: build CDI's controller (cmd/cdi-controller) into .cache/cdi/bin (once).
+cdi: $(CDI_BIN)/cdi-controller
+
+$(CDI_BIN)/cdi-controller: tools/cdi/go.mod
+	@mkdir -p $(@D)
+	cd tools/cdi && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X kubevirt.io/containerized-data-importer/pkg/version.gitVersion=$$($(GO) list -m -f '{{.Version}}' kubevirt.io/containerized-data-importer)" \
+		-o $(abspath $@).tmp kubevirt.io/containerized-data-importer/cmd/cdi-controller
+	mv $@.tmp $@
+
 ## helm-controller: build Flux's helm-controller into .cache/helm-controller/bin
 ## (once); the tier runs it against its kube-apiserver, as the platform runs it.
 helm-controller: $(HC_BIN)/helm-controller
