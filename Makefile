@@ -118,14 +118,16 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 
 # The boot path's controllers, each from its own tools/ module (its own go.mod:
 # each pins its own Kubernetes, controller-runtime and Cluster API) once into
-# .cache, at the version its go.mod pins: CDI's controller (v1.64.0), the
-# release Cozystack runs. Built only; no test runs it yet.
+# .cache, at the version its go.mod pins: CDI's controller (v1.64.0) and
+# Cluster API's KubeVirt provider (v0.1.10), the releases Cozystack runs. Built
+# only; no test runs them yet.
 CDI_BIN ?= .cache/cdi/bin
+CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 
-.PHONY: cdi boot-path-controllers
+.PHONY: cdi cluster-api-provider-kubevirt boot-path-controllers
 
 ## boot-path-controllers: build the controllers below (once each).
-boot-path-controllers: cdi
+boot-path-controllers: cdi cluster-api-provider-kubevirt
 
 ## cdi: build CDI's controller (cmd/cdi-controller) into .cache/cdi/bin (once).
 cdi: $(CDI_BIN)/cdi-controller
@@ -135,6 +137,16 @@ $(CDI_BIN)/cdi-controller: tools/cdi/go.mod
 	cd tools/cdi && CGO_ENABLED=0 $(GO) build -trimpath \
 		-ldflags "-s -w -X kubevirt.io/containerized-data-importer/pkg/version.gitVersion=$$($(GO) list -m -f '{{.Version}}' kubevirt.io/containerized-data-importer)" \
 		-o $(abspath $@).tmp kubevirt.io/containerized-data-importer/cmd/cdi-controller
+	mv $@.tmp $@
+
+## cluster-api-provider-kubevirt: build the KubeVirt provider's manager into
+## .cache/cluster-api-provider-kubevirt/bin (once).
+cluster-api-provider-kubevirt: $(CAPK_BIN)/cluster-api-provider-kubevirt
+
+$(CAPK_BIN)/cluster-api-provider-kubevirt: tools/cluster-api-provider-kubevirt/go.mod
+	@mkdir -p $(@D)
+	cd tools/cluster-api-provider-kubevirt && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(abspath $@).tmp sigs.k8s.io/cluster-api-provider-kubevirt
 	mv $@.tmp $@
 
 ## helm-controller: build Flux's helm-controller into .cache/helm-controller/bin
