@@ -120,10 +120,15 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # each pins its own Kubernetes, controller-runtime and Cluster API) once into
 # .cache, at the version its go.mod pins: CDI's controller (v1.64.0), Cluster
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
-# the releases Cozystack runs. Built only; no test runs them yet.
+# the releases Cozystack runs. TestPlatformControllers runs the KubeVirt
+# provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT); the
+# other two are built only.
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
+
+integration: cluster-api-provider-kubevirt
+integration: export CLUSTER_API_PROVIDER_KUBEVIRT := $(abspath $(CAPK_BIN))/cluster-api-provider-kubevirt
 
 .PHONY: cdi cluster-api-provider-kubevirt cluster-api-bootstrap-provider-talos boot-path-controllers
 
