@@ -120,7 +120,8 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # each pins its own Kubernetes, controller-runtime and Cluster API) once into
 # .cache, at the version its go.mod pins: CDI's controller (v1.64.0), Cluster
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
-# the releases Cozystack runs. Built only; no test runs them yet.
+# the releases Cozystack runs. TestPlatformControllers runs the Talos bootstrap
+# provider; the other two are built only.
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
@@ -153,6 +154,10 @@ $(CAPK_BIN)/cluster-api-provider-kubevirt: tools/cluster-api-provider-kubevirt/g
 ## cluster-api-bootstrap-provider-talos: build the Talos bootstrap provider's
 ## manager into .cache/cluster-api-bootstrap-provider-talos/bin (once).
 cluster-api-bootstrap-provider-talos: $(CABPT_BIN)/cluster-api-bootstrap-provider-talos
+
+# TestPlatformControllers runs it (and fails, saying so, without CABPT).
+integration: cluster-api-bootstrap-provider-talos
+integration: export CABPT := $(abspath $(CABPT_BIN))/cluster-api-bootstrap-provider-talos
 
 $(CABPT_BIN)/cluster-api-bootstrap-provider-talos: tools/cluster-api-bootstrap-provider-talos/go.mod
 	@mkdir -p $(@D)

@@ -43,7 +43,15 @@ const capiModulePath = "sigs.k8s.io/cluster-api"
 // go.sum pins, so the CRDs the tier installs are the manager's own.
 func capiModule(t testing.TB) (version, sum string) {
 	t.Helper()
-	path := filepath.Join(support.RepoRoot(), "tools", "cluster-api", "go.sum")
+	return toolModule(t, "cluster-api", capiModulePath)
+}
+
+// toolModule is the version and module hash of modulePath that
+// tools/<tool>'s go.sum pins: the release the tier's binary of that tool is
+// built from, whose manifests the tier reads from the module cache.
+func toolModule(t testing.TB, tool, modulePath string) (version, sum string) {
+	t.Helper()
+	path := filepath.Join(support.RepoRoot(), "tools", tool, "go.sum")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +60,11 @@ func capiModule(t testing.TB) (version, sum string) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) == 3 && fields[0] == capiModulePath && !strings.HasSuffix(fields[1], "/go.mod") {
+		if len(fields) == 3 && fields[0] == modulePath && !strings.HasSuffix(fields[1], "/go.mod") {
 			return fields[1], fields[2]
 		}
 	}
-	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/cluster-api", path, capiModulePath)
+	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/%s", path, modulePath, tool)
 	return "", ""
 }
 
@@ -112,14 +120,25 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 	)
 
 	version, sum := capiModule(t)
-	dir := moduleDir(t, e.dir, capiModulePath, version, sum)
+	e.registerWebhooks(t, capiModulePath, version, sum, "capi-", c.webhookPort, caPEM)
+	e.waitManagerReady(t, "cluster-api", c.healthPort)
+	return c
+}
+
+// registerWebhooks registers a manager's admission webhooks as its release
+// does: the module's config/webhook/manifests.yaml, each configuration's name
+// prefixed, each Service replaced by the manager's loopback port and path,
+// trusting the manager's serving certificate.
+func (e *env) registerWebhooks(t testing.TB, modulePath, version, sum, prefix string, port int, caPEM []byte) {
+	t.Helper()
+	dir := moduleDir(t, e.dir, modulePath, version, sum)
 	raw, err := os.ReadFile(filepath.Join(dir, "config", "webhook", "manifests.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	objs, err := render.ParseObjects(raw)
 	if err != nil {
-		t.Fatalf("%s's webhook manifests: %v", capiModulePath, err)
+		t.Fatalf("%s's webhook manifests: %v", modulePath, err)
 	}
 	for _, obj := range objs {
 		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
@@ -130,7 +149,7 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 				t.Fatalf("%s webhook %v names no service path", obj.GetKind(), hook["name"])
 			}
 			hook["clientConfig"] = map[string]any{
-				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", c.webhookPort, path),
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
 				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
 			}
 			hooks[i] = hook
@@ -138,34 +157,37 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
 			t.Fatal(err)
 		}
-		obj.SetName("capi-" + obj.GetName())
+		obj.SetName(prefix + obj.GetName())
 		e.create(t, obj)
 	}
+}
 
-	// Ready: its readyz includes the webhook server's started check.
+// waitManagerReady waits until the started manager of that name answers its readyz
+// (which includes its webhook server's started check) on healthPort.
+func (e *env) waitManagerReady(t testing.TB, name string, healthPort int) {
+	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.healthPort)
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
 	for {
 		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return
 			}
 		}
-		if p := e.process("cluster-api"); p != nil {
+		if p := e.process(name); p != nil {
 			select {
 			case <-p.done:
-				t.Fatalf("cluster-api exited: %v (its log: %s)", p.err, p.log)
+				t.Fatalf("%s exited: %v (its log: %s)", name, p.err, p.log)
 			default:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("cluster-api not ready at %s after 2m: %v", url, err)
+			t.Fatalf("%s not ready at %s after 2m: %v", name, url, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return c
 }
 
 // process is the started process of that name.
@@ -277,11 +299,11 @@ func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 // capiStandIns play what needs a kubelet or a VM, in every namespace, each
 // as its component writes it: the kubelet running a pool's talos-config Job
 // (its step run for real, by sh and kubectl, against the API server: see
-// runJobStep), the Talos bootstrap provider (a TalosConfig gets its bootstrap
-// data Secret and status), the KubeVirt provider (a KubevirtMachine gets its
-// providerID and becomes ready) and the kubelet of each worker (a Ready Node
-// with that providerID, in the workload cluster, which is the tier's own API
-// server). Nothing else: Cluster API and helm-controller run for real.
+// runJobStep), the KubeVirt provider (a KubevirtMachine gets its providerID
+// and becomes ready) and the kubelet of each worker (a Ready Node with that
+// providerID, in the workload cluster, which is the tier's own API server).
+// Nothing else: Cluster API, the Talos bootstrap provider and helm-controller
+// run for real.
 type capiStandIns struct {
 	e    *env
 	t    testing.TB
@@ -339,7 +361,6 @@ func (s *capiStandIns) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer tick.Stop()
 	for {
 		s.talosConfigJobs(ctx, wg)
-		s.bootstrap(ctx)
 		s.machines(ctx)
 		select {
 		case <-ctx.Done():
@@ -383,49 +404,6 @@ func (s *capiStandIns) talosConfigJobs(ctx context.Context, wg *sync.WaitGroup) 
 				s.problem("Job %s: %v\n%s", key, err, out)
 			}
 		}()
-	}
-}
-
-// bootstrap: CABPT writes <TalosConfig>-bootstrap-data (type
-// cluster.x-k8s.io/secret, the machine config under "value", owned by the
-// TalosConfig), then status.dataSecretName and ready.
-func (s *capiStandIns) bootstrap(ctx context.Context) {
-	list, err := s.e.dynamic.Resource(talosConfigGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.problem("list TalosConfigs: %v", err)
-		}
-		return
-	}
-	for _, tc := range list.Items {
-		if ready, _, _ := unstructured.NestedBool(tc.Object, "status", "ready"); ready || tc.GetDeletionTimestamp() != nil {
-			continue
-		}
-		ns := tc.GetNamespace()
-		name := tc.GetName() + "-bootstrap-data"
-		data, _, _ := unstructured.NestedString(tc.Object, "spec", "data")
-		if data == "" {
-			data = "version: v1alpha1\nmachine:\n  type: worker\n"
-		}
-		secret := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-			"metadata": map[string]any{
-				"name": name, "namespace": ns,
-				"labels":          map[string]any{"cluster.x-k8s.io/cluster-name": tc.GetLabels()["cluster.x-k8s.io/cluster-name"]},
-				"ownerReferences": []any{map[string]any{"apiVersion": tc.GetAPIVersion(), "kind": tc.GetKind(), "name": tc.GetName(), "uid": string(tc.GetUID()), "controller": true}},
-			},
-			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte(data))},
-		}}
-		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			if ctx.Err() == nil && !apierrors.IsNotFound(err) {
-				s.problem("bootstrap data Secret %s/%s: %v", ns, name, err)
-			}
-			continue
-		}
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "dataSecretName": name}})
-		if _, err := s.e.dynamic.Resource(talosConfigGVR).Namespace(ns).Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.problem("status of TalosConfig %s/%s: %v", ns, tc.GetName(), err)
-		}
 	}
 }
 
@@ -498,14 +476,17 @@ const (
 )
 
 // TestPlatformControllers runs the platform's own controllers against their
-// own API server: Cluster API's core manager, and Flux's helm-controller for
-// the rollout and fleet subtests (each starts it, on the tenants shard).
-// Stand-ins play only what needs a kubelet or a VM (capiStandIns). First one
-// pool's MachineDeployment, as the pool chart renders it, is rolled onto a
-// new KubevirtMachineTemplate and read at every step as `rollout` reads it;
-// then every `rollout --apply` subtest runs over pools helm-controller
-// releases and Cluster API rolls. It runs when CLUSTER_API names the manager
-// `make cluster-api` built (and HELM_CONTROLLER, `make helm-controller`).
+// own API server: Cluster API's core manager, the Talos bootstrap provider's
+// manager, and Flux's helm-controller for the rollout and fleet subtests (each
+// starts it, on the tenants shard). Stand-ins play only what needs a kubelet
+// or a VM (capiStandIns). First one pool's MachineDeployment, as the pool
+// chart renders it, is rolled onto a new KubevirtMachineTemplate and read at
+// every step as `rollout` reads it; then every `rollout --apply` subtest runs
+// over pools helm-controller releases and Cluster API rolls; last, every
+// machine config the bootstrap provider generated on the way goes through
+// Talos's validator. It runs when CLUSTER_API names the manager `make
+// cluster-api` built (and CABPT, `make cluster-api-bootstrap-provider-talos`;
+// HELM_CONTROLLER, `make helm-controller`).
 func TestPlatformControllers(t *testing.T) {
 	bin := os.Getenv("CLUSTER_API")
 	if bin == "" {
@@ -514,12 +495,22 @@ func TestPlatformControllers(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("CLUSTER_API=%s: %v; run `make cluster-api`", bin, err)
 	}
+	// No stand-in writes bootstrap data any more: the provider must run.
+	cabpt := os.Getenv("CABPT")
+	if cabpt == "" {
+		t.Fatal("CABPT is not set: `make cluster-api-bootstrap-provider-talos` builds the Talos bootstrap provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(cabpt); err != nil {
+		t.Fatalf("CABPT=%s: %v; run `make cluster-api-bootstrap-provider-talos`", cabpt, err)
+	}
 	start := time.Now()
 	e := startEnv(t)
 	e.installCRDs(t)
 	e.createClusterFixtures(t)
+	bootstrapData := e.watchBootstrapData(t)
 	e.startClusterAPI(t, bin)
-	t.Logf("kube-apiserver and cluster-api ready in %s", time.Since(start).Round(time.Second))
+	e.startCABPT(t, cabpt)
+	t.Logf("kube-apiserver, cluster-api and the Talos bootstrap provider ready in %s", time.Since(start).Round(time.Second))
 	e.createWorkloadCluster(t, capiTenant, capiCluster)
 	e.capi = e.startCAPIStandIns(t)
 
@@ -538,6 +529,8 @@ func TestPlatformControllers(t *testing.T) {
 	// The closed-network page's steps that need helm-controller.
 	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })
 	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
+	// Every machine config the bootstrap provider generated for the pools above.
+	t.Run("BootstrapData", func(t *testing.T) { testBootstrapData(t, e, bootstrapData) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the
@@ -604,35 +597,29 @@ spec:
 
 // createCAPIPool creates a pool as its chart renders it (its
 // KubevirtMachineTemplate, its MachineDeployment without spec.replicas, its
-// MachineHealthCheck) and its TalosConfigTemplate as the pool's reconcile
-// Job creates it, and returns the render.
+// MachineHealthCheck, and its talos-config ConfigMap and Job, whose step the
+// stand-in kubelet runs: it applies the pool's TalosConfigTemplate) and
+// returns the render.
 func (e *env) createCAPIPool(t *testing.T, release string, vals map[string]any) *render.Manifest {
 	t.Helper()
 	m := renderPool(t, release, capiTenant, vals)
-	e.createYAML(t, fmt.Sprintf(`apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3
-kind: TalosConfigTemplate
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  template:
-    spec:
-      generateType: worker
-      talosVersion: v1.13
-`, poolName(release), capiTenant))
-	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck"} {
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "ConfigMap", "Job"} {
 		d, err := m.One(kind)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.create(t, &unstructured.Unstructured{Object: d.Object})
 	}
+	job, _ := m.One("Job")
+	jobName, _, _ := unstructured.NestedString(job.Object, "metadata", "name")
 	// Gone when the subtest ends, as an uninstall leaves it: the fleet
 	// subtests after it read a cluster whose every pool has its release.
 	t.Cleanup(func() {
 		for _, kind := range []string{"MachineHealthCheck", "MachineDeployment"} {
 			e.remove(t, objectRef{capiAPIVersion, kind, capiTenant, poolName(release)})
 		}
+		e.remove(t, objectRef{"batch/v1", "Job", capiTenant, jobName})
+		e.remove(t, objectRef{"v1", "ConfigMap", capiTenant, poolName(release) + "-talos-config"})
 		e.remove(t, objectRef{"bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", capiTenant, poolName(release)})
 		// Every template the subtest made the pool's (MachineDeploymentRollout moves it to a second).
 		kmts, err := e.client(t, kmtAPIVersion, kmtKind, capiTenant).List(context.Background(), metav1.ListOptions{})
