@@ -121,8 +121,8 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # .cache, at the version its go.mod pins: CDI's controller (v1.64.0), Cluster
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
 # the releases Cozystack runs. TestPlatformControllers runs the KubeVirt
-# provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT); the
-# other two are built only.
+# provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT) and the
+# Talos bootstrap provider; CDI's controller is built only.
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
@@ -158,6 +158,10 @@ $(CAPK_BIN)/cluster-api-provider-kubevirt: tools/cluster-api-provider-kubevirt/g
 ## cluster-api-bootstrap-provider-talos: build the Talos bootstrap provider's
 ## manager into .cache/cluster-api-bootstrap-provider-talos/bin (once).
 cluster-api-bootstrap-provider-talos: $(CABPT_BIN)/cluster-api-bootstrap-provider-talos
+
+# TestPlatformControllers runs it (and fails, saying so, without CABPT).
+integration: cluster-api-bootstrap-provider-talos
+integration: export CABPT := $(abspath $(CABPT_BIN))/cluster-api-bootstrap-provider-talos
 
 $(CABPT_BIN)/cluster-api-bootstrap-provider-talos: tools/cluster-api-bootstrap-provider-talos/go.mod
 	@mkdir -p $(@D)

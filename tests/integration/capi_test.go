@@ -28,7 +28,6 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -44,7 +43,15 @@ const capiModulePath = "sigs.k8s.io/cluster-api"
 // go.sum pins, so the CRDs the tier installs are the manager's own.
 func capiModule(t testing.TB) (version, sum string) {
 	t.Helper()
-	path := filepath.Join(support.RepoRoot(), "tools", "cluster-api", "go.sum")
+	return toolModule(t, "cluster-api", capiModulePath)
+}
+
+// toolModule is the version and module hash of modulePath that
+// tools/<tool>'s go.sum pins: the release the tier's binary of that tool is
+// built from, whose manifests the tier reads from the module cache.
+func toolModule(t testing.TB, tool, modulePath string) (version, sum string) {
+	t.Helper()
+	path := filepath.Join(support.RepoRoot(), "tools", tool, "go.sum")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +60,11 @@ func capiModule(t testing.TB) (version, sum string) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) == 3 && fields[0] == capiModulePath && !strings.HasSuffix(fields[1], "/go.mod") {
+		if len(fields) == 3 && fields[0] == modulePath && !strings.HasSuffix(fields[1], "/go.mod") {
 			return fields[1], fields[2]
 		}
 	}
-	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/cluster-api", path, capiModulePath)
+	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/%s", path, modulePath, tool)
 	return "", ""
 }
 
@@ -306,13 +313,12 @@ func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 // capiStandIns play what needs a kubelet or a VM, in every namespace, each
 // as its component writes it: the kubelet running a pool's talos-config Job
 // (its step run for real, by sh and kubectl, against the API server: see
-// runJobStep), the Talos bootstrap provider (a TalosConfig gets its bootstrap
-// data Secret and status), KubeVirt (each VirtualMachine the KubeVirt
-// provider creates gets a running, ready VMI with an address: see
-// virtualMachines) and the kubelet of each worker (a Ready Node named after
-// its VM, in the workload cluster, which is the tier's own API server).
-// Nothing else: Cluster API, its KubeVirt provider and helm-controller run for
-// real.
+// runJobStep), KubeVirt (each VirtualMachine the KubeVirt provider creates
+// gets a running, ready VMI with an address: see virtualMachines) and the
+// kubelet of each worker (a Ready Node named after its VM, in the workload
+// cluster, which is the tier's own API server). Nothing else: Cluster API,
+// its KubeVirt provider, the Talos bootstrap provider and helm-controller run
+// for real.
 type capiStandIns struct {
 	e    *env
 	t    testing.TB
@@ -372,7 +378,6 @@ func (s *capiStandIns) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer tick.Stop()
 	for {
 		s.talosConfigJobs(ctx, wg)
-		s.bootstrap(ctx)
 		s.virtualMachines(ctx)
 		select {
 		case <-ctx.Done():
@@ -419,49 +424,6 @@ func (s *capiStandIns) talosConfigJobs(ctx context.Context, wg *sync.WaitGroup) 
 	}
 }
 
-// bootstrap: CABPT writes <TalosConfig>-bootstrap-data (type
-// cluster.x-k8s.io/secret, the machine config under "value", owned by the
-// TalosConfig), then status.dataSecretName and ready.
-func (s *capiStandIns) bootstrap(ctx context.Context) {
-	list, err := s.e.dynamic.Resource(talosConfigGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.problem("list TalosConfigs: %v", err)
-		}
-		return
-	}
-	for _, tc := range list.Items {
-		if ready, _, _ := unstructured.NestedBool(tc.Object, "status", "ready"); ready || tc.GetDeletionTimestamp() != nil {
-			continue
-		}
-		ns := tc.GetNamespace()
-		name := tc.GetName() + "-bootstrap-data"
-		data, _, _ := unstructured.NestedString(tc.Object, "spec", "data")
-		if data == "" {
-			data = "version: v1alpha1\nmachine:\n  type: worker\n"
-		}
-		secret := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-			"metadata": map[string]any{
-				"name": name, "namespace": ns,
-				"labels":          map[string]any{"cluster.x-k8s.io/cluster-name": tc.GetLabels()["cluster.x-k8s.io/cluster-name"]},
-				"ownerReferences": []any{map[string]any{"apiVersion": tc.GetAPIVersion(), "kind": tc.GetKind(), "name": tc.GetName(), "uid": string(tc.GetUID()), "controller": true}},
-			},
-			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte(data))},
-		}}
-		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			if ctx.Err() == nil && !apierrors.IsNotFound(err) {
-				s.problem("bootstrap data Secret %s/%s: %v", ns, name, err)
-			}
-			continue
-		}
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "dataSecretName": name}})
-		if _, err := s.e.dynamic.Resource(talosConfigGVR).Namespace(ns).Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.problem("status of TalosConfig %s/%s: %v", ns, tc.GetName(), err)
-		}
-	}
-}
-
 // The workload cluster the MachineDeploymentRollout and ZeroWorkers pools
 // join, in its own tenant.
 const (
@@ -470,17 +432,19 @@ const (
 )
 
 // TestPlatformControllers runs the platform's own controllers against their
-// own API server: Cluster API's core manager and its KubeVirt provider, and
-// Flux's helm-controller for the rollout and fleet subtests (each starts it,
-// on the tenants shard). Stand-ins play only what needs a kubelet or a VM
-// (capiStandIns). First one
+// own API server: Cluster API's core manager, its KubeVirt provider, the
+// Talos bootstrap provider's manager, and Flux's helm-controller for the
+// rollout and fleet subtests (each starts it, on the tenants shard).
+// Stand-ins play only what needs a kubelet or a VM (capiStandIns). First one
 // pool's MachineDeployment, as the pool chart renders it, is rolled onto a
 // new KubevirtMachineTemplate and read at every step as `rollout` reads it;
 // then every `rollout --apply` subtest runs over pools helm-controller
-// releases and Cluster API rolls. It runs when CLUSTER_API names the manager
-// `make cluster-api` built, CLUSTER_API_PROVIDER_KUBEVIRT the one `make
-// cluster-api-provider-kubevirt` built (and HELM_CONTROLLER, `make
-// helm-controller`).
+// releases and Cluster API rolls; last, every machine config the bootstrap
+// provider generated on the way goes through Talos's validator. It runs when
+// CLUSTER_API names the manager `make cluster-api` built,
+// CLUSTER_API_PROVIDER_KUBEVIRT the one `make cluster-api-provider-kubevirt`
+// built (and CABPT, `make cluster-api-bootstrap-provider-talos`;
+// HELM_CONTROLLER, `make helm-controller`).
 func TestPlatformControllers(t *testing.T) {
 	bin := os.Getenv("CLUSTER_API")
 	if bin == "" {
@@ -496,13 +460,23 @@ func TestPlatformControllers(t *testing.T) {
 	if _, err := os.Stat(capk); err != nil {
 		t.Fatalf("%s=%s: %v; run `make cluster-api-provider-kubevirt`", capkEnv, capk, err)
 	}
+	// No stand-in writes bootstrap data any more: the provider must run.
+	cabpt := os.Getenv("CABPT")
+	if cabpt == "" {
+		t.Fatal("CABPT is not set: `make cluster-api-bootstrap-provider-talos` builds the Talos bootstrap provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(cabpt); err != nil {
+		t.Fatalf("CABPT=%s: %v; run `make cluster-api-bootstrap-provider-talos`", cabpt, err)
+	}
 	start := time.Now()
 	e := startEnv(t)
 	e.installCRDs(t)
 	e.createClusterFixtures(t)
+	bootstrapData := e.watchBootstrapData(t)
 	e.startClusterAPI(t, bin)
 	e.startCAPK(t, capk)
-	t.Logf("kube-apiserver, cluster-api and cluster-api-provider-kubevirt ready in %s", time.Since(start).Round(time.Second))
+	e.startCABPT(t, cabpt)
+	t.Logf("kube-apiserver, cluster-api, its KubeVirt provider and the Talos bootstrap provider ready in %s", time.Since(start).Round(time.Second))
 	e.createWorkloadCluster(t, capiTenant, capiCluster)
 	e.capi = e.startCAPIStandIns(t)
 
@@ -521,6 +495,8 @@ func TestPlatformControllers(t *testing.T) {
 	// The closed-network page's steps that need helm-controller.
 	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })
 	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
+	// Every machine config the bootstrap provider generated for the pools above.
+	t.Run("BootstrapData", func(t *testing.T) { testBootstrapData(t, e, bootstrapData) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the
@@ -613,35 +589,29 @@ metadata:
 
 // createCAPIPool creates a pool as its chart renders it (its
 // KubevirtMachineTemplate, its MachineDeployment without spec.replicas, its
-// MachineHealthCheck) and its TalosConfigTemplate as the pool's reconcile
-// Job creates it, and returns the render.
+// MachineHealthCheck, and its talos-config ConfigMap and Job, whose step the
+// stand-in kubelet runs: it applies the pool's TalosConfigTemplate) and
+// returns the render.
 func (e *env) createCAPIPool(t *testing.T, release string, vals map[string]any) *render.Manifest {
 	t.Helper()
 	m := renderPool(t, release, capiTenant, vals)
-	e.createYAML(t, fmt.Sprintf(`apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3
-kind: TalosConfigTemplate
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  template:
-    spec:
-      generateType: worker
-      talosVersion: v1.13
-`, poolName(release), capiTenant))
-	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck"} {
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "ConfigMap", "Job"} {
 		d, err := m.One(kind)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.create(t, &unstructured.Unstructured{Object: d.Object})
 	}
+	job, _ := m.One("Job")
+	jobName, _, _ := unstructured.NestedString(job.Object, "metadata", "name")
 	// Gone when the subtest ends, as an uninstall leaves it: the fleet
 	// subtests after it read a cluster whose every pool has its release.
 	t.Cleanup(func() {
 		for _, kind := range []string{"MachineHealthCheck", "MachineDeployment"} {
 			e.remove(t, objectRef{capiAPIVersion, kind, capiTenant, poolName(release)})
 		}
+		e.remove(t, objectRef{"batch/v1", "Job", capiTenant, jobName})
+		e.remove(t, objectRef{"v1", "ConfigMap", capiTenant, poolName(release) + "-talos-config"})
 		e.remove(t, objectRef{"bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", capiTenant, poolName(release)})
 		// Every template the subtest made the pool's (MachineDeploymentRollout moves it to a second).
 		kmts, err := e.client(t, kmtAPIVersion, kmtKind, capiTenant).List(context.Background(), metav1.ListOptions{})
