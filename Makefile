@@ -116,6 +116,59 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 		-o $(abspath $@).tmp sigs.k8s.io/cluster-api
 	mv $@.tmp $@
 
+# The boot path's controllers, each from its own tools/ module (its own go.mod:
+# each pins its own Kubernetes, controller-runtime and Cluster API) once into
+# .cache, at the version its go.mod pins: CDI's controller (v1.64.0), Cluster
+# API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
+# the releases Cozystack runs. TestPlatformControllers runs the KubeVirt
+# provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT) and the
+# Talos bootstrap provider; CDI's controller is built only.
+CDI_BIN ?= .cache/cdi/bin
+CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
+CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
+
+integration: cluster-api-provider-kubevirt
+integration: export CLUSTER_API_PROVIDER_KUBEVIRT := $(abspath $(CAPK_BIN))/cluster-api-provider-kubevirt
+
+.PHONY: cdi cluster-api-provider-kubevirt cluster-api-bootstrap-provider-talos boot-path-controllers
+
+## boot-path-controllers: build the controllers below (once each).
+boot-path-controllers: cdi cluster-api-provider-kubevirt cluster-api-bootstrap-provider-talos
+
+## cdi: build CDI's controller (cmd/cdi-controller) into .cache/cdi/bin (once).
+cdi: $(CDI_BIN)/cdi-controller
+
+$(CDI_BIN)/cdi-controller: tools/cdi/go.mod
+	@mkdir -p $(@D)
+	cd tools/cdi && CGO_ENABLED=0 $(GO) build -trimpath \
+		-ldflags "-s -w -X kubevirt.io/containerized-data-importer/pkg/version.gitVersion=$$($(GO) list -m -f '{{.Version}}' kubevirt.io/containerized-data-importer)" \
+		-o $(abspath $@).tmp kubevirt.io/containerized-data-importer/cmd/cdi-controller
+	mv $@.tmp $@
+
+## cluster-api-provider-kubevirt: build the KubeVirt provider's manager into
+## .cache/cluster-api-provider-kubevirt/bin (once).
+cluster-api-provider-kubevirt: $(CAPK_BIN)/cluster-api-provider-kubevirt
+
+$(CAPK_BIN)/cluster-api-provider-kubevirt: tools/cluster-api-provider-kubevirt/go.mod
+	@mkdir -p $(@D)
+	cd tools/cluster-api-provider-kubevirt && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(abspath $@).tmp sigs.k8s.io/cluster-api-provider-kubevirt
+	mv $@.tmp $@
+
+## cluster-api-bootstrap-provider-talos: build the Talos bootstrap provider's
+## manager into .cache/cluster-api-bootstrap-provider-talos/bin (once).
+cluster-api-bootstrap-provider-talos: $(CABPT_BIN)/cluster-api-bootstrap-provider-talos
+
+# TestPlatformControllers runs it (and fails, saying so, without CABPT).
+integration: cluster-api-bootstrap-provider-talos
+integration: export CABPT := $(abspath $(CABPT_BIN))/cluster-api-bootstrap-provider-talos
+
+$(CABPT_BIN)/cluster-api-bootstrap-provider-talos: tools/cluster-api-bootstrap-provider-talos/go.mod
+	@mkdir -p $(@D)
+	cd tools/cluster-api-bootstrap-provider-talos && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' \
+		-o $(abspath $@).tmp github.com/siderolabs/cluster-api-bootstrap-provider-talos
+	mv $@.tmp $@
+
 ## helm-controller: build Flux's helm-controller into .cache/helm-controller/bin
 ## (once); the tier runs it against its kube-apiserver, as the platform runs it.
 helm-controller: $(HC_BIN)/helm-controller

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,6 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -43,7 +43,15 @@ const capiModulePath = "sigs.k8s.io/cluster-api"
 // go.sum pins, so the CRDs the tier installs are the manager's own.
 func capiModule(t testing.TB) (version, sum string) {
 	t.Helper()
-	path := filepath.Join(support.RepoRoot(), "tools", "cluster-api", "go.sum")
+	return toolModule(t, "cluster-api", capiModulePath)
+}
+
+// toolModule is the version and module hash of modulePath that
+// tools/<tool>'s go.sum pins: the release the tier's binary of that tool is
+// built from, whose manifests the tier reads from the module cache.
+func toolModule(t testing.TB, tool, modulePath string) (version, sum string) {
+	t.Helper()
+	path := filepath.Join(support.RepoRoot(), "tools", tool, "go.sum")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +60,11 @@ func capiModule(t testing.TB) (version, sum string) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) == 3 && fields[0] == capiModulePath && !strings.HasSuffix(fields[1], "/go.mod") {
+		if len(fields) == 3 && fields[0] == modulePath && !strings.HasSuffix(fields[1], "/go.mod") {
 			return fields[1], fields[2]
 		}
 	}
-	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/cluster-api", path, capiModulePath)
+	t.Fatalf("%s names no %s module hash: run `go mod tidy` in tools/%s", path, modulePath, tool)
 	return "", ""
 }
 
@@ -112,14 +120,25 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 	)
 
 	version, sum := capiModule(t)
-	dir := moduleDir(t, e.dir, capiModulePath, version, sum)
-	raw, err := os.ReadFile(filepath.Join(dir, "config", "webhook", "manifests.yaml"))
+	e.registerWebhooks(t, "capi-", filepath.Join(moduleDir(t, e.dir, capiModulePath, version, sum), "config", "webhook", "manifests.yaml"), c.webhookPort, caPEM)
+	// Ready: its readyz includes the webhook server's started check.
+	e.waitReadyz(t, "cluster-api", c.healthPort)
+	return c
+}
+
+// registerWebhooks registers a manager's admission webhooks as its release
+// does (the module's config/webhook/manifests.yaml), each Service replaced by
+// the manager's loopback webhook port and the CA that signed its serving
+// certificate, each configuration's name prefixed with prefix.
+func (e *env) registerWebhooks(t testing.TB, prefix, manifests string, port int, caPEM []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(manifests)
 	if err != nil {
 		t.Fatal(err)
 	}
 	objs, err := render.ParseObjects(raw)
 	if err != nil {
-		t.Fatalf("%s's webhook manifests: %v", capiModulePath, err)
+		t.Fatalf("%s: %v", manifests, err)
 	}
 	for _, obj := range objs {
 		hooks, _, _ := unstructured.NestedSlice(obj.Object, "webhooks")
@@ -130,7 +149,7 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 				t.Fatalf("%s webhook %v names no service path", obj.GetKind(), hook["name"])
 			}
 			hook["clientConfig"] = map[string]any{
-				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", c.webhookPort, path),
+				"url":      fmt.Sprintf("https://127.0.0.1:%d%s", port, path),
 				"caBundle": base64.StdEncoding.EncodeToString(caPEM),
 			}
 			hooks[i] = hook
@@ -138,34 +157,51 @@ func (e *env) startClusterAPI(t testing.TB, bin string) *clusterAPI {
 		if err := unstructured.SetNestedSlice(obj.Object, hooks, "webhooks"); err != nil {
 			t.Fatal(err)
 		}
-		obj.SetName("capi-" + obj.GetName())
+		obj.SetName(prefix + obj.GetName())
 		e.create(t, obj)
 	}
+}
 
-	// Ready: its readyz includes the webhook server's started check.
-	deadline := time.Now().Add(2 * time.Minute)
-	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", c.healthPort)
-	for {
+// waitReadyz waits until the started process name answers 200 on its
+// health port's /readyz, failing with its log if it exits first.
+func (e *env) waitReadyz(t testing.TB, name string, healthPort int) {
+	t.Helper()
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", healthPort)
+	e.waitServing(t, name, func() error {
 		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if p := e.process("cluster-api"); p != nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		return nil
+	})
+}
+
+// waitServing waits until check passes, failing with the process's log if
+// it exits first, or after 2 minutes.
+func (e *env) waitServing(t testing.TB, name string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if p := e.process(name); p != nil {
 			select {
 			case <-p.done:
-				t.Fatalf("cluster-api exited: %v (its log: %s)", p.err, p.log)
+				t.Fatalf("%s exited: %v (its log: %s)", name, p.err, p.log)
 			default:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("cluster-api not ready at %s after 2m: %v", url, err)
+			t.Fatalf("%s not ready after 2m: %v", name, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return c
 }
 
 // process is the started process of that name.
@@ -277,11 +313,12 @@ func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 // capiStandIns play what needs a kubelet or a VM, in every namespace, each
 // as its component writes it: the kubelet running a pool's talos-config Job
 // (its step run for real, by sh and kubectl, against the API server: see
-// runJobStep), the Talos bootstrap provider (a TalosConfig gets its bootstrap
-// data Secret and status), the KubeVirt provider (a KubevirtMachine gets its
-// providerID and becomes ready) and the kubelet of each worker (a Ready Node
-// with that providerID, in the workload cluster, which is the tier's own API
-// server). Nothing else: Cluster API and helm-controller run for real.
+// runJobStep), KubeVirt (each VirtualMachine the KubeVirt provider creates
+// gets a running, ready VMI with an address: see virtualMachines) and the
+// kubelet of each worker (a Ready Node named after its VM, in the workload
+// cluster, which is the tier's own API server). Nothing else: Cluster API,
+// its KubeVirt provider, the Talos bootstrap provider and helm-controller run
+// for real.
 type capiStandIns struct {
 	e    *env
 	t    testing.TB
@@ -290,8 +327,10 @@ type capiStandIns struct {
 	// jobs: the talos-config Jobs started, by namespace/name; each runs once.
 	jobs map[string]bool
 	// neverBoots: MachineDeployments (namespace/name) whose new VMs never
-	// boot: their KubevirtMachines stay not ready, as a VM stuck starting.
+	// boot: their VirtualMachines get no VMI, as a VM stuck starting.
 	neverBoots map[string]bool
+	// addresses: the VMIs given an address so far (each gets its own).
+	addresses int
 }
 
 var (
@@ -339,8 +378,7 @@ func (s *capiStandIns) run(ctx context.Context, wg *sync.WaitGroup) {
 	defer tick.Stop()
 	for {
 		s.talosConfigJobs(ctx, wg)
-		s.bootstrap(ctx)
-		s.machines(ctx)
+		s.virtualMachines(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -386,110 +424,6 @@ func (s *capiStandIns) talosConfigJobs(ctx context.Context, wg *sync.WaitGroup) 
 	}
 }
 
-// bootstrap: CABPT writes <TalosConfig>-bootstrap-data (type
-// cluster.x-k8s.io/secret, the machine config under "value", owned by the
-// TalosConfig), then status.dataSecretName and ready.
-func (s *capiStandIns) bootstrap(ctx context.Context) {
-	list, err := s.e.dynamic.Resource(talosConfigGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.problem("list TalosConfigs: %v", err)
-		}
-		return
-	}
-	for _, tc := range list.Items {
-		if ready, _, _ := unstructured.NestedBool(tc.Object, "status", "ready"); ready || tc.GetDeletionTimestamp() != nil {
-			continue
-		}
-		ns := tc.GetNamespace()
-		name := tc.GetName() + "-bootstrap-data"
-		data, _, _ := unstructured.NestedString(tc.Object, "spec", "data")
-		if data == "" {
-			data = "version: v1alpha1\nmachine:\n  type: worker\n"
-		}
-		secret := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-			"metadata": map[string]any{
-				"name": name, "namespace": ns,
-				"labels":          map[string]any{"cluster.x-k8s.io/cluster-name": tc.GetLabels()["cluster.x-k8s.io/cluster-name"]},
-				"ownerReferences": []any{map[string]any{"apiVersion": tc.GetAPIVersion(), "kind": tc.GetKind(), "name": tc.GetName(), "uid": string(tc.GetUID()), "controller": true}},
-			},
-			"data": map[string]any{"value": base64.StdEncoding.EncodeToString([]byte(data))},
-		}}
-		if _, err := s.e.dynamic.Resource(secretGVR).Namespace(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			if ctx.Err() == nil && !apierrors.IsNotFound(err) {
-				s.problem("bootstrap data Secret %s/%s: %v", ns, name, err)
-			}
-			continue
-		}
-		body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "dataSecretName": name}})
-		if _, err := s.e.dynamic.Resource(talosConfigGVR).Namespace(ns).Patch(ctx, tc.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.problem("status of TalosConfig %s/%s: %v", ns, tc.GetName(), err)
-		}
-	}
-}
-
-// machines: CAPK sets spec.providerID kubevirt://<name> once the VM runs and
-// then status.ready; the kubelet registers a Node with that providerID and
-// reports it Ready. Cluster API deletes the Node itself when it deletes the
-// Machine. The VMs of a MachineDeployment told never to boot stay as they are.
-func (s *capiStandIns) machines(ctx context.Context) {
-	list, err := s.e.dynamic.Resource(kubevirtMachineGVR).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		if ctx.Err() == nil {
-			s.problem("list KubevirtMachines: %v", err)
-		}
-		return
-	}
-	for _, km := range list.Items {
-		if ready, _, _ := unstructured.NestedBool(km.Object, "status", "ready"); ready || km.GetDeletionTimestamp() != nil {
-			continue
-		}
-		ns := km.GetNamespace()
-		s.mu.Lock()
-		never := s.neverBoots[ns+"/"+km.GetLabels()["cluster.x-k8s.io/deployment-name"]]
-		s.mu.Unlock()
-		if never {
-			continue
-		}
-		c := s.e.dynamic.Resource(kubevirtMachineGVR).Namespace(ns)
-		providerID := "kubevirt://" + km.GetName()
-		body, _ := json.Marshal(map[string]any{"spec": map[string]any{"providerID": providerID}})
-		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
-			if !apierrors.IsNotFound(err) && ctx.Err() == nil {
-				s.problem("providerID of KubevirtMachine %s/%s: %v", ns, km.GetName(), err)
-			}
-			continue
-		}
-		node := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "v1", "kind": "Node",
-			"metadata": map[string]any{"name": km.GetName()},
-			"spec":     map[string]any{"providerID": providerID},
-		}}
-		if _, err := s.e.dynamic.Resource(nodeGVR).Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			if ctx.Err() == nil {
-				s.problem("Node %s: %v", km.GetName(), err)
-			}
-			continue
-		}
-		now := time.Now().UTC().Format(time.RFC3339)
-		body, _ = json.Marshal(map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
-			"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "kubelet is posting ready status",
-			"lastHeartbeatTime": now, "lastTransitionTime": now,
-		}}}})
-		if _, err := s.e.dynamic.Resource(nodeGVR).Patch(ctx, km.GetName(), types.StrategicMergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
-			if ctx.Err() == nil {
-				s.problem("Node %s Ready: %v", km.GetName(), err)
-			}
-			continue
-		}
-		body, _ = json.Marshal(map[string]any{"status": map[string]any{"ready": true}})
-		if _, err := c.Patch(ctx, km.GetName(), types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
-			s.problem("status of KubevirtMachine %s/%s: %v", ns, km.GetName(), err)
-		}
-	}
-}
-
 // The workload cluster the MachineDeploymentRollout and ZeroWorkers pools
 // join, in its own tenant.
 const (
@@ -498,14 +432,19 @@ const (
 )
 
 // TestPlatformControllers runs the platform's own controllers against their
-// own API server: Cluster API's core manager, and Flux's helm-controller for
-// the rollout and fleet subtests (each starts it, on the tenants shard).
+// own API server: Cluster API's core manager, its KubeVirt provider, the
+// Talos bootstrap provider's manager, and Flux's helm-controller for the
+// rollout and fleet subtests (each starts it, on the tenants shard).
 // Stand-ins play only what needs a kubelet or a VM (capiStandIns). First one
 // pool's MachineDeployment, as the pool chart renders it, is rolled onto a
 // new KubevirtMachineTemplate and read at every step as `rollout` reads it;
 // then every `rollout --apply` subtest runs over pools helm-controller
-// releases and Cluster API rolls. It runs when CLUSTER_API names the manager
-// `make cluster-api` built (and HELM_CONTROLLER, `make helm-controller`).
+// releases and Cluster API rolls; last, every machine config the bootstrap
+// provider generated on the way goes through Talos's validator. It runs when
+// CLUSTER_API names the manager `make cluster-api` built,
+// CLUSTER_API_PROVIDER_KUBEVIRT the one `make cluster-api-provider-kubevirt`
+// built (and CABPT, `make cluster-api-bootstrap-provider-talos`;
+// HELM_CONTROLLER, `make helm-controller`).
 func TestPlatformControllers(t *testing.T) {
 	bin := os.Getenv("CLUSTER_API")
 	if bin == "" {
@@ -514,12 +453,30 @@ func TestPlatformControllers(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("CLUSTER_API=%s: %v; run `make cluster-api`", bin, err)
 	}
+	capk := os.Getenv(capkEnv)
+	if capk == "" {
+		t.Skip(capkEnv + " is not set: `make cluster-api-provider-kubevirt` builds the KubeVirt provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(capk); err != nil {
+		t.Fatalf("%s=%s: %v; run `make cluster-api-provider-kubevirt`", capkEnv, capk, err)
+	}
+	// No stand-in writes bootstrap data any more: the provider must run.
+	cabpt := os.Getenv("CABPT")
+	if cabpt == "" {
+		t.Fatal("CABPT is not set: `make cluster-api-bootstrap-provider-talos` builds the Talos bootstrap provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(cabpt); err != nil {
+		t.Fatalf("CABPT=%s: %v; run `make cluster-api-bootstrap-provider-talos`", cabpt, err)
+	}
 	start := time.Now()
 	e := startEnv(t)
 	e.installCRDs(t)
 	e.createClusterFixtures(t)
+	bootstrapData := e.watchBootstrapData(t)
 	e.startClusterAPI(t, bin)
-	t.Logf("kube-apiserver and cluster-api ready in %s", time.Since(start).Round(time.Second))
+	e.startCAPK(t, capk)
+	e.startCABPT(t, cabpt)
+	t.Logf("kube-apiserver, cluster-api, its KubeVirt provider and the Talos bootstrap provider ready in %s", time.Since(start).Round(time.Second))
 	e.createWorkloadCluster(t, capiTenant, capiCluster)
 	e.capi = e.startCAPIStandIns(t)
 
@@ -538,14 +495,17 @@ func TestPlatformControllers(t *testing.T) {
 	// The closed-network page's steps that need helm-controller.
 	t.Run("PublishedMirrorsNow", func(t *testing.T) { testPublishedMirrorsNow(t, e) })
 	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
+	// Every machine config the bootstrap provider generated for the pools above.
+	t.Run("BootstrapData", func(t *testing.T) { testBootstrapData(t, e, bootstrapData) })
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the
 // parent cluster's objects a control plane has (createParentCluster: the
 // KamajiControlPlane, its Service and CAs, the Talos secrets), a Cluster
 // whose control plane (Kamaji, as Cozystack's) reports itself initialized at
-// the pools' Kubernetes version, and a kubeconfig Secret pointing at this
-// same API server.
+// the pools' Kubernetes version, its KubevirtCluster as Cozystack's
+// kubernetes chart writes it (managed by Kamaji, which marks it ready), and a
+// kubeconfig Secret pointing at this same API server.
 func (e *env) createWorkloadCluster(t testing.TB, tenant, cluster string) {
 	t.Helper()
 	e.createNamespace(t, tenant)
@@ -591,12 +551,37 @@ spec:
     kind: KamajiControlPlane
     name: %[1]s
     namespace: %[2]s
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+    kind: KubevirtCluster
+    name: %[1]s
+    namespace: %[2]s
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1alpha1
+kind: KubevirtCluster
+metadata:
+  name: %[1]s
+  namespace: %[2]s
+  annotations: {cluster.x-k8s.io/managed-by: kamaji}
 `, clusterName, tenant, base64.StdEncoding.EncodeToString([]byte(kubeconfig)), host, port))
+	// Kamaji's control-plane provider, not the KubeVirt provider, manages
+	// the KubevirtCluster of Cozystack's clusters (managed-by: kamaji): it
+	// writes the control plane's endpoint there and marks it ready.
+	kvc := e.client(t, "infrastructure.cluster.x-k8s.io/v1alpha1", "KubevirtCluster", tenant)
+	portNumber, _ := strconv.Atoi(port)
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"controlPlaneEndpoint": map[string]any{"host": host, "port": portNumber}}})
+	if _, err := kvc.Patch(context.Background(), clusterName, types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
+		t.Fatalf("endpoint of KubevirtCluster %s: %v", clusterName, err)
+	}
+	body, _ = json.Marshal(map[string]any{"status": map[string]any{"ready": true}})
+	if _, err := kvc.Patch(context.Background(), clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
+		t.Fatalf("status of KubevirtCluster %s: %v", clusterName, err)
+	}
 	kcp := e.client(t, "controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane", tenant)
 	// Kamaji reports its control plane externally managed: it runs no
 	// control-plane Machines, and without it Cluster API keeps every deleted
 	// worker's Node (it deletes one only while control-plane Nodes remain).
-	body, _ := json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "externalManagedControlPlane": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
+	body, _ = json.Marshal(map[string]any{"status": map[string]any{"ready": true, "initialized": true, "externalManagedControlPlane": true, "version": "v1.35.6", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}})
 	if _, err := kcp.Patch(context.Background(), clusterName, types.MergePatchType, body, metav1.PatchOptions{}, "status"); err != nil {
 		t.Fatalf("status of KamajiControlPlane %s: %v", clusterName, err)
 	}
@@ -604,35 +589,29 @@ spec:
 
 // createCAPIPool creates a pool as its chart renders it (its
 // KubevirtMachineTemplate, its MachineDeployment without spec.replicas, its
-// MachineHealthCheck) and its TalosConfigTemplate as the pool's reconcile
-// Job creates it, and returns the render.
+// MachineHealthCheck, and its talos-config ConfigMap and Job, whose step the
+// stand-in kubelet runs: it applies the pool's TalosConfigTemplate) and
+// returns the render.
 func (e *env) createCAPIPool(t *testing.T, release string, vals map[string]any) *render.Manifest {
 	t.Helper()
 	m := renderPool(t, release, capiTenant, vals)
-	e.createYAML(t, fmt.Sprintf(`apiVersion: bootstrap.cluster.x-k8s.io/v1alpha3
-kind: TalosConfigTemplate
-metadata:
-  name: %s
-  namespace: %s
-spec:
-  template:
-    spec:
-      generateType: worker
-      talosVersion: v1.13
-`, poolName(release), capiTenant))
-	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck"} {
+	for _, kind := range []string{kmtKind, "MachineDeployment", "MachineHealthCheck", "ConfigMap", "Job"} {
 		d, err := m.One(kind)
 		if err != nil {
 			t.Fatal(err)
 		}
 		e.create(t, &unstructured.Unstructured{Object: d.Object})
 	}
+	job, _ := m.One("Job")
+	jobName, _, _ := unstructured.NestedString(job.Object, "metadata", "name")
 	// Gone when the subtest ends, as an uninstall leaves it: the fleet
 	// subtests after it read a cluster whose every pool has its release.
 	t.Cleanup(func() {
 		for _, kind := range []string{"MachineHealthCheck", "MachineDeployment"} {
 			e.remove(t, objectRef{capiAPIVersion, kind, capiTenant, poolName(release)})
 		}
+		e.remove(t, objectRef{"batch/v1", "Job", capiTenant, jobName})
+		e.remove(t, objectRef{"v1", "ConfigMap", capiTenant, poolName(release) + "-talos-config"})
 		e.remove(t, objectRef{"bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", capiTenant, poolName(release)})
 		// Every template the subtest made the pool's (MachineDeploymentRollout moves it to a second).
 		kmts, err := e.client(t, kmtAPIVersion, kmtKind, capiTenant).List(context.Background(), metav1.ListOptions{})
@@ -671,6 +650,7 @@ func testCAPIRollout(t *testing.T, e *env) {
 	first := time.Now()
 	waitRolledOut(ctx, t, e, tenant, mdName, oldTemplate, workers, nil)
 	t.Logf("%d workers ready on %s in %s", workers, oldTemplate, time.Since(first).Round(100*time.Millisecond))
+	checkVirtualMachines(t, e, m, tenant, mdName)
 
 	// A new template (another instancetype): the pool's upgrade creates it
 	// and moves the MachineDeployment's infrastructureRef, as Helm's patch does.
@@ -725,9 +705,10 @@ func testCAPIRollout(t *testing.T, e *env) {
 	if onNew != workers {
 		t.Errorf("%d Machines on %s when the MachineDeployment reads rolled out, want %d", onNew, newTemplate, workers)
 	}
+	checkVirtualMachines(t, e, m2, tenant, mdName)
 
 	// Cluster API deleted the old workers' Nodes itself (the stand-in
-	// registers one Node per KubevirtMachine, named after it, and deletes none).
+	// registers one Node per VirtualMachine, named after it, and deletes none).
 	nodes, err := e.dynamic.Resource(nodeGVR).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

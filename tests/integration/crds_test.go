@@ -30,12 +30,14 @@ import (
 // Cluster API's own (capiModule) is the version tools/cluster-api builds the
 // manager from: v1.10, because the chart emits cluster.x-k8s.io/v1beta1, which
 // later releases no longer store (v1beta2, converted by their webhook).
+// CABPT's is the release tools/cluster-api-bootstrap-provider-talos builds the
+// manager TestPlatformControllers runs from (its go.sum holds the same hash).
 // sum is the module zip's hash, as go.sum would hold it: these modules are in
 // no go.sum, and the checksum database has answered 404 for one of them on a
 // fresh cache, so the download skips it and the test checks the hash itself.
 var crdModules = []struct{ path, version, sum, dir string }{
 	{"sigs.k8s.io/cluster-api-provider-kubevirt", "v0.1.10", "h1:QcB6QqzLl8AqlHTl898eKkiP4hSelPxxCLD2tQy4rIU=", "config/crd/bases"},
-	{"github.com/siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.9", "h1:RYnSK3WqgALwby0K/osntU5Y/nIvo7ZGRGRTMB+kXgs=", "config/crd/bases"},
+	{"github.com/siderolabs/cluster-api-bootstrap-provider-talos", "v0.6.12", "h1:c4BNooloe7dVyE2lE08kkUkyggCU7oy5z++PCv78mfw=", "config/crd/bases"},
 }
 
 // cozystackAPI is Cozystack's API group version, whose CRDs tools/crds
@@ -80,6 +82,8 @@ var generatedCRDs = []string{
 	"cozystack.io_workloadmonitors.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
+	"kubevirt.io_virtualmachineinstances.yaml",
+	"kubevirt.io_virtualmachines.yaml",
 	"monitoring.coreos.com_prometheusrules.yaml",
 	"operator.victoriametrics.com_vmrules.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
@@ -249,6 +253,8 @@ func testGeneratedCRDs(t *testing.T, e *env) {
 		{dataVolumeVersion, "StorageProfile", false},
 		{dataVolumeVersion, "CDIConfig", false},
 		{"instancetype.kubevirt.io/v1beta1", "VirtualMachineClusterInstancetype", false},
+		{"kubevirt.io/v1", "VirtualMachine", true},
+		{"kubevirt.io/v1", "VirtualMachineInstance", true},
 		{"snapshot.storage.k8s.io/v1", "VolumeSnapshotClass", false},
 		{"operator.victoriametrics.com/v1beta1", "VMRule", true},
 		{"monitoring.coreos.com/v1", "PrometheusRule", true},

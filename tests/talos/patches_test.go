@@ -16,25 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cozystack/golden-worker-images/tests/talos/workerconfig"
 	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 	"github.com/siderolabs/talos/pkg/machinery/config/machine"
-	"github.com/siderolabs/talos/pkg/machinery/config/validation"
 	"sigs.k8s.io/yaml"
 )
-
-// cloudMode is the runtime mode of a worker that boots from a pre-installed
-// cloud disk image (the golden's openstack-amd64.raw.xz): Talos is already on
-// the disk, so no install disk is required, and it is not a container. It is
-// what Talos's own "cloud" mode answers (machined's runtime.ModeCloud, which
-// lives in an internal package and cannot be imported).
-type cloudMode struct{}
-
-func (cloudMode) String() string        { return "cloud" }
-func (cloudMode) RequiresInstall() bool { return false }
-func (cloudMode) InContainer() bool     { return false }
 
 // defaultK8sVersion is the Kubernetes release the shape checks generate a
 // worker config for (the config differs only in image tags).
@@ -162,12 +151,8 @@ func applyAndValidate(talosVersion, k8sVersion string, patches []string) error {
 	if err != nil {
 		return fmt.Errorf("patched config: %w", err)
 	}
-	warnings, err := cfg.Validate(cloudMode{}, validation.WithStrict())
-	if err != nil {
-		return fmt.Errorf("validate (cloud mode, strict): %w", err)
-	}
-	if len(warnings) > 0 {
-		return fmt.Errorf("validate (cloud mode, strict): warnings %v", warnings)
+	if err := workerconfig.Check(cfg); err != nil {
+		return err
 	}
 	// The patch took effect: the installer image Talos will use is the one
 	// the last patch that sets it names.

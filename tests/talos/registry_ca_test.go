@@ -6,8 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	"github.com/siderolabs/talos/pkg/machinery/config/validation"
+	"github.com/cozystack/golden-worker-images/tests/talos/workerconfig"
 	"sigs.k8s.io/yaml"
 )
 
@@ -37,13 +36,9 @@ func TestPublishedRegistryCAReachesTalos(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(fill(pool.template, parentValues(t))), &tct); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := configloader.NewFromBytes([]byte(tct.Spec.Template.Spec.Data))
+	cfg, err := workerconfig.Load([]byte(tct.Spec.Template.Spec.Data))
 	if err != nil {
-		t.Fatalf("Talos cannot load the worker config: %v", err)
-	}
-	warnings, err := cfg.Validate(cloudMode{}, validation.WithStrict())
-	if err != nil || len(warnings) > 0 {
-		t.Fatalf("validate (cloud mode, strict): %v, warnings %v", err, warnings)
+		t.Fatal(err)
 	}
 	tls := cfg.RegistryTLSConfigs()
 	for _, host := range []string{"registry.mirror.internal", "registry.mirror.internal:5000"} {

@@ -7,6 +7,8 @@
 //	CDI       DataVolume, CDI, StorageProfile,  kubevirt.io/containerized-data-importer-api v1.65.0
 //	          CDIConfig
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
+//	          VirtualMachine,                   kubevirt.io/api v1.6.0 (through ./apis/kubevirt/v1)
+//	          VirtualMachineInstance (v1)
 //	Flux      HelmRelease (v2)                  github.com/fluxcd/helm-controller/api v1.4.0
 //	          ExternalArtifact, OCIRepository,  github.com/fluxcd/source-controller/api v1.9.6
 //	          HelmChart (v1; helm-controller
@@ -54,6 +56,7 @@ import (
 var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
+	"github.com/cozystack/golden-worker-images/tools/crds/apis/kubevirt/v1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/kamaji/v1alpha1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/cozystack/v1alpha1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/cilium/v2",
@@ -71,6 +74,8 @@ var want = map[string]string{
 	"storageprofiles.cdi.kubevirt.io":                             "Cluster",
 	"cdiconfigs.cdi.kubevirt.io":                                  "Cluster",
 	"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": "Cluster",
+	"virtualmachines.kubevirt.io":                                 "Namespaced",
+	"virtualmachineinstances.kubevirt.io":                         "Namespaced",
 	"helmreleases.helm.toolkit.fluxcd.io":                         "Namespaced",
 	"externalartifacts.source.toolkit.fluxcd.io":                  "Namespaced",
 	"ocirepositories.source.toolkit.fluxcd.io":                    "Namespaced",
@@ -145,10 +150,15 @@ func run(out string) error {
 	return nil
 }
 
-// controllerGen is `controller-gen crd paths=... output:crd:dir=dir` with the
-// generator's defaults (crdVersions=v1, full descriptions).
+// controllerGen is `controller-gen crd:allowDangerousTypes=true paths=...
+// output:crd:dir=dir`, otherwise with the generator's defaults (crdVersions=v1,
+// full descriptions). KubeVirt's core API has float fields (a VMI's guest
+// agent login time, a migration's QPS), which the generator refuses
+// without allowDangerousTypes; no other package here has one, so their CRDs
+// are the same with it.
 func controllerGen(dir string) error {
-	var gen genall.Generator = crd.Generator{}
+	allowDangerousTypes := true
+	var gen genall.Generator = crd.Generator{AllowDangerousTypes: &allowDangerousTypes}
 	rt, err := genall.Generators{&gen}.ForRoots(packages...)
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", strings.Join(packages, " "), err)
@@ -185,6 +195,10 @@ func keep(path, out string) (string, error) {
 	if got, _ := spec["scope"].(string); got != scope {
 		return "", fmt.Errorf("CRD %s is %s-scoped, upstream registers it %s-scoped", name, got, scope)
 	}
+	rewrite, err := dropRepeatedVersions(spec)
+	if err != nil {
+		return "", fmt.Errorf("CRD %s: %w", name, err)
+	}
 	if url, ok := apiApproved[name]; ok {
 		annotations, _ := meta["annotations"].(map[string]any)
 		if annotations == nil {
@@ -192,12 +206,61 @@ func keep(path, out string) (string, error) {
 		}
 		annotations["api-approved.kubernetes.io"] = url
 		meta["annotations"] = annotations
+		rewrite = true
+	}
+	if rewrite {
 		if raw, err = yaml.Marshal(obj); err != nil {
 			return "", err
 		}
 		raw = append([]byte("---\n"), raw...)
 	}
 	return name, os.WriteFile(filepath.Join(out, filepath.Base(path)), raw, 0o644)
+}
+
+// dropRepeatedVersions removes a version listed twice. The upstream package
+// kubevirt.io/api/core/v1 declares group kubevirt.io as the marker wrapper
+// does, and controller-gen lists its VirtualMachineInstance as a second v1
+// (not stored) beside the wrapper's: the same fields, so the same schema. A
+// repeated version whose body differs from the first in more than its storage
+// flag is an error, never dropped. It reports whether it dropped one.
+func dropRepeatedVersions(spec map[string]any) (bool, error) {
+	versions, _ := spec["versions"].([]any)
+	seen := map[string]map[string]any{}
+	var kept []any
+	for _, v := range versions {
+		version, _ := v.(map[string]any)
+		name, _ := version["name"].(string)
+		first, repeated := seen[name]
+		if !repeated {
+			seen[name] = version
+			kept = append(kept, v)
+			continue
+		}
+		a, b := withoutStorage(first), withoutStorage(version)
+		if !bytes.Equal(a, b) {
+			return false, fmt.Errorf("version %s is generated twice with different schemas", name)
+		}
+		if stored, _ := version["storage"].(bool); stored {
+			first["storage"] = true
+		}
+	}
+	if len(kept) == len(versions) {
+		return false, nil
+	}
+	spec["versions"] = kept
+	return true, nil
+}
+
+// withoutStorage is a version's YAML without its storage flag.
+func withoutStorage(version map[string]any) []byte {
+	c := map[string]any{}
+	for k, v := range version {
+		if k != "storage" {
+			c[k] = v
+		}
+	}
+	raw, _ := yaml.Marshal(c)
+	return raw
 }
 
 // controllerToolsVersion is the sigs.k8s.io/controller-tools version this

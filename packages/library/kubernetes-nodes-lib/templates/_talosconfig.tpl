@@ -181,7 +181,7 @@ shape "secret/$CLUSTER-talos-secrets data.clusterSecret" "$cluster_secret" "$bas
 # its certificate must name them (Kamaji reissues it on this change).
 kubectl -n "$NAMESPACE" patch kamajicontrolplane "$CLUSTER" --type=merge \
   -p "{\"spec\":{\"network\":{\"certSANs\":[\"$CLUSTER.$NAMESPACE.svc\",\"$CLUSTER.$NAMESPACE.svc.$TENANT_DNS_DOMAIN\",\"$service_ip\"]}}}"
-sed -e "s|@TALOS_TOKEN@|$talos_token|g" \
+filled=$(sed -e "s|@TALOS_TOKEN@|$talos_token|g" \
   -e "s|@TALOS_CA@|$talos_ca|g" \
   -e "s|@CLUSTER_ID@|$cluster_id|g" \
   -e "s|@CLUSTER_SECRET@|$cluster_secret|g" \
@@ -190,8 +190,22 @@ sed -e "s|@TALOS_TOKEN@|$talos_token|g" \
   -e "s|@SERVICE_IP@|$service_ip|g" \
   -e "s|@DNS_IP@|$dns_ip|g" \
   -e "s|@CONTROL_PLANE_UID@|$control_plane_uid|g" \
-  "$CONFIG_DIR/talosconfigtemplate.yaml" |
-  kubectl apply --server-side --field-manager=talos-config --force-conflicts -f -
+  "$CONFIG_DIR/talosconfigtemplate.yaml")
+apply() { printf '%s\n' "$filled" | kubectl apply --server-side --field-manager=talos-config --force-conflicts -f - 2>&1; }
+if ! out=$(apply); then
+  case "$out" in
+    *"TalosConfigTemplate.Spec is immutable"*)
+      # The Talos bootstrap provider's webhook refuses every change to a template's spec. The
+      # template keeps its name (its content rolls no worker): replaced, it serves new workers;
+      # each running worker keeps the TalosConfig it was created with.
+      say "the bootstrap provider refuses changes to a TalosConfigTemplate's spec: replacing $POOL"
+      kubectl -n "$NAMESPACE" delete talosconfigtemplate "$POOL" --wait=true
+      out=$(apply) || { printf '%s\n' "$out" >&2; exit 1; }
+      ;;
+    *) printf '%s\n' "$out" >&2; exit 1 ;;
+  esac
+fi
+printf '%s\n' "$out"
 say "TalosConfigTemplate $POOL written (control plane at $service_ip)"
 {{- end -}}
 
@@ -272,7 +286,7 @@ data:
       (dict "apiGroups" (list "") "resources" (list "services") "resourceNames" (list $cluster) "verbs" (list "get"))
       (dict "apiGroups" (list "") "resources" (list "secrets") "resourceNames" (list (printf "%s-ca" $cluster) (printf "%s-talos-ca" $cluster) (printf "%s-talos-secrets" $cluster)) "verbs" (list "get"))
       (dict "apiGroups" (list "controlplane.cluster.x-k8s.io") "resources" (list "kamajicontrolplanes") "resourceNames" (list $cluster) "verbs" (list "get" "patch"))
-      (dict "apiGroups" (list "bootstrap.cluster.x-k8s.io") "resources" (list "talosconfigtemplates") "resourceNames" (list $pool) "verbs" (list "get" "patch"))
+      (dict "apiGroups" (list "bootstrap.cluster.x-k8s.io") "resources" (list "talosconfigtemplates") "resourceNames" (list $pool) "verbs" (list "get" "patch" "delete"))
       (dict "apiGroups" (list "bootstrap.cluster.x-k8s.io") "resources" (list "talosconfigtemplates") "verbs" (list "create"))))
   (dict "apiVersion" "rbac.authorization.k8s.io/v1" "kind" "RoleBinding" "metadata" (dict "name" $name "namespace" $namespace "labels" $labels)
     "roleRef" (dict "apiGroup" "rbac.authorization.k8s.io" "kind" "Role" "name" $name)
