@@ -120,7 +120,7 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # each pins its own Kubernetes, controller-runtime and Cluster API) once into
 # .cache, at the version its go.mod pins: CDI's controller (v1.64.0), Cluster
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
-# the releases Cozystack runs. Built only; no test runs them yet.
+# the releases Cozystack runs. The tier runs CDI's (TestCDIClone).
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
@@ -130,8 +130,18 @@ CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
 ## boot-path-controllers: build the controllers below (once each).
 boot-path-controllers: cdi cluster-api-provider-kubevirt cluster-api-bootstrap-provider-talos
 
-## cdi: build CDI's controller (cmd/cdi-controller) into .cache/cdi/bin (once).
-cdi: $(CDI_BIN)/cdi-controller
+## cdi: build CDI's controller (cmd/cdi-controller) and the clone-token signer
+## (tools/cdi/clonetoken, CDI's own pkg/token) into .cache/cdi/bin (once).
+cdi: $(CDI_BIN)/cdi-controller $(CDI_BIN)/cdi-clone-token
+
+# TestCDIClone runs that controller (it skips, saying so, without CDI_CONTROLLER).
+integration: cdi
+integration: export CDI_CONTROLLER := $(abspath $(CDI_BIN))/cdi-controller
+
+$(CDI_BIN)/cdi-clone-token: tools/cdi/go.mod tools/cdi/clonetoken/main.go
+	@mkdir -p $(@D)
+	cd tools/cdi && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@).tmp ./clonetoken
+	mv $@.tmp $@
 
 $(CDI_BIN)/cdi-controller: tools/cdi/go.mod
 	@mkdir -p $(@D)
@@ -267,6 +277,7 @@ vet:
 	$(GO) vet -tags integration ./tests/integration/...
 	cd tools/crds && $(GO) vet ./...
 	cd tools/registry && $(GO) vet ./...
+	cd tools/cdi && $(GO) vet ./clonetoken
 	cd tests/talos && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 
