@@ -95,12 +95,14 @@ func (e *env) waitCDIDecision(t *testing.T, storage *cdiStorage, name, want stri
 }
 
 // refusedPool renders the pool with values the chart refuses, and requires
-// the refusal to be the one the case shows (it names text from it).
-func (e *env) refusedPool(t *testing.T, refusal string, kv ...interface{}) {
+// the refusal to be the one the case shows (it says each fragment).
+func (e *env) refusedPool(t *testing.T, refusal []string, kv ...interface{}) {
 	t.Helper()
 	_, err := e.cdiPool(t, "kubernetes-nodes-acme-cdi", kv...)
-	if err == nil || !strings.Contains(err.Error(), refusal) {
-		t.Fatalf("the chart's refusal for %v: got %v, want one saying %q", kv, err, refusal)
+	for _, fragment := range refusal {
+		if err == nil || !strings.Contains(err.Error(), fragment) {
+			t.Fatalf("the chart's refusal for %v: got %v, want one saying %q", kv, err, fragment)
+		}
 	}
 	t.Logf("the chart refuses %v: %v", kv, err)
 }
@@ -166,11 +168,14 @@ func testCDIRefusals(t *testing.T, e *env, cdi *cdiController, storage *cdiStora
 		storage.forgetPods(t)
 		e.expectCSIClone(t, storage, e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-class-replicated"), golden)
 
-		e.refusedPool(t, `its disks would be on StorageClass "local"`, "diskSize", goldenSize, "storageClass", "local")
+		// The chart's reason says which: no fallback on one driver.
+		e.refusedPool(t, []string{`its disks would be on StorageClass "local"`, "Both classes are of the CSI driver linstor.csi.linbit.com, so CDI would not fall back"},
+			"diskSize", goldenSize, "storageClass", "local")
 		storage.forgetPods(t)
 		e.expectCSIClone(t, storage, e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-class-local", setStorage("storageClassName", "local")), golden)
 
-		e.refusedPool(t, `its disks would be on StorageClass "`+rbdClass+`"`, "diskSize", goldenSize, "storageClass", rbdClass)
+		e.refusedPool(t, []string{`its disks would be on StorageClass "` + rbdClass + `"`, `so CDI would fall back to a host-assisted copy over the pod network ("Provisioners are incompatible")`},
+			"diskSize", goldenSize, "storageClass", rbdClass)
 		storage.forgetPods(t)
 		dv := e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-class-rbd", setStorage("storageClassName", rbdClass))
 		e.waitCDIDecision(t, storage, dv.GetName(), `a host-assisted copy ("Provisioners are incompatible")`,
@@ -183,7 +188,7 @@ func testCDIRefusals(t *testing.T, e *env, cdi *cdiController, storage *cdiStora
 		storage.forgetPods(t)
 		e.expectCSIClone(t, storage, e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-size-6gi"), golden)
 
-		e.refusedPool(t, "is smaller than golden", "diskSize", "5Gi")
+		e.refusedPool(t, []string{"is smaller than golden", "a clone cannot be smaller than its source"}, "diskSize", "5Gi")
 		storage.forgetPods(t)
 		// The chart writes a diskSize as its bytes.
 		dv := e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-size-5gi", setStorage("resources.requests.storage", fmt.Sprint(int64(5)<<30)))
@@ -212,7 +217,7 @@ func testCDIRefusals(t *testing.T, e *env, cdi *cdiController, storage *cdiStora
 		})
 		e.mergePatch(t, "StorageProfile", "replicated", `{"spec":{"claimPropertySets":[{"accessModes":["ReadWriteMany"],"volumeMode":"Filesystem"}]}}`,
 			"status.claimPropertySets.0.volumeMode", "Filesystem")
-		e.refusedPool(t, `but a worker disk on StorageClass "replicated" gets Filesystem`, "diskSize", goldenSize)
+		e.refusedPool(t, []string{`but a worker disk on StorageClass "replicated" gets Filesystem`, "CDI cannot CSI-clone between volume modes and would fall back to a host-assisted copy"}, "diskSize", goldenSize)
 		storage.forgetPods(t)
 		// The same entry: a worker disk's volume mode is the StorageProfile's.
 		dv := e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-mode-filesystem")
@@ -249,7 +254,8 @@ spec: {storageClassName: fixed, volumeMode: Filesystem, accessModes: [ReadWriteO
 		e.expectCSIClone(t, storage, e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-overhead-0"), perClass)
 
 		e.mergePatch(t, "CDIConfig", "config", `{"spec":{"filesystemOverhead":null}}`, "status.filesystemOverhead.storageClass.fixed", global)
-		e.refusedPool(t, `does not set allowVolumeExpansion: true`, "diskSize", goldenSize, "storageClass", "fixed")
+		e.refusedPool(t, []string{"grown by the filesystem overhead " + global + " of the CDIConfig config", `does not set allowVolumeExpansion: true; CDI grows a CSI clone only on an expandable class and would otherwise take a host-assisted copy`},
+			"diskSize", goldenSize, "storageClass", "fixed")
 		storage.forgetPods(t)
 		// The same entry: CDI grows a Filesystem disk's request by the overhead.
 		dv := e.workerDisk(t, cdi, m, "kubernetes-acme-cdi-overhead-"+strings.ReplaceAll(global, ".", ""))
