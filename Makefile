@@ -122,7 +122,7 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
 # the releases Cozystack runs. TestPlatformControllers runs the KubeVirt
 # provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT) and the
-# Talos bootstrap provider; CDI's controller is built only.
+# Talos bootstrap provider; TestCDIClone runs CDI's.
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
@@ -135,8 +135,18 @@ integration: export CLUSTER_API_PROVIDER_KUBEVIRT := $(abspath $(CAPK_BIN))/clus
 ## boot-path-controllers: build the controllers below (once each).
 boot-path-controllers: cdi cluster-api-provider-kubevirt cluster-api-bootstrap-provider-talos
 
-## cdi: build CDI's controller (cmd/cdi-controller) into .cache/cdi/bin (once).
-cdi: $(CDI_BIN)/cdi-controller
+## cdi: build CDI's controller (cmd/cdi-controller) and the clone-token signer
+## (tools/cdi/clonetoken, CDI's own pkg/token) into .cache/cdi/bin (once).
+cdi: $(CDI_BIN)/cdi-controller $(CDI_BIN)/cdi-clone-token
+
+# TestCDIClone runs that controller (it skips, saying so, without CDI_CONTROLLER).
+integration: cdi
+integration: export CDI_CONTROLLER := $(abspath $(CDI_BIN))/cdi-controller
+
+$(CDI_BIN)/cdi-clone-token: tools/cdi/go.mod tools/cdi/clonetoken/main.go
+	@mkdir -p $(@D)
+	cd tools/cdi && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@).tmp ./clonetoken
+	mv $@.tmp $@
 
 $(CDI_BIN)/cdi-controller: tools/cdi/go.mod
 	@mkdir -p $(@D)
@@ -276,6 +286,7 @@ vet:
 	$(GO) vet -tags integration ./tests/integration/...
 	cd tools/crds && $(GO) vet ./...
 	cd tools/registry && $(GO) vet ./...
+	cd tools/cdi && $(GO) vet ./clonetoken
 	cd tests/talos && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }
 

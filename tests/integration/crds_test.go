@@ -72,14 +72,22 @@ func moduleDir(t testing.TB, workDir, path, version, sum string) string {
 var generatedCRDs = []string{
 	"cdi.kubevirt.io_cdiconfigs.yaml",
 	"cdi.kubevirt.io_cdis.yaml",
+	"cdi.kubevirt.io_dataimportcrons.yaml",
+	"cdi.kubevirt.io_datasources.yaml",
 	"cdi.kubevirt.io_datavolumes.yaml",
+	"cdi.kubevirt.io_objecttransfers.yaml",
 	"cdi.kubevirt.io_storageprofiles.yaml",
+	"cdi.kubevirt.io_volumeclonesources.yaml",
+	"cdi.kubevirt.io_volumeimportsources.yaml",
+	"cdi.kubevirt.io_volumeuploadsources.yaml",
 	"cilium.io_ciliumnetworkpolicies.yaml",
 	"controlplane.cluster.x-k8s.io_kamajicontrolplanes.yaml",
 	"cozystack.io_applicationdefinitions.yaml",
 	"cozystack.io_packages.yaml",
 	"cozystack.io_packagesources.yaml",
 	"cozystack.io_workloadmonitors.yaml",
+	"forklift.cdi.kubevirt.io_openstackvolumepopulators.yaml",
+	"forklift.cdi.kubevirt.io_ovirtvolumepopulators.yaml",
 	"helm.toolkit.fluxcd.io_helmreleases.yaml",
 	"instancetype.kubevirt.io_virtualmachineclusterinstancetypes.yaml",
 	"kubevirt.io_virtualmachineinstances.yaml",
@@ -87,6 +95,8 @@ var generatedCRDs = []string{
 	"monitoring.coreos.com_prometheusrules.yaml",
 	"operator.victoriametrics.com_vmrules.yaml",
 	"snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+	"snapshot.storage.k8s.io_volumesnapshotcontents.yaml",
+	"snapshot.storage.k8s.io_volumesnapshots.yaml",
 	"source.toolkit.fluxcd.io_externalartifacts.yaml",
 	"source.toolkit.fluxcd.io_helmcharts.yaml",
 	"source.toolkit.fluxcd.io_ocirepositories.yaml",
@@ -103,6 +113,23 @@ const helmReleaseCRDFile = "helm.toolkit.fluxcd.io_helmreleases.yaml"
 // the tier runs on a cluster without Cilium; BenchmarkUpgradeCost installs
 // them to measure both charts on one cluster.
 var cozystackChartCRDFiles = []string{"cilium.io_ciliumnetworkpolicies.yaml", "cozystack.io_workloadmonitors.yaml"}
+
+// cdiControllerCRDFiles are the kinds only CDI's controller needs (it
+// watches them): installCRDs leaves them out, so the other tiers' clusters
+// serve what a chart reads and no more (NoSnapshotAPI deletes the only
+// snapshot.storage.k8s.io kind there); TestCDIClone installs them.
+var cdiControllerCRDFiles = []string{
+	"cdi.kubevirt.io_dataimportcrons.yaml",
+	"cdi.kubevirt.io_datasources.yaml",
+	"cdi.kubevirt.io_objecttransfers.yaml",
+	"cdi.kubevirt.io_volumeclonesources.yaml",
+	"cdi.kubevirt.io_volumeimportsources.yaml",
+	"cdi.kubevirt.io_volumeuploadsources.yaml",
+	"forklift.cdi.kubevirt.io_openstackvolumepopulators.yaml",
+	"forklift.cdi.kubevirt.io_ovirtvolumepopulators.yaml",
+	"snapshot.storage.k8s.io_volumesnapshotcontents.yaml",
+	"snapshot.storage.k8s.io_volumesnapshots.yaml",
+}
 
 // generateCRDs runs tools/crds (controller-gen's CRD generator) into out.
 func generateCRDs(t testing.TB, out string) {
@@ -143,7 +170,7 @@ func (e *env) crdFiles(t testing.TB) []string {
 	}
 	generateCRDs(t, filepath.Join(e.dir, "crds"))
 	for _, name := range generatedCRDs {
-		if name != helmReleaseCRDFile && !slices.Contains(cozystackChartCRDFiles, name) {
+		if name != helmReleaseCRDFile && !slices.Contains(cozystackChartCRDFiles, name) && !slices.Contains(cdiControllerCRDFiles, name) {
 			files = append(files, e.crdFile(name))
 		}
 	}

@@ -108,6 +108,8 @@ func TestHTTPPathReadsNoGoldenClassOrPVC(t *testing.T) {
 
 func TestCloneRefusals(t *testing.T) {
 	fixed := "{cluster: acme, storageClass: fixed, osImage: {builtin: {}}}"
+	// An expandable class of Ceph RBD beside LINSTOR's.
+	fastClass := "---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: fast}\nprovisioner: rbd.csi.ceph.com\nallowVolumeExpansion: true\n" + support.CSIDriver("rbd.csi.ceph.com")
 	for _, tc := range []struct {
 		name               string
 		values, cluster    string
@@ -133,9 +135,25 @@ func TestCloneRefusals(t *testing.T) {
 			name:             "declared class differs from the golden's",
 			values:           "{cluster: acme, storageClass: local, osImage: {builtin: {}}}",
 			cluster:          golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
-			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated" (spec.storage.storageClassName of DataVolume cozy-public/` + defaultGolden + `)`, "host-assisted copy", `Set storageClass to "replicated", or add "local" to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: ` + defaultSchematic + `, version: v1.13.6} (it then imports golden ` + defaultGolden + `--local on that class)`},
+			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated" (spec.storage.storageClassName of DataVolume cozy-public/` + defaultGolden + `)`, "Both classes are of the CSI driver linstor.csi.linbit.com, so CDI would not fall back but ask that driver for a CSI clone across the classes, which only the driver decides", `Set storageClass to "replicated", or add "local" to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: ` + defaultSchematic + `, version: v1.13.6} (it then imports golden ` + defaultGolden + `--local on that class)`},
 			neighbourValues:  "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}",
 			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml(),
+		},
+		{
+			name:             "declared class of another CSI driver than the golden's volume",
+			values:           "{cluster: acme, storageClass: fast, osImage: {builtin: {}}}",
+			cluster:          golden{class: "replicated", size: "6Gi", phase: "Succeeded"}.yaml() + fastClass,
+			refusal:          []string{`its disks would be on StorageClass "fast" (storageClass) but golden ` + defaultGolden + ` is on "replicated"`, `The golden's volume is of the CSI driver linstor.csi.linbit.com and StorageClass "fast" provisions with rbd.csi.ceph.com, so CDI would fall back to a host-assisted copy over the pod network ("Provisioners are incompatible")`},
+			neighbourValues:  "{cluster: acme, storageClass: fast, osImage: {builtin: {}}}",
+			neighbourCluster: golden{class: "fast", size: "6Gi", phase: "Succeeded"}.yaml() + fastClass,
+		},
+		{
+			name:             "declared class differs from a golden with no volume yet",
+			values:           "{cluster: acme, storageClass: local, osImage: {builtin: {}}}",
+			cluster:          golden{class: "replicated", size: "6Gi", phase: "Pending"}.yaml(),
+			refusal:          []string{`its disks would be on StorageClass "local" (storageClass) but golden ` + defaultGolden + ` is on "replicated"`, "Across CSI drivers CDI would fall back to a host-assisted copy over the pod network; on one driver it would ask that driver for a CSI clone across the classes"},
+			neighbourValues:  "{cluster: acme, storageClass: replicated, osImage: {builtin: {}}}",
+			neighbourCluster: golden{class: "replicated", size: "6Gi", phase: "Pending"}.yaml(),
 		},
 		{
 			name:             "pool class from the cluster default differs",

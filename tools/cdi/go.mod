@@ -68,6 +68,11 @@ replace (
 tool kubevirt.io/containerized-data-importer/cmd/cdi-controller
 
 require (
+	k8s.io/apimachinery v0.31.5
+	kubevirt.io/containerized-data-importer v1.64.0
+)
+
+require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/containers/image/v5 v5.32.0 // indirect
@@ -131,14 +136,12 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/api v0.31.5 // indirect
 	k8s.io/apiextensions-apiserver v0.31.5 // indirect
-	k8s.io/apimachinery v0.31.5 // indirect
 	k8s.io/apiserver v0.31.5 // indirect
 	k8s.io/client-go v8.0.0+incompatible // indirect
 	k8s.io/component-helpers v0.31.5 // indirect
 	k8s.io/klog/v2 v2.130.1 // indirect
 	k8s.io/kube-openapi v0.0.0-20240228011516-70dd3763d340 // indirect
 	k8s.io/utils v0.0.0-20240921022957-49e7df575cb6 // indirect
-	kubevirt.io/containerized-data-importer v1.64.0 // indirect
 	kubevirt.io/containerized-data-importer-api v0.0.0 // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk v0.2.7 // indirect
 	kubevirt.io/controller-lifecycle-operator-sdk/api v0.0.0-20220329064328-f3cc58c6ed90 // indirect

@@ -14,4 +14,5 @@ import (
 	_ "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	_ "kubevirt.io/api/instancetype/v1beta1"
 	_ "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
+	_ "kubevirt.io/containerized-data-importer-api/pkg/apis/forklift/v1beta1"
 )

@@ -5,7 +5,12 @@
 // own CRDs:
 //
 //	CDI       DataVolume, CDI, StorageProfile,  kubevirt.io/containerized-data-importer-api v1.65.0
-//	          CDIConfig
+//	          CDIConfig; and for CDI's controller
+//	          (it watches them all): DataSource,
+//	          DataImportCron, ObjectTransfer,
+//	          Volume{Import,Upload,Clone}Source,
+//	          forklift's Ovirt/Openstack-
+//	          VolumePopulator
 //	KubeVirt  VirtualMachineClusterInstancetype kubevirt.io/api v1.6.0 (through ./apis/instancetype/v1beta1)
 //	          VirtualMachine,                   kubevirt.io/api v1.6.0 (through ./apis/kubevirt/v1)
 //	          VirtualMachineInstance (v1)
@@ -13,7 +18,9 @@
 //	          ExternalArtifact, OCIRepository,  github.com/fluxcd/source-controller/api v1.9.6
 //	          HelmChart (v1; helm-controller
 //	          watches all three)
-//	CSI       VolumeSnapshotClass               github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
+//	CSI       VolumeSnapshotClass, and for CDI's github.com/kubernetes-csi/external-snapshotter/client/v8 v8.2.0
+//	          controller VolumeSnapshot,
+//	          VolumeSnapshotContent
 //	VM        VMRule                            github.com/VictoriaMetrics/operator/api v0.66.1
 //	Prom-op   PrometheusRule                    github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.95.2
 //	Kamaji    KamajiControlPlane (v1alpha1)     ./apis/kamaji/v1alpha1: the fields the pool's reconcile Job uses
@@ -55,6 +62,7 @@ import (
 // the module cache, and the marker wrapper for KubeVirt's instancetype.
 var packages = []string{
 	"kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1",
+	"kubevirt.io/containerized-data-importer-api/pkg/apis/forklift/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/instancetype/v1beta1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/kubevirt/v1",
 	"github.com/cozystack/golden-worker-images/tools/crds/apis/kamaji/v1alpha1",
@@ -73,6 +81,14 @@ var want = map[string]string{
 	"cdis.cdi.kubevirt.io":                                        "Cluster",
 	"storageprofiles.cdi.kubevirt.io":                             "Cluster",
 	"cdiconfigs.cdi.kubevirt.io":                                  "Cluster",
+	"datasources.cdi.kubevirt.io":                                 "Namespaced",
+	"dataimportcrons.cdi.kubevirt.io":                             "Namespaced",
+	"objecttransfers.cdi.kubevirt.io":                             "Cluster",
+	"volumeimportsources.cdi.kubevirt.io":                         "Namespaced",
+	"volumeuploadsources.cdi.kubevirt.io":                         "Namespaced",
+	"volumeclonesources.cdi.kubevirt.io":                          "Namespaced",
+	"ovirtvolumepopulators.forklift.cdi.kubevirt.io":              "Namespaced",
+	"openstackvolumepopulators.forklift.cdi.kubevirt.io":          "Namespaced",
 	"virtualmachineclusterinstancetypes.instancetype.kubevirt.io": "Cluster",
 	"virtualmachines.kubevirt.io":                                 "Namespaced",
 	"virtualmachineinstances.kubevirt.io":                         "Namespaced",
@@ -81,6 +97,8 @@ var want = map[string]string{
 	"ocirepositories.source.toolkit.fluxcd.io":                    "Namespaced",
 	"helmcharts.source.toolkit.fluxcd.io":                         "Namespaced",
 	"volumesnapshotclasses.snapshot.storage.k8s.io":               "Cluster",
+	"volumesnapshots.snapshot.storage.k8s.io":                     "Namespaced",
+	"volumesnapshotcontents.snapshot.storage.k8s.io":              "Cluster",
 	"vmrules.operator.victoriametrics.com":                        "Namespaced",
 	"prometheusrules.monitoring.coreos.com":                       "Namespaced",
 	"kamajicontrolplanes.controlplane.cluster.x-k8s.io":           "Namespaced",
@@ -92,10 +110,12 @@ var want = map[string]string{
 }
 
 // apiApproved is the annotation external-snapshotter v8.2.0 writes on its
-// VolumeSnapshotClass CRD (client/config/crd in the same module): the API
+// snapshot CRDs (client/config/crd in the same module): the API
 // server refuses a CRD of a *.k8s.io group without it.
 var apiApproved = map[string]string{
-	"volumesnapshotclasses.snapshot.storage.k8s.io": "https://github.com/kubernetes-csi/external-snapshotter/pull/814",
+	"volumesnapshotclasses.snapshot.storage.k8s.io":  "https://github.com/kubernetes-csi/external-snapshotter/pull/814",
+	"volumesnapshots.snapshot.storage.k8s.io":        "https://github.com/kubernetes-csi/external-snapshotter/pull/814",
+	"volumesnapshotcontents.snapshot.storage.k8s.io": "https://github.com/kubernetes-csi/external-snapshotter/pull/955",
 }
 
 func main() {

@@ -313,7 +313,16 @@ cannot expand (pool README). Takes the clone context with poolSide, goldenSide a
 {{- if and .perClassName (ne .perClassName $name) -}}
 {{- $perClassFix = printf ", or add %q to the additionalStorageClasses of the kubernetes-worker-image catalog entry {schematicID: %s, version: %s} (it then imports golden %s on that class)" $poolClass .image.schematicID .image.version .perClassName -}}
 {{- end -}}
-{{- include "kubernetes-nodes.refuse" (list . 4 (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. CDI cannot CSI-clone across StorageClasses and would fall back to a host-assisted copy over the pod network. Set storageClass to %q%s, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $goldenClass $perClassFix $poolClass)) -}}
+{{- /* CDI compares CSI drivers, not classes: it copies across drivers, and on one driver leaves the clone across classes to it. */ -}}
+{{- $driver := dig "spec" "csi" "driver" "" .facts.pv | toString -}}
+{{- $oneDriver := "ask that driver for a CSI clone across the classes, which only the driver decides (one that cannot, or an external-provisioner older than v3.1, leaves every worker disk pending)" -}}
+{{- $why := printf "Across CSI drivers CDI would fall back to a host-assisted copy over the pod network; on one driver it would %s" $oneDriver -}}
+{{- if and $driver .facts.provisioner (ne $driver .facts.provisioner) -}}
+{{- $why = printf "The golden's volume is of the CSI driver %s and StorageClass %q provisions with %s, so CDI would fall back to a host-assisted copy over the pod network (\"Provisioners are incompatible\")" $driver $poolClass .facts.provisioner -}}
+{{- else if and $driver (eq $driver .facts.provisioner) -}}
+{{- $why = printf "Both classes are of the CSI driver %s, so CDI would not fall back but %s" $driver $oneDriver -}}
+{{- end -}}
+{{- include "kubernetes-nodes.refuse" (list . 4 (printf "pool %s: its disks would be on StorageClass %q (%s) but golden %s is on %q (%s); %s. %s. Set storageClass to %q%s, or clone a golden imported on %q" .pool $poolClass .poolSide.from $name $goldenClass .goldenSide.from .seen $why $goldenClass $perClassFix $poolClass)) -}}
 {{- else -}}
 {{- include "kubernetes-nodes.checked" (list . 4 "passed" (printf "the worker disks and the golden are both on %q" $poolClass)) -}}
 {{- end -}}
