@@ -33,7 +33,8 @@ import (
 const (
 	cdiTenant  = "tenant-cdi"
 	cdiCatalog = "kubernetes-worker-image"
-	// cdiNamespace is where CDI's controller elects its leader (fixed in v1.64).
+	// cdiNamespace is where CDI's controller elects its leader: the namespace
+	// of its service account, and without one (as here) `cdi`.
 	cdiNamespace = "cdi"
 	// What CDI's clone populator writes on the worker disk's PVC.
 	annCloneType  = "cdi.kubevirt.io/cloneType"

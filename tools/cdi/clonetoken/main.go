@@ -4,8 +4,8 @@
 // the same issuer, lifetime and payload, signed with the key pair whose public
 // half CDI's controller reads. The integration tier runs CDI's controller but
 // not cdi-apiserver (an admission webhook server with its own certificates and
-// authorization proxy); the tier checks the user's right to clone with RBAC
-// itself before it signs.
+// authorization proxy), and signs without the webhook's check of the user's
+// right to clone (the tier's DataVolumes are the test's own).
 package main
 
 import (
