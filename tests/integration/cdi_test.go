@@ -124,16 +124,7 @@ func (e *env) startCDI(t *testing.T, bin, tokenBin string) *cdiController {
 	if err := os.MkdirAll(keys, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(keys, "id_rsa"), string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
-	writeFile(t, filepath.Join(keys, "id_rsa.pub"), string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
+	writeRSAKeyPair(t, filepath.Join(keys, "id_rsa"), filepath.Join(keys, "id_rsa.pub"))
 	e.cdiUploadSigners(t, run)
 	// Image names it requires; no pod it names runs here.
 	environ := []string{"IMPORTER_IMAGE=tier.invalid/importer", "CLONER_IMAGE=tier.invalid/cloner",

@@ -414,6 +414,13 @@ func writeFile(t testing.TB, path, content string) {
 // without them).
 func writeServiceAccountKey(t testing.TB, dir string) {
 	t.Helper()
+	writeRSAKeyPair(t, filepath.Join(dir, "sa.key"), filepath.Join(dir, "sa.pub"))
+}
+
+// writeRSAKeyPair writes a new 2048-bit RSA key as PKCS#1 PEM to private and
+// its public half as PKIX PEM to public.
+func writeRSAKeyPair(t testing.TB, private, public string) {
+	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -422,6 +429,6 @@ func writeServiceAccountKey(t testing.TB, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "sa.key"), string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
-	writeFile(t, filepath.Join(dir, "sa.pub"), string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
+	writeFile(t, private, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
+	writeFile(t, public, string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub})))
 }
