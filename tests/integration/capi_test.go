@@ -446,36 +446,12 @@ const (
 // built (and CABPT, `make cluster-api-bootstrap-provider-talos`;
 // HELM_CONTROLLER, `make helm-controller`).
 func TestPlatformControllers(t *testing.T) {
-	bin := os.Getenv("CLUSTER_API")
-	if bin == "" {
-		t.Skip("CLUSTER_API is not set: `make cluster-api` builds the Cluster API manager, `make integration` runs it")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("CLUSTER_API=%s: %v; run `make cluster-api`", bin, err)
-	}
-	capk := os.Getenv(capkEnv)
-	if capk == "" {
-		t.Skip(capkEnv + " is not set: `make cluster-api-provider-kubevirt` builds the KubeVirt provider's manager, `make integration` runs it")
-	}
-	if _, err := os.Stat(capk); err != nil {
-		t.Fatalf("%s=%s: %v; run `make cluster-api-provider-kubevirt`", capkEnv, capk, err)
-	}
-	// No stand-in writes bootstrap data any more: the provider must run.
-	cabpt := os.Getenv("CABPT")
-	if cabpt == "" {
-		t.Fatal("CABPT is not set: `make cluster-api-bootstrap-provider-talos` builds the Talos bootstrap provider's manager, `make integration` runs it")
-	}
-	if _, err := os.Stat(cabpt); err != nil {
-		t.Fatalf("CABPT=%s: %v; run `make cluster-api-bootstrap-provider-talos`", cabpt, err)
-	}
+	bins := bootControllerBinaries(t)
 	start := time.Now()
 	e := startEnv(t)
 	e.installCRDs(t)
 	e.createClusterFixtures(t)
-	bootstrapData := e.watchBootstrapData(t)
-	e.startClusterAPI(t, bin)
-	e.startCAPK(t, capk)
-	e.startCABPT(t, cabpt)
+	bootstrapData := e.startBootControllers(t, bins)
 	t.Logf("kube-apiserver, cluster-api, its KubeVirt provider and the Talos bootstrap provider ready in %s", time.Since(start).Round(time.Second))
 	e.createWorkloadCluster(t, capiTenant, capiCluster)
 	e.capi = e.startCAPIStandIns(t)
@@ -497,6 +473,52 @@ func TestPlatformControllers(t *testing.T) {
 	t.Run("ClosedNetworkPage", func(t *testing.T) { testClosedNetworkPage(t, e) })
 	// Every machine config the bootstrap provider generated for the pools above.
 	t.Run("BootstrapData", func(t *testing.T) { testBootstrapData(t, e, bootstrapData) })
+}
+
+// bootControllers are the managers that turn a pool's MachineDeployment
+// into workers, as built by make.
+type bootControllers struct{ clusterAPI, capk, cabpt string }
+
+// bootControllerBinaries reads them from CLUSTER_API,
+// CLUSTER_API_PROVIDER_KUBEVIRT and CABPT (`make integration` sets all
+// three). The test skips without the first two and fails without CABPT: no
+// stand-in writes bootstrap data any more.
+func bootControllerBinaries(t *testing.T) bootControllers {
+	t.Helper()
+	bin := os.Getenv("CLUSTER_API")
+	if bin == "" {
+		t.Skip("CLUSTER_API is not set: `make cluster-api` builds the Cluster API manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("CLUSTER_API=%s: %v; run `make cluster-api`", bin, err)
+	}
+	capk := os.Getenv(capkEnv)
+	if capk == "" {
+		t.Skip(capkEnv + " is not set: `make cluster-api-provider-kubevirt` builds the KubeVirt provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(capk); err != nil {
+		t.Fatalf("%s=%s: %v; run `make cluster-api-provider-kubevirt`", capkEnv, capk, err)
+	}
+	cabpt := os.Getenv("CABPT")
+	if cabpt == "" {
+		t.Fatal("CABPT is not set: `make cluster-api-bootstrap-provider-talos` builds the Talos bootstrap provider's manager, `make integration` runs it")
+	}
+	if _, err := os.Stat(cabpt); err != nil {
+		t.Fatalf("CABPT=%s: %v; run `make cluster-api-bootstrap-provider-talos`", cabpt, err)
+	}
+	return bootControllers{clusterAPI: bin, capk: capk, cabpt: cabpt}
+}
+
+// startBootControllers starts Cluster API's core manager, its KubeVirt
+// provider and the Talos bootstrap provider, after a watch that records every
+// bootstrap data Secret.
+func (e *env) startBootControllers(t *testing.T, bins bootControllers) *bootstrapDataLog {
+	t.Helper()
+	bootstrapData := e.watchBootstrapData(t)
+	e.startClusterAPI(t, bins.clusterAPI)
+	e.startCAPK(t, bins.capk)
+	e.startCABPT(t, bins.cabpt)
+	return bootstrapData
 }
 
 // createWorkloadCluster creates a workload cluster as Cluster API sees it: the
