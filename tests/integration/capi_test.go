@@ -331,6 +331,9 @@ type capiStandIns struct {
 	neverBoots map[string]bool
 	// addresses: the VMIs given an address so far (each gets its own).
 	addresses int
+	// disks, when set (playDataVolumes), plays virt-controller's part for
+	// each VM's dataVolumeTemplates: where CDI runs, a VM boots on its disks.
+	disks *virtDataVolumes
 }
 
 var (

@@ -15,12 +15,15 @@ import (
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	cdiv1beta1 "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 )
 
 // capkModulePath is Cluster API's KubeVirt provider: tools/cluster-api-provider-kubevirt
@@ -31,6 +34,7 @@ const capkModulePath = "sigs.k8s.io/cluster-api-provider-kubevirt"
 const capkEnv = "CLUSTER_API_PROVIDER_KUBEVIRT"
 
 var (
+	dataVolumeGVR             = schema.GroupVersionResource{Group: "cdi.kubevirt.io", Version: "v1beta1", Resource: "datavolumes"}
 	virtualMachineGVR         = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
 	virtualMachineInstanceGVR = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"}
 )
@@ -83,7 +87,8 @@ func capkModuleDir(t testing.TB, e *env) string {
 }
 
 // virtualMachines plays KubeVirt for the VirtualMachines the provider
-// creates, as virt-controller and virt-handler report a VM that runs: its
+// creates, as virt-controller and virt-handler report a VM that runs (with
+// playDataVolumes, only once its DataVolumes are ready): its
 // VirtualMachineInstance (named after it, owned by it) Running and Ready,
 // live-migratable, with the pod network's address on its first interface.
 // The worker's kubelet registers a Node named after the VM (Talos takes the
@@ -133,6 +138,9 @@ func (s *capiStandIns) virtualMachines(ctx context.Context) {
 	for _, km := range machines.Items {
 		deployment[km.GetNamespace()+"/"+km.GetName()] = km.GetLabels()["cluster.x-k8s.io/deployment-name"]
 	}
+	if s.disks != nil {
+		s.collectDataVolumes(ctx, vms.Items)
+	}
 	for _, vm := range vms.Items {
 		ns, name := vm.GetNamespace(), vm.GetName()
 		key := ns + "/" + name
@@ -143,6 +151,9 @@ func (s *capiStandIns) virtualMachines(ctx context.Context) {
 		never := s.neverBoots[ns+"/"+deployment[key]]
 		s.mu.Unlock()
 		if never {
+			continue
+		}
+		if s.disks != nil && !s.dataVolumesReady(ctx, &vm) {
 			continue
 		}
 		s.addresses++
@@ -284,4 +295,167 @@ func checkVirtualMachines(t *testing.T, e *env, m *render.Manifest, namespace, m
 		}
 	}
 	t.Logf("%d VirtualMachines of %s/%s carry the rendered disks, renamed <machine>-<name>", len(machines.Items), namespace, machineDeployment)
+}
+
+// virtDataVolumes is virt-controller's part for a VM's disks where CDI's
+// controller runs: each VM's dataVolumeTemplates become DataVolumes it owns,
+// created once the VM's service account may clone their source (CDI's own
+// check, as real SubjectAccessReviews) and carrying the clone token
+// cdi-apiserver's webhook adds for virt-controller; the VMI waits for them.
+type virtDataVolumes struct {
+	sign    func(sourceNamespace, sourceName, targetNamespace, targetName string) (string, error)
+	client  kubernetes.Interface
+	created map[string]time.Time // namespace/name of each DataVolume made -> when
+	refused map[string]bool      // DataVolumes not made: the VM may not clone their source
+}
+
+// virtVMDataVolumeAnnotations are what virt-controller adds to every
+// DataVolume it makes from a template (pkg/storage/types GenerateDataVolumeFromTemplate):
+// CDI may adopt a claim of that name that exists already.
+var virtVMDataVolumeAnnotations = map[string]string{"cdi.kubevirt.io/allowClaimAdoption": "true"}
+
+// virtCreatedByLabel names the VM (its UID) a DataVolume was made for.
+const virtCreatedByLabel = "kubevirt.io/created-by"
+
+// playDataVolumes turns the DataVolume part on; sign makes the clone token.
+func (s *capiStandIns) playDataVolumes(sign func(sourceNamespace, sourceName, targetNamespace, targetName string) (string, error)) {
+	client, err := kubernetes.NewForConfig(s.e.config)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.disks = &virtDataVolumes{sign: sign, client: client, created: map[string]time.Time{}, refused: map[string]bool{}}
+}
+
+// dataVolumeCreated is when the stand-in made a DataVolume (zero if it did not).
+func (s *capiStandIns) dataVolumeCreated(namespace, name string) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.disks.created[namespace+"/"+name]
+}
+
+// dataVolumesReady makes the VM's missing DataVolumes and says whether all
+// are ready for its VMI: Succeeded, or waiting for a consumer or a populator
+// (virt-controller's rule, which starts the VMI to be that consumer).
+func (s *capiStandIns) dataVolumesReady(ctx context.Context, vm *unstructured.Unstructured) bool {
+	templates, _, _ := unstructured.NestedSlice(vm.Object, "spec", "dataVolumeTemplates")
+	ready := true
+	for _, tpl := range templates {
+		entry, _ := tpl.(map[string]any)
+		name, _, _ := unstructured.NestedString(entry, "metadata", "name")
+		dv, err := s.e.dynamic.Resource(dataVolumeGVR).Namespace(vm.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			s.createDataVolume(ctx, vm, entry)
+			ready = false
+		case err != nil:
+			if ctx.Err() == nil {
+				s.problem("DataVolume %s/%s: %v", vm.GetNamespace(), name, err)
+			}
+			ready = false
+		default:
+			phase, _, _ := unstructured.NestedString(dv.Object, "status", "phase")
+			ready = ready && (phase == "Succeeded" || phase == "WaitForFirstConsumer" || phase == "PendingPopulation")
+		}
+	}
+	return ready
+}
+
+// createDataVolume makes one template's DataVolume as virt-controller does:
+// the template's metadata and spec, its annotations plus virt-controller's,
+// its labels plus the VM's UID, the VM its controller owner; a clone of
+// another namespace only when CDI's CanServiceAccountClonePVC allows the
+// VM's service account (default: no VM here names one), with the token.
+func (s *capiStandIns) createDataVolume(ctx context.Context, vm *unstructured.Unstructured, entry map[string]any) {
+	dv := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": dataVolumeVersion, "kind": "DataVolume",
+		"metadata": runtime.DeepCopyJSONValue(entry["metadata"]),
+		"spec":     runtime.DeepCopyJSONValue(entry["spec"]),
+	}}
+	ns := vm.GetNamespace()
+	key := ns + "/" + dv.GetName()
+	dv.SetNamespace(ns)
+	unstructured.RemoveNestedField(dv.Object, "metadata", "creationTimestamp")
+	labels := dv.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[virtCreatedByLabel] = string(vm.GetUID())
+	dv.SetLabels(labels)
+	annotations := dv.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for k, v := range virtVMDataVolumeAnnotations {
+		annotations[k] = v
+	}
+	yes := true
+	dv.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "kubevirt.io/v1", Kind: "VirtualMachine", Name: vm.GetName(), UID: vm.GetUID(), Controller: &yes, BlockOwnerDeletion: &yes}})
+	sourceNamespace, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "pvc", "namespace")
+	sourceName, _, _ := unstructured.NestedString(dv.Object, "spec", "source", "pvc", "name")
+	if sourceName != "" && sourceNamespace != "" && sourceNamespace != ns {
+		allowed, reason, err := s.disks.mayClone(ctx, sourceNamespace, sourceName, ns, "default")
+		if err != nil || !allowed {
+			s.mu.Lock()
+			first := !s.disks.refused[key]
+			s.disks.refused[key] = true
+			s.mu.Unlock()
+			if first && ctx.Err() == nil {
+				// KubeVirt records UnauthorizedDataVolumeCreate and retries.
+				s.problem("VirtualMachine %s/%s may not clone %s/%s for DataVolume %s: %s %v", ns, vm.GetName(), sourceNamespace, sourceName, dv.GetName(), reason, err)
+			}
+			return
+		}
+		token, err := s.disks.sign(sourceNamespace, sourceName, ns, dv.GetName())
+		if err != nil {
+			s.problem("DataVolume %s: %v", key, err)
+			return
+		}
+		annotations[annCloneToken] = token
+	}
+	dv.SetAnnotations(annotations)
+	if _, err := s.e.dynamic.Resource(dataVolumeGVR).Namespace(ns).Create(ctx, dv, metav1.CreateOptions{}); err != nil {
+		if !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
+			s.problem("create DataVolume %s: %v", key, err)
+		}
+		return
+	}
+	s.mu.Lock()
+	s.disks.created[key] = time.Now()
+	s.mu.Unlock()
+}
+
+// mayClone is CDI's CanServiceAccountClonePVC, its SubjectAccessReviews
+// answered by the tier's RBAC.
+func (d *virtDataVolumes) mayClone(ctx context.Context, sourceNamespace, sourceName, namespace, serviceAccount string) (bool, string, error) {
+	return cdiv1beta1.CanServiceAccountClonePVC(func(sar *authorizationv1.SubjectAccessReview) (*authorizationv1.SubjectAccessReview, error) {
+		return d.client.AuthorizationV1().SubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	}, sourceNamespace, sourceName, namespace, serviceAccount)
+}
+
+// collectDataVolumes is kube-controller-manager's garbage collector for the
+// DataVolumes the stand-in made: one whose VM is gone goes too.
+func (s *capiStandIns) collectDataVolumes(ctx context.Context, vms []unstructured.Unstructured) {
+	live := map[types.UID]bool{}
+	for _, vm := range vms {
+		live[vm.GetUID()] = true
+	}
+	dvs, err := s.e.dynamic.Resource(dataVolumeGVR).List(ctx, metav1.ListOptions{LabelSelector: virtCreatedByLabel})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.problem("list DataVolumes: %v", err)
+		}
+		return
+	}
+	for _, dv := range dvs.Items {
+		owner := metav1.GetControllerOf(&dv)
+		if owner == nil || owner.Kind != "VirtualMachine" || live[owner.UID] || dv.GetDeletionTimestamp() != nil {
+			continue
+		}
+		err := s.e.dynamic.Resource(dataVolumeGVR).Namespace(dv.GetNamespace()).Delete(ctx, dv.GetName(), metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+			s.problem("delete DataVolume %s/%s of a gone VirtualMachine: %v", dv.GetNamespace(), dv.GetName(), err)
+		}
+	}
 }
