@@ -61,7 +61,10 @@ type cdiController struct {
 // disk, created as KubeVirt creates it from the pool's rendered template, is
 // cloned by CDI's own decision as a CSI clone of the golden; then the chart's
 // refusals that exist because CDI would not CSI-clone are each shown against
-// the controller. Its own API server: CDI reconciles every DataVolume and
+// the controller; last, a pool goes from its HelmRelease to booted workers
+// with Cluster API, its KubeVirt and Talos providers and helm-controller
+// beside CDI (BootPath, when `make integration` gives their managers). Its
+// own API server: CDI reconciles every DataVolume and
 // StorageClass in a cluster, and the other tiers hand-write what CDI would
 // (golden phases, StorageProfile statuses), which CDI would overwrite.
 func TestCDIClone(t *testing.T) {
@@ -106,6 +109,9 @@ spec:
 	golden := e.cdiGolden(t, storage)
 	t.Run("WorkerDiskCSIClone", func(t *testing.T) { testCDIWorkerDiskCSIClone(t, e, cdi, storage, golden) })
 	t.Run("Refusals", func(t *testing.T) { testCDIRefusals(t, e, cdi, storage, golden) })
+	// A pool from its HelmRelease to booted workers on these clones, with
+	// Cluster API, its KubeVirt and Talos providers and helm-controller.
+	t.Run("BootPath", func(t *testing.T) { testCDIBootPath(t, e, cdi, storage, golden) })
 }
 
 // startCDI starts CDI's controller. It reads its token key pair from the
@@ -209,12 +215,21 @@ func (e *env) cdiUploadSigners(t *testing.T, run string) {
 // clones a PVC of another namespace, for a user allowed to.
 func (c *cdiController) cloneToken(t *testing.T, sourceNamespace, sourceName, targetNamespace, targetName string) string {
 	t.Helper()
+	token, err := c.sign(sourceNamespace, sourceName, targetNamespace, targetName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
+}
+
+// sign is cloneToken for a caller that cannot stop the test (a stand-in's goroutine).
+func (c *cdiController) sign(sourceNamespace, sourceName, targetNamespace, targetName string) (string, error) {
 	out, err := exec.Command(c.tokenBin, "-key", c.key, "-source-namespace", sourceNamespace, "-source-name", sourceName,
 		"-target-namespace", targetNamespace, "-target-name", targetName).Output()
 	if err != nil {
-		t.Fatalf("cdi-clone-token: %v", err)
+		return "", fmt.Errorf("cdi-clone-token: %w", err)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // testCDIStorageProfiles: the StorageProfiles CDI computed from the
@@ -362,17 +377,18 @@ func testCDIWorkerDiskCSIClone(t *testing.T, e *env, cdi *cdiController, storage
 // or upload Service since forgetPods but of the CDI components allowed.
 func (e *env) expectCSIClone(t *testing.T, storage *cdiStorage, dv *unstructured.Unstructured, golden string, allowed ...string) {
 	t.Helper()
-	done := e.waitDataVolume(t, cdiTenant, dv.GetName(), "Succeeded")
+	ns := dv.GetNamespace()
+	done := e.waitDataVolume(t, ns, dv.GetName(), "Succeeded")
 	// CDI says Succeeded once it has rebound the cloned volume to the
 	// disk's claim; the PV controller binds the claim after.
-	storage.waitBound(t, cdiTenant, dv.GetName())
-	pvc, err := storage.client.CoreV1().PersistentVolumeClaims(cdiTenant).Get(context.Background(), dv.GetName(), metav1.GetOptions{})
+	storage.waitBound(t, ns, dv.GetName())
+	pvc, err := storage.client.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), dv.GetName(), metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the worker disk's PVC: %v", err)
 	}
 	request, capacity := pvc.Spec.Resources.Requests[corev1.ResourceStorage], pvc.Status.Capacity[corev1.ResourceStorage]
 	t.Logf("worker disk %s/%s (class %s, %s): DataVolume %v, progress %v; PVC %s=%s, %s=%s, request %s, capacity %s; pods CDI created: %v",
-		cdiTenant, dv.GetName(), ptrString(pvc.Spec.StorageClassName), ptrString((*string)(pvc.Spec.VolumeMode)),
+		ns, dv.GetName(), ptrString(pvc.Spec.StorageClassName), ptrString((*string)(pvc.Spec.VolumeMode)),
 		render.Get(done.Object, "status.phase"), render.Get(done.Object, "status.progress"),
 		annCloneType, pvc.Annotations[annCloneType], annClonePhase, pvc.Annotations[annClonePhase], request.String(), capacity.String(), storage.podsSeen(t))
 	if got := pvc.Annotations[annCloneType]; got != "csi-clone" {
@@ -408,6 +424,7 @@ type cdiStorage struct {
 	refuse map[string]string // namespace/name of a PVC -> why it is not provisioned
 	pods   map[string]string // namespace/name of every pod seen -> its cdi.kubevirt.io label (CDI's component)
 	old    map[string]bool   // pods and Services (as podsSeen names them) that existed at forgetPods
+	paused bool              // no volume is provisioned (a driver slow to clone)
 }
 
 // prepComponent is the component label of CDI's prep pod: a container that
@@ -589,6 +606,12 @@ func (s *cdiStorage) expand(ctx context.Context, pvc *corev1.PersistentVolumeCla
 
 // provision creates the volume a CSI driver would, pre-bound to the claim.
 func (s *cdiStorage) provision(ctx context.Context, pvc *corev1.PersistentVolumeClaim) {
+	s.mu.Lock()
+	paused := s.paused
+	s.mu.Unlock()
+	if paused {
+		return
+	}
 	key := pvc.Namespace + "/" + pvc.Name
 	if pvc.Spec.StorageClassName == nil {
 		return
@@ -667,6 +690,19 @@ func (s *cdiStorage) cloneRefused(ctx context.Context, pvc *corev1.PersistentVol
 		return fmt.Sprintf("request %s below the source's capacity %s", request.String(), capacity.String())
 	}
 	return ""
+}
+
+// hold stops provisioning volumes, as a driver still cloning, until the
+// returned function is called.
+func (s *cdiStorage) hold() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paused = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.paused = false
+	}
 }
 
 // waitBound polls until the PVC is bound.
