@@ -6,8 +6,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +18,11 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 )
 
 // The pool the boot path releases, in its own tenant and workload cluster.
@@ -30,30 +35,38 @@ const (
 	bootMirror    = "https://mirror.boot.internal/v2/docker.io"
 )
 
-// testCDIBootPath runs one clone pool from the HelmRelease cozystack-api
-// writes to booted workers on the platform's own controllers, in CDI's
-// cluster: Flux's helm-controller installs the pool chart; Cluster API rolls
-// its MachineDeployment; the Talos bootstrap provider generates each
-// worker's machine config; Cluster API's KubeVirt provider builds each
-// VirtualMachine from the rendered KubevirtMachineTemplate; CDI clones each
-// worker's disk from the golden. Stand-ins play virt-controller's DataVolume
-// step and virt-handler's VMI (the VMI only once the disks are ready, as
-// KubeVirt starts it), the kubelet's Node and the CSI driver. The driver is
-// held while the VMs wait, so the provider's report of a disk still cloning
-// is read too. Run last in TestCDIClone: it leaves its objects.
+// testCDIBootPath runs pools from the HelmRelease cozystack-api writes to
+// workers on the platform's own controllers, in CDI's cluster: Flux's
+// helm-controller installs the pool chart; Cluster API rolls its
+// MachineDeployment; the Talos bootstrap provider generates each worker's
+// machine config; Cluster API's KubeVirt provider builds each VirtualMachine
+// from the rendered KubevirtMachineTemplate; CDI clones each worker's disk
+// from the golden. Stand-ins play virt-controller's DataVolume step and
+// virt-handler's VMI (the VMI only once the disks are ready, as KubeVirt
+// starts it), the kubelet's Node and the CSI driver. ClonePool follows one
+// clone pool to booted workers; ExamplePools releases every example pool as
+// written. Run last in TestCDIClone: it leaves its objects.
 func testCDIBootPath(t *testing.T, e *env, cdi *cdiController, storage *cdiStorage, golden string) {
 	bins := bootControllerBinaries(t)
+	start := time.Now()
+	generated := e.startBootControllers(t, bins)
+	e.capi = e.startCAPIStandIns(t)
+	e.capi.playDataVolumes(cdi.sign)
+	e.startHelmController(t)
+	t.Logf("Cluster API, its KubeVirt provider, the Talos bootstrap provider and helm-controller ready beside CDI in %s", time.Since(start).Round(100*time.Millisecond))
+	t.Run("ClonePool", func(t *testing.T) { testBootPathClonePool(t, e, storage, golden, generated) })
+	t.Run("ExamplePools", func(t *testing.T) { testBootPathExamplePools(t, e, generated) })
+}
+
+// testBootPathClonePool: one clone pool at two workers, from its HelmRelease
+// to booted workers. The CSI driver is held while the VMs wait, so the
+// KubeVirt provider's report of a disk still cloning is read too.
+func testBootPathClonePool(t *testing.T, e *env, storage *cdiStorage, golden string, generated *bootstrapDataLog) {
 	ctx := t.Context()
 	release := "kubernetes-nodes-" + bootApp
 	md := poolName(release)
 	schematicID, version := poolDefaults(t)
-
-	start := time.Now()
-	generated := e.startBootControllers(t, bins)
 	e.createWorkloadCluster(t, bootTenant, bootCluster)
-	e.capi = e.startCAPIStandIns(t)
-	e.capi.playDataVolumes(cdi.sign)
-	t.Logf("Cluster API, its KubeVirt provider and the Talos bootstrap provider ready beside CDI in %s", time.Since(start).Round(100*time.Millisecond))
 
 	// What virt-controller asks before it makes a worker's disk: may the
 	// VM's service account clone the golden? The tier's RBAC answers, from
@@ -68,7 +81,6 @@ func testCDIBootPath(t *testing.T, e *env, cdi *cdiController, storage *cdiStora
 	storage.forgetPods(t)
 	releaseDriver := storage.hold()
 	defer releaseDriver()
-	e.startHelmController(t)
 	e.createYAML(t, cozystackValues(bootTenant, `_namespace: {host: `+bootTenant+`.example.org}`))
 	released := time.Now()
 	e.createYAML(t, cozystackHelmRelease(bootTenant, bootApp, fmt.Sprintf(
@@ -289,4 +301,206 @@ func releasedManifest(t *testing.T, e *env, namespace, release string) *render.M
 		}
 	}
 	return manifestOfText(t, newest.Manifest)
+}
+
+// The example pools' tenant and workload cluster, as the examples name them.
+const (
+	exampleTenant  = "tenant-acme"
+	exampleCluster = "acme"
+)
+
+// examplePlan is what this test reads of `workerimage plan -o json`.
+type examplePlan struct {
+	Pool       string `json:"pool"`
+	Result     string `json:"result"`
+	Refusal    string `json:"refusal"`
+	DiskSource struct {
+		Path   string `json:"path"`
+		URL    string `json:"url"`
+		Golden string `json:"golden"`
+	} `json:"diskSource"`
+	MachineConfig struct {
+		Installer struct {
+			Image string `json:"image"`
+		} `json:"installer"`
+		RegistryMirrors []struct {
+			Host      string   `json:"host"`
+			Endpoints []string `json:"endpoints"`
+		} `json:"registryMirrors"`
+	} `json:"machineConfig"`
+}
+
+// testBootPathExamplePools releases every pool of examples/pools as written,
+// each as a KubernetesNodes application of tenant-acme (one worker where the
+// file sets no minReplicas: a pool at zero has no machine config), after
+// `workerimage plan` of the same values against this cluster. A pool plan
+// says renders is released, and the bootstrap provider generates one machine
+// config per worker, which Talos accepts, installing the installer and
+// pulling through the mirrors plan named; its VMs' disks come from where plan
+// said (the golden, or the factory over HTTP). A pool plan says is refused
+// fails its release with plan's message.
+func testBootPathExamplePools(t *testing.T, e *env, generated *bootstrapDataLog) {
+	files, err := filepath.Glob(filepath.Join(support.RepoRoot(), "examples", "pools", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example pools: %v", err)
+	}
+	e.createWorkloadCluster(t, exampleTenant, exampleCluster)
+	e.createYAML(t, cozystackValues(exampleTenant, `_namespace: {host: `+exampleTenant+`.example.org}`))
+
+	type example struct {
+		file, app, release string
+		workers            int64
+		plan               examplePlan
+	}
+	var examples []example
+	dir := t.TempDir()
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var values map[string]any
+		if err := yaml.Unmarshal(raw, &values); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if _, set := values["minReplicas"]; !set {
+			values["minReplicas"] = 1
+		}
+		workers, _ := strconv.ParseInt(fmt.Sprint(values["minReplicas"]), 10, 64)
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		x := example{file: filepath.Base(file), app: exampleCluster + "-" + name, workers: workers}
+		x.release = "kubernetes-nodes-" + x.app
+		body, err := json.Marshal(values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		valuesFile := filepath.Join(dir, filepath.Base(file))
+		writeFile(t, valuesFile, string(body))
+		out, _, code := e.workerimage(t, "plan", "-f", valuesFile, "--release", x.release, "-n", exampleTenant, "--kubeconfig", e.kubeconfig, "-o", "json")
+		if err := json.Unmarshal([]byte(out), &x.plan); err != nil || (code != 0 && x.plan.Result != "refused") {
+			t.Fatalf("workerimage plan of %s exited %d: %v\n%s", x.file, code, err, out)
+		}
+		e.createYAML(t, cozystackHelmRelease(exampleTenant, x.app, string(body)))
+		examples = append(examples, x)
+	}
+
+	var rendered int
+	for _, x := range examples {
+		waitFor(t, 2*time.Minute, "helm-controller's verdict on "+x.file, func() string {
+			obj, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", exampleTenant, x.release)
+			ready, failed, says := report.HelmReleaseStatus(obj.Object, 1)
+			switch {
+			case x.plan.Result == "refused" && failed != "":
+				if !strings.Contains(failed, x.plan.Refusal) {
+					t.Errorf("%s: helm-controller failed it with %q, want plan's refusal %q", x.file, failed, x.plan.Refusal)
+				}
+				return ""
+			case x.plan.Result == "refused" && ready:
+				t.Fatalf("%s: released, but plan said it is refused: %s", x.file, x.plan.Refusal)
+			case failed != "":
+				t.Fatalf("%s: helm-controller failed it, but plan said it renders: %s", x.file, failed)
+			case ready:
+				return ""
+			}
+			return says
+		})
+		if x.plan.Result != "refused" {
+			rendered++
+		}
+	}
+	if rendered == 0 || rendered == len(examples) {
+		t.Errorf("%d of %d example pools render: want both verdicts among them (the examples show refusals too)", rendered, len(examples))
+	}
+
+	// One machine config per worker of each pool that released.
+	var configs []bootstrapData
+	waitFor(t, 2*time.Minute, "the bootstrap provider's machine config for every example worker", func() string {
+		seen, problems := generated.all()
+		for _, p := range problems {
+			t.Fatal(p)
+		}
+		configs = nil
+		count := map[string]int64{}
+		for _, d := range seen {
+			if d.namespace == exampleTenant {
+				configs = append(configs, d)
+				count[d.pool]++
+			}
+		}
+		for _, x := range examples {
+			if x.plan.Result != "refused" && count[x.plan.Pool] != x.workers {
+				return fmt.Sprintf("%d machine configs of %s, want %d", count[x.plan.Pool], x.plan.Pool, x.workers)
+			}
+		}
+		return ""
+	})
+	reads := checkBootstrapData(t, e, configs)
+	var table []string
+	for _, x := range examples {
+		if x.plan.Result == "refused" {
+			table = append(table, fmt.Sprintf("%s: refused, as plan said: %s", x.file, x.plan.Refusal))
+			continue
+		}
+		wantMirrors := map[string][]string{}
+		for _, m := range x.plan.MachineConfig.RegistryMirrors {
+			wantMirrors[m.Host] = m.Endpoints
+		}
+		for i, d := range configs {
+			if d.pool != x.plan.Pool {
+				continue
+			}
+			if got := reads[i].InstallImage; got != x.plan.MachineConfig.Installer.Image {
+				t.Errorf("%s: machine config %s installs %q, plan said %q", x.file, d.secret, got, x.plan.MachineConfig.Installer.Image)
+			}
+			if got := reads[i].Mirrors; !reflect.DeepEqual(got, wantMirrors) && (len(got) > 0 || len(wantMirrors) > 0) {
+				t.Errorf("%s: machine config %s: Talos reads the mirrors %v, plan said %v", x.file, d.secret, got, wantMirrors)
+			}
+		}
+		source := checkExampleDisks(t, e, x.file, x.plan)
+		table = append(table, fmt.Sprintf("%s: a machine config for each of %d workers, installer %s, mirrors %v; disks %s",
+			x.file, x.workers, x.plan.MachineConfig.Installer.Image, wantMirrors, source))
+	}
+	t.Logf("every example pool through helm-controller, Cluster API, CABPT and CAPK:\n  %s", strings.Join(table, "\n  "))
+}
+
+// checkExampleDisks: each VM of the pool asks for the disk plan named, a
+// clone of its golden or an HTTP import from its factory URL.
+func checkExampleDisks(t *testing.T, e *env, file string, plan examplePlan) string {
+	t.Helper()
+	want := map[string]string{"clone": "clone of " + catalogNamespace + "/" + plan.DiskSource.Golden, "http": "HTTP import from " + plan.DiskSource.URL}[plan.DiskSource.Path]
+	var got string
+	waitFor(t, time.Minute, "the VirtualMachines of "+plan.Pool, func() string {
+		machines, err := e.client(t, capiAPIVersion, "Machine", exampleTenant).List(t.Context(), metav1.ListOptions{LabelSelector: "cluster.x-k8s.io/deployment-name=" + plan.Pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(machines.Items) == 0 {
+			return "no Machine"
+		}
+		for _, mc := range machines.Items {
+			infra, _, _ := unstructured.NestedString(mc.Object, "spec", "infrastructureRef", "name")
+			vm, err := e.dynamic.Resource(virtualMachineGVR).Namespace(exampleTenant).Get(t.Context(), infra, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Sprintf("VirtualMachine %s: %v", infra, err)
+			}
+			templates, _, _ := unstructured.NestedSlice(vm.Object, "spec", "dataVolumeTemplates")
+			if len(templates) == 0 {
+				t.Fatalf("%s: VirtualMachine %s has no dataVolumeTemplates", file, infra)
+			}
+			entry := templates[0].(map[string]any)
+			got = ""
+			if url, _, _ := unstructured.NestedString(entry, "spec", "source", "http", "url"); url != "" {
+				got = "HTTP import from " + url
+			}
+			if name, _, _ := unstructured.NestedString(entry, "spec", "source", "pvc", "name"); name != "" {
+				ns, _, _ := unstructured.NestedString(entry, "spec", "source", "pvc", "namespace")
+				got = "clone of " + ns + "/" + name
+			}
+			if got != want {
+				t.Errorf("%s: VirtualMachine %s's disk is a %s, plan said %s", file, infra, got, want)
+			}
+		}
+		return ""
+	})
+	return got
 }
