@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"encoding/base64"
 	"path/filepath"
 	"testing"
 
@@ -98,7 +99,8 @@ func TestPlanShowsTheInstallerAndMirrorsWithTheirChannels(t *testing.T) {
 				"docker.io": map[string]any{"endpoints": []any{"https://platform.internal/v2/docker.io"}},
 				"quay.io":   map[string]any{"endpoints": []any{"https://platform.internal/v2/quay.io"}},
 			},
-			"registryConfig": map[string]any{"platform.internal": map[string]any{"tls": map[string]any{"ca": "Y2E="}}},
+			// Talos's shape: base64 of the PEM.
+			"registryConfig": map[string]any{"platform.internal": map[string]any{"tls": map[string]any{"ca": base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"))}}},
 		}}})
 	assert.Equal(t, report.Installer{Image: "platform.internal/installer" + schematicAndVersion, Repository: "platform.internal/installer", Source: "the platform default _cluster.talos.installerRepository"}, mc.Installer)
 	assert.Equal(t, []report.RegistryMirror{

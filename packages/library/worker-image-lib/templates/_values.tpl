@@ -142,6 +142,34 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity" $at) "value" $identity "keys" (list "crt" "key")) -}}
 {{- range $field := list "crt" "key" -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field)) -}}
+{{- include "worker-image-lib.assertTalosPEMBase64" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field) "fix" "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>") -}}
+{{- end -}}
+{{- include "worker-image-lib.assertTalosPEMBase64" (dict "prefix" $.prefix "field" (printf "%s.tls.ca" $at) "value" (get $tls "ca") "fix" "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>; or publish the CA as PEM in the catalog's registries.config.<host>.tls.ca, which encodes it for every pool") -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A certificate or key in Talos's machine.registries.config (tls.ca, tls.clientIdentity.crt and .key):
+Talos reads each as base64 of the PEM (line breaks skipped), and a machine config holding anything else
+does not load, so no worker of the pool would get one. Bounded before it is read: at most 87384
+characters, the base64 of the catalog's 64 KiB bound on a CA's PEM. Takes a dict: prefix, field, value
+(a string; empty or absent is none), fix.
+*/}}
+{{- define "worker-image-lib.assertTalosPEMBase64" -}}
+{{- $value := .value | default "" -}}
+{{- if $value -}}
+{{- if gt (len $value) 87384 -}}
+{{- fail (printf "%s%s is %d characters, more than the 87384 of base64 of 64 KiB of PEM; give only the certificates (or key) this registry needs" .prefix .field (len $value)) -}}
+{{- end -}}
+{{- if contains "-----BEGIN" $value -}}
+{{- fail (printf "%s%s is PEM text, %q, but Talos reads it as base64 of the PEM and refuses the whole machine config otherwise; %s" .prefix .field (include "worker-image-lib.truncate" (trim $value)) .fix) -}}
+{{- end -}}
+{{- $joined := $value | replace "\n" "" | replace "\r" "" -}}
+{{- if not (and (regexMatch "^[A-Za-z0-9+/]*={0,2}$" $joined) (eq (mod (len $joined) 4) 0)) -}}
+{{- fail (printf "%s%s is %q, not base64, which Talos reads it as; %s" .prefix .field (include "worker-image-lib.truncate" $value) .fix) -}}
+{{- end -}}
+{{- if not (contains "-----BEGIN " (b64dec $joined)) -}}
+{{- fail (printf "%s%s is base64 of no PEM block (%s decoded), so it holds no certificate or key; %s" .prefix .field (include "worker-image-lib.truncate" $value) .fix) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
