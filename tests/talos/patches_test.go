@@ -10,7 +10,10 @@ package talos
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +218,42 @@ func splitDocuments(raw []byte) [][]byte {
 	}
 	flush()
 	return docs
+}
+
+// TestRegistryCertificatesLoadAsBase64: Talos loads a registry's CA and
+// client identity written as base64 of the PEM, on one line or wrapped (the
+// decoder skips line breaks), which is what the charts let through from the
+// platform's registry config; a client certificate written as PEM does not
+// load, as the CA's does not (TestBadPatchesAreRejected), which is why the
+// charts refuse both.
+func TestRegistryCertificatesLoadAsBase64(t *testing.T) {
+	ca, err := os.ReadFile(filepath.Join("..", "render", "testdata", "ca", "registry-ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oneLine := base64.StdEncoding.EncodeToString(ca)
+	var wrapped strings.Builder
+	for i := 0; i < len(oneLine); i += 76 {
+		wrapped.WriteString("            " + oneLine[i:min(i+76, len(oneLine))] + "\n")
+	}
+	patch := func(tls string) string {
+		return "machine:\n  registries:\n    config:\n      registry.mirror.internal:\n        tls:\n" + tls
+	}
+	for name, tls := range map[string]string{
+		"CA on one line":  "          ca: " + oneLine + "\n",
+		"CA wrapped":      "          ca: |\n" + wrapped.String(),
+		"client identity": "          clientIdentity:\n            crt: " + oneLine + "\n            key: " + oneLine + "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if err := applyAndValidate("v1.13", defaultK8sVersion, []string{patch(tls)}); err != nil {
+				t.Fatalf("Talos refuses %s:\n%s\n%v", name, patch(tls), err)
+			}
+		})
+	}
+	pemCrt := "          clientIdentity:\n            crt: |\n              " + strings.ReplaceAll(strings.TrimSpace(string(ca)), "\n", "\n              ") + "\n"
+	if err := applyAndValidate("v1.13", defaultK8sVersion, []string{patch(pemCrt)}); err == nil {
+		t.Fatalf("Talos loads a client certificate written as PEM:\n%s", patch(pemCrt))
+	} else {
+		t.Logf("a client certificate as PEM is refused: %v", err)
+	}
 }
