@@ -138,7 +138,10 @@ func (s *capiStandIns) virtualMachines(ctx context.Context) {
 	for _, km := range machines.Items {
 		deployment[km.GetNamespace()+"/"+km.GetName()] = km.GetLabels()["cluster.x-k8s.io/deployment-name"]
 	}
-	if s.disks != nil {
+	s.mu.Lock()
+	disks := s.disks
+	s.mu.Unlock()
+	if disks != nil {
 		s.collectDataVolumes(ctx, vms.Items)
 	}
 	for _, vm := range vms.Items {
@@ -153,7 +156,7 @@ func (s *capiStandIns) virtualMachines(ctx context.Context) {
 		if never {
 			continue
 		}
-		if s.disks != nil && !s.dataVolumesReady(ctx, &vm) {
+		if disks != nil && !s.dataVolumesReady(ctx, &vm) {
 			continue
 		}
 		s.addresses++
@@ -305,8 +308,7 @@ func checkVirtualMachines(t *testing.T, e *env, m *render.Manifest, namespace, m
 type virtDataVolumes struct {
 	sign    func(sourceNamespace, sourceName, targetNamespace, targetName string) (string, error)
 	client  kubernetes.Interface
-	created map[string]time.Time // namespace/name of each DataVolume made -> when
-	refused map[string]bool      // DataVolumes not made: the VM may not clone their source
+	refused map[string]bool // DataVolumes not made: the VM may not clone their source
 }
 
 // virtVMDataVolumeAnnotations are what virt-controller adds to every
@@ -325,14 +327,7 @@ func (s *capiStandIns) playDataVolumes(sign func(sourceNamespace, sourceName, ta
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.disks = &virtDataVolumes{sign: sign, client: client, created: map[string]time.Time{}, refused: map[string]bool{}}
-}
-
-// dataVolumeCreated is when the stand-in made a DataVolume (zero if it did not).
-func (s *capiStandIns) dataVolumeCreated(namespace, name string) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.disks.created[namespace+"/"+name]
+	s.disks = &virtDataVolumes{sign: sign, client: client, refused: map[string]bool{}}
 }
 
 // dataVolumesReady makes the VM's missing DataVolumes and says whether all
@@ -415,15 +410,9 @@ func (s *capiStandIns) createDataVolume(ctx context.Context, vm *unstructured.Un
 		annotations[annCloneToken] = token
 	}
 	dv.SetAnnotations(annotations)
-	if _, err := s.e.dynamic.Resource(dataVolumeGVR).Namespace(ns).Create(ctx, dv, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
-			s.problem("create DataVolume %s: %v", key, err)
-		}
-		return
+	if _, err := s.e.dynamic.Resource(dataVolumeGVR).Namespace(ns).Create(ctx, dv, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
+		s.problem("create DataVolume %s: %v", key, err)
 	}
-	s.mu.Lock()
-	s.disks.created[key] = time.Now()
-	s.mu.Unlock()
 }
 
 // mayClone is CDI's CanServiceAccountClonePVC, its SubjectAccessReviews
