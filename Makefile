@@ -122,7 +122,8 @@ $(CAPI_BIN)/cluster-api: tools/cluster-api/go.mod
 # API's KubeVirt provider (v0.1.10) and the Talos bootstrap provider (v0.6.12),
 # the releases Cozystack runs. TestPlatformControllers runs the KubeVirt
 # provider (it skips, saying so, without CLUSTER_API_PROVIDER_KUBEVIRT) and the
-# Talos bootstrap provider; TestCDIClone runs CDI's.
+# Talos bootstrap provider; TestCDIClone runs CDI's, and its BootPath all
+# three beside it with Cluster API and helm-controller.
 CDI_BIN ?= .cache/cdi/bin
 CAPK_BIN ?= .cache/cluster-api-provider-kubevirt/bin
 CABPT_BIN ?= .cache/cluster-api-bootstrap-provider-talos/bin
