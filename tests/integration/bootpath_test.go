@@ -19,6 +19,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/cozystack/golden-worker-images/tests/support"
+	"helm.sh/helm/v3/pkg/action"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -280,27 +281,15 @@ func checkBooted(t *testing.T, e *env, md string) {
 	}
 }
 
-// releasedManifest is the manifest of the newest Helm release record of a
-// release: what helm-controller applied.
+// releasedManifest is what the last release of a release applied, read by
+// Helm's own storage from the Secrets helm-controller wrote.
 func releasedManifest(t *testing.T, e *env, namespace, release string) *render.Manifest {
 	t.Helper()
-	var newest struct {
-		Version  int    `json:"version"`
-		Manifest string `json:"manifest"`
+	rel, err := action.NewGet(e.helm(t, namespace).cfg).Run(release)
+	if err != nil {
+		t.Fatalf("release %s/%s: %v", namespace, release, err)
 	}
-	for _, text := range releaseRecords(t, e, namespace, release) {
-		var r struct {
-			Version  int    `json:"version"`
-			Manifest string `json:"manifest"`
-		}
-		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			t.Fatalf("release record of %s/%s: %v", namespace, release, err)
-		}
-		if r.Version > newest.Version {
-			newest = r
-		}
-	}
-	return manifestOfText(t, newest.Manifest)
+	return manifestOf(t, rel)
 }
 
 // The example pools' tenant and workload cluster, as the examples name them.

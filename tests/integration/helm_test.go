@@ -279,14 +279,8 @@ func (e *env) refsOf(t *testing.T, m *render.Manifest, namespace string) []objec
 // manifestOf parses the manifest Helm recorded for a release: exactly what it applied.
 func manifestOf(t *testing.T, rel *release.Release) *render.Manifest {
 	t.Helper()
-	return manifestOfText(t, rel.Manifest)
-}
-
-// manifestOfText parses a release's manifest, document by document.
-func manifestOfText(t *testing.T, manifest string) *render.Manifest {
-	t.Helper()
 	m := &render.Manifest{}
-	for _, text := range render.SplitDocuments(manifest) {
+	for _, text := range render.SplitDocuments(rel.Manifest) {
 		objs, err := render.ParseObjects([]byte(text))
 		if err != nil {
 			t.Fatal(err)
