@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -102,6 +103,17 @@ func registryConfig(n, secretLen int) map[string]interface{} {
 	return out
 }
 
+// talosRegistryCAs is n registry hosts, each with a CA of Talos's shape at the
+// chart's bound: base64 of 65,538 bytes of PEM, 87,384 characters.
+func talosRegistryCAs(n int) map[string]interface{} {
+	ca := base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\n" + strings.Repeat("A", 65538-28)))
+	out := map[string]interface{}{}
+	for i := 0; i < n; i++ {
+		out[fmt.Sprintf("h%06d.internal", i)] = map[string]interface{}{"tls": map[string]interface{}{"ca": ca}}
+	}
+	return out
+}
+
 func stringList(n int, item func(int) string) []interface{} {
 	out := make([]interface{}, n)
 	for i := range out {
@@ -172,6 +184,10 @@ func costCases() []costCase {
 			return pool(map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(1, n, 1)}})()
 		}), false, false},
 		{"pool: platform mirrors and config at the limit", "pool", pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(64, 16, 450), "registryConfig": registryConfig(64, 7000)}}}), true, false},
+		// Each certificate decoded and scanned: base64 of PEM at its 87,384-character bound, as many as a values file holds.
+		{"pool: platform registry CAs filling a values file", "pool", fit(func(n int) map[string]interface{} {
+			return pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryConfig": talosRegistryCAs(n)}}})()
+		}), true, false},
 		{"pool: platform mirrors over the limit", "pool", fit(func(n int) map[string]interface{} {
 			return pool(map[string]interface{}{"_cluster": map[string]interface{}{"talos": map[string]interface{}{"registryMirrors": hosts(n, 1, 1)}}})()
 		}), false, false},
