@@ -151,7 +151,7 @@ func withFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
 	want := strings.TrimRight(tf.Value, "/")
 	for i := range c.Images {
 		e := &c.Images[i]
-		if e.ImportsFrom == "" || strings.TrimRight(e.ImportsFrom, "/") == want {
+		if e.ImportsFrom == "" || e.Change == ChangeListed || strings.TrimRight(e.ImportsFrom, "/") == want {
 			continue
 		}
 		given := fmt.Sprintf("not from %s, the Image Factory new pools are given", tf.Value)
