@@ -213,3 +213,20 @@ func removedText(v any) string {
 	}
 	return string(raw)
 }
+
+// copyMap is a copy of m, every map in it copied too (lists shared).
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = copyMap(sub)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}

@@ -220,6 +220,22 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool)
 	return rep, nil
 }
 
+// homeCatalogValues are the catalog's values where the cluster's are
+// written (home): the Package's, or what the platform's values forward.
+func homeCatalogValues(home CatalogHome) (map[string]any, error) {
+	if home.Shape != ShapePlatform {
+		return jsonCopy(home.CatalogValues()), nil
+	}
+	fwd, err := forwardPlatform(home.Platform)
+	if err != nil {
+		return nil, err
+	}
+	if fwd.refusal != nil {
+		return nil, fmt.Errorf("the platform chart refuses the values of its release %s/%s: %s", platformNamespace, platformRelease, fwd.refusal.Refusal)
+	}
+	return fwd.catalog, nil
+}
+
 // heldValuesWords name the catalog values the cluster holds (home).
 func heldValuesWords(home CatalogHome) string {
 	switch {
@@ -460,11 +476,6 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	}
 	sort.SliceStable(rep.Goldens, func(i, j int) bool { return rep.Goldens[i].Name < rep.Goldens[j].Name })
 	return rep, nil
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // liveState says how cozy-public holds a golden.
