@@ -12,6 +12,7 @@ func (a *app) catalogCommand() *cobra.Command {
 		values    []string
 		format    string
 		namespace string
+		reset     bool
 		cluster   clusterFlags
 	)
 	cmd := &cobra.Command{
@@ -40,6 +41,15 @@ which both take, the shape of what the cluster runs (platform values where this 
 release holds the catalog's values, the catalog's own otherwise). Keys of both shapes at once, or a
 key neither takes, are refused (exit 2), naming the key and the nearest one.
 
+A catalog change is a change to what is there: the files merge over the catalog values the cluster
+holds (its Package's, or those the platform's release forwards) as helm upgrade --reuse-values -f
+merges them, maps key by key, a list replaced whole, null deleting a key; --reset-values previews the
+files alone, as Helm's flag. A whole Package merges over nothing: it is applied as it is. Each default
+the catalog publishes for new pools (tenantWorkers.talos.*, tenantWorkers.osImage, a registries.mirrors
+host, a registries.config host's CA, monitoring) and each images[] entry the result removes from the
+cluster's values is said on its own line ("removes"): a warning, not a refusal (exit 0), since removing
+one may be the change meant; what the upgrade refuses is exit 1 as ever.
+
 The report ends with what to apply where the cluster's catalog values are written: the catalog's
 Package whole, holding exactly the values previewed (kubectl apply -f FILE), or, where this
 repository's platform release is installed, the platform's values whole with the files layered over
@@ -59,6 +69,9 @@ is deployed against today's cluster.`,
 			if namespace != golden.Namespace {
 				return errorf("-n %s: the catalog is the release kubernetes-worker-image in %s, where its goldens live, and it installs into no other namespace (pools of every namespace clone from there); leave out -n, or give -n %s", namespace, golden.Namespace, golden.Namespace)
 			}
+			if reset && len(values) == 0 {
+				return errorf("--reset-values previews the -f files alone: give the values with -f (without -f, catalog previews the values the cluster's Package holds)")
+			}
 			var files map[string]any
 			if len(values) > 0 {
 				if files, err = report.ReadValuesFiles(values, a.stdin); err != nil {
@@ -71,7 +84,7 @@ is deployed against today's cluster.`,
 			}
 			var rep *report.CatalogReport
 			if files != nil {
-				rep, err = report.CatalogFromFiles(t, files, values)
+				rep, err = report.CatalogFromFiles(t, files, values, reset)
 			} else {
 				rep, err = report.CatalogFromCluster(t)
 			}
@@ -86,6 +99,7 @@ is deployed against today's cluster.`,
 		},
 	}
 	valuesFlag(cmd, &values, `the catalog's own values, its Package, or platform values, as helm's -f: repeatable, layered in order ("-" reads standard input); default: the values of the cluster's catalog Package`)
+	cmd.Flags().BoolVar(&reset, "reset-values", false, "preview the -f files alone, as helm upgrade --reset-values, instead of merged over the catalog values the cluster holds (--reuse-values)")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", golden.Namespace, "the catalog release's namespace, as helm -n names it: "+golden.Namespace+", the only one it installs into")
 	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
 	outputFlag(cmd, &format)

@@ -38,10 +38,28 @@ func TestCatalogReadsEachShape(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(raw, &fileValues))
 
 	// The stock example's catalog values: tenantWorkers and registries,
-	// which both shapes take, on a cluster whose catalog is a Package.
+	// which both shapes take, on a cluster whose catalog is a Package. They
+	// merge over the Package's values (--reuse-values): the cluster's
+	// storageClass and images stay, so nothing is removed.
 	r := catalogOf(t, exitOK, "-f", stockFile, "--cluster", stockState)
 	assert.Equal(t, report.ValuesCatalog, r.ValuesShape)
 	assert.Equal(t, "they set only keys both shapes take, and the cluster's catalog is a Package", r.ValuesShapeWhy)
+	held := map[string]any{}
+	for k, v := range fileValues {
+		held[k] = v
+	}
+	held["storageClass"] = "replicated"
+	held["images"] = []any{map[string]any{"schematicID": defaultSchematic, "version": "v1.13.5"}, map[string]any{"schematicID": defaultSchematic, "version": "v1.13.6"}}
+	assert.Equal(t, held, r.Values, "every key of the file reaches the catalog, over every key the Package holds")
+	assert.Equal(t, held, packageValues(t, r.Package), "the Package holds exactly the values previewed")
+	assert.Equal(t, map[string]string{goldenName("v1.13.5"): report.GoldenKeeps, goldenName("v1.13.6"): report.GoldenKeeps}, outcomes(r))
+	assert.Empty(t, r.Removes)
+	assert.Contains(t, r.MergedOver, "the -f files merged over the values of the cluster's Package cozystack.kubernetes-worker-image (spec.components.kubernetes-worker-image.values) as helm upgrade --reuse-values -f merges them")
+
+	// --reset-values: the file alone, as Helm's flag. Its images are the
+	// catalog's default: the golden the Package lists besides is dropped,
+	// and its entry's removal is said on its own line.
+	r = catalogOf(t, exitOK, "-f", stockFile, "--reset-values", "--cluster", stockState)
 	assert.Equal(t, fileValues, r.Values, "every key reaches the catalog: none dropped")
 	assert.Nil(t, r.Enabled)
 	assert.Equal(t, report.ShapePackage, r.ChangeShape)
@@ -50,10 +68,10 @@ func TestCatalogReadsEachShape(t *testing.T) {
 	assert.Equal(t, "default", render.Get(r.Package, "spec.variant"), "the Package as the cluster holds it")
 	assert.Equal(t, fileValues, packageValues(t, r.Package), "the Package holds exactly the values previewed")
 	assert.Contains(t, r.PackageFrom, "the Package cozystack.kubernetes-worker-image as the cluster holds it")
-	// Its images are the catalog's default: the golden the Package lists
-	// besides is dropped, which the preview shows.
 	assert.Equal(t, map[string]string{goldenName("v1.13.5"): report.GoldenDropped, goldenName("v1.13.6"): report.GoldenKeeps}, outcomes(r))
-	text := cli(t, "catalog", "-f", stockFile, "--cluster", stockState).stdout
+	assert.Equal(t, []report.CatalogRemoval{{Kind: report.RemovesImage, Key: "images[] {schematicID: " + defaultSchematic + ", version: v1.13.5}", Was: "golden " + goldenName("v1.13.5")}}, r.Removes)
+	text := cli(t, "catalog", "-f", stockFile, "--reset-values", "--cluster", stockState).stdout
+	assert.Contains(t, text, "\nremoves  images[] {schematicID: "+defaultSchematic+", version: v1.13.5}: its golden "+goldenName("v1.13.5")+" is no longer managed by the catalog (Helm keeps it while it lives)\n")
 	assert.Contains(t, text, "\nvalues           the catalog's own values "+stockFile+" (what its Package holds under spec.components.kubernetes-worker-image.values)\n")
 	assert.Contains(t, text, "\nread as          the catalog's own values: they set only keys both shapes take, and the cluster's catalog is a Package\n")
 	assert.Contains(t, text, "\nPackage: the Package cozystack.kubernetes-worker-image as the cluster holds it")
@@ -67,9 +85,14 @@ func TestCatalogReadsEachShape(t *testing.T) {
 	assert.Equal(t, map[string]string{goldenName("v1.13.5"): report.GoldenKeeps, goldenName("v1.13.6"): report.GoldenKeeps}, outcomes(r))
 
 	// Platform values on that cluster: previewed as the platform forwards
-	// them, and printed as the Package holding what they forward.
+	// them, merged over the Package's values, and printed as the Package
+	// holding them.
 	platform := writeTemp(t, "platform.yaml", "kubernetesWorkerImage:\n  storageClass: replicated\n  images:\n    - {schematicID: "+defaultSchematic+", version: v1.13.6}\ntenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}\n")
 	r = catalogOf(t, exitOK, "-f", platform, "--cluster", stockState)
+	assert.Equal(t, "registry.mirror.internal/siderolabs/installer", render.Get(r.Values, "tenantWorkers.talos.installerRepository"), "the Package's published defaults stay")
+	assert.Equal(t, r.Values, packageValues(t, r.Package))
+	assert.Equal(t, []report.CatalogRemoval{{Kind: report.RemovesImage, Key: "images[] {schematicID: " + defaultSchematic + ", version: v1.13.5}", Was: "golden " + goldenName("v1.13.5")}}, r.Removes, "the list replaced whole")
+	r = catalogOf(t, exitOK, "-f", platform, "--reset-values", "--cluster", stockState)
 	assert.Equal(t, report.ValuesPlatform, r.ValuesShape)
 	assert.Equal(t, "they set kubernetesWorkerImage, which only platform values take", r.ValuesShapeWhy)
 	require.NotNil(t, r.Enabled)
@@ -219,7 +242,19 @@ registries:
   mirrors:
     docker.io: {endpoints: [https://registry.mirror.internal/v2/docker.io]}
 `)
+	// Merged over the Package's values, factory.talos.dev's mirror stays;
+	// the file alone (--reset-values) publishes only docker.io's, and says
+	// the other is removed.
 	r := catalogOf(t, exitOK, "-f", moved, "--cluster", stockState)
+	for _, f := range r.Publishes.Fields {
+		assert.Equal(t, f.Field == "talos.imageFactoryURL", f.Changes, f.Field)
+	}
+	assert.Empty(t, r.Removes)
+	r = catalogOf(t, exitOK, "-f", moved, "--reset-values", "--cluster", stockState)
+	assert.Equal(t, []report.CatalogRemoval{
+		{Kind: report.RemovesDefault, Key: "registries.mirrors.factory.talos.dev", Was: "https://registry.mirror.internal/v2/factory.talos.dev"},
+		{Kind: report.RemovesImage, Key: "images[] {schematicID: " + defaultSchematic + ", version: v1.13.5}", Was: "golden " + goldenName("v1.13.5")},
+	}, r.Removes, "the file lists no images: the chart's default list, which lacks the Package's v1.13.5")
 	require.NotNil(t, r.Publishes)
 	assert.Equal(t, "the cluster's ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults", r.Publishes.NowFrom)
 	fields := map[string]report.PublishedField{}
@@ -234,7 +269,7 @@ registries:
 	assert.True(t, fields["talos.registryMirrors"].Changes, "factory.talos.dev's mirror is no longer published")
 	assert.Equal(t, report.PublishedField{Field: "osImage"}, fields["osImage"])
 	assert.Equal(t, &report.Sourced{Value: "https://factory2.mirror.internal", Source: "the catalog publishes it for new pools: its tenantWorkers.talos.imageFactoryURL, in ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults"}, r.TenantFactory)
-	text := cli(t, "catalog", "-f", moved, "--cluster", stockState).stdout
+	text := cli(t, "catalog", "-f", moved, "--reset-values", "--cluster", stockState).stdout
 	for _, line := range []string{
 		"\n  factory        https://factory2.mirror.internal  (now: https://factory.mirror.internal)\n",
 		"\n  factory CA     none  (unchanged)\n",
@@ -249,8 +284,8 @@ registries:
 	ca, err := os.ReadFile(support.Path("examples", "platform", "mirror-ca.pem"))
 	require.NoError(t, err)
 	withCA := writeTemp(t, "ca.yaml", "tenantWorkers:\n  talos:\n    imageFactoryCA: |\n"+indent(string(ca), "      ")+"  osImage: {builtin: {}}\n")
-	r = catalogOf(t, exitOK, "-f", withCA, "--cluster", stockState)
-	text = cli(t, "catalog", "-f", withCA, "--cluster", stockState).stdout
+	r = catalogOf(t, exitOK, "-f", withCA, "--reset-values", "--cluster", stockState)
+	text = cli(t, "catalog", "-f", withCA, "--reset-values", "--cluster", stockState).stdout
 	assert.Contains(t, text, "\n  factory CA     set (PEM certificates)  (now: none)\n")
 	assert.Contains(t, text, "\n  osImage        {\"builtin\":{}}  (now: none)\n")
 	assert.Contains(t, text, "\n  factory        none  (now: https://factory.mirror.internal)\n")
@@ -372,16 +407,21 @@ func TestCatalogOfTheClusterSaysItsShape(t *testing.T) {
 }
 
 // The snippet the issue met, the Package's registries copied into platform
-// values: the platform chart refuses it (exit 1), and the report says the
-// goldens were not previewed, never that cozy-public holds none.
+// values: a key the platform's kubernetesWorkerImage does not take, bad
+// input (exit 2) like any typo, naming where it goes. Values the platform
+// chart refuses (a factory URL that is none: exit 1) make a report that
+// says the goldens were not previewed, never that cozy-public holds none.
 func TestCatalogRefusedPlatformValuesPreviewNoGoldens(t *testing.T) {
 	snippet := writeTemp(t, "snippet.yaml", "kubernetesWorkerImage:\n  registries: {mirrors: {docker.io: {endpoints: [https://registry.mirror.internal/v2/docker.io]}}}\n")
-	r := catalogOf(t, exitAttn, "-f", snippet, "--cluster", stockState)
+	requireProblem(t, cli(t, "catalog", "-f", snippet, "--cluster", stockState),
+		`the values at kubernetesWorkerImage: "registries" is not a key of kubernetesWorkerImage in platform values`, "did you mean the top-level registries?")
+	refused := writeTemp(t, "refused.yaml", "kubernetesWorkerImage:\n  imageFactoryURL: factory.mirror.internal\n")
+	r := catalogOf(t, exitAttn, "-f", refused, "--cluster", stockState)
 	assert.Equal(t, report.ValuesPlatform, r.ValuesShape)
-	assert.Contains(t, r.Refusal, `the platform chart refuses these values: kubernetesWorkerImage has no key "registries"`)
+	assert.Contains(t, r.Refusal, `the platform chart refuses these values: `)
 	assert.Nil(t, r.Values)
 	assert.Empty(t, r.ChangeShape)
-	text := cli(t, "catalog", "-f", snippet, "--cluster", stockState).stdout
+	text := cli(t, "catalog", "-f", refused, "--cluster", stockState).stdout
 	assert.Contains(t, text, "\ngoldens: not previewed (the platform chart refuses these values before they reach the catalog)\n")
 	assert.NotContains(t, text, "holds none")
 	// The neighbour: values that reach the catalog and resolve to no golden

@@ -48,7 +48,9 @@ goldens, their pools and disks as a tree.`,
 				if err != nil {
 					return err
 				}
-				report.WithDeleteSteps(&rep, home)
+				if err := report.WithDeleteSteps(&rep, home, r.facts); err != nil {
+					return err
+				}
 			}
 			if len(args) == 1 {
 				one, err := report.OneGolden(rep, args[0])

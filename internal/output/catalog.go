@@ -58,6 +58,8 @@ func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 			why = fmt.Sprintf("kept, with additionalStorageClasses %s added for %s", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
 		case report.ChangeNew:
 			why = fmt.Sprintf("new, golden %s, for %s", e.Plain, poolsText(e.Pools))
+		case report.ChangeListed:
+			why = fmt.Sprintf("kept as the cluster's catalog values list it: its golden %s is not created yet", e.Plain)
 		}
 		comments := []string{why}
 		if e.FactoryNote != "" {
@@ -70,6 +72,12 @@ func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 		item := yamlMap(false, "schematicID", yamlString(img.SchematicID), "version", yamlString(img.Version))
 		if img.ImageFactoryURL != "" {
 			item.Content = append(item.Content, yamlString("imageFactoryURL"), yamlString(img.ImageFactoryURL))
+		}
+		if img.ImageFactoryCA != "" {
+			item.Content = append(item.Content, yamlString("imageFactoryCA"), yamlString(img.ImageFactoryCA))
+		}
+		if img.Checksum != "" {
+			item.Content = append(item.Content, yamlString("checksum"), yamlString(img.Checksum))
 		}
 		if img.Storage != "" {
 			item.Content = append(item.Content, yamlString("storage"), yamlString(img.Storage))
@@ -120,6 +128,12 @@ func writeCatalogText(tb *table, c report.AdoptCatalog) {
 		tb.raw("Save it to a file, preview it with workerimage catalog -f FILE against this cluster, apply it with kubectl apply -f FILE")
 		tb.raw("(or commit it where you keep that object), then wait for the new goldens to import. Every field and value it holds today is kept;")
 		tb.raw("spec.components.kubernetes-worker-image.values.images is the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
+	}
+	for _, e := range c.Images {
+		if e.Change == report.ChangeListed {
+			tb.raw("(an entry whose golden is not created yet is kept as the cluster's catalog values list it: applying the list never drops it)")
+			break
+		}
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(c.Values, "\n"), "\n") {
 		tb.raw(l)

@@ -28,6 +28,9 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 	if r.ValuesShapeWhy != "" {
 		tb.row("read as", shapeWords[r.ValuesShape]+": "+r.ValuesShapeWhy)
 	}
+	if r.MergedOver != "" {
+		tb.row("merged", r.MergedOver)
+	}
 	if r.Enabled != nil && !*r.Enabled {
 		if r.ValuesShape == report.ValuesPackage {
 			tb.row("enabled", "no: the Package sets spec.components.kubernetes-worker-image.enabled: false, so the operator installs no catalog; previewed as if it did")
@@ -96,6 +99,20 @@ func writeCatalogPreviewText(out *bytes.Buffer, r *report.CatalogReport, o Optio
 		}
 	}
 	gt.write(out)
+	if len(r.Removes) > 0 {
+		rt := newTable(o)
+		rt.raw("")
+		rt.wrap("removes: compared with " + r.RemovesFrom + ", the result removes what each line below names (a warning, not a refusal: removing one may be the change meant; to keep one, leave it out of the files, or write it in them):")
+		for _, x := range r.Removes {
+			switch x.Kind {
+			case report.RemovesImage:
+				rt.wrap("removes  " + x.Key + ": its " + x.Was + " is no longer managed by the catalog (Helm keeps it while it lives)")
+			default:
+				rt.wrap("removes  " + x.Key + " (" + x.Was + "): no longer published for new pools")
+			}
+		}
+		rt.write(out)
+	}
 	pt := newTable(o)
 	switch {
 	case r.ChangeShape == report.ShapePlatform && r.Platform != nil:

@@ -84,6 +84,12 @@ func writeGoldenPins(tb *table, g report.GoldenPins, ns string) {
 		}
 		tb.wrap(fmt.Sprintf("%s%d. %s", label, i+1, step))
 	}
+	if g.RetireValues != nil {
+		// Raw YAML to apply as it is.
+		for _, l := range strings.Split(strings.TrimSuffix(yamlText(valuesNode(g.RetireValues)), "\n"), "\n") {
+			tb.raw(l)
+		}
+	}
 	if g.Retiring {
 		if len(g.Blockers) == 0 {
 			tb.raw("  retiring: nothing blocks its deletion; drop its entry from the catalog's images and Helm deletes it")

@@ -66,7 +66,9 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
 	}
 	rep.Flavors = groupAdoptPools(pools)
-	rep.Catalog = catalogFor(home, f.stored, pools, catalogURL)
+	if rep.Catalog, err = catalogFor(home, f.stored, pools, catalogURL); err != nil {
+		return nil, err
+	}
 	if err := withFactoryNotes(t, home, &rep.Catalog); err != nil {
 		return nil, err
 	}

@@ -250,7 +250,11 @@ type CatalogImage struct {
 	SchematicID     string `json:"schematicID"`
 	Version         string `json:"version"`
 	ImageFactoryURL string `json:"imageFactoryURL,omitempty"`
-	Storage         string `json:"storage,omitempty"`
+	// ImageFactoryCA and Checksum are kept as the cluster's values write
+	// them, for an entry whose golden is not created yet (ChangeListed).
+	ImageFactoryCA string `json:"imageFactoryCA,omitempty"`
+	Checksum       string `json:"checksum,omitempty"`
+	Storage        string `json:"storage,omitempty"`
 	// StorageClass is set when known; "" (the cluster default) is a value.
 	StorageClass             *string  `json:"storageClass,omitempty"`
 	AdditionalStorageClasses []string `json:"additionalStorageClasses,omitempty"`
@@ -261,4 +265,8 @@ const (
 	ChangeKept         = "kept"
 	ChangeClassesAdded = "classes-added"
 	ChangeNew          = "new"
+	// ChangeListed: an entry the cluster's catalog values list (or the
+	// chart's default list, where they list none) whose golden is not in
+	// cozy-public yet: kept as they write it.
+	ChangeListed = "listed"
 )

@@ -24,19 +24,66 @@ import (
 // URL (catalogURL), whatever URL its pools boot from. A pool booting from
 // another URL than its entry imports from is listed with both. The change
 // is written where the cluster's catalog values are (home).
-func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
-	c := catalogEntriesFor(stored, pools, catalogURL)
+// Every entry the cluster's catalog values list stays in the list, created
+// or not: an entry whose golden is not in cozy-public yet is kept as they
+// write it (listedEntries).
+func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) (AdoptCatalog, error) {
+	listed, err := imagesOf(home.CatalogValues(), "")
+	if err != nil {
+		return AdoptCatalog{}, err
+	}
+	_, listsImages := home.CatalogValues()["images"]
+	c := catalogEntriesFor(stored, listedEntries(listed, listsImages, stored, catalogURL), pools, catalogURL)
 	if !c.Changed {
-		return c
+		return c, nil
 	}
 	c.ChangeShape, c.ValuesFrom, c.WholePlatform = home.Shape, home.From, home.Shape == ShapePlatform
 	c.Platform, c.Package = home.Platform, home.Package
-	return c
+	return c, nil
 }
 
-// catalogEntriesFor is catalogFor's images list.
-func catalogEntriesFor(stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
-	entries := existingEntries(stored)
+// listedEntries are the images[] entries of the cluster's catalog values
+// (listed; the chart's default list where they list none: listsImages
+// false) whose plain golden cozy-public does not hold: the list printed must
+// keep them, or applying it would drop an entry the catalog is about to
+// create. Each is kept field for field as written.
+func listedEntries(listed []map[string]any, listsImages bool, stored map[string]fleet.Golden, catalogURL Sourced) []CatalogEntry {
+	var out []CatalogEntry
+	seen := map[string]bool{}
+	for _, m := range listed {
+		str := func(k string) string { s, _ := m[k].(string); return s }
+		img := CatalogImage{SchematicID: str("schematicID"), Version: str("version"), ImageFactoryURL: str("imageFactoryURL"), ImageFactoryCA: str("imageFactoryCA"), Checksum: str("checksum"), Storage: str("storage")}
+		plain := golden.Name(img.SchematicID, img.Version)
+		if _, ok := stored[plain]; ok || seen[plain] || img.SchematicID == "" || img.Version == "" {
+			continue
+		}
+		seen[plain] = true
+		if c, ok := m["storageClass"].(string); ok {
+			img.StorageClass = &c
+		}
+		for _, c := range asList(m["additionalStorageClasses"]) {
+			if s, ok := c.(string); ok {
+				img.AdditionalStorageClasses = append(img.AdditionalStorageClasses, s)
+			}
+		}
+		img.Retire, _ = m["retire"].(bool)
+		e := CatalogEntry{Plain: plain, Change: ChangeListed, Entry: img, ImportsFrom: img.ImageFactoryURL}
+		if e.ImportsFrom == "" {
+			e.ImportsFrom = catalogURL.Value
+		}
+		if !listsImages {
+			e.Notes = append(e.Notes, "the chart's default entry: the cluster's catalog values list no images, so the chart's default list applies; written out so the list keeps it")
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// catalogEntriesFor is catalogFor's images list: the entries read back from
+// the goldens, those listed with no golden yet (listed), and the pools'.
+func catalogEntriesFor(stored map[string]fleet.Golden, listed []CatalogEntry, pools []AdoptPool, catalogURL Sourced) AdoptCatalog {
+	entries := append(existingEntries(stored), listed...)
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Plain < entries[j].Plain })
 	byPlain := map[string]*CatalogEntry{}
 	for i := range entries {
 		byPlain[entries[i].Plain] = &entries[i]
@@ -95,7 +142,7 @@ func catalogEntriesFor(stored map[string]fleet.Golden, pools []AdoptPool, catalo
 	c := AdoptCatalog{URL: catalogURL, Images: entries}
 	for i := range entries {
 		e := &entries[i]
-		c.Changed = c.Changed || e.Change != ChangeKept
+		c.Changed = c.Changed || e.Change == ChangeNew || e.Change == ChangeClassesAdded
 		if len(e.OtherURLPools) > 0 {
 			e.Notes = append(e.Notes, urlNote(*e))
 		}

@@ -26,22 +26,6 @@ type newEntry struct {
 	storage string
 }
 
-// homeCatalogValues are the catalog's values where the cluster's are
-// written (home): the Package's, or what the platform's values forward.
-func homeCatalogValues(home CatalogHome) (map[string]any, error) {
-	if home.Shape != ShapePlatform {
-		return jsonCopy(home.CatalogValues()), nil
-	}
-	fwd, err := forwardPlatform(home.Platform)
-	if err != nil {
-		return nil, err
-	}
-	if fwd.refusal != nil {
-		return nil, fmt.Errorf("the platform chart refuses the values of its release %s/%s: %s", platformNamespace, platformRelease, fwd.refusal.Refusal)
-	}
-	return fwd.catalog, nil
-}
-
 // catalogChangeBase is what a catalog change adopt or rollout prints starts
 // from: where the cluster's catalog values are written (ReadCatalogHome),
 // and what the catalog gives a new entry with them (newEntryOf).
@@ -151,7 +135,7 @@ func withFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
 	want := strings.TrimRight(tf.Value, "/")
 	for i := range c.Images {
 		e := &c.Images[i]
-		if e.ImportsFrom == "" || strings.TrimRight(e.ImportsFrom, "/") == want {
+		if e.ImportsFrom == "" || e.Change == ChangeListed || strings.TrimRight(e.ImportsFrom, "/") == want {
 			continue
 		}
 		given := fmt.Sprintf("not from %s, the Image Factory new pools are given", tf.Value)

@@ -92,11 +92,15 @@ const clusterFactorySource = "the platform values give it to new pools in _clust
 
 // CatalogFromFiles previews the catalog with the values of -f files (vals,
 // layered; names as given), read in their shape (ReadCatalogInput: a bad
-// shape or a key no shape takes is an error, bad input), and, when the
-// catalog renders them, says what to apply, where the cluster's catalog
-// values are written (ReadCatalogHome): the platform's values whole, or the
-// catalog's Package whole holding the values previewed.
-func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogReport, error) {
+// shape or a key no shape takes is an error, bad input), merged over the
+// catalog values the cluster holds as helm upgrade --reuse-values -f merges
+// them (reset: the files alone, as --reset-values), and, when the catalog
+// renders them, says what to apply, where the cluster's catalog values are
+// written (ReadCatalogHome): the platform's values whole, or the catalog's
+// Package whole holding the values previewed; and what the result removes
+// of what the cluster holds (catalogRemovals). A whole Package is applied as
+// it is: it merges over nothing.
+func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool) (*CatalogReport, error) {
 	home, err := ReadCatalogHome(t)
 	if err != nil {
 		return nil, err
@@ -105,11 +109,23 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogRe
 	if err != nil {
 		return nil, err
 	}
+	held, err := homeCatalogValues(home)
+	if err != nil {
+		return nil, err
+	}
+	heldWords := heldValuesWords(home)
 	files := strings.Join(names, ", ")
 	var rep *CatalogReport
+	// before and after are what the removals compare: the values the
+	// cluster holds and the ones the change leaves, in the shape at says.
+	before, after, at := held, map[string]any(nil), ""
 	switch in.Shape {
 	case ValuesPlatform:
-		fwd, err := forwardPlatform(vals)
+		platform := vals
+		if home.Shape == ShapePlatform && !reset {
+			platform = reuseValues(vals, home.Platform)
+		}
+		fwd, err := forwardPlatform(platform)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +135,11 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogRe
 			rep.Goldens, rep.CloneRole, rep.CAConfigMaps = []CatalogGolden{}, []string{}, []string{}
 			break
 		}
-		if rep, err = CatalogPreview(t, fwd.catalog, "platform values "+files+" (their kubernetesWorkerImage, as the platform chart forwards it to the catalog)"); err != nil {
+		catalog := fwd.catalog
+		if home.Shape != ShapePlatform && !reset {
+			catalog = reuseValues(fwd.catalog, held)
+		}
+		if rep, err = CatalogPreview(t, catalog, "platform values "+files+" (their kubernetesWorkerImage, as the platform chart forwards it to the catalog)"); err != nil {
 			return nil, err
 		}
 		rep.Enabled = &fwd.enabled
@@ -127,12 +147,14 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogRe
 			rep.TenantFactory = &Sourced{Value: fwd.clusterFactory, Source: clusterFactorySource}
 		}
 		if home.Shape == ShapePlatform {
-			rep.ChangeShape, rep.Platform = ShapePlatform, render.MergeValues(home.Platform, vals)
-			rep.PlatformFrom = home.From + ", with the -f files layered over them as Helm layers -f files"
+			rep.ChangeShape, rep.Platform = ShapePlatform, platform
+			rep.PlatformFrom = home.From + "; " + mergeWords(reset, "them")
+			before, after, at = home.Platform, platform, "kubernetesWorkerImage."
 			break
 		}
-		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(fwd.catalog)
-		rep.PackageFrom = home.From + "; its values are the catalog's values these platform values forward, as previewed (no platform release forwards them here)"
+		after = catalog
+		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(catalog)
+		rep.PackageFrom = home.From + "; its values are the catalog's values these platform values forward (no platform release forwards them here), " + mergeWords(reset, "the values it holds")
 		var unforwarded []string
 		for _, k := range []string{"tenantWorkers", "registries"} {
 			if _, ok := vals[k]; ok {
@@ -143,16 +165,22 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogRe
 			rep.ChangeNote = "these platform values also set " + strings.Join(unforwarded, " and ") + ", which reach pools through _cluster only where the platform chart carries them, and no release of such a platform chart is readable here: on a stock Cozystack, give them in the Package's values instead, and the catalog publishes them (catalog -f of that Package previews what it publishes)"
 		}
 	case ValuesCatalog:
-		if rep, err = CatalogPreview(t, in.Values, "the catalog's own values "+files+" (what its Package holds under spec.components.kubernetes-worker-image.values)"); err != nil {
+		catalog := in.Values
+		if !reset {
+			catalog = reuseValues(in.Values, held)
+		}
+		after = catalog
+		if rep, err = CatalogPreview(t, catalog, "the catalog's own values "+files+" (what its Package holds under spec.components.kubernetes-worker-image.values)"); err != nil {
 			return nil, err
 		}
 		if home.Shape == ShapePlatform {
 			rep.ChangeNote = platformOwnsNote(home)
 			break
 		}
-		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(in.Values)
-		rep.PackageFrom = home.From + "; its values are exactly the values previewed"
+		rep.ChangeShape, rep.Package = ShapePackage, home.WithCatalogValues(catalog)
+		rep.PackageFrom = home.From + "; its values are " + mergeWords(reset, "the values it holds")
 	case ValuesPackage:
+		after = in.Values
 		if rep, err = CatalogPreview(t, in.Values, "the Package "+catalogPackage+" in "+files+" (its spec.components.kubernetes-worker-image.values)"); err != nil {
 			return nil, err
 		}
@@ -168,15 +196,55 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string) (*CatalogRe
 		}
 	}
 	rep.ValuesShape, rep.ValuesShapeWhy = in.Shape, in.Why
+	if in.Shape != ValuesPackage {
+		rep.MergedOver = mergeWords(reset, heldWords)
+	} else {
+		rep.MergedOver = "none: a whole Package is applied as it is (kubectl apply), its values replacing " + heldWords
+	}
 	if rep.Refused() {
 		// Nothing to apply: the upgrade would fail.
 		rep.ChangeShape, rep.Platform, rep.PlatformFrom, rep.Package, rep.PackageFrom = "", nil, "", nil, ""
 		if in.Shape == ValuesPackage {
 			rep.ChangeNote = ""
 		}
+	} else {
+		if at != "" {
+			heldWords = "the platform release's values (" + home.From + ")"
+		}
+		if rep.Removes, err = catalogRemovals(before, after, at); err != nil {
+			return nil, err
+		}
+		rep.RemovesFrom = heldWords
 	}
 	rep.noteFactories(in.Shape)
 	return rep, nil
+}
+
+// homeCatalogValues are the catalog's values where the cluster's are
+// written (home): the Package's, or what the platform's values forward.
+func homeCatalogValues(home CatalogHome) (map[string]any, error) {
+	if home.Shape != ShapePlatform {
+		return jsonCopy(home.CatalogValues()), nil
+	}
+	fwd, err := forwardPlatform(home.Platform)
+	if err != nil {
+		return nil, err
+	}
+	if fwd.refusal != nil {
+		return nil, fmt.Errorf("the platform chart refuses the values of its release %s/%s: %s", platformNamespace, platformRelease, fwd.refusal.Refusal)
+	}
+	return fwd.catalog, nil
+}
+
+// heldValuesWords name the catalog values the cluster holds (home).
+func heldValuesWords(home CatalogHome) string {
+	switch {
+	case home.Shape == ShapePlatform:
+		return "the catalog's values the platform's release forwards (its kubernetesWorkerImage)"
+	case home.PackageFound:
+		return "the values of the cluster's Package " + catalogPackage + " (spec.components." + catalogComponent + ".values)"
+	}
+	return "the values of the Package a stock Cozystack installs the catalog with (none: the cluster holds no Package " + catalogPackage + ")"
 }
 
 // platformOwnsNote says that a platform release writes the cluster's
@@ -408,11 +476,6 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	}
 	sort.SliceStable(rep.Goldens, func(i, j int) bool { return rep.Goldens[i].Name < rep.Goldens[j].Name })
 	return rep, nil
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
 }
 
 // liveState says how cozy-public holds a golden.

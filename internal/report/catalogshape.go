@@ -52,9 +52,9 @@ type CatalogInput struct {
 	Package map[string]any
 }
 
-// valuesKeys are the top-level keys each chart's values take, from its
-// values.schema.json: the platform chart's and the catalog chart's.
-func valuesKeys() (platform, catalog []string, err error) {
+// valuesSchemas are the values.schema.json of the platform chart and of the
+// catalog chart built into this binary.
+func valuesSchemas() (platform, catalog []byte, err error) {
 	p, err := render.LoadChartFS(charts.FS, render.PlatformChart)
 	if err != nil {
 		return nil, nil, fmt.Errorf("built-in chart %s: %v", render.PlatformChart, err)
@@ -63,13 +63,43 @@ func valuesKeys() (platform, catalog []string, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
-	if platform, err = schemaKeys(p.Schema); err != nil {
+	return p.Schema, c.Schema, nil
+}
+
+// valuesKeys are the top-level keys each chart's values take, from its
+// values.schema.json: the platform chart's and the catalog chart's.
+func valuesKeys() (platform, catalog []string, err error) {
+	p, c, err := valuesSchemas()
+	if err != nil {
+		return nil, nil, err
+	}
+	if platform, err = schemaKeys(p); err != nil {
 		return nil, nil, fmt.Errorf("built-in chart %s: %v", render.PlatformChart, err)
 	}
-	if catalog, err = schemaKeys(c.Schema); err != nil {
+	if catalog, err = schemaKeys(c); err != nil {
 		return nil, nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
 	return platform, catalog, nil
+}
+
+// nestedUnknownKey refuses the first key below the top of vals that the
+// chart's schema (platform or catalog) does not take, as a key unknown at the
+// top is refused: a typo anywhere is bad input, never a preview of values
+// that are not the ones meant. where names vals ("the values"), shape what
+// they were read as, why how.
+func nestedUnknownKey(schema []byte, vals map[string]any, where, shape, why string) error {
+	u := FirstUnknownKey(schema, vals)
+	if u == nil {
+		return nil
+	}
+	parent := strings.TrimSuffix(strings.TrimSuffix(u.Path, u.Key), ".")
+	// A key of the top written one level down (the Package's registries
+	// copied under kubernetesWorkerImage) is named where it goes.
+	top, err := schemaKeys(schema)
+	if err != nil {
+		return err
+	}
+	return unknownKey(u.Key, where+" at "+parent, "a key of "+parent+" in "+shape, why, u.Known, top, "the top-level ")
 }
 
 // schemaKeys are the properties a values.schema.json lists at the top.
@@ -135,6 +165,17 @@ func ReadCatalogInput(vals map[string]any, home CatalogHome) (CatalogInput, erro
 			known, name, other, at = platformKeys, "platform values", catalogKeys, "kubernetesWorkerImage."
 		}
 		return CatalogInput{}, unknownKey(unknown[0], "the values", "a key of "+name, ", read as "+name+" since "+in.Why, known, other, at)
+	}
+	platformSchema, catalogSchema, err := valuesSchemas()
+	if err != nil {
+		return CatalogInput{}, err
+	}
+	schema, name := catalogSchema, "the catalog's own values"
+	if in.Shape == ValuesPlatform {
+		schema, name = platformSchema, "platform values"
+	}
+	if err := nestedUnknownKey(schema, vals, "the values", name, ", read as "+name+" since "+in.Why); err != nil {
+		return CatalogInput{}, err
 	}
 	return in, nil
 }
@@ -213,6 +254,13 @@ func readPackageInput(vals map[string]any) (CatalogInput, error) {
 			if !set(catalogKeys)[k] {
 				return CatalogInput{}, unknownKey(k, "the Package's spec.components."+catalogComponent+".values", "a key of the catalog's own values", why, catalogKeys, nil, "")
 			}
+		}
+		_, catalogSchema, err := valuesSchemas()
+		if err != nil {
+			return CatalogInput{}, err
+		}
+		if err := nestedUnknownKey(catalogSchema, values, "the Package's spec.components."+catalogComponent+".values", "the catalog's own values", why); err != nil {
+			return CatalogInput{}, err
 		}
 		in.Values = values
 	}

@@ -49,6 +49,16 @@ type CatalogReport struct {
 	// platform's _cluster, else what the catalog publishes), which the
 	// goldens are compared with; nil when neither gives one.
 	TenantFactory *Sourced `json:"tenantFactory,omitempty"`
+	// MergedOver, with -f, says how the files met the catalog values the
+	// cluster holds: merged over them as helm upgrade --reuse-values -f
+	// merges, or alone (--reset-values).
+	MergedOver string `json:"mergedOver,omitempty"`
+	// Removes, with -f, are the defaults published for new pools and the
+	// images[] entries the cluster's catalog values hold that the values
+	// previewed do not, each on its own line; RemovesFrom says what they
+	// were compared with.
+	Removes     []CatalogRemoval `json:"removes,omitempty"`
+	RemovesFrom string           `json:"removesFrom,omitempty"`
 	// ValuesShape is what the values were read as: ValuesPlatform,
 	// ValuesCatalog or ValuesPackage; ValuesShapeWhy says how it was told.
 	ValuesShape    string `json:"valuesShape"`

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -18,11 +19,25 @@ import (
 // an entry"), through where the cluster's catalog values are written
 // (home), and, for a golden of an entry whose other goldens are in use, why
 // its entry cannot retire.
-func WithDeleteSteps(rep *PinsReport, home CatalogHome) {
+//
+// Where those values list no images, the chart's default list applies, and
+// an images list holding only the entry to retire would drop the default
+// golden new pools clone: the golden then gets RetireValues, the whole
+// values to apply with the default entries written out and its own entry
+// retiring (f: the goldens its entry is read back from).
+func WithDeleteSteps(rep *PinsReport, home CatalogHome, f *PinsFacts) error {
 	inUse := map[string][]string{}
 	for _, g := range rep.Goldens {
 		if !g.SafeToDelete {
 			inUse[g.Flavor] = append(inUse[g.Flavor], g.Name)
+		}
+	}
+	_, listsImages := home.CatalogValues()["images"]
+	var defaults []map[string]any
+	if !listsImages {
+		var err error
+		if defaults, err = imagesOf(nil, ""); err != nil {
+			return err
 		}
 	}
 	for i := range rep.Goldens {
@@ -32,7 +47,81 @@ func WithDeleteSteps(rep *PinsReport, home CatalogHome) {
 		}
 		g.DeleteSteps = deleteSteps(*g, inUse[g.Flavor], home)
 		rep.ChangeShape = home.Shape
+		if !listsImages && retiresThroughEntry(*g, inUse[g.Flavor]) {
+			g.RetireValues = retireValues(home, defaults, *g, f)
+			g.DeleteSteps[0] = defaultListStep(*g, defaults, home)
+		}
 	}
+	return nil
+}
+
+// retiresThroughEntry: the golden's delete steps set retire: true on its
+// entry (deleteSteps' last case).
+func retiresThroughEntry(g GoldenPins, flavorInUse []string) bool {
+	_, ok := golden.Parse(g.Name)
+	return ok && g.FoundAs != "PersistentVolumeClaim" && g.Class == "" && len(flavorInUse) == 0 && !g.Retiring
+}
+
+// retireValues are the whole values to apply where the cluster's catalog
+// values list no images: the chart's default entries written out, the
+// golden's own entry (read back from its goldens, as the catalog compares
+// it) with retire: true in place of its default entry or after them.
+func retireValues(home CatalogHome, defaults []map[string]any, g GoldenPins, f *PinsFacts) map[string]any {
+	flavorGoldens := map[string]fleet.Golden{}
+	for name, s := range f.stored {
+		if fl, ok := golden.Parse(name); ok && fl.Plain == g.Flavor {
+			flavorGoldens[name] = s
+		}
+	}
+	var retiring map[string]any
+	for _, e := range existingEntries(flavorGoldens) {
+		e.Entry.Retire = true
+		raw, _ := json.Marshal(e.Entry)
+		_ = json.Unmarshal(raw, &retiring)
+	}
+	images := []any{}
+	placed := false
+	for _, d := range defaults {
+		if retiring != nil && imageKey(d) == imageKey(retiring) {
+			images, placed = append(images, retiring), true
+			continue
+		}
+		images = append(images, copyMap(d))
+	}
+	if !placed && retiring != nil {
+		images = append(images, retiring)
+	}
+	if home.Shape == ShapePlatform {
+		platform := copyMap(home.Platform)
+		section := asMap(platform["kubernetesWorkerImage"])
+		if section == nil {
+			section = map[string]any{}
+		}
+		section["images"] = images
+		platform["kubernetesWorkerImage"] = section
+		return platform
+	}
+	values := copyMap(home.CatalogValues())
+	values["images"] = images
+	return home.WithCatalogValues(values)
+}
+
+// defaultListStep is the first delete step where the catalog's values list
+// no images: the whole values below, not the entry alone.
+func defaultListStep(g GoldenPins, defaults []map[string]any, home CatalogHome) string {
+	var names []string
+	for _, d := range defaults {
+		id, _ := d["schematicID"].(string)
+		v, _ := d["version"].(string)
+		names = append(names, golden.Name(id, v))
+	}
+	fl, _ := golden.Parse(g.Name)
+	what, apply := "the Package below, whole", "apply it (kubectl apply -f FILE)"
+	if home.Shape == ShapePlatform {
+		what, apply = "the platform values below, whole", "upgrade the platform with them"
+	}
+	return fmt.Sprintf("set retire: true on the catalog entry {schematicID: %s, version: %s}: the cluster's catalog values list no images (%s), so the chart's default list applies (%s), and an images list holding only that entry would drop %s, which new pools clone; %s writes the default entries out and that entry with retire: true: preview it with workerimage catalog -f FILE, then %s; the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
+		fl.SchematicID, fl.Version, home.PackageKey("images"), strings.Join(names, ", "), map[bool]string{true: "that golden", false: "those goldens"}[len(names) == 1], what, apply)
 }
 
 // HasGoldensToDelete: some golden is safe to delete and exists, so

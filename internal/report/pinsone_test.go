@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,10 +25,13 @@ func TestDeleteStepsFollowTheCatalogsRetirement(t *testing.T) {
 		fl, _ := golden.Parse(name)
 		return GoldenPins{Name: name, Flavor: fl.Plain, Class: fl.Class, FoundAs: foundAs, SafeToDelete: safe, Retiring: retiring}
 	}
-	platform := CatalogHome{Shape: ShapePlatform}
+	// Homes whose values list images: the steps go through the entry alone.
+	platform := CatalogHome{Shape: ShapePlatform, Platform: map[string]any{"kubernetesWorkerImage": map[string]any{"images": []any{}}}}
+	pkg := CatalogHome{Shape: ShapePackage, Package: newCatalogPackage()}
+	pkg.Package = pkg.WithCatalogValues(map[string]any{"images": []any{}})
 	steps := func(goldens ...GoldenPins) map[string]string {
 		rep := PinsReport{Goldens: goldens}
-		WithDeleteSteps(&rep, platform)
+		require.NoError(t, WithDeleteSteps(&rep, platform, nil))
 		out := map[string]string{}
 		for _, g := range rep.Goldens {
 			out[g.Name] = strings.Join(g.DeleteSteps, " | ")
@@ -60,24 +65,25 @@ func TestDeleteStepsFollowTheCatalogsRetirement(t *testing.T) {
 	// Where the platform's values hold the catalog's, the platform is
 	// upgraded; where the operator's Package does, the Package is applied.
 	rep := PinsReport{Goldens: []GoldenPins{gp(plain, "DataVolume", true, false)}}
-	WithDeleteSteps(&rep, platform)
+	require.NoError(t, WithDeleteSteps(&rep, platform, nil))
 	assert.Equal(t, ShapePlatform, rep.ChangeShape)
 	assert.Equal(t, []string{
 		"set retire: true on the catalog entry {schematicID: abc, version: v1.13.5} (kubernetesWorkerImage.images in the platform's values) and upgrade the platform: the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
 		"then remove the entry and upgrade again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade)",
 	}, rep.Goldens[0].DeleteSteps)
 	rep = PinsReport{Goldens: []GoldenPins{gp(plain, "DataVolume", true, false)}}
-	WithDeleteSteps(&rep, CatalogHome{Shape: ShapePackage})
+	require.NoError(t, WithDeleteSteps(&rep, pkg, nil))
 	assert.Equal(t, ShapePackage, rep.ChangeShape)
 	assert.Equal(t, []string{
 		"set retire: true on the catalog entry {schematicID: abc, version: v1.13.5} (spec.components.kubernetes-worker-image.values.images of Package cozystack.kubernetes-worker-image) and apply the Package (kubectl apply -f FILE): the catalog checks again that nothing uses the golden, then renders it without helm.sh/resource-policy: keep, marked retiring, and out of the clone Role",
 		"then remove the entry and apply it again: Helm deletes the DataVolume and CDI its PersistentVolumeClaim (a kubectl delete alone would not last while the catalog lists it: Helm creates it again at the catalog's next upgrade)",
 	}, rep.Goldens[0].DeleteSteps)
+	assert.Nil(t, rep.Goldens[0].RetireValues, "the values list images: the entry alone is the change")
 	assert.True(t, rep.HasGoldensToDelete())
 	// No golden with steps: no shape said.
 	rep = PinsReport{Goldens: []GoldenPins{gp(other, "DataVolume", false, false), gp(plain, "absent", true, false)}}
 	assert.False(t, rep.HasGoldensToDelete(), "one in use, one absent: nothing to delete")
-	WithDeleteSteps(&rep, CatalogHome{Shape: ShapePackage})
+	require.NoError(t, WithDeleteSteps(&rep, pkg, nil))
 	assert.Empty(t, rep.ChangeShape)
 }
 
@@ -114,4 +120,56 @@ func TestOneGoldenNarrowsTheReport(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no DataVolume or PersistentVolumeClaim of that name in cozy-public")
 	assert.Contains(t, err.Error(), "did you mean "+a+"?")
+}
+
+// Where the cluster's catalog values list no images, the chart's default
+// list applies: the retirement step prints the whole values with the
+// default entries written out and the golden's own entry retiring (read
+// back from its golden, as the catalog compares it), so applying them keeps
+// the default golden new pools clone; a home that lists images gets none.
+func TestRetireStepWritesTheDefaultListOut(t *testing.T) {
+	chartDefault, err := imagesOf(nil, "")
+	require.NoError(t, err)
+	require.Len(t, chartDefault, 1, "the catalog chart's default list")
+	id := chartDefault[0]["schematicID"].(string)
+	old := golden.Name(id, "v1.13.5")
+	url := "https://factory.talos.dev" + golden.ImagePath(id, "v1.13.5")
+	facts := &PinsFacts{stored: map[string]fleet.Golden{old: {FoundAs: "DataVolume", Phase: "Succeeded", URL: url, Storage: "6Gi", Class: "replicated"}}}
+	gp := GoldenPins{Name: old, Flavor: old, FoundAs: "DataVolume", SafeToDelete: true}
+
+	for _, c := range []struct {
+		name   string
+		home   CatalogHome
+		images func(map[string]any) any
+		apply  string
+	}{
+		{"the operator's Package", CatalogHome{Shape: ShapePackage, PackageFound: true, Package: newCatalogPackage()},
+			func(v map[string]any) any {
+				return render.Get(v, "spec.components.kubernetes-worker-image.values.images")
+			}, "apply it (kubectl apply -f FILE)"},
+		{"the platform's values", CatalogHome{Shape: ShapePlatform, Platform: map[string]any{"kubernetesWorkerImage": map[string]any{"storageClass": "replicated"}}},
+			func(v map[string]any) any { return render.Get(v, "kubernetesWorkerImage.images") }, "upgrade the platform with them"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := PinsReport{Goldens: []GoldenPins{gp}}
+			require.NoError(t, WithDeleteSteps(&rep, c.home, facts))
+			g := rep.Goldens[0]
+			require.NotNil(t, g.RetireValues)
+			assert.Equal(t, []any{
+				map[string]any{"schematicID": id, "version": chartDefault[0]["version"]},
+				map[string]any{"schematicID": id, "version": "v1.13.5", "imageFactoryURL": "https://factory.talos.dev", "storage": "6Gi", "storageClass": "replicated", "retire": true},
+			}, c.images(g.RetireValues), "the default entry kept, the old one retiring as its golden shows it")
+			assert.Contains(t, g.DeleteSteps[0], "the cluster's catalog values list no images")
+			assert.Contains(t, g.DeleteSteps[0], "so the chart's default list applies ("+golden.Name(id, chartDefault[0]["version"].(string))+"), and an images list holding only that entry would drop that golden, which new pools clone")
+			assert.Contains(t, g.DeleteSteps[0], c.apply)
+			assert.Contains(t, g.DeleteSteps[1], "then remove the entry")
+		})
+	}
+	if c := (CatalogHome{Shape: ShapePackage, Package: newCatalogPackage()}); true {
+		c.Package = c.WithCatalogValues(map[string]any{"images": []any{map[string]any{"schematicID": id, "version": "v1.13.5"}}})
+		rep := PinsReport{Goldens: []GoldenPins{gp}}
+		require.NoError(t, WithDeleteSteps(&rep, c, facts))
+		assert.Nil(t, rep.Goldens[0].RetireValues)
+		assert.True(t, strings.HasPrefix(rep.Goldens[0].DeleteSteps[0], "set retire: true on the catalog entry {schematicID: "+id+", version: v1.13.5} (spec.components"))
+	}
 }

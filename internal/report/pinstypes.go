@@ -139,6 +139,12 @@ type GoldenPins struct {
 	// delete it for good: through its catalog entry, as the catalog retires
 	// a golden (a kubectl delete alone would be undone by Helm).
 	DeleteSteps []string `json:"deleteSteps,omitempty"`
+	// RetireValues, where the cluster's catalog values list no images (the
+	// chart's default list applies), are the whole values its first step
+	// applies (the Package, or the platform's values, as changeShape says):
+	// the default entries written out and its entry with retire: true, so
+	// applying them keeps the default golden.
+	RetireValues map[string]any `json:"retireValues,omitempty"`
 	// NotConcluded: nothing read uses it, yet it is not called safe to
 	// delete: some namespace's pools could not be read (UnreadNamespaces).
 	NotConcluded bool `json:"notConcluded,omitempty"`

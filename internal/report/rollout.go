@@ -1108,7 +1108,10 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 			waiting[i].imageFactoryURL = url.Value
 		}
 	}
-	c := catalogFor(home, f.stored, waiting, url)
+	c, err := catalogFor(home, f.stored, waiting, url)
+	if err != nil {
+		return nil, err
+	}
 	if err := withFactoryNotes(t, home, &c); err != nil {
 		return nil, err
 	}

@@ -179,14 +179,3 @@ func MergePatch(values, patch map[string]any) map[string]any {
 	}
 	return out
 }
-
-func copyMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			v = copyMap(sub)
-		}
-		out[k] = v
-	}
-	return out
-}
