@@ -62,7 +62,7 @@ field its flavor came from; without --apply the plan is printed per wave: each p
 its old and new template names, the workers it replaces and how many at once (its rolling update's
 maxSurge + maxUnavailable, as Cluster API rolls it), the clones in flight per golden and the storage
 they take in cozy-public. A wave holds at most --wave pools, --max-workers workers replaced at once
-and --max-clones clones of one golden in flight (0: no bound). A pool above a bound on its own takes,
+and --max-clones clones of one golden in flight (--max-workers 0: no bound; --max-clones is at least 1). A pool above a bound on its own takes,
 in the same values change as the move, the pool value maxSurge that keeps it within (its rolling
 update is not part of its machine template: it rolls nothing the move does not); where none can (a
 pool chart without maxSurge), it is listed apart. A pool that keeps a factory other than the one new
@@ -106,6 +106,11 @@ each as one JSON object per line.`,
 					o.Target.FactoryCA = pem
 				}
 			}
+			if o.MaxClones < 1 {
+				// The report reads 0 as no bound; on the command line it reads as
+				// "no clones", so it is refused and the bound lifted by a number.
+				return errorf("--max-clones %d: a wave clones at least 1 disk of a golden at once, and 0 is not \"no bound\"; give the most clones of one golden a wave may have in flight (default %d); to lift the bound, give one at least the workers the selected pools replace at once (the plan's \"at once\" per wave)", o.MaxClones, defaultMaxClones)
+			}
 			if err := o.Check(); err != nil {
 				return err
 			}
@@ -115,6 +120,7 @@ each as one JSON object per line.`,
 			if doApply && timeout <= 0 {
 				return errorf("--timeout %s: a wave needs a timeout above zero", timeout)
 			}
+			o.Factory = a.factory
 			r, err := a.readFleet(in)
 			if err != nil {
 				return err
@@ -130,7 +136,7 @@ each as one JSON object per line.`,
 				}
 				return nil
 			}
-			return a.applyRollout(cmd.Context(), r, plan, apply.Options{Timeout: timeout, Poll: poll})
+			return a.applyRollout(cmd.Context(), r, plan, apply.Options{Timeout: timeout, Poll: poll, Factory: a.factory})
 		},
 	}
 	in.add(cmd, "rendered")
@@ -156,7 +162,7 @@ each as one JSON object per line.`,
 	f.BoolVar(&doApply, "apply", false, "patch the pools' HelmReleases and wait for them, wave by wave (default: print the plan)")
 	f.IntVar(&o.WaveSize, "wave", defaultWave, "pools patched and waited for together")
 	f.IntVar(&o.MaxWorkers, "max-workers", 0, "the most workers a wave replaces at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
-	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
+	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (at least 1; a number above every pool's workers lifts it)")
 	f.DurationVar(&timeout, "timeout", defaultTimeout, "how long a wave may take, from its first patch to its last pool on the target")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often a wave's pools are read while it waits")
 	_ = f.MarkHidden("poll")
