@@ -185,7 +185,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	all := append(append([]*resolvedPool(nil), sel.selected...), sel.onTheWay...)
 	// Before any pool is planned: a release no one serves would only plan
 	// a fleet of workers that never boot.
-	if plan.TargetKnown, err = checkTargetKnown(context.Background(), chrt, t, f, all, o); err != nil {
+	if plan.TargetKnown, err = checkTargetKnown(context.Background(), chrt, t, f, all, o.Target, o.Factory); err != nil {
 		return nil, err
 	}
 	planning := make(map[*resolvedPool]bool, len(all))

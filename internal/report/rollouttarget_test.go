@@ -293,3 +293,25 @@ func TestRolloutPlansToRestoreTheSurge(t *testing.T) {
 	require.NotNil(t, p.SurgeRestore, p.Reason)
 	assert.Equal(t, &report.SurgeRestore{Wrote: 1, Had: true, Own: int64(3)}, p.SurgeRestore)
 }
+
+// A release the cluster's catalog names in an entry whose golden is not
+// created yet is known by that entry: the Package's images are read when
+// the fleet's goldens and defaults do not know it.
+func TestRolloutKnowsATargetACatalogEntryNames(t *testing.T) {
+	objs := exampleObjects(t)
+	for _, o := range objs {
+		if o.GetKind() == "Package" && o.GetName() == "cozystack.kubernetes-worker-image" {
+			images, _, _ := unstructured.NestedSlice(o.Object, "spec", "components", "kubernetes-worker-image", "values", "images")
+			require.NotEmpty(t, images)
+			images = append(images, map[string]any{"schematicID": schematic, "version": "v1.13.9"})
+			require.NoError(t, unstructured.SetNestedSlice(o.Object, images, "spec", "components", "kubernetes-worker-image", "values", "images"))
+		}
+	}
+	f := &factoryStandIn{}
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
+	require.NotNil(t, plan.TargetKnown)
+	assert.Regexp(t, `^the catalog entry spec\.components\.kubernetes-worker-image\.values\.images\[\d+\] of Package cozystack\.kubernetes-worker-image$`, plan.TargetKnown.By)
+	assert.Empty(t, f.asked)
+	_, err := rollout(t, exampleObjects(t), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
+	assert.ErrorContains(t, err, "--to-talos v1.13.9: no catalog entry", "the neighbour: without the entry, not known")
+}

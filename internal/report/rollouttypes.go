@@ -318,6 +318,17 @@ type RolloutPool struct {
 	toSchematicID, toVersion, toURL string
 }
 
+// TargetKnown says how a rollout's Talos release is known: what names it,
+// or the factories asked and what they answered.
+type TargetKnown struct {
+	// By names what knows the release without asking a factory; "" when a
+	// factory was asked.
+	By string `json:"by,omitempty"`
+	// Asked are the factories' version lists asked (GET <factory>/versions),
+	// each with the CA it was trusted with.
+	Asked []string `json:"asked,omitempty"`
+}
+
 // SurgeRestore is the maxSurge a rollout writes into a pool's spec.values
 // for the roll, and the pool's own it puts back after its last wave: the
 // rolling update is not part of the machine template, so neither write

@@ -21,6 +21,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"sigs.k8s.io/yaml"
 )
@@ -29,17 +30,6 @@ import (
 // each Talos minor supports.
 const supportMatrixTemplate = "kubernetes-nodes.talosSupportMatrix"
 
-// TargetKnown says how a rollout's Talos release is known: what names it,
-// or the factories asked and what they answered.
-type TargetKnown struct {
-	// By names what knows the release without asking a factory; "" when a
-	// factory was asked.
-	By string `json:"by,omitempty"`
-	// Asked are the factories' version lists asked (GET <factory>/versions),
-	// each with the CA it was trusted with.
-	Asked []string `json:"asked,omitempty"`
-}
-
 // knownRelease is a release something of the platform names, and what.
 type knownRelease struct {
 	version *semver.Version
@@ -47,10 +37,10 @@ type knownRelease struct {
 	by      string
 }
 
-// knownReleases are the releases the cluster's catalog entries, its goldens
-// and the chart's defaults name, and the Talos minors the chart's support
-// rows list.
-func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string) ([]knownRelease, []string, error) {
+// knownReleases are the releases the cluster's goldens and the chart's
+// defaults name, with read its catalog entries too, and the Talos minors the
+// chart's support rows list.
+func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string, read bool) ([]knownRelease, []string, error) {
 	var out []knownRelease
 	add := func(v, by string) {
 		if sv, err := talosVersion(v); err == nil {
@@ -65,7 +55,7 @@ func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string)
 	for _, v := range defaults {
 		add(v, "the chart's Talos release for a new pool")
 	}
-	if t.Provider != nil {
+	if read && t.Provider != nil {
 		home, err := ReadCatalogHome(t)
 		if err != nil {
 			return nil, nil, err
@@ -77,7 +67,7 @@ func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string)
 			}
 			m, _ := e.(map[string]any)
 			if v, _ := m["version"].(string); v != "" {
-				add(v, "the catalog entry "+home.PackageKey("images")+"["+fmt.Sprint(i)+"]")
+				add(v, "the catalog entry "+home.PackageKey(fmt.Sprintf("images[%d]", i)))
 			}
 		}
 	}
@@ -257,8 +247,7 @@ func readPublishedFactory(t Target) (publishedFactory, error) {
 // checkTargetKnown refuses a --to-talos nothing of the platform knows and
 // no selected pool's factory lists, naming the nearest known releases; it
 // says how the release is known. Nothing for another target.
-func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, o RolloutOptions) (*TargetKnown, error) {
-	target := o.Target
+func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget, reader *FactoryReader) (*TargetKnown, error) {
 	if target.TalosVersion == "" || target.Defaults {
 		return nil, nil
 	}
@@ -272,11 +261,20 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 			defaults = append(defaults, string(rp.facts.Behind.Defaults.Version))
 		}
 	}
+	// What the fleet's read holds first; the catalog's values and the
+	// chart's built-in default only when that does not know it (more
+	// releases known only ever take more).
+	known, minors, err := knownReleases(chrt, t, f, defaults, false)
+	if err != nil {
+		return nil, err
+	}
+	if by := knownBy(v, target.TalosVersion, known, minors); by != "" {
+		return &TargetKnown{By: by}, nil
+	}
 	if d, err := chartDefaultVersion(chrt); err == nil && d != "" {
 		defaults = append(defaults, d)
 	}
-	known, minors, err := knownReleases(chrt, t, f, defaults)
-	if err != nil {
+	if known, minors, err = knownReleases(chrt, t, f, defaults, true); err != nil {
 		return nil, err
 	}
 	if by := knownBy(v, target.TalosVersion, known, minors); by != "" {
@@ -299,7 +297,6 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 	if len(factories) == 0 {
 		return nil, fmt.Errorf("%s; no selected pool names a factory to ask: check the release (a typo?), or add it to the catalog first", unknown)
 	}
-	reader := o.Factory
 	if reader == nil {
 		reader = &FactoryReader{}
 	}
@@ -327,10 +324,14 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 	return tk, nil
 }
 
+// defaultProbe is the release the chart's default is read with, as a new
+// pool's.
+var defaultProbe = render.Release{Name: "kubernetes-nodes-rollout-default", Namespace: "tenant-rollout"}
+
 // chartDefaultVersion is the Talos release the chart gives a new pool
 // without a cluster (its built-in default).
 func chartDefaultVersion(chrt *chart.Chart) (string, error) {
-	rep, _, err := Plan(chrt, Target{Desc: "none"}, probe, map[string]any{"cluster": "rollout"})
+	rep, _, err := Plan(chrt, Target{Desc: "none"}, defaultProbe, map[string]any{"cluster": "rollout"})
 	if err != nil || rep.DiskSource == nil {
 		return "", err
 	}
