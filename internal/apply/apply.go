@@ -270,6 +270,15 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 		msg += fmt.Sprintf("; %s not started", report.Count(left, "wave"))
 	}
 	msg += "; fix the cause and run the same command again: it skips the pools on the target and waits for those still rolling"
+	if len(r.surges) > 0 {
+		// A later run does not know the pools' own maxSurge: say how to
+		// put it back.
+		var restore []string
+		for _, sw := range r.surges {
+			restore = append(restore, surgeRestoreCommand(sw.pool))
+		}
+		msg += fmt.Sprintf("; the maxSurge written to hold the bound stays in %s (a later run does not put it back): once it has rolled, restore its own: %s", report.Count(len(r.surges), "pool"), strings.Join(restore, "; "))
+	}
 	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
 
@@ -507,12 +516,7 @@ func changesText(changes []report.ValueChange) string {
 func (r *run) restoreSurges(ctx context.Context) bool {
 	for _, sw := range r.surges {
 		p, s := sw.pool, sw.pool.SurgeRestore
-		ns, name, _ := strings.Cut(p.HelmRelease, "/")
-		restore := "kubectl patch helmrelease " + name + " -n " + ns + " --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/values/maxSurge\"}]'"
-		if s.Had {
-			own, _ := json.Marshal(s.Own)
-			restore = "kubectl patch helmrelease " + name + " -n " + ns + " --type merge -p '{\"spec\":{\"values\":{\"maxSurge\":" + string(own) + "}}}'"
-		}
+		restore := surgeRestoreCommand(p)
 		why := r.restoreSurge(ctx, sw)
 		if why != "" {
 			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
@@ -568,4 +572,15 @@ func (r *run) restoreSurge(ctx context.Context, sw surgeWrite) string {
 		return fmt.Sprintf("patching HelmRelease %s (generation %d): %v", p.HelmRelease, now.GetGeneration(), err)
 	}
 	return ""
+}
+
+// surgeRestoreCommand is the kubectl command that puts a pool's own
+// maxSurge back by hand (removes the key where it had none).
+func surgeRestoreCommand(p report.RolloutPool) string {
+	ns, name, _ := strings.Cut(p.HelmRelease, "/")
+	if s := p.SurgeRestore; s != nil && s.Had {
+		own, _ := json.Marshal(s.Own)
+		return "kubectl patch helmrelease " + name + " -n " + ns + " --type merge -p '{\"spec\":{\"values\":{\"maxSurge\":" + string(own) + "}}}'"
+	}
+	return "kubectl patch helmrelease " + name + " -n " + ns + " --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/values/maxSurge\"}]'"
 }

@@ -826,6 +826,8 @@ func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
 	assert.Len(t, c.patches, 2)
 	v, _, _ := unstructured.NestedMap(c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web").Object, "spec", "values")
 	assert.EqualValues(t, 0, v["maxSurge"])
+	stopped := events[len(events)-1]
+	assert.Contains(t, stopped.Message, `; the maxSurge written to hold the bound stays in 1 pool (a later run does not put it back): once it has rolled, restore its own: kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type json -p '[{"op":"remove","path":"/spec/values/maxSurge"}]'`)
 }
 
 // A maxSurge someone set since the move is theirs: not written; the run
