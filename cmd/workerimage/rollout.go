@@ -62,10 +62,10 @@ field its flavor came from; without --apply the plan is printed per wave: each p
 its old and new template names, the workers it replaces and how many at once (its rolling update's
 maxSurge + maxUnavailable, as Cluster API rolls it), the clones in flight per golden and the storage
 they take in cozy-public. A wave holds at most --wave pools, --max-workers workers replaced at once
-and --max-clones clones of one golden in flight (--max-workers 0: no bound; --max-clones is at least 1). A pool above a bound on its own takes,
-in the same values change as the move, the pool value maxSurge that keeps it within (its rolling
-update is not part of its machine template: it rolls nothing the move does not); where none can (a
-pool chart without maxSurge), it is listed apart. After the last wave, --apply puts each such pool's
+(0: no bound) and --max-clones clones of one golden in flight (at least 1). A pool above a bound on
+its own takes, in the same values change as the move, the pool value maxSurge that keeps it within
+(its rolling update is not part of its machine template: it rolls nothing the move does not); where
+none can (a pool chart without maxSurge), it is listed apart. After the last wave, --apply puts each such pool's
 own maxSurge back (the key removed where it had none): nothing rolls. A pool that keeps a factory
 other than the one new pools get says so, with the command that moves flavor and factory in one
 re-image; where the catalog publishes that factory, the pool is blocked until moved with it.

@@ -62,7 +62,8 @@ func (o RolloutOptions) Check() error {
 	case o.MaxWorkers < 0:
 		return fmt.Errorf("--max-workers %d: give the most workers a wave replaces at once, or 0 for no bound", o.MaxWorkers)
 	case o.MaxClones < 0:
-		return fmt.Errorf("--max-clones %d: give the most clones of one golden a wave has in flight, or 0 for no bound", o.MaxClones)
+		// 0 is no bound to the report; the CLI refuses it (it reads as no clones).
+		return fmt.Errorf("--max-clones %d: give the most clones of one golden a wave has in flight", o.MaxClones)
 	}
 	for _, name := range o.Selection.Exclude {
 		if name == "" {
