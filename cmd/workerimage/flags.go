@@ -40,6 +40,9 @@ type app struct {
 	stdout, stderr io.Writer
 	dial           func(k kubeAccess) (p engine.ClientProvider, desc string, err error)
 	terminal       func(w io.Writer) (width int, ok bool)
+	// factory reads the Image Factory rollout asks (its version list, wave
+	// 1's images); nil: the real one. Tests give a stand-in.
+	factory *report.FactoryReader
 
 	// out is what a verb prints, written to stdout only when it succeeds,
 	// so bad input or a cluster that fails halfway leaves nothing behind but

@@ -144,33 +144,38 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 			},
 			// The deployed example fleet from v1.13.6 to v1.13.7 in waves
 			// of 3, its golden imported: gamma-big, which never deployed,
-			// is listed apart and holds nobody.
+			// is listed apart and holds nobody; the two HTTP pools on the
+			// public factory are blocked, the catalog publishing a mirror,
+			// with the --to-factory that fixes them.
 			cliGoldenCase{
 				name: "rollout." + format,
 				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13.6", "--wave", "3", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "-o", format},
-				code: exitOK,
+				code: exitAttn,
 			},
 			// The CVE fix on a stock Cozystack: the pool the dashboard created
-			// before the takeover keeps the public factory, and the plan says
-			// so with the command that moves both in one re-image.
+			// before the takeover keeps the public factory: blocked, the
+			// catalog publishing a mirror, with the command that moves both
+			// in one re-image.
 			cliGoldenCase{
 				name: "rollout-stock." + format,
 				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--cluster", "cmd/workerimage/testdata/rollout/stock.yaml", "-o", format},
-				code: exitOK,
+				code: exitAttn,
 			},
 			// The same, clones bounded: beta-golden alone would clone its 3
 			// disks at once, so its values change takes maxSurge 1; the
-			// others are within the bound and change the move alone.
+			// others are within the bound and change the move alone; the
+			// plan says the surge is restored after the last wave.
 			cliGoldenCase{
 				name: "rollout-stock-max-clones." + format,
 				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--max-clones", "2", "--cluster", "cmd/workerimage/testdata/rollout/stock.yaml", "-o", format},
-				code: exitOK,
+				code: exitAttn,
 			},
-			// Every patch of the minor, waves bounded by workers and clones.
+			// Every patch of the minor, waves bounded by workers and clones;
+			// the HTTP pools on the public factory blocked, as above.
 			cliGoldenCase{
 				name: "rollout-minor." + format,
 				args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--max-workers", "3", "--max-clones", "1", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "-o", format},
-				code: exitOK,
+				code: exitAttn,
 			},
 		)
 	}
@@ -194,7 +199,7 @@ func cliGoldenCases(t *testing.T) []cliGoldenCase {
 		cliGoldenCase{
 			name: "rollout-minor.yaml",
 			args: []string{"rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic + "/v1.13", "--max-workers", "3", "--max-clones", "1", "--cluster", "cmd/workerimage/testdata/rollout/cluster.yaml", "-o", "yaml"},
-			code: exitOK,
+			code: exitAttn,
 		},
 		cliGoldenCase{
 			name: "rollout-factory-ca.text",

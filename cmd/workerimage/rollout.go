@@ -62,11 +62,18 @@ field its flavor came from; without --apply the plan is printed per wave: each p
 its old and new template names, the workers it replaces and how many at once (its rolling update's
 maxSurge + maxUnavailable, as Cluster API rolls it), the clones in flight per golden and the storage
 they take in cozy-public. A wave holds at most --wave pools, --max-workers workers replaced at once
-and --max-clones clones of one golden in flight (0: no bound). A pool above a bound on its own takes,
-in the same values change as the move, the pool value maxSurge that keeps it within (its rolling
-update is not part of its machine template: it rolls nothing the move does not); where none can (a
-pool chart without maxSurge), it is listed apart. A pool that keeps a factory other than the one new
-pools get says so, with the command that moves flavor and factory in one re-image.
+(0: no bound) and --max-clones clones of one golden in flight (at least 1). A pool above a bound on
+its own takes, in the same values change as the move, the pool value maxSurge that keeps it within
+(its rolling update is not part of its machine template: it rolls nothing the move does not); where
+none can (a pool chart without maxSurge), it is listed apart. After the last wave, --apply puts each such pool's
+own maxSurge back (the key removed where it had none): nothing rolls. A pool that keeps a factory
+other than the one new pools get says so, with the command that moves flavor and factory in one
+re-image; where the catalog publishes that factory, the pool is blocked until moved with it.
+
+--to-talos must be a release the platform knows (a catalog entry, a golden, the chart's default, or
+no newer than the next patch of a minor the chart supports), or one the factory each selected pool
+imports from lists (GET <factory>/versions, trusting the CA the pool imports with): else it is bad
+input, naming the nearest known releases.
 
 Pools that cannot move are listed apart with the fix and the rest moves: refused at the target, never
 deployed (no MachineDeployment), their last release failed, values not resolved, a HelmRelease with
@@ -75,9 +82,11 @@ postRenderers, suspended, applied by a Flux Kustomization, or installed without 
 selected pool is absent or not Succeeded on its class (the catalog entry to add is printed, as adopt
 prints it).
 
-With --apply it patches each pool's HelmRelease spec.values (never a valuesFrom Secret), a wave at a
-time, recording each patch in the rollout's record (the operator's identity needs get, create and
-update of ConfigMaps in cozy-system; nothing is patched without them), and before the next wave waits
+With --apply it first asks the factory for each image wave 1's HTTP pools import (HEAD, or a GET of
+its first bytes), and stops (exit 2) on one not served, nothing patched. It patches each pool's
+HelmRelease spec.values (never a valuesFrom Secret), a wave at a time, recording each patch in the
+rollout's record (the operator's identity needs get, create and update of ConfigMaps in
+cozy-system; nothing is patched without them), and before the next wave waits
 until each HelmRelease is Ready at its new generation and each MachineDeployment runs the new template
 with every worker updated and ready (at zero workers: the template named), within --timeout. It stops
 at the first pool that fails or times out, saying which and why; run again, it skips the pools on the
@@ -91,8 +100,8 @@ each as one JSON object per line.`,
 			"rollout --to-factory https://factory.mirror.internal --factory-ca mirror-ca.pem --behind --apply -o json"),
 		Annotations: map[string]string{"exitCodes": exitCodes(
 			"the plan can start (without --apply; pools that cannot move are listed apart and stay where they are), or every pool of its waves is on the target (with --apply)",
-			"the rollout will not start (a selected pool's target golden is absent or not Succeeded, or with --strict a pool cannot move), or it stopped: a pool failed, a wave timed out, or it was interrupted",
-			"bad input (no target, a selection that matches nothing: -n, --flavor, --pool or --exclude naming no pool; an empty selection value; a malformed --flavor, a target the chart refuses, --factory-ca without --to-factory, --apply with --cluster), an unreachable cluster, or no pool readable while pool objects exist")},
+			"the rollout will not start (a selected pool's target golden is absent or not Succeeded, a pool would import from another factory than the catalog publishes, or with --strict a pool cannot move), or it stopped: a pool failed, a wave timed out, it was interrupted, or a pool's own maxSurge could not be put back",
+			"bad input (no target, a selection that matches nothing: -n, --flavor, --pool or --exclude naming no pool; an empty selection value; a malformed --flavor, a target the chart refuses, a --to-talos no one knows or serves, --factory-ca without --to-factory, --apply with --cluster, --max-clones below 1), an image of wave 1 its factory does not serve, an unreachable cluster or factory, or no pool readable while pool objects exist")},
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Selection.Pools = selected
@@ -106,6 +115,11 @@ each as one JSON object per line.`,
 					o.Target.FactoryCA = pem
 				}
 			}
+			if o.MaxClones < 1 {
+				// The report reads 0 as no bound; on the command line it reads as
+				// "no clones", so it is refused and the bound lifted by a number.
+				return errorf("--max-clones %d: a wave clones at least 1 disk of a golden at once, and 0 is not \"no bound\"; give the most clones of one golden a wave may have in flight (default %d); to lift the bound, give one at least the workers the selected pools replace at once (the plan's \"at once\" per wave)", o.MaxClones, defaultMaxClones)
+			}
 			if err := o.Check(); err != nil {
 				return err
 			}
@@ -115,6 +129,7 @@ each as one JSON object per line.`,
 			if doApply && timeout <= 0 {
 				return errorf("--timeout %s: a wave needs a timeout above zero", timeout)
 			}
+			o.Factory = a.factory
 			r, err := a.readFleet(in)
 			if err != nil {
 				return err
@@ -130,7 +145,7 @@ each as one JSON object per line.`,
 				}
 				return nil
 			}
-			return a.applyRollout(cmd.Context(), r, plan, apply.Options{Timeout: timeout, Poll: poll})
+			return a.applyRollout(cmd.Context(), r, plan, apply.Options{Timeout: timeout, Poll: poll, Factory: a.factory})
 		},
 	}
 	in.add(cmd, "rendered")
@@ -146,7 +161,7 @@ each as one JSON object per line.`,
 		"give a pool as --pool names it, or leave --exclude out",
 		"leave out these pools, named as --pool names them (repeatable, or comma-separated)")
 	f.BoolVar(&o.Strict, "strict", false, "all or nothing: a selected pool that cannot move (refused, never deployed, release failed, ...) keeps the rollout from starting")
-	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind what a new pool gets now: a newer Talos patch in the catalog, a newer chart default, a newer Kubernetes patch, another factory than the platform's")
+	f.BoolVar(&o.Selection.Behind, "behind", false, "only the pools that are behind what a new pool gets now: a newer Talos patch in the catalog, a newer chart default, a newer Kubernetes patch, another factory than the platform's; with --to-talos, also every pool older than it on its minor")
 	f.StringVar(&o.Target.TalosVersion, "to-talos", "", "the Talos version to move to (each pool keeps its schematic unless --to-schematic)")
 	f.StringVar(&o.Target.SchematicID, "to-schematic", "", "with --to-talos: the Image Factory schematic to move to")
 	f.BoolVar(&o.Target.Defaults, "to-defaults", false, "move to the Talos version and schematic the chart gives a new pool, and to the chart's Kubernetes release of each pool's minor")
@@ -156,7 +171,7 @@ each as one JSON object per line.`,
 	f.BoolVar(&doApply, "apply", false, "patch the pools' HelmReleases and wait for them, wave by wave (default: print the plan)")
 	f.IntVar(&o.WaveSize, "wave", defaultWave, "pools patched and waited for together")
 	f.IntVar(&o.MaxWorkers, "max-workers", 0, "the most workers a wave replaces at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
-	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (0: no bound)")
+	f.IntVar(&o.MaxClones, "max-clones", defaultMaxClones, "the most worker disks of one golden a wave clones at once, what its pools' rolling updates replace at once added up; a pool above it alone takes the maxSurge that keeps it within (at least 1; a number above every pool's workers lifts it)")
 	f.DurationVar(&timeout, "timeout", defaultTimeout, "how long a wave may take, from its first patch to its last pool on the target")
 	f.DurationVar(&poll, "poll", 2*time.Second, "how often a wave's pools are read while it waits")
 	_ = f.MarkHidden("poll")

@@ -33,6 +33,9 @@ import (
 // it), so each stays Ready at its generation: the CLI tests read what the
 // command prints; internal/apply's tests check generations.
 type rolloutCluster struct {
+	// factory stands in for the Image Factory (wave 1's images); nil: the
+	// real one, which a test never reaches.
+	factory *report.FactoryReader
 	c       *support.Cluster
 	served  []string
 	targets map[string]string // HelmRelease -> template, from the plan
@@ -48,6 +51,10 @@ func newRolloutCluster(t *testing.T, move bool) *rolloutCluster {
 	require.NoError(t, err)
 	served, err := state.APIVersions()
 	require.NoError(t, err)
+	// The live stand-in publishes no mirror: its HTTP pools on the public
+	// factory move as the apply tests follow them (with the mirror
+	// published they are blocked: TestRolloutBlocksAPoolOffTheMirror).
+	require.NoError(t, c.Delete("v1", "ConfigMap", "cozy-public", report.TenantDefaultsConfigMap))
 	rc := &rolloutCluster{c: c, served: served, targets: map[string]string{}, stop: make(chan struct{})}
 	// The templates each pool moves to, as the plan names them.
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--cluster", rolloutFixture, "-o", "json")
@@ -118,7 +125,7 @@ func runRollout(t *testing.T, rc *rolloutCluster, terminal bool, args ...string)
 	t.Helper()
 	var out, errOut bytes.Buffer
 	term := func(w io.Writer) (int, bool) { return 120, terminal && w == &errOut }
-	a := &app{name: "workerimage", stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, dial: rc.dial, terminal: term}
+	a := &app{name: "workerimage", stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, dial: rc.dial, terminal: term, factory: rc.factory}
 	code := a.run(append([]string{"rollout", "--kubeconfig", "fake"}, args...))
 	return result{code: code, stdout: out.String(), stderr: errOut.String()}
 }
@@ -368,11 +375,12 @@ func TestRolloutHelp(t *testing.T) {
 }
 
 // The example fleet, done: after the v1.13.7 golden imported, every pool of
-// the minor moves and gamma-big, which never deployed, is listed apart
-// without holding the others (exit 0); the pinned outputs show the whole
-// plan (rollout-minor.golden.text).
+// the minor moves (its HTTP pools onto the mirror the catalog publishes, as
+// the plan without --to-factory asks) and gamma-big, which never deployed,
+// is listed apart without holding the others (exit 0); the pinned outputs
+// show the plan without --to-factory (rollout-minor.golden.text).
 func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
-	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", rolloutFixture, "-o", "json")
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--cluster", rolloutFixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	plan := decode[report.RolloutPlan](t, r)
 	assert.True(t, plan.CanStart)
@@ -387,10 +395,10 @@ func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
 	assert.Equal(t, report.StateNotDeployed, plan.CannotMove[0].State)
 	assert.Empty(t, plan.Blocked)
 	// --exclude leaves it out altogether; --strict stops on it.
-	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--exclude", "tenant-gamma/kubernetes-gamma-big", "--cluster", rolloutFixture, "-o", "json")
+	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--exclude", "tenant-gamma/kubernetes-gamma-big", "--cluster", rolloutFixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Empty(t, decode[report.RolloutPlan](t, r).CannotMove)
-	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--strict", "--cluster", rolloutFixture)
+	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--strict", "--cluster", rolloutFixture)
 	assert.Equal(t, exitAttn, r.code)
 	assert.Contains(t, r.stdout, "result  will not start: --strict, and 1 pool cannot move (above)")
 }
@@ -412,8 +420,9 @@ func TestRolloutFactoryWithItsCA(t *testing.T) {
 
 // The CVE plan on a stock Cozystack (testdata/rollout/stock.yaml): the pool
 // created from the dashboard before the takeover is planned on the public
-// factory, and the plan prints the command that moves it to the published
-// mirror in the same change. That command, run as printed with the
+// factory, blocked there (the catalog publishes a mirror), and the plan
+// prints the command that moves it to the published mirror in the same
+// change. That command, run as printed with the
 // published CA saved as the file it names, plans the pool's flavor, factory
 // and CA in one values change and one new template, and no pool left on
 // another factory (rollout-stock.golden.text shows the first plan whole).
@@ -421,9 +430,10 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	fixture, err := filepath.Abs(rolloutStockFixture)
 	require.NoError(t, err)
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", fixture, "-o", "json")
-	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Equal(t, exitAttn, r.code, "blocked for its factory: "+r.stderr)
 	plan := decode[report.RolloutPlan](t, r)
 	require.Equal(t, 1, plan.OtherFactoryPools)
+	require.Equal(t, 1, plan.OtherFactoryBlocked)
 	command := strings.Fields(plan.FactoryCommand)
 	require.Equal(t, []string{"workerimage", "rollout"}, command[:2])
 	assert.Contains(t, plan.FactoryCommand, "--factory-ca mirror-ca.pem")
@@ -446,23 +456,50 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 }
 
 // --max-clones holds inside a pool: acme-golden alone would clone its two
-// disks at once, so its one patch writes maxSurge 0 with the Talos move
-// (one generation), and it rolls onto the template the plan without the
-// bound names: the rolling update is not part of the machine template.
+// disks at once, so its one move patch writes maxSurge 0 with the Talos
+// move (one generation), and it rolls onto the template the plan without
+// the bound names: the rolling update is not part of the machine template.
+// After the last wave one more patch puts the pool's own back (acme-golden
+// sets none: the key is removed), and the template it runs stays. A run that
+// stops before its last wave leaves the surge as written.
 func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	rc := newRolloutCluster(t, true)
-	r := runRollout(t, rc, false, "--to-talos", "v1.13.7", "--pool", "tenant-acme/kubernetes-nodes-acme-golden", "--max-clones", "1", "--apply", "--poll", "5ms", "--timeout", "20s")
+	args := []string{"--to-talos", "v1.13.7", "--pool", "tenant-acme/kubernetes-nodes-acme-golden", "--max-clones", "1"}
+	plan := runRollout(t, rc, false, args...)
+	require.Equal(t, exitOK, plan.code, plan.stderr)
+	assert.Contains(t, plan.stdout, "\n    surge     set to 0 during the roll, restored after the last wave (the key removed, as the pool sets none); a run that stops before leaves it\n")
+	r := runRollout(t, rc, false, append(args, "--apply", "--poll", "5ms", "--timeout", "20s")...)
 	require.Equal(t, exitOK, r.code, r.stderr+r.stdout)
-	assert.Equal(t, 1, rc.patches(), "one patch")
+	assert.Equal(t, 2, rc.patches(), "the move, then the surge put back")
 	assert.Contains(t, r.stdout, "\npatched tenant-acme/kubernetes-nodes-acme-golden: talos.version v1.13.6 -> v1.13.7, maxSurge 10 -> 0 ")
 	assert.Contains(t, r.stdout, "\nready tenant-acme/kubernetes-nodes-acme-golden: ")
-	hrs, _, err := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
-	require.NoError(t, err)
-	hr, err := hrs.Namespace("tenant-acme").Get(context.Background(), "kubernetes-nodes-acme-golden", metav1.GetOptions{})
+	_, events, _ := strings.Cut(r.stdout, "\nwave 1 of 1 done: ")
+	assert.Regexp(t, `^[^\n]*\nrestored tenant-acme/kubernetes-nodes-acme-golden: maxSurge 0 removed, as the pool had none \(the rolling update only: no worker rolls\)\ndone: 1 pool on the target, in 1 wave\n$`, events)
+	hr, err := rc.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-acme", "kubernetes-nodes-acme-golden")
 	require.NoError(t, err)
 	values, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
-	assert.EqualValues(t, 0, values["maxSurge"])
+	assert.NotContains(t, values, "maxSurge", "the pool's own: none")
 	assert.Equal(t, "v1.13.7", values["talos"].(map[string]any)["version"])
+	md, err := rc.c.Get("cluster.x-k8s.io/v1beta1", "MachineDeployment", "tenant-acme", "kubernetes-acme-golden")
+	require.NoError(t, err)
+	running, _, _ := unstructured.NestedString(md.Object, "spec", "template", "spec", "infrastructureRef", "name")
+	assert.Equal(t, rc.targets["tenant-acme/kubernetes-nodes-acme-golden"], running)
+	after := runRollout(t, rc, false, append(args, "-o", "json")...)
+	require.Equal(t, exitOK, after.code, after.stderr)
+	again := decode[report.RolloutPlan](t, after)
+	require.Len(t, again.OnTarget, 1, "restored, it is on the target: its template is the one the move rendered")
+	assert.Equal(t, running, again.OnTarget[0].MachineTemplate.Current)
+
+	// Cluster API never moves: the wave times out, and the surge stays.
+	stuck := newRolloutCluster(t, false)
+	r = runRollout(t, stuck, false, append(args, "--apply", "--poll", "5ms", "--timeout", "50ms")...)
+	require.Equal(t, exitAttn, r.code, r.stdout)
+	assert.Equal(t, 1, stuck.patches(), "no restore after a stop")
+	assert.NotContains(t, r.stdout, "\nrestored ")
+	hr, err = stuck.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-acme", "kubernetes-nodes-acme-golden")
+	require.NoError(t, err)
+	values, _, _ = unstructured.NestedMap(hr.Object, "spec", "values")
+	assert.EqualValues(t, 0, values["maxSurge"])
 }
 
 // --factory-ca is read as plan and pins read a CA in effect (X.509): a

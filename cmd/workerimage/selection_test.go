@@ -58,7 +58,9 @@ func TestAnEmptySelectionIsRefused(t *testing.T) {
 // The neighbours: each selection flag given a value, in each spelling,
 // selects what it names.
 func TestASelectionFlagWithAValueSelects(t *testing.T) {
-	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--cluster", rolloutFixture, "-o", "json",
+	// --to-factory: beta-web is on the public factory while the fixture's
+	// catalog publishes the mirror (blocked without it).
+	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--cluster", rolloutFixture, "-o", "json",
 		"-n=tenant-beta", "--pool=tenant-beta/kubernetes-nodes-beta-web,kubernetes-nodes-beta-spot", "--exclude=kubernetes-nodes-beta-spot", "--flavor="+flavorMinor)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	plan := decode[report.RolloutPlan](t, r)
@@ -66,7 +68,7 @@ func TestASelectionFlagWithAValueSelects(t *testing.T) {
 	require.Len(t, plan.Pools(), 1)
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Pools()[0].HelmRelease)
 
-	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--cluster", rolloutFixture, "-o", "json", "-n", "tenant-beta", "--pool", "kubernetes-nodes-beta-web", "--pool", "kubernetes-nodes-beta-spot", "--flavor", flavorMinor)
+	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--cluster", rolloutFixture, "-o", "json", "-n", "tenant-beta", "--pool", "kubernetes-nodes-beta-web", "--pool", "kubernetes-nodes-beta-spot", "--flavor", flavorMinor)
 	require.Equal(t, exitOK, r.code, r.stderr)
 	plan = decode[report.RolloutPlan](t, r)
 	assert.Equal(t, []string{"kubernetes-nodes-beta-web", "kubernetes-nodes-beta-spot"}, plan.Selection.Pools, "repeated, in order")

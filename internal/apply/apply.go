@@ -44,6 +44,9 @@ type Options struct {
 	// Tick, when set, is told at each poll where the wave is, in a line (a
 	// terminal's progress line; not an event).
 	Tick func(line string)
+	// Factory asks the Image Factory for wave 1's images before the first
+	// patch (report.CheckWaveImages); nil: report.FactoryReader{}.
+	Factory *report.FactoryReader
 }
 
 func (o *Options) defaults() {
@@ -79,6 +82,16 @@ type run struct {
 	record        *report.RolloutRecord
 	recordVersion string
 	recordStored  bool
+	// surges are the pools whose patch wrote a maxSurge to hold a bound,
+	// with the UID written: their own is put back after the last wave.
+	surges []surgeWrite
+}
+
+// surgeWrite is a pool whose patch wrote a maxSurge, and its HelmRelease's
+// UID as patched.
+type surgeWrite struct {
+	pool report.RolloutPool
+	uid  string
 }
 
 // poolWait is one pool of the wave under way.
@@ -102,6 +115,18 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 	}
 	o.defaults()
 	r := &run{p: p, plan: plan, o: o, emit: emit, start: o.Now()}
+	if len(plan.Waves) > 0 {
+		// A read, before anything is written: an image the factory does not
+		// serve is a wave that waits out its timeout.
+		asked, err := report.CheckWaveImages(ctx, plan.Waves[0], o.Factory)
+		if err != nil {
+			return false, err
+		}
+		if len(asked) > 0 {
+			r.event(report.RolloutEvent{Event: report.EventImagesChecked, Wave: 1, Waves: len(plan.Waves),
+				Message: "wave 1's images are served by their factory: " + strings.Join(asked, ", ")})
+		}
+	}
 	if patches(plan) {
 		if why := r.openRecord(ctx); why != "" {
 			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(plan.Waves), Elapsed: r.since(r.start),
@@ -113,6 +138,9 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 		if !r.wave(ctx, i) {
 			return false, nil
 		}
+	}
+	if !r.restoreSurges(ctx) {
+		return false, nil
 	}
 	pools := len(plan.Pools())
 	r.event(report.RolloutEvent{Event: report.EventDone, Waves: len(plan.Waves), Elapsed: r.since(r.start),
@@ -150,6 +178,9 @@ func (r *run) wave(ctx context.Context, i int) bool {
 				return false
 			}
 			pw.generation = gen
+			if p.SurgeRestore != nil {
+				r.surges = append(r.surges, surgeWrite{pool: p, uid: uid})
+			}
 			r.event(report.RolloutEvent{Event: report.EventPatched, Wave: w.Wave, Waves: n, Pool: p.HelmRelease, Generation: gen, Elapsed: r.since(started),
 				Message: fmt.Sprintf("patched %s: %s (generation %d -> %d), to render %s", p.HelmRelease, changesText(p.Changes), p.Generation, gen, p.MachineTemplate.Target)})
 			if why := r.recordWrite(ctx, w.Wave, p, uid, gen); why != "" {
@@ -239,6 +270,15 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 		msg += fmt.Sprintf("; %s not started", report.Count(left, "wave"))
 	}
 	msg += "; fix the cause and run the same command again: it skips the pools on the target and waits for those still rolling"
+	if len(r.surges) > 0 {
+		// A later run does not know the pools' own maxSurge: say how to
+		// put it back.
+		var restore []string
+		for _, sw := range r.surges {
+			restore = append(restore, surgeRestoreCommand(sw.pool))
+		}
+		msg += fmt.Sprintf("; the maxSurge written to hold the bound stays in %s (a later run does not put it back): once it has rolled, restore its own: %s", report.Count(len(r.surges), "pool"), strings.Join(restore, "; "))
+	}
 	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
 
@@ -464,4 +504,83 @@ func changesText(changes []report.ValueChange) string {
 		parts = append(parts, fmt.Sprintf("%s %s -> %s", c.Field, report.OrNone(c.From), c.To))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// restoreSurges puts back, after the last wave, each pool's own maxSurge
+// where this run wrote one to hold a bound (the key removed where the pool
+// had none): one more patch each, guarded as the move's was, by the UID it
+// patched and the generation read now, and only while spec.values still
+// holds the maxSurge this run wrote. maxSurge is not in the machine
+// template: nothing rolls. false when one could not be put back (the
+// event says which, and the command that does it).
+func (r *run) restoreSurges(ctx context.Context) bool {
+	for _, sw := range r.surges {
+		p, s := sw.pool, sw.pool.SurgeRestore
+		restore := surgeRestoreCommand(p)
+		why := r.restoreSurge(ctx, sw)
+		if why != "" {
+			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
+				Message: fmt.Sprintf("every wave is done, but the maxSurge %d written into %s to hold the bound was not put back: %s; put its own back yourself (%s), or it stays: every later roll of the pool keeps that surge", s.Wrote, p.HelmRelease, why, restore)})
+			return false
+		}
+		own := "removed, as the pool had none"
+		if s.Had {
+			own = fmt.Sprintf("back to its own %v", s.Own)
+		}
+		r.event(report.RolloutEvent{Event: report.EventSurgeRestored, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
+			Message: fmt.Sprintf("restored %s: maxSurge %d %s (the rolling update only: no worker rolls)", p.HelmRelease, s.Wrote, own)})
+	}
+	return true
+}
+
+// restoreSurge patches one pool's maxSurge back; it says why it could not.
+func (r *run) restoreSurge(ctx context.Context, sw surgeWrite) string {
+	p, s := sw.pool, sw.pool.SurgeRestore
+	ns, name, _ := strings.Cut(p.HelmRelease, "/")
+	now, err := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("reading HelmRelease %s: %v", p.HelmRelease, err)
+	case now == nil:
+		return fmt.Sprintf("HelmRelease %s is gone", p.HelmRelease)
+	case string(now.GetUID()) != sw.uid:
+		return fmt.Sprintf("HelmRelease %s was deleted and created again since it was patched (uid %s, now %s): not written", p.HelmRelease, sw.uid, now.GetUID())
+	}
+	values, _, _ := unstructured.NestedMap(now.Object, "spec", "values")
+	if got, ok := fleet.Int64(values, "maxSurge"); !ok || got != s.Wrote {
+		return fmt.Sprintf("its spec.values maxSurge is %s now, not the %d this run wrote: someone set it since, and it is theirs", report.OrNone(fmt.Sprint(values["maxSurge"])), s.Wrote)
+	}
+	ops := []map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": now.GetGeneration()},
+		{"op": "test", "path": "/metadata/uid", "value": sw.uid},
+		{"op": "test", "path": "/spec/values/maxSurge", "value": s.Wrote},
+	}
+	if s.Had {
+		ops = append(ops, map[string]any{"op": "replace", "path": "/spec/values/maxSurge", "value": s.Own})
+	} else {
+		ops = append(ops, map[string]any{"op": "remove", "path": "/spec/values/maxSurge"})
+	}
+	body, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Sprintf("encoding the patch: %v", err)
+	}
+	c, _, err := r.p.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
+	if err != nil {
+		return fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
+	}
+	if _, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager}); err != nil {
+		return fmt.Sprintf("patching HelmRelease %s (generation %d): %v", p.HelmRelease, now.GetGeneration(), err)
+	}
+	return ""
+}
+
+// surgeRestoreCommand is the kubectl command that puts a pool's own
+// maxSurge back by hand (removes the key where it had none).
+func surgeRestoreCommand(p report.RolloutPool) string {
+	ns, name, _ := strings.Cut(p.HelmRelease, "/")
+	if s := p.SurgeRestore; s != nil && s.Had {
+		own, _ := json.Marshal(s.Own)
+		return "kubectl patch helmrelease " + name + " -n " + ns + " --type merge -p '{\"spec\":{\"values\":{\"maxSurge\":" + string(own) + "}}}'"
+	}
+	return "kubectl patch helmrelease " + name + " -n " + ns + " --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/values/maxSurge\"}]'"
 }

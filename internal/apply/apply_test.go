@@ -751,3 +751,110 @@ func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 	assert.Contains(t, events[0].Message, "stopped before wave 1: the rollout's record ConfigMap cozy-system/"+rec.Name+" would hold ")
 	assert.Contains(t, events[0].Message, "run the rollout in parts")
 }
+
+// surged is a pool whose move writes maxSurge to hold a bound: own is the
+// pool's maxSurge before (nil: none).
+func (c *cluster) surged(name, running, next string, workers int64, own any) report.RolloutPool {
+	p := c.pool(name, running, next, workers)
+	ns, hr, _ := strings.Cut(name, "/")
+	restore := &report.SurgeRestore{Wrote: 0}
+	if own != nil {
+		o := c.objs[key("HelmRelease", ns, hr)]
+		require.NoError(nil, unstructured.SetNestedField(o.Object, own, "spec", "values", "maxSurge"))
+		restore.Had, restore.Own = true, own
+	}
+	p.SpecValues = map[string]any{"cluster": "c", "maxSurge": int64(0), "talos": map[string]any{"version": "v1.13.7"}}
+	p.SurgeRestore = restore
+	return p
+}
+
+// After the last wave, each pool whose move wrote a maxSurge gets its own
+// back, one more patch guarded by the UID patched, the generation read
+// then and the maxSurge written: removed where it had none, its value where
+// it had one; a pool without a surge written is not patched again. The
+// restore comes after the last wave, not after the pool's own.
+func TestRunRestoresTheSurgeAfterTheLastWave(t *testing.T) {
+	c := newCluster()
+	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 3, nil)
+	b := c.surged("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2, int64(4))
+	d := c.pool("tenant-c/kubernetes-nodes-c-edge", "kubernetes-c-edge-111111", "kubernetes-c-edge-222222", 1)
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b, d}), time.Hour)
+	require.True(t, done)
+	assert.Equal(t, []string{
+		"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done",
+		"wave", "patched tenant-b/kubernetes-nodes-b-web", "patched tenant-c/kubernetes-nodes-c-edge", "ready tenant-c/kubernetes-nodes-c-edge", "ready tenant-b/kubernetes-nodes-b-web", "wave-done",
+		"surge-restored tenant-a/kubernetes-nodes-a-web", "surge-restored tenant-b/kubernetes-nodes-b-web",
+		"done",
+	}, kinds(events))
+	require.Len(t, c.patches, 5, "three moves, two restores")
+	var ops []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(c.patches[3]), &ops))
+	assert.Equal(t, []map[string]any{
+		{"op": "test", "path": "/metadata/generation", "value": float64(2)},
+		{"op": "test", "path": "/metadata/uid", "value": "uid-kubernetes-nodes-a-web"},
+		{"op": "test", "path": "/spec/values/maxSurge", "value": float64(0)},
+		{"op": "remove", "path": "/spec/values/maxSurge"},
+	}, ops)
+	require.NoError(t, json.Unmarshal([]byte(c.patches[4]), &ops))
+	assert.Equal(t, map[string]any{"op": "replace", "path": "/spec/values/maxSurge", "value": float64(4)}, ops[3])
+
+	values := func(ns, name string) map[string]any {
+		v, _, _ := unstructured.NestedMap(c.get("HelmRelease", ns, name).Object, "spec", "values")
+		return v
+	}
+	assert.NotContains(t, values("tenant-a", "kubernetes-nodes-a-web"), "maxSurge")
+	assert.Equal(t, map[string]any{"version": "v1.13.7"}, values("tenant-a", "kubernetes-nodes-a-web")["talos"], "the move stays")
+	assert.EqualValues(t, 4, values("tenant-b", "kubernetes-nodes-b-web")["maxSurge"])
+	assert.Equal(t, int64(2), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-edge").GetGeneration(), "c-edge: its move only")
+	for _, e := range events {
+		if e.Event == report.EventSurgeRestored && e.Pool == "tenant-b/kubernetes-nodes-b-web" {
+			assert.Equal(t, "restored tenant-b/kubernetes-nodes-b-web: maxSurge 0 back to its own 4 (the rolling update only: no worker rolls)", e.Message)
+		}
+	}
+}
+
+// A run that stops before its last wave restores nothing: the surge stays
+// as written, and the stop says how to go on.
+func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
+	c := newCluster()
+	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2, nil)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
+	c.flux["kubernetes-nodes-b-web"] = "fail"
+	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	assert.False(t, done)
+	assert.NotContains(t, kinds(events), "surge-restored tenant-a/kubernetes-nodes-a-web")
+	assert.Len(t, c.patches, 2)
+	v, _, _ := unstructured.NestedMap(c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web").Object, "spec", "values")
+	assert.EqualValues(t, 0, v["maxSurge"])
+	stopped := events[len(events)-1]
+	assert.Contains(t, stopped.Message, `; the maxSurge written to hold the bound stays in 1 pool (a later run does not put it back): once it has rolled, restore its own: kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type json -p '[{"op":"remove","path":"/spec/values/maxSurge"}]'`)
+}
+
+// A maxSurge someone set since the move is theirs: not written; the run
+// says so and how to put the pool's own back itself (exit 1). (A
+// HelmRelease created again stops the wait before: the restore's UID test
+// is for one created again between the wave's end and the restore.)
+func TestRunRestoresNoSurgeSetSince(t *testing.T) {
+	for _, how := range []string{"edited"} {
+		c := newCluster()
+		a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1, int64(5))
+		c.onStep = func(int) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			o := c.objs[key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")]
+			if o.GetGeneration() < 2 || o.GetAnnotations()["edited"] != "" {
+				return
+			}
+			o.SetAnnotations(map[string]string{"edited": how})
+			require.NoError(t, unstructured.SetNestedField(o.Object, int64(2), "spec", "values", "maxSurge"))
+		}
+		done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+		assert.False(t, done, how)
+		require.Len(t, c.patches, 1, "%s: nothing written after the move", how)
+		last := events[len(events)-1]
+		assert.Equal(t, report.EventStopped, last.Event, how)
+		assert.Contains(t, last.Message, "every wave is done, but the maxSurge 0 written into tenant-a/kubernetes-nodes-a-web to hold the bound was not put back: ", how)
+		assert.Contains(t, last.Message, `kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type merge -p '{"spec":{"values":{"maxSurge":5}}}'`, how)
+		assert.Contains(t, last.Message, "its spec.values maxSurge is 2 now, not the 0 this run wrote: someone set it since, and it is theirs", how)
+	}
+}

@@ -55,6 +55,11 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	if r.TargetFrom != "" {
 		head.row("", r.TargetFrom)
 	}
+	if k := r.TargetKnown; k != nil && len(k.Asked) > 0 {
+		// Said only when a factory was asked: what a release no one else
+		// names rests on.
+		head.row("", fmt.Sprintf("Talos %s: named by no catalog entry, golden or chart default; asked %s", r.Target.TalosVersion, strings.Join(k.Asked, "; ")))
+	}
 	head.row("waves", fmt.Sprintf("%s of at most %s%s; with --apply each pool's HelmRelease spec.values is patched, then the wave waits for each HelmRelease Ready at its new generation and each MachineDeployment on its new template, every worker updated and ready, before the next", report.Count(len(r.Waves), "wave"), boundsText(r), boundsExceptText(r)))
 	if r.Record != "" {
 		head.row("record", "ConfigMap "+r.Record+": --apply adds each HelmRelease it patches (its UID, the generation written); a run waits only for the pools it holds as written")
@@ -172,12 +177,7 @@ func factoryText(o *report.OtherFactory, withCommand bool) string {
 }
 
 // factoryCAText says what the command's --factory-ca file holds.
-func factoryCAText(o *report.OtherFactory) string {
-	if !o.PublishedCA {
-		return ""
-	}
-	return fmt.Sprintf(" (mirror-ca.pem: the CA certificates published with that URL, talos.imageFactoryCA beside it in %s)", o.PublishedFrom)
-}
+func factoryCAText(o *report.OtherFactory) string { return report.FactoryCAFileText(o) }
 
 // factorySummaryText counts the pools that will import from another factory
 // than new pools get, with the command that moves them all when one does.
@@ -187,11 +187,14 @@ func factorySummaryText(r *report.RolloutPlan) string {
 		says = "it says so above"
 	}
 	text := fmt.Sprintf("%s will import from another Image Factory than new pools do (%s); --strict does not stop for it", report.Count(r.OtherFactoryPools, "pool"), says)
+	if r.OtherFactoryBlocked > 0 {
+		text = fmt.Sprintf("%s would import from another Image Factory than new pools do; %s blocked for it (above): the catalog publishes the factory new pools import from", report.Count(r.OtherFactoryPools, "pool"), report.Count(r.OtherFactoryBlocked, "pool"))
+	}
 	if r.FactoryCommand == "" {
 		return text + "; they get different factories, so each pool's command is above"
 	}
 	var first *report.OtherFactory
-	for _, p := range r.Pools() {
+	for _, p := range append(r.Pools(), r.Blocked...) {
 		if p.OtherFactory != nil {
 			first = p.OtherFactory
 			break
@@ -314,6 +317,9 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	}
 	if p.Note != "" {
 		tb.row("    note", p.Note)
+	}
+	if s := p.SurgeRestore; s != nil && p.State == report.StateMoves {
+		tb.row("    surge", s.Text())
 	}
 	if o := p.OtherFactory; o != nil {
 		tb.row("    factory", factoryText(o, o.Command != "" && o.Command != factoryCommand))

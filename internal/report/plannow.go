@@ -37,6 +37,8 @@ type renderRead struct {
 	// import trusts (the ConfigMap its certConfigMap names, as rendered:
 	// CertificatesDigest); "" when it trusts none but CDI's system store.
 	caDigest string
+	// caPEM is that CA's text, what an image URL is checked trusting.
+	caPEM string
 }
 
 // The MachineDeployment's cluster-autoscaler annotations: the pool's
@@ -59,7 +61,8 @@ func readRender(m *render.Manifest) renderRead {
 			r.diskSize = fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
 			if name := fleet.Text(dv, "spec", "source", "http", "certConfigMap"); name != "" {
 				if cm, ok := m.Find("ConfigMap", name); ok {
-					r.caDigest = CertificatesDigest(fleet.Text(cm.Object, "data", fleet.CAKey))
+					r.caPEM = fleet.Text(cm.Object, "data", fleet.CAKey)
+					r.caDigest = CertificatesDigest(r.caPEM)
 				}
 			}
 		}

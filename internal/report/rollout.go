@@ -37,6 +37,9 @@ type RolloutOptions struct {
 	WaveSize, MaxWorkers, MaxClones int
 	// Strict: a pool that cannot move keeps the rollout from starting.
 	Strict bool
+	// Factory reads the Image Factory's version list when nothing of the
+	// platform knows --to-talos (checkTargetKnown); nil: FactoryReader{}.
+	Factory *FactoryReader
 }
 
 // Check refuses a target or a selection that says nothing, or contradicts
@@ -59,7 +62,8 @@ func (o RolloutOptions) Check() error {
 	case o.MaxWorkers < 0:
 		return fmt.Errorf("--max-workers %d: give the most workers a wave replaces at once, or 0 for no bound", o.MaxWorkers)
 	case o.MaxClones < 0:
-		return fmt.Errorf("--max-clones %d: give the most clones of one golden a wave has in flight, or 0 for no bound", o.MaxClones)
+		// 0 is no bound to the report; the CLI refuses it (it reads as no clones).
+		return fmt.Errorf("--max-clones %d: give the most clones of one golden a wave has in flight", o.MaxClones)
 	}
 	for _, name := range o.Selection.Exclude {
 		if name == "" {
@@ -180,6 +184,11 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
 	}
 	all := append(append([]*resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	// Before any pool is planned: a release no one serves would only plan
+	// a fleet of workers that never boot.
+	if plan.TargetKnown, err = checkTargetKnown(context.Background(), chrt, t, f, all, o.Target, o.Factory); err != nil {
+		return nil, err
+	}
 	planning := make(map[*resolvedPool]bool, len(all))
 	for _, rp := range all {
 		planning[rp] = true
@@ -328,7 +337,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 			}
 		}
 		if keep && s.Behind {
-			keep = len(Behind(runningFromFacts(rp.facts), f.stored)) > 0
+			keep = len(Behind(runningFromFacts(rp.facts), f.stored)) > 0 || olderOnMinor(string(rp.facts.DiskSource.Version), target.TalosVersion)
 		}
 		switch {
 		case keep:
@@ -428,6 +437,20 @@ func nearestFlavor(f *PinsFacts, s RolloutSelection, want flavorSelector) string
 		return "; the pools boot " + OrNone(FirstFive(booted))
 	}
 	return "; the pools boot " + OrNone(FirstFive(booted)) + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"
+}
+
+// olderOnMinor: a pool running version is older than the target Talos
+// release on its minor. With --to-talos, --behind takes it whatever else
+// makes it behind: a fix with no golden yet is what no other way of being
+// behind names (golden pools among them), and the plan then ends with the
+// catalog change it needs.
+func olderOnMinor(version, target string) bool {
+	if target == "" {
+		return false
+	}
+	have, errHave := talosVersion(version)
+	want, errWant := talosVersion(target)
+	return errHave == nil && errWant == nil && have.Major() == want.Major() && have.Minor() == want.Minor() && want.GreaterThan(have)
 }
 
 // resolvesTo: the chart resolves the pool's flavor to the target's already
@@ -580,6 +603,9 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		}
 	}
 	p.readTarget(at, d, e, target)
+	if ds := at.DiskSource; ds != nil && ds.Path == "http" {
+		p.ImageURL, p.imageCA = ds.URL, atRead.caPEM
+	}
 	if p.judgeTarget(at, atRead, e, target) {
 		return p, nil
 	}
@@ -591,6 +617,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if p.State == StateMoves && target.FactoryURL == "" {
 		// With --to-factory the target names the factory itself.
 		p.OtherFactory = otherFactory(p.To, rp, pc.catalogCA)
+		p.blockOtherFactory()
 	}
 	return p, nil
 }
@@ -733,6 +760,10 @@ func (p *RolloutPool) changedValues(t Target, rp resolvedPool, hr *unstructured.
 	}
 	own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	p.SpecValues = MergePatch(own, patch)
+	if surge, ok := patch["maxSurge"].(int64); ok {
+		was, had := own["maxSurge"]
+		p.SurgeRestore = &SurgeRestore{Wrote: surge, Had: had, Own: was}
+	}
 	patched := hr.DeepCopy()
 	if err := unstructured.SetNestedMap(patched.Object, p.SpecValues, "spec", "values"); err != nil {
 		return nil, "", err

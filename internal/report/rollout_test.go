@@ -27,9 +27,19 @@ const (
 
 // settledFleet is the example cluster as the pool chart deploys it, every
 // HelmRelease released and every MachineDeployment rolled out, with the
-// golden of v1.13.7 imported (the CLI's rollout fixture); edit changes
-// objects by "<kind>/<namespace>/<name>", and more objects are added.
+// golden of v1.13.7 imported (the CLI's rollout fixture), without the
+// mirror its catalog publishes (publicFactoryOnly; mirroredFleet has it);
+// edit changes objects by "<kind>/<namespace>/<name>", and more objects
+// are added.
 func settledFleet(t testing.TB, edit map[string]func(*unstructured.Unstructured), more ...string) []*unstructured.Unstructured {
+	t.Helper()
+	return publicFactoryOnly(mirroredFleet(t, edit, more...))
+}
+
+// mirroredFleet is the fleet as its state file holds it: the catalog
+// publishes the mirror https://factory.mirror.internal for new pools, and
+// the HTTP pools created before it import from the public factory.
+func mirroredFleet(t testing.TB, edit map[string]func(*unstructured.Unstructured), more ...string) []*unstructured.Unstructured {
 	t.Helper()
 	objs, err := render.LoadObjects(filepath.Join("..", "..", "cmd", "workerimage", "testdata", "rollout", "cluster.yaml"))
 	require.NoError(t, err)
@@ -44,6 +54,15 @@ func settledFleet(t testing.TB, edit map[string]func(*unstructured.Unstructured)
 		objs = append(objs, extra...)
 	}
 	return objs
+}
+
+// publicFactoryOnly is the fleet without the catalog's published defaults:
+// no mirror is published, so an HTTP pool on the public factory is on the
+// factory new pools get, and no pool is blocked for its factory (what
+// TestRolloutBlocksAPoolOffThePublishedFactory holds). For the tests whose
+// subject is elsewhere.
+func publicFactoryOnly(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	return without(objs, "ConfigMap/cozy-public/"+report.TenantDefaultsConfigMap)
 }
 
 // without drops the objects of those "<kind>/<namespace>/<name>" keys.
@@ -462,7 +481,7 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 	plan := mustRollout(t, example, report.RolloutOptions{Selection: selection, Target: target})
 	pools := byPool(plan)
 	assert.Equal(t, report.StateNeedsEntry, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State, "an HTTP pool needs no golden")
+	assert.Equal(t, report.StateOtherFactory, pools["tenant-beta/kubernetes-nodes-beta-web"].State, "an HTTP pool needs no golden; it is blocked for the public factory, where the catalog publishes a mirror")
 	require.NotNil(t, plan.Catalog)
 	assert.True(t, plan.Catalog.Changed)
 	added := plan.Catalog.Images[len(plan.Catalog.Images)-1]
@@ -707,7 +726,7 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 // selected.
 func TestRolloutSelectsPoolsBehind(t *testing.T) {
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
-	plan := mustRollout(t, settledFleet(t, nil), o)
+	plan := mustRollout(t, mirroredFleet(t, nil), o)
 	assert.Equal(t, 3, plan.Selected)
 	pools := byPool(plan)
 	assert.Equal(t, []report.BehindReason{{Kind: report.BehindCatalogPatch, From: "v1.13.6", To: "v1.13.7", Detail: "golden cozy-public/" + v137 + " (Succeeded)"}}, pools["tenant-beta/kubernetes-nodes-beta-batch"].Behind)
@@ -721,11 +740,11 @@ func TestRolloutSelectsPoolsBehind(t *testing.T) {
 
 	// acme-golden moved to v1.13.7 and rolled out: not behind any more.
 	acme := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
-	before := mustRollout(t, settledFleet(t, nil), acme)
+	before := mustRollout(t, mirroredFleet(t, nil), acme)
 	assert.Equal(t, 2, before.Selected)
 	next := byPool(before)["tenant-acme/kubernetes-nodes-acme-golden"].MachineTemplate.Target
 	require.NotEmpty(t, next)
-	moved := settledFleet(t, map[string]func(*unstructured.Unstructured){
+	moved := mirroredFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-golden": helmReleaseValues("{cluster: acme, osImage: {builtin: {}}, talos: {version: v1.13.7}}"),
 		"MachineDeployment/tenant-acme/kubernetes-acme-golden": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, next, "spec", "template", "spec", "infrastructureRef", "name"))
@@ -733,7 +752,9 @@ func TestRolloutSelectsPoolsBehind(t *testing.T) {
 	})
 	after := mustRollout(t, moved, acme)
 	assert.Equal(t, 1, after.Selected)
-	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-workers", after.Pools()[0].HelmRelease)
+	require.Len(t, after.Blocked, 1, "on the public factory while the catalog publishes a mirror")
+	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-workers", after.Blocked[0].HelmRelease)
+	assert.Equal(t, report.StateOtherFactory, after.Blocked[0].State)
 }
 
 // Wave splitting: WaveSize pools a wave, the last holding the rest.
@@ -1213,7 +1234,7 @@ func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
 	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	published, err := json.Marshal(map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}})
 	require.NoError(t, err)
-	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
+	objs := mirroredFleet(t, map[string]func(*unstructured.Unstructured){
 		"ConfigMap/cozy-public/kubernetes-worker-image-tenant-defaults": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, string(published), "data", "values.json"))
 		},

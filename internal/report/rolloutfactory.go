@@ -48,6 +48,7 @@ func otherFactory(to *RolloutFlavor, rp resolvedPool, catalogCA bool) *OtherFact
 	case d.ImageFactoryURLFrom != "":
 		o.PublishedFrom = string(d.ImageFactoryURLFrom)
 		o.PublishedCA = catalogCA
+		o.Blocks = true
 	default:
 		o.PublishedFrom = builtinFactorySource
 	}
@@ -64,16 +65,9 @@ func sameFactory(a, b string) bool {
 // CA (talos.imageFactoryCA), read as the chart reads them: a value larger
 // than a pool reads is not read (every pool refuses it anyway).
 func publishedCatalogCA(t Target) (bool, error) {
-	if t.Provider == nil {
-		return false, nil
-	}
-	cm, err := fleet.Get(context.Background(), t.Provider, "v1", "ConfigMap", golden.Namespace, TenantDefaultsConfigMap)
-	if err != nil || cm == nil {
+	text, err := publishedDefaultsText(t)
+	if err != nil || text == "" {
 		return false, err
-	}
-	text := fleet.Text(cm.Object, "data", tenantDefaultsKey)
-	if len(text) > tenantDefaultsMaxBytes {
-		return false, nil
 	}
 	var published struct {
 		Talos struct {
@@ -84,6 +78,23 @@ func publishedCatalogCA(t Target) (bool, error) {
 		return false, nil
 	}
 	return published.Talos.ImageFactoryCA != "", nil
+}
+
+// publishedDefaultsText is the catalog's published defaults as the chart
+// reads them: "" when there are none, or more than a pool reads.
+func publishedDefaultsText(t Target) (string, error) {
+	if t.Provider == nil {
+		return "", nil
+	}
+	cm, err := fleet.Get(context.Background(), t.Provider, "v1", "ConfigMap", golden.Namespace, TenantDefaultsConfigMap)
+	if err != nil || cm == nil {
+		return "", err
+	}
+	text := fleet.Text(cm.Object, "data", tenantDefaultsKey)
+	if len(text) > tenantDefaultsMaxBytes {
+		return "", nil
+	}
+	return text, nil
 }
 
 // The key of TenantDefaultsConfigMap the catalog writes, and what a pool
@@ -106,7 +117,7 @@ func factoryCommands(plan *RolloutPlan) {
 	}
 	var groups []*group
 	byKey := map[string]*group{}
-	for _, p := range plan.Pools() {
+	for _, p := range factoryPools(plan) {
 		o := p.OtherFactory
 		if o == nil {
 			continue
@@ -118,9 +129,12 @@ func factoryCommands(plan *RolloutPlan) {
 		}
 		byKey[key].pools = append(byKey[key].pools, p.HelmRelease)
 	}
-	plan.OtherFactoryPools = 0
+	plan.OtherFactoryPools, plan.OtherFactoryBlocked = 0, 0
 	for _, g := range groups {
 		plan.OtherFactoryPools += len(g.pools)
+		if g.factory.Blocks {
+			plan.OtherFactoryBlocked += len(g.pools)
+		}
 	}
 	if len(groups) == 0 {
 		return
@@ -156,6 +170,53 @@ func factoryCommands(plan *RolloutPlan) {
 			}
 		}
 	}
+	for i := range plan.Blocked {
+		if p := &plan.Blocked[i]; p.OtherFactory != nil {
+			p.OtherFactory.Command = commands[p.HelmRelease]
+			if p.OtherFactory.Command == plan.FactoryCommand {
+				p.Reason += "; the factory line below plans it"
+			} else {
+				p.Reason += "; plan it with " + p.OtherFactory.Command + FactoryCAFileText(p.OtherFactory)
+			}
+		}
+	}
+}
+
+// factoryPools are the pools a factory command may concern: those of the
+// waves, then those blocked for their factory.
+func factoryPools(plan *RolloutPlan) []RolloutPool {
+	pools := plan.Pools()
+	for _, p := range plan.Blocked {
+		if p.State == StateOtherFactory {
+			pools = append(pools, p)
+		}
+	}
+	return pools
+}
+
+// FactoryCAFileText says what a factory command's --factory-ca file holds;
+// "" when the command writes no CA.
+func FactoryCAFileText(o *OtherFactory) string {
+	if o == nil || !o.PublishedCA {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: the CA certificates published with that URL, talos.imageFactoryCA beside it in %s)", factoryCAFile, o.PublishedFrom)
+}
+
+// blockOtherFactory holds a pool that would import from another factory
+// than the catalog publishes: the network publishes a mirror, so its
+// workers would likely never boot, and the wave would wait out its timeout.
+func (p *RolloutPool) blockOtherFactory() {
+	o := p.OtherFactory
+	if o == nil || !o.Blocks {
+		return
+	}
+	p.State = StateOtherFactory
+	p.Reason = fmt.Sprintf("it would import from %s once moved, not from %s, which %s publishes for new pools (the network's factory): where workers cannot reach %s they never boot and the wave waits out --timeout; move flavor and factory in one re-image (--to-factory %s", o.ImageFactoryURL, o.Published, o.PublishedFrom, o.ImageFactoryURL, o.Published)
+	if o.PublishedCA {
+		p.Reason += " --factory-ca " + factoryCAFile
+	}
+	p.Reason += "), or leave it out (--exclude " + p.HelmRelease + ")"
 }
 
 // rolloutCommand is the command that plans this rollout again with the

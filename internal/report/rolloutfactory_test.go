@@ -27,35 +27,48 @@ func stockFleet(t *testing.T) []*unstructured.Unstructured {
 }
 
 // The CVE plan on a stock Cozystack: the pool created before the takeover
-// keeps the public factory, and the plan says that it will import from
-// there, not from the mirror new pools get from the catalog's published
-// defaults, with the command that moves both in one re-image: with the
-// mirror's CA, published beside the URL (a pool's own URL takes no CA of
-// the platform's), and narrowed to that pool, since --factory-ca would
-// write the CA into alpha-apps' values too. It does not stop the rollout,
-// --strict or not.
-func TestRolloutSaysAPoolImportsFromAnotherFactory(t *testing.T) {
+// keeps the public factory, while the catalog publishes the mirror new pools
+// import from: in that closed network its new workers would never boot, so
+// it is blocked, not "can start", --strict or not, with the command that
+// moves both in one re-image: with the mirror's CA, published beside the URL
+// (a pool's own URL takes no CA of the platform's), and narrowed to that
+// pool, since --factory-ca would write the CA into alpha-apps' values too.
+// Before, it moved with a note and the plan could start (issue 59).
+func TestRolloutBlocksAPoolOffThePublishedFactory(t *testing.T) {
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 10}
 	plan := mustRollout(t, stockFleet(t), o)
 	pools := byPool(plan)
 	web := pools["tenant-alpha/kubernetes-nodes-alpha-web"]
-	require.Equal(t, report.StateMoves, web.State)
+	require.Equal(t, report.StateOtherFactory, web.State)
 	assert.Equal(t, "https://factory.talos.dev", web.To.ImageFactoryURL.Value, "the move keeps the pool's own factory")
-	want := &report.OtherFactory{
-		ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, PublishedCA: true,
-		Command: "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --factory-ca mirror-ca.pem --pool tenant-alpha/kubernetes-nodes-alpha-web --flavor " + schematic + "/v1.13 --wave 5 --max-clones 10",
-	}
+	command := "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --factory-ca mirror-ca.pem --pool tenant-alpha/kubernetes-nodes-alpha-web --flavor " + schematic + "/v1.13 --wave 5 --max-clones 10"
+	want := &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, PublishedCA: true, Blocks: true, Command: command}
 	assert.Equal(t, want, web.OtherFactory)
+	assert.Contains(t, web.Reason, "it would import from https://factory.talos.dev once moved, not from "+mirror+", which "+report.CatalogChannel+" publishes for new pools")
+	assert.Contains(t, web.Reason, "(--to-factory "+mirror+" --factory-ca mirror-ca.pem), or leave it out (--exclude tenant-alpha/kubernetes-nodes-alpha-web); the factory line below plans it")
+	assert.Equal(t, []report.RolloutPool{web}, plan.Blocked)
 	assert.Nil(t, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].OtherFactory, "it imports from the published mirror")
+	assert.Equal(t, report.StateMoves, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].State)
 	assert.Nil(t, pools["tenant-beta/kubernetes-nodes-beta-golden"].OtherFactory, "it clones")
 	assert.Equal(t, 1, plan.OtherFactoryPools)
-	assert.Equal(t, want.Command, plan.FactoryCommand)
-	assert.True(t, plan.CanStart)
+	assert.Equal(t, 1, plan.OtherFactoryBlocked)
+	assert.Equal(t, command, plan.FactoryCommand)
+	assert.False(t, plan.CanStart, "not can start: the pool's workers would never boot")
 
 	o.Strict = true
 	strict := mustRollout(t, stockFleet(t), o)
-	assert.True(t, strict.CanStart, "a pool's own factory may be one its workers reach: --strict does not stop for it")
+	assert.False(t, strict.CanStart, "--strict stops for it too")
 	assert.Contains(t, strict.FactoryCommand, " --strict")
+
+	// The command as printed plans no pool off the mirror, and can start.
+	o.Strict = false
+	o.Selection.Pools = []string{"tenant-alpha/kubernetes-nodes-alpha-web"}
+	o.Target.FactoryURL, o.Target.FactoryCA, o.Target.FactoryCAFrom = mirror, publishedCA(t), "mirror-ca.pem"
+	fixed := mustRollout(t, stockFleet(t), o)
+	assert.Empty(t, fixed.Blocked)
+	assert.True(t, fixed.CanStart)
+	require.Len(t, fixed.Pools(), 1)
+	assert.Equal(t, mirror, fixed.Pools()[0].To.ImageFactoryURL.Value)
 }
 
 // The command the plan prints moves the pool's flavor and factory, with the
@@ -118,17 +131,19 @@ func withClusterFactory(url string) func(*unstructured.Unstructured) {
 // not to move that one.
 func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 3, MaxClones: 10}
-	plan := mustRollout(t, settledFleet(t, nil), o)
+	plan := mustRollout(t, mirroredFleet(t, nil), o)
 	pools := byPool(plan)
 	command := "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --flavor " + flavor136 + " --wave 3 --max-clones 10"
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
-		assert.Equal(t, &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Command: command}, pools[hr].OtherFactory, hr)
+		assert.Equal(t, &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Blocks: true, Command: command}, pools[hr].OtherFactory, hr)
+		assert.Equal(t, report.StateOtherFactory, pools[hr].State, hr)
 	}
 	assert.Equal(t, 2, plan.OtherFactoryPools)
+	assert.Equal(t, 2, plan.OtherFactoryBlocked)
 	assert.Equal(t, command, plan.FactoryCommand, "every HTTP pool of the waves gets the mirror: the selection as it was")
 
 	const other = "https://factory.other.internal"
-	two := settledFleet(t, map[string]func(*unstructured.Unstructured){"Secret/tenant-beta/cozystack-values": withClusterFactory(other)})
+	two := mirroredFleet(t, map[string]func(*unstructured.Unstructured){"Secret/tenant-beta/cozystack-values": withClusterFactory(other)})
 	plan = mustRollout(t, two, o)
 	pools = byPool(plan)
 	assert.Equal(t, 2, plan.OtherFactoryPools)
@@ -136,10 +151,14 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	web := pools["tenant-beta/kubernetes-nodes-beta-web"].OtherFactory
 	assert.Equal(t, other, web.Published)
 	assert.Equal(t, "_cluster.talos.imageFactoryURL", web.PublishedFrom)
+	assert.False(t, web.Blocks, "a factory _cluster gives is a note: only the catalog's published one marks the network's")
+	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, report.StateOtherFactory, pools["tenant-acme/kubernetes-nodes-acme-workers"].State)
+	assert.Equal(t, 1, plan.OtherFactoryBlocked)
 	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+other+" --pool tenant-beta/kubernetes-nodes-beta-web --flavor "+flavor136+" --wave 3 --max-clones 10", web.Command)
 	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-workers"].OtherFactory.Command, "--to-factory "+mirror+" --pool tenant-acme/kubernetes-nodes-acme-workers ")
 
-	ownFactory := settledFleet(t, map[string]func(*unstructured.Unstructured){
+	ownFactory := mirroredFleet(t, map[string]func(*unstructured.Unstructured){
 		"Secret/tenant-beta/cozystack-values": withClusterFactory(other),
 		"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, other, "spec", "values", "talos", "imageFactoryURL"))
@@ -157,7 +176,7 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 // the factory new pools get, not even of acme-workers, whose own defaults
 // (it reads no _cluster) name the public one it leaves.
 func TestRolloutToFactorySaysNothingOfAnotherFactory(t *testing.T) {
-	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror}})
+	plan := mustRollout(t, mirroredFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror}})
 	pools := byPool(plan)
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
 		require.Equal(t, report.StateMoves, pools[hr].State, hr)

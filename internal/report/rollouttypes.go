@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
@@ -66,12 +67,17 @@ const (
 	// maxSurge keeps it within (the pool chart takes none, or its
 	// maxUnavailable alone is above the bound).
 	StateAboveBound = "above-bound"
+	// StateOtherFactory: once moved, the pool would import from another
+	// Image Factory than the one the catalog publishes for new pools: in a
+	// network that publishes a mirror, workers that may never boot. The
+	// plan names the --to-factory (and --factory-ca) that fixes it.
+	StateOtherFactory = "other-factory"
 )
 
 // BlockingStates are what the operator must fix for the target itself (a
 // golden to import or add to the catalog): a pool in one of them keeps the
 // rollout from starting, since every pool of that flavor would wait on it.
-var BlockingStates = []string{StateNeedsEntry, StateNeedsPerClass, StateGoldenNotReady}
+var BlockingStates = []string{StateNeedsEntry, StateNeedsPerClass, StateGoldenNotReady, StateOtherFactory}
 
 // Blocking: a pool in state keeps the rollout from starting.
 func Blocking(state string) bool {
@@ -179,14 +185,20 @@ type RolloutPlan struct {
 	// CanStart: nothing is blocked (and, with Strict, every selected pool
 	// can move). With no wave, nothing is to be done.
 	CanStart bool `json:"canStart"`
-	// OtherFactoryPools counts the pools of the waves that will import from
-	// another Image Factory than the one new pools get (each says so), and
+	// OtherFactoryPools counts the pools that will import from another
+	// Image Factory than the one new pools get (each says so), and
 	// FactoryCommand is the command that moves them all, flavor and factory
-	// in one re-image, when one does (else each pool has its own). Neither
-	// keeps the rollout from starting, --strict or not: a pool's own factory
-	// may be one its workers reach.
-	OtherFactoryPools int    `json:"otherFactoryPools,omitempty"`
-	FactoryCommand    string `json:"factoryCommand,omitempty"`
+	// in one re-image, when one does (else each pool has its own). Where the
+	// catalog publishes that factory, the pool is blocked (StateOtherFactory,
+	// counted in OtherFactoryBlocked); where _cluster or the chart's built-in
+	// gives it, a note keeps no pool from starting, --strict or not: a
+	// pool's own factory may be one its workers reach.
+	// TargetKnown says how --to-talos is known (what names it, or the
+	// factories asked); nil for another target.
+	TargetKnown         *TargetKnown `json:"targetKnown,omitempty"`
+	OtherFactoryPools   int          `json:"otherFactoryPools,omitempty"`
+	OtherFactoryBlocked int          `json:"otherFactoryBlocked,omitempty"`
+	FactoryCommand      string       `json:"factoryCommand,omitempty"`
 	// UnreadNamespaces and Ignored are pins': namespaces whose pools could
 	// not be read, and tenant objects not read as pools.
 	UnreadNamespaces []fleet.UnreadNamespace `json:"unreadNamespaces,omitempty"`
@@ -287,6 +299,16 @@ type RolloutPool struct {
 	// the same change; nil when it does not (or clones).
 	OtherFactory *OtherFactory `json:"otherFactory,omitempty"`
 
+	// ImageURL is the image the pool's new workers import over HTTP once
+	// moved ("" when they clone); imageCA the CA the import trusts.
+	ImageURL string `json:"imageURL,omitempty"`
+	imageCA  string
+
+	// SurgeRestore: the values change writes maxSurge to keep the pool's
+	// roll within a bound; after the rollout's last wave, --apply puts the
+	// pool's own back. nil when it writes none.
+	SurgeRestore *SurgeRestore `json:"surgeRestore,omitempty"`
+
 	// SpecValues is the HelmRelease's whole spec.values once changed: what
 	// the patch writes.
 	SpecValues map[string]any `json:"-"`
@@ -294,6 +316,39 @@ type RolloutPool struct {
 	// and the target flavor feed the catalog's entries (catalogFor).
 	switched                        *DiskReport
 	toSchematicID, toVersion, toURL string
+}
+
+// TargetKnown says how a rollout's Talos release is known: what names it,
+// or the factories asked and what they answered.
+type TargetKnown struct {
+	// By names what knows the release without asking a factory; "" when a
+	// factory was asked.
+	By string `json:"by,omitempty"`
+	// Asked are the factories' version lists asked (GET <factory>/versions),
+	// each with the CA it was trusted with.
+	Asked []string `json:"asked,omitempty"`
+}
+
+// SurgeRestore is the maxSurge a rollout writes into a pool's spec.values
+// for the roll, and the pool's own it puts back after its last wave: the
+// rolling update is not part of the machine template, so neither write
+// rolls a worker.
+type SurgeRestore struct {
+	// Wrote is the maxSurge the move writes.
+	Wrote int64 `json:"wrote"`
+	// Had: the pool's spec.values held maxSurge before, Own its value;
+	// else the key is removed.
+	Had bool `json:"had"`
+	Own any  `json:"own,omitempty"`
+}
+
+// Text says what happens to the pool's maxSurge, for the plan and events.
+func (s *SurgeRestore) Text() string {
+	own := "the key removed, as the pool sets none"
+	if s.Had {
+		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
+	}
+	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it", s.Wrote, own)
 }
 
 // OtherFactory says that a pool will import from another Image Factory
@@ -310,6 +365,9 @@ type OtherFactory struct {
 	// in the same place), so the command writes it with the URL: a pool's
 	// own URL takes no CA of the platform's.
 	PublishedCA bool `json:"publishedCA,omitempty"`
+	// Blocks: the catalog publishes the factory (its published defaults),
+	// so the network's new pools import from it, and the pool is blocked.
+	Blocks bool `json:"blocks,omitempty"`
 	// Command is this rollout's selection and target with --to-factory (and
 	// --factory-ca) added: the flavor and the factory in one re-image.
 	Command string `json:"command"`
@@ -368,6 +426,12 @@ const (
 	EventFailed   = "failed"  // a pool failed, or a wave timed out: the rollout stops
 	EventStopped  = "stopped" // the rollout stopped before the end (after a failure, or interrupted)
 	EventDone     = "done"    // every wave is done
+	// EventImagesChecked: before wave 1's first patch, each image its HTTP
+	// pools import was found on its factory.
+	EventImagesChecked = "images-checked"
+	// EventSurgeRestored: after the last wave, a pool's own maxSurge was put
+	// back (the rolling update only: nothing rolls).
+	EventSurgeRestored = "surge-restored"
 )
 
 // RolloutEvent is one step of a rollout under way.
