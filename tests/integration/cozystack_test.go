@@ -82,7 +82,7 @@ func newPageCommands(t *testing.T, e *env) *pageCommands {
 			env = append(env, kv)
 		}
 	}
-	return &pageCommands{env: env}
+	return &pageCommands{env: withImageFactory(t, env)}
 }
 
 // run runs one command line; it fails the test unless the command exits 0.
