@@ -234,4 +234,47 @@ func TestCatalogRefusesToRetireTheDefaultFlavor(t *testing.T) {
 		_, err = renderCatalog(t, vals(t, tc.neighbour), support.NewCluster())
 		require.NoError(t, err, tc.neighbour)
 	}
+
+	// A live golden of the default flavor marked retiring, its entry dropped: Helm would delete it.
+	retiring := clusterFromYAML(t, `---
+apiVersion: cdi.kubevirt.io/v1beta1
+kind: DataVolume
+metadata:
+  name: `+defaultGolden+`
+  namespace: cozy-public
+  labels: {app.kubernetes.io/part-of: kubernetes-worker-image}
+  annotations: {kubernetes-worker-image.cozystack.io/retiring: "true"}
+`)
+	_, err := renderCatalog(t, vals(t, "images: ["+entry("v1.13.7", false)+"]"), retiring)
+	requireRefusal(t, err, "the golden cozy-public/"+defaultGolden+" is marked retiring and this render no longer lists its entry, so Helm would delete it, but it is in use: new pools take it by default (Talos v1.13.6",
+		"Publish another default first", "until then keep its entry in images with retire: true")
+	_, err = renderCatalog(t, vals(t, "tenantWorkers: {talos: {version: v1.13.7}}\nimages: ["+entry("v1.13.7", false)+"]"), retiring)
+	require.NoError(t, err, "the neighbour: another default published, nothing uses it")
+}
+
+// The platform forwards the flavor new pools take to the catalog, beside
+// _cluster.talos, so the catalog's guard counts it where the platform, not
+// the catalog, publishes it; nothing else of tenantWorkers is forwarded, and
+// with neither set the catalog's values keep their keys.
+func TestPlatformForwardsTheDefaultFlavorToTheCatalog(t *testing.T) {
+	catalogValuesOf := func(values string) map[string]interface{} {
+		m, err := renderChartAs(t, platformChart(t), render.Release{Name: "platform", Namespace: "cozy-system"}, vals(t, "bundles: {enabledPackages: [cozystack.kubernetes-worker-image]}\n"+values), nil)
+		require.NoError(t, err)
+		pkg, ok := m.Find("Package", "cozystack.kubernetes-worker-image")
+		require.True(t, ok)
+		v, _ := render.Get(pkg.Object, "spec.components.kubernetes-worker-image.values").(map[string]interface{})
+		return v
+	}
+	withFlavor := catalogValuesOf("tenantWorkers: {talos: {version: v1.13.7, imageFactoryURL: 'https://factory.mirror.internal'}, osImage: {builtin: {}}}\nkubernetesWorkerImage: {images: [{schematicID: " + defaultSchematic + ", version: v1.13.6, retire: true}, {schematicID: " + defaultSchematic + ", version: v1.13.7}]}")
+	assert.Equal(t, map[string]interface{}{"talos": map[string]interface{}{"version": "v1.13.7"}}, withFlavor["tenantWorkers"])
+	// What the catalog takes from it: the built-in v1.13.6 is no default any more, so it retires.
+	_, err := renderCatalog(t, withFlavor, support.NewCluster())
+	require.NoError(t, err)
+	delete(withFlavor["tenantWorkers"].(map[string]interface{})["talos"].(map[string]interface{}), "version")
+	_, err = renderCatalog(t, withFlavor, support.NewCluster())
+	// The neighbour: without the forwarded version, v1.13.6 is the default.
+	requireRefusal(t, err, "is in use: new pools take it by default (Talos v1.13.6")
+
+	assert.NotContains(t, catalogValuesOf("tenantWorkers: {talos: {imageFactoryURL: 'https://factory.mirror.internal'}}"), "tenantWorkers")
+	assert.NotContains(t, catalogValuesOf("tenantWorkers: {talos: {version: ''}}"), "tenantWorkers")
 }

@@ -401,12 +401,6 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- $_ := set $inUse .name . -}}
 {{- end -}}
 {{- end -}}
-{{- range ._kubernetesWorkerImageEntries -}}
-{{- if and .retire (hasKey $inUse .name) -}}
-{{- $d := get $inUse .name -}}
-{{- fail (printf "%s sets retire: true, but its golden %s/%s is in use: new pools take it by default (Talos %s, schematic %s: %s), so a new pool that clones it (osImage.builtin) would be refused once it retires, and pools would find it gone. Publish another default first (tenantWorkers.talos.schematicID and version, with an images[] entry that imports it), then retire this one; or remove retire to keep the golden" .label $ns .name $d.version $d.schematicID $d.from) -}}
-{{- end -}}
-{{- end -}}
 {{- range ._kubernetesWorkerImageGoldens -}}
 {{- if .retire -}}
 {{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label $ns .name) "fix" "or remove retire to keep the golden") -}}
@@ -420,6 +414,15 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- $name := $dv.metadata.name -}}
 {{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
 {{- $_ := set $check $name (dict "subject" (printf "the golden %s/%s is marked retiring and this render no longer lists its entry, so Helm would delete it, but it" $ns $name) "fix" "until then keep its entry in images with retire: true (or without retire, to keep the golden)") -}}
+{{- end -}}
+{{- end -}}
+{{- /* A golden of the default flavor (its per-class ones too) is refused first, whatever uses it. */ -}}
+{{- range $name := keys $check | sortAlpha -}}
+{{- $plain := regexReplaceAll "--.*$" $name "" -}}
+{{- if hasKey $inUse $plain -}}
+{{- $d := get $inUse $plain -}}
+{{- $c := get $check $name -}}
+{{- fail (printf "%s is in use: new pools take it by default (Talos %s, schematic %s: %s), so a new pool that clones it (osImage.builtin) would be refused once it retires, and pools would find it gone. Publish another default first (tenantWorkers.talos.schematicID and version, with an images[] entry that imports it), then retire this one; %s" $c.subject $d.version $d.schematicID $d.from $c.fix) -}}
 {{- end -}}
 {{- end -}}
 {{- if $check -}}
