@@ -126,3 +126,39 @@ func TestPinsNeverCallsAGoldenNewerThanEveryPoolUnused(t *testing.T) {
 	assert.Contains(t, r.Unused, goldenName("v1.13.5"))
 	assert.False(t, goldenIn(t, r, goldenName("v1.13.5")).NewerThanEveryPool)
 }
+
+// "Behind" is measured against the flavor a new pool gets now: the catalog's
+// published talos.version, named as its channel; with none published, the
+// chart's, in the words pins always used.
+func TestPinsMeasuresBehindAgainstThePublishedTalosRelease(t *testing.T) {
+	published := `---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kubernetes-worker-image-tenant-defaults, namespace: cozy-public}
+data: {values.json: '{"talos":{"version":"v1.13.7"}}'}
+`
+	r, text := pinsOfFile(t, pinsWith(t, "cluster", published))
+	detail := "the Talos release for new pools, the default talos.version of the catalog's published defaults (ConfigMap cozy-public/kubernetes-worker-image-tenant-defaults) (schematic " + defaultSchematic + ")"
+	found := false
+	for _, p := range r.PoolsBehind {
+		for _, b := range p.Behind {
+			if b.Kind == "chart-default" {
+				assert.Equal(t, "v1.13.7", b.To, p.HelmRelease)
+				assert.Equal(t, detail, b.Detail, p.HelmRelease)
+				found = true
+			}
+		}
+	}
+	require.True(t, found, "the pools on v1.13.6 are behind the published v1.13.7")
+	assert.Contains(t, text, "Talos v1.13.6 -> v1.13.7: "+detail)
+
+	// The neighbour: nothing published, the chart's v1.13.6, in its words.
+	for _, p := range pinsOf(t, "cluster").PoolsBehind {
+		for _, b := range p.Behind {
+			if b.Kind == "chart-default" {
+				assert.Equal(t, "v1.13.6", b.To, p.HelmRelease)
+				assert.Equal(t, "the chart's Talos release for new pools (schematic "+defaultSchematic+")", b.Detail, p.HelmRelease)
+			}
+		}
+	}
+}
