@@ -82,8 +82,20 @@ func TestCatalogPreviewRetires(t *testing.T) {
 	assert.Contains(t, text, "\nretires  "+goldenName("v1.13.5")+"\n")
 	assert.Contains(t, text, "\nrefuses to retire  "+goldenName("v1.13.6")+"\n")
 
+	for _, g := range r.Goldens {
+		if g.Name == goldenName("v1.13.6") {
+			assert.Contains(t, g.Detail, "; and new pools' default (schematicID from the pool chart's built-in default", "v1.13.6 is also the flavor new pools take")
+		}
+	}
+
+	// The default flavor's golden, marked retiring, its entry dropped: refused
+	// while new pools take it (issue 59); deleted once the platform gives new
+	// pools another (its tenantWorkers.talos.version, which it forwards).
 	retiring := stateWith(t, "golden-retiring")
-	r = catalogOf(t, exitOK, "-f", writeTemp(t, "none.yaml", "kubernetesWorkerImage: {images: []}\n"), "--cluster", retiring)
+	r = catalogOf(t, exitAttn, "-f", writeTemp(t, "none.yaml", "kubernetesWorkerImage: {images: []}\n"), "--cluster", retiring)
+	assert.Equal(t, map[string]string{goldenName(defaultVersion): report.GoldenRetireRefused}, outcomes(r))
+	assert.Contains(t, r.Refusal, "is marked retiring and this render no longer lists its entry, so Helm would delete it, but it is in use: new pools take it by default")
+	r = catalogOf(t, exitOK, "-f", writeTemp(t, "moved.yaml", "tenantWorkers: {talos: {version: v1.13.7}}\nkubernetesWorkerImage: {images: []}\n"), "--cluster", retiring)
 	assert.Equal(t, map[string]string{goldenName(defaultVersion): report.GoldenDeletes}, outcomes(r))
 }
 

@@ -20,7 +20,8 @@ import (
 func movedDefaultsChart(t *testing.T) string {
 	t.Helper()
 	lib := filepath.Join("packages", "library", "kubernetes-nodes-lib", "templates")
-	root := chartCopy(t, filepath.Join(lib, "_platformdefaults.tpl"), func(s string) string {
+	// The built-in flavor is worker-image-lib's (the catalog reads it too).
+	root := chartCopy(t, filepath.Join("packages", "library", "worker-image-lib", "templates", "_golden.tpl"), func(s string) string {
 		return strings.Replace(s, "\nversion: v1.13.6\n", "\nversion: v1.13.7\n", 1)
 	})
 	versions := filepath.Join(root, lib, "_versions.tpl")

@@ -55,7 +55,8 @@ func TestPinsMarksGoldensImportedWithoutTheCAOrAChecksum(t *testing.T) {
 		assert.Empty(t, g.CertConfigMap, name)
 	}
 	assert.Contains(t, text, "\n"+goldenName("v1.13.6")+"  (DataVolume, phase Succeeded, imported without the CA the catalog now holds, imported without a checksum)  in use: 3 pools, 0 disks\n")
-	assert.Contains(t, text, "\n"+goldenName("v1.13.7")+"  (DataVolume, phase Succeeded)  safe to delete")
+	// Newer than every pool of its line: the next rollout's target, never unused (issue 59).
+	assert.Contains(t, text, "\n"+goldenName("v1.13.7")+"  (DataVolume, phase Succeeded)  in use: newer than every pool on its schematic and minor")
 }
 
 // A golden marked only for what the cluster shows: a CA ConfigMap that serves

@@ -405,7 +405,7 @@ kind: KubevirtMachineTemplate
 metadata: {name: elsewhere, namespace: tenant-c}
 spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{metadata: {name: disk-system}, spec: {source: {pvc: {namespace: other, name: talos-worker-ccc-v1.9.0}}}}]}}}}}`,
 	)
-	u, err := fleet.GoldenUsers(catalog, st, []string{"talos-worker-aaa-v1.9.0", "talos-worker-bbb-v1.9.0", "talos-worker-ccc-v1.9.0"})
+	u, err := fleet.GoldenUsers(catalog, st, []string{"talos-worker-aaa-v1.9.0", "talos-worker-bbb-v1.9.0", "talos-worker-ccc-v1.9.0"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{
 		"talos-worker-aaa-v1.9.0": {"tenant-a/DataVolume/disk-1", "tenant-b/PersistentVolumeClaim/stray"},
@@ -415,10 +415,10 @@ spec: {template: {spec: {virtualMachineTemplate: {spec: {dataVolumeTemplates: [{
 	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {"tenant-b/PersistentVolumeClaim/stray"}}, u.NoPool)
 
 	// An empty cluster, and no names at all.
-	u, err = fleet.GoldenUsers(catalog, state(t), []string{"talos-worker-aaa-v1.9.0"})
+	u, err = fleet.GoldenUsers(catalog, state(t), []string{"talos-worker-aaa-v1.9.0"}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{"talos-worker-aaa-v1.9.0": {}}, u.Users)
-	u, err = fleet.GoldenUsers(catalog, state(t), nil)
+	u, err = fleet.GoldenUsers(catalog, state(t), nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, u.Users)
 }

@@ -30,9 +30,11 @@ const (
 {{- if $names -}}
 {{- include "kubernetes-worker-image.goldenUsers" (dict "root" . "names" $names "out" $users "noPool" $noPool) -}}
 {{- end }}
+{{- include "kubernetes-worker-image.ensureDefaults" . }}
 kind: ` + usersKind + `
 users: {{ $users | toJson }}
 noPool: {{ $noPool | toJson }}
+defaults: {{ ._kubernetesWorkerImageDefaults | toJson }}
 `
 )
 
@@ -43,6 +45,19 @@ noPool: {{ $noPool | toJson }}
 // holds no MachineDeployment named by their pool annotation).
 type Users struct {
 	Users, NoPool map[string][]string
+	// Defaults are the flavors new pools take by default, by golden name
+	// (kubernetes-worker-image.ensureDefaults, the rule the catalog's
+	// retirement guard refuses by): in use before any pool runs them.
+	Defaults map[string]DefaultFlavor
+}
+
+// DefaultFlavor is a flavor new pools take by default, and where each of
+// its fields came from, in the catalog chart's words.
+type DefaultFlavor struct {
+	SchematicID string `json:"schematicID"`
+	Version     string `json:"version"`
+	Name        string `json:"name"`
+	From        string `json:"from"`
 }
 
 // CatalogChart is the catalog chart built into this binary.
@@ -50,8 +65,10 @@ func CatalogChart() (*chart.Chart, error) {
 	return render.LoadChartFS(charts.FS, render.CatalogChart)
 }
 
-// GoldenUsers asks the catalog chart who uses each of names on the cluster p.
-func GoldenUsers(catalog *chart.Chart, p engine.ClientProvider, names []string) (*Users, error) {
+// GoldenUsers asks the catalog chart who uses each of names on the cluster p,
+// and which flavors new pools take by default under tenantWorkers (the
+// catalog's values of that key; nil for its built-in values).
+func GoldenUsers(catalog *chart.Chart, p engine.ClientProvider, names []string, tenantWorkers any) (*Users, error) {
 	if names == nil {
 		names = []string{}
 	}
@@ -61,9 +78,14 @@ func GoldenUsers(catalog *chart.Chart, p engine.ClientProvider, names []string) 
 	}
 	c := render.WithTemplate(render.HelpersOnly(catalog), usersTemplate, []byte(usersBody))
 	c.Files = append(append([]*chart.File{}, c.Files...), &chart.File{Name: usersFile, Data: list})
+	var values map[string]any
+	if tenantWorkers != nil {
+		values = map[string]any{"tenantWorkers": tenantWorkers}
+	}
 	m, err := render.Render(c, render.Options{
 		Release: render.Release{Name: "kubernetes-worker-image", Namespace: "cozy-public", Upgrade: true},
 		Cluster: p,
+		Values:  values,
 	})
 	if err != nil {
 		return nil, err
@@ -73,13 +95,18 @@ func GoldenUsers(catalog *chart.Chart, p engine.ClientProvider, names []string) 
 			continue
 		}
 		var raw struct {
-			Users  map[string]map[string]bool `json:"users"`
-			NoPool map[string]map[string]bool `json:"noPool"`
+			Users    map[string]map[string]bool `json:"users"`
+			NoPool   map[string]map[string]bool `json:"noPool"`
+			Defaults map[string]DefaultFlavor   `json:"defaults"`
 		}
 		if err := yaml.Unmarshal([]byte(d.Text), &raw); err != nil {
 			return nil, fmt.Errorf("reading the catalog's golden users: %w", err)
 		}
-		return &Users{Users: setsToLists(raw.Users), NoPool: setsToLists(raw.NoPool)}, nil
+		defaults := map[string]DefaultFlavor{}
+		for _, f := range raw.Defaults {
+			defaults[f.Name] = f
+		}
+		return &Users{Users: setsToLists(raw.Users), NoPool: setsToLists(raw.NoPool), Defaults: defaults}, nil
 	}
 	return nil, fmt.Errorf("the catalog render has no %s document", usersKind)
 }

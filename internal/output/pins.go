@@ -38,6 +38,20 @@ func writeGoldenPins(tb *table, g report.GoldenPins, ns string) {
 	if len(g.Templates) > 0 {
 		verdict += ", " + report.Count(len(g.Templates), "KubevirtMachineTemplate")
 	}
+	// Needed though nothing uses it yet (the report sets these only then): never "safe to delete".
+	var needed []string
+	if g.NewPoolsDefault != "" {
+		needed = append(needed, "new pools' default ("+g.NewPoolsDefault+")")
+	}
+	for _, r := range g.RolloutTargets {
+		needed = append(needed, "a rollout's target (ConfigMap "+r+")")
+	}
+	if g.NewerThanEveryPool {
+		needed = append(needed, "newer than every pool on its schematic and minor (a rollout's next target)")
+	}
+	if len(needed) > 0 {
+		verdict = "in use: " + strings.Join(needed, "; ")
+	}
 	switch {
 	case g.SafeToDelete:
 		verdict = "safe to delete: no pool declares it, no disk or template uses it"

@@ -75,8 +75,11 @@ type Defaults struct {
 	ImageFactoryURL string `json:"imageFactoryURL"`
 	// ImageFactoryURLFrom names the catalog's published defaults when the
 	// URL came from there; empty for _cluster and the built-in.
-	ImageFactoryURLFrom string            `json:"imageFactoryURLFrom,omitempty"`
-	KubernetesReleases  map[string]string `json:"kubernetesReleases"`
+	ImageFactoryURLFrom string `json:"imageFactoryURLFrom,omitempty"`
+	// VersionFrom names where the Talos release for new pools came from
+	// when the platform or the catalog gives it; empty for the chart's.
+	VersionFrom        string            `json:"versionFrom,omitempty"`
+	KubernetesReleases map[string]string `json:"kubernetesReleases"`
 }
 
 // Behind says every way a pool running r is behind, given the goldens
@@ -92,8 +95,11 @@ func Behind(r Running, catalog map[string]fleet.Golden) []BehindReason {
 				Detail: fmt.Sprintf("golden %s/%s (Succeeded)", golden.Namespace, g)})
 		}
 		if def, err := talosVersion(r.Defaults.Version); err == nil && r.SchematicID == r.Defaults.SchematicID && def.GreaterThan(running) {
-			out = append(out, BehindReason{Kind: BehindChartDefault, From: r.Version, To: r.Defaults.Version,
-				Detail: fmt.Sprintf("the chart's Talos release for new pools (schematic %s)", r.Defaults.SchematicID)})
+			detail := fmt.Sprintf("the chart's Talos release for new pools (schematic %s)", r.Defaults.SchematicID)
+			if r.Defaults.VersionFrom != "" {
+				detail = fmt.Sprintf("the Talos release for new pools, %s (schematic %s)", r.Defaults.VersionFrom, r.Defaults.SchematicID)
+			}
+			out = append(out, BehindReason{Kind: BehindChartDefault, From: r.Version, To: r.Defaults.Version, Detail: detail})
 		}
 	}
 	if minor := kubernetesMinor(r.Kubernetes); minor != "" {
@@ -178,7 +184,8 @@ func runningFromFacts(f *chartFacts) Running {
 		Kubernetes: string(f.Behind.Kubernetes.Release), KubernetesSource: string(f.Behind.Kubernetes.Source),
 		Defaults: Defaults{
 			SchematicID: string(f.Behind.Defaults.SchematicID), Version: string(f.Behind.Defaults.Version),
-			ImageFactoryURL: string(f.Behind.Defaults.ImageFactoryURL), ImageFactoryURLFrom: string(f.Behind.Defaults.ImageFactoryURLFrom), KubernetesReleases: map[string]string{},
+			ImageFactoryURL: string(f.Behind.Defaults.ImageFactoryURL), ImageFactoryURLFrom: string(f.Behind.Defaults.ImageFactoryURLFrom),
+			VersionFrom: string(f.Behind.Defaults.VersionFrom), KubernetesReleases: map[string]string{},
 		},
 	}
 	if ds.Clone {

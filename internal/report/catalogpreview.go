@@ -443,10 +443,13 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 		rep.Goldens = append(rep.Goldens, g)
 	}
 
-	// Retirement: the catalog's own rule of who uses a golden.
-	if len(retiring) > 0 && t.Provider != nil {
-		t.progress("asking the catalog chart who uses %s", Count(len(retiring), "retiring golden"))
-		users, err := fleet.GoldenUsers(chrt, t.Provider, retiring)
+	// Retirement: the catalog's own rule of who uses a golden, and of which
+	// flavors new pools take by default (in use with no cluster read too).
+	if len(retiring) > 0 {
+		if t.Provider != nil {
+			t.progress("asking the catalog chart who uses %s", Count(len(retiring), "retiring golden"))
+		}
+		users, err := fleet.GoldenUsers(chrt, t.Provider, retiring, values["tenantWorkers"])
 		if err != nil {
 			if _, prob := RenderFailure(err); prob != nil {
 				return nil, prob
@@ -458,9 +461,21 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 			if g.Outcome != GoldenRetires && g.Outcome != GoldenDeletes {
 				continue
 			}
-			if u := users.Users[g.Name]; len(u) > 0 {
+			d, isDefault := users.Defaults[strings.SplitN(g.Name, "--", 2)[0]]
+			defaultNote := ""
+			if isDefault {
+				defaultNote = "new pools' default (" + d.From + "): in use before any pool runs it; publish another default first (tenantWorkers.talos.schematicID and version, with its entry)"
+			}
+			if u := users.Users[g.Name]; t.Provider != nil && len(u) > 0 {
 				g.Outcome = GoldenRetireRefused
 				g.Detail = fmt.Sprintf("still used by %s: %s; move those pools off it first (workerimage pins %s lists them)", Count(len(u), "object"), FirstFive(u), g.Name)
+				if isDefault {
+					g.Detail += "; and " + defaultNote
+				}
+			} else if isDefault {
+				g.Outcome, g.Detail = GoldenRetireRefused, defaultNote
+			} else if t.Provider == nil {
+				continue
 			} else if g.Outcome == GoldenRetires {
 				g.Detail = "nothing uses it: rendered without helm.sh/resource-policy: keep, marked retiring and out of the clone Role; a later upgrade without the entry lets Helm delete it"
 			} else {

@@ -130,8 +130,12 @@ type chartFacts struct {
 			ImageFactoryURL scalar `json:"imageFactoryURL"`
 			// ImageFactoryURLFrom names the catalog's published defaults
 			// when the URL came from there; "" for _cluster or the built-in.
-			ImageFactoryURLFrom scalar            `json:"imageFactoryURLFrom"`
-			KubernetesReleases  map[string]scalar `json:"kubernetesReleases"`
+			ImageFactoryURLFrom scalar `json:"imageFactoryURLFrom"`
+			// VersionFrom names the channel the Talos release came from
+			// (the platform's _cluster, the catalog's published defaults);
+			// "" for the chart's built-in.
+			VersionFrom        scalar            `json:"versionFrom"`
+			KubernetesReleases map[string]scalar `json:"kubernetesReleases"`
 		} `json:"defaults"`
 	} `json:"behind"`
 	// MachineConfig is kubernetes-nodes.machineConfigFacts, in the shape

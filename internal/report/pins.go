@@ -91,6 +91,17 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 			}
 		}
 		g.SafeToDelete = len(g.Pools) == 0 && len(users) == 0
+		// Needed though nothing uses it yet: what new pools take, what a
+		// rollout moves pools to, a patch newer than every pool of its line.
+		// Said only where nothing uses it (else in use already, by what uses it).
+		if fl, parsed := parseGolden(n); parsed && g.SafeToDelete {
+			if d, ok := f.users.Defaults[fl.Plain]; ok {
+				g.NewPoolsDefault = d.From
+			}
+			g.RolloutTargets = f.rolloutTargetsOf(fl.SchematicID, fl.Version)
+			g.NewerThanEveryPool = f.newerThanEveryPool(fl.SchematicID, fl.Version)
+			g.SafeToDelete = g.NewPoolsDefault == "" && len(g.RolloutTargets) == 0 && !g.NewerThanEveryPool
+		}
 		if g.SafeToDelete && len(f.unread) > 0 {
 			g.SafeToDelete, g.NotConcluded = false, true
 		}
@@ -201,3 +212,43 @@ func (f *PinsFacts) caProblems() []CAConfigMapProblems {
 	}
 	return out
 }
+
+// rolloutTargetsOf are the rollout records whose target is this flavor.
+func (f *PinsFacts) rolloutTargetsOf(schematicID, version string) []string {
+	var out []string
+	for _, r := range f.rolloutTargets {
+		if r.version == version && (r.schematicID == "" || r.schematicID == schematicID) {
+			out = append(out, r.record)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newerThanEveryPool: some pool runs this schematic and Talos minor, and
+// every such pool runs an older patch than version.
+func (f *PinsFacts) newerThanEveryPool(schematicID, version string) bool {
+	v, err := talosVersion(version)
+	if err != nil {
+		return false
+	}
+	seen := false
+	for _, rp := range f.pools {
+		if rp.facts == nil {
+			continue
+		}
+		r := runningFromFacts(rp.facts)
+		running, err := talosVersion(r.Version)
+		if err != nil || r.SchematicID != schematicID || running.Major() != v.Major() || running.Minor() != v.Minor() {
+			continue
+		}
+		if !v.GreaterThan(running) {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
+
+// parseGolden is golden.Parse, for where a local name shadows the package.
+func parseGolden(name string) (golden.Flavor, bool) { return golden.Parse(name) }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // ReadPins reads the goldens, the worker disks and the pools (found and
@@ -86,12 +88,24 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 	if err != nil {
 		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
+	// The flavors new pools take by default are the catalog's answer too, from
+	// what the cluster's catalog Package publishes (its tenantWorkers).
+	catalogValues, _, err := CatalogValuesFromCluster(t)
+	if err != nil {
+		return nil, err
+	}
 	t.progress("asking the catalog chart who uses %s", Count(len(names), "golden"))
-	if f.users, err = fleet.GoldenUsers(catalog, t.Provider, SortedKeys(names)); err != nil {
+	if f.users, err = fleet.GoldenUsers(catalog, t.Provider, SortedKeys(names), catalogValues["tenantWorkers"]); err != nil {
 		if _, prob := RenderFailure(err); prob != nil {
 			return nil, prob
 		}
 		return nil, fmt.Errorf("asking the catalog chart who uses the goldens: %v", err)
+	}
+
+	// The targets of the rollouts recorded in the platform's namespace: a
+	// golden one moves pools to is needed, whatever uses it yet.
+	if f.rolloutTargets, err = readRolloutTargets(ctx, t); err != nil {
+		return nil, err
 	}
 
 	// The catalog's CA ConfigMaps, to tell the goldens imported without the CA
@@ -251,4 +265,33 @@ func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, render
 		return nil, renderRead{}, err
 	}
 	return rep, readRender(m), nil
+}
+
+// readRolloutTargets reads the target of each rollout record in
+// RecordNamespace (read only: internal/apply writes them), skipping a
+// ConfigMap that is not one or whose target names no Talos version.
+func readRolloutTargets(ctx context.Context, t Target) ([]rolloutTarget, error) {
+	if t.Provider == nil {
+		return nil, nil
+	}
+	cms, err := fleet.List(ctx, t.Provider, "v1", "ConfigMap", RecordNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("reading the rollouts' records in %s: %v", RecordNamespace, err)
+	}
+	var out []rolloutTarget
+	for _, cm := range cms {
+		if !strings.HasPrefix(cm.GetName(), recordPrefix) || cm.GetNamespace() != RecordNamespace {
+			continue
+		}
+		text, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)
+		var target struct {
+			TalosVersion string `json:"talosVersion"`
+			SchematicID  string `json:"schematicID"`
+		}
+		if json.Unmarshal([]byte(text), &target) != nil || target.TalosVersion == "" {
+			continue
+		}
+		out = append(out, rolloutTarget{record: RecordNamespace + "/" + cm.GetName(), schematicID: target.SchematicID, version: target.TalosVersion})
+	}
+	return out, nil
 }

@@ -135,6 +135,17 @@ type GoldenPins struct {
 	// holds its golden through its template alone.
 	Templates    []string `json:"templates"`
 	SafeToDelete bool     `json:"safeToDelete"`
+	// NewPoolsDefault, NewerThanEveryPool and RolloutTargets say why a
+	// golden nothing uses is still needed (set only then): NewPoolsDefault,
+	// where new pools take its flavor by default, in the catalog chart's
+	// words (the catalog refuses to retire it).
+	NewPoolsDefault string `json:"newPoolsDefault,omitempty"`
+	// NewerThanEveryPool: a newer Talos patch than every pool on its
+	// schematic and minor runs, so a rollout's next target, not unused.
+	NewerThanEveryPool bool `json:"newerThanEveryPool,omitempty"`
+	// RolloutTargets are the rollout records (cozy-system/workerimage-rollout-...)
+	// that move pools to its flavor.
+	RolloutTargets []string `json:"rolloutTargets,omitempty"`
 	// DeleteSteps, for a golden safe to delete that exists, say how to
 	// delete it for good: through its catalog entry, as the catalog retires
 	// a golden (a kubectl delete alone would be undone by Helm).
@@ -250,6 +261,9 @@ type PinsFacts struct {
 	ignored []fleet.Ignored
 	// poolChart is fleet.PoolChart, as the reports name it.
 	poolChart string
+	// rolloutTargets are the flavors the rollouts recorded in
+	// RecordNamespace move pools to.
+	rolloutTargets []rolloutTarget
 }
 
 type resolvedPool struct {
@@ -270,4 +284,10 @@ type resolvedPool struct {
 	// helmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
 	// release installed without one.
 	helmRelease string
+}
+
+// rolloutTarget is the flavor a rollout's record (rolloutrecord.go) is named
+// for: schematicID "" when the rollout keeps each pool's own schematic.
+type rolloutTarget struct {
+	record, schematicID, version string
 }

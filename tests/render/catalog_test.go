@@ -500,8 +500,8 @@ func TestCatalogDefaultsAgreementCatchesOneSidedBumps(t *testing.T) {
 }
 
 // poolDefaultsSource names where the pool chart's defaults for a new pool
-// live: its Talos flavor in the library's builtinTalos, its class in values.yaml.
-var poolDefaultsSource = filepath.Join("packages", "library", "kubernetes-nodes-lib", "templates", "_platformdefaults.tpl") + " (kubernetes-nodes.builtinTalos) and " + filepath.Join(render.PoolChart, "values.yaml")
+// live: its Talos flavor in the shared library's builtinFlavor, its class in values.yaml.
+var poolDefaultsSource = filepath.Join("packages", "library", "worker-image-lib", "templates", "_golden.tpl") + " (worker-image-lib.builtinFlavor) and " + filepath.Join(render.PoolChart, "values.yaml")
 
 // catalogDefaultsAgree checks that the catalog's default images[] is exactly the
 // flavor the pool chart gives a new pool, on the pool's default class.

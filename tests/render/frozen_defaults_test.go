@@ -18,20 +18,18 @@ import (
 func movedPoolChart(t testing.TB) *chart.Chart {
 	t.Helper()
 	c := poolChart(t)
+	// The built-in flavor lives in worker-image-lib (the catalog reads it too).
 	edits := map[string][2]string{
-		"templates/_platformdefaults.tpl": {"version: v1.13.6\n", "version: v1.13.7\n"},
-		"templates/_versions.tpl":         {"v1.34: v1.34.9\nv1.35: v1.35.6\n", "v1.34: v1.34.10\nv1.35: v1.35.7\n"},
+		"worker-image-lib/templates/_golden.tpl":       {"version: v1.13.6\n", "version: v1.13.7\n"},
+		"kubernetes-nodes-lib/templates/_versions.tpl": {"v1.34: v1.34.9\nv1.35: v1.35.6\n", "v1.34: v1.34.10\nv1.35: v1.35.7\n"},
 	}
 	for _, dep := range c.Dependencies() {
-		if dep.Name() != "kubernetes-nodes-lib" {
-			continue
-		}
 		for _, f := range dep.Templates {
-			if e, ok := edits[f.Name]; ok {
+			if e, ok := edits[dep.Name()+"/"+f.Name]; ok {
 				edited := strings.Replace(string(f.Data), e[0], e[1], 1)
 				require.NotEqual(t, string(f.Data), edited, "the edit changes %s", f.Name)
 				f.Data = []byte(edited)
-				delete(edits, f.Name)
+				delete(edits, dep.Name()+"/"+f.Name)
 			}
 		}
 	}

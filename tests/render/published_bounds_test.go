@@ -31,6 +31,15 @@ func publishedFieldValues() []publishedValue {
 			publishedValue{"osImage." + path + ".version", "1.13.6", false},
 		)
 	}
+	// The Talos flavor new pools take, published beside the factory.
+	out = append(out,
+		publishedValue{"talos.schematicID", id64, true},
+		publishedValue{"talos.schematicID", id64 + "a", false},
+		publishedValue{"talos.schematicID", "ABC", false},
+		publishedValue{"talos.version", "v1.13.6-" + strings.Repeat("a", 56), true},
+		publishedValue{"talos.version", "v1.13.6-" + strings.Repeat("a", 57), false},
+		publishedValue{"talos.version", "1.13.6", false},
+	)
 	for _, path := range []string{"osImage.factory.imageFactoryURL", "talos.imageFactoryURL"} {
 		out = append(out,
 			publishedValue{path, url + strings.Repeat("a", 2048-len(url)), true},
@@ -40,6 +49,19 @@ func publishedFieldValues() []publishedValue {
 		)
 	}
 	return out
+}
+
+// catalogPublishing is the catalog values publishing v: the value, and for a
+// flavor new pools clone (osImage.builtin's), the images[] entry that
+// imports it, without which the catalog refuses to publish it.
+func catalogPublishing(v publishedValue) map[string]interface{} {
+	values := map[string]interface{}{"tenantWorkers": atPath(v.path, v.value)}
+	if strings.HasPrefix(v.path, "osImage.builtin.") {
+		entry := map[string]interface{}{"schematicID": defaultSchematic, "version": defaultTalos}
+		entry[strings.TrimPrefix(v.path, "osImage.builtin.")] = v.value
+		values["images"] = []interface{}{entry}
+	}
+	return values
 }
 
 // atPath returns {a: {b: {c: value}}} for the path a.b.c.
@@ -61,7 +83,7 @@ func TestWhatTheCatalogPublishesEveryNewPoolAccepts(t *testing.T) {
 	catalogOff := render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
 	for _, v := range publishedFieldValues() {
 		t.Run(fmt.Sprintf("%s %.20s (%d)", v.path, v.value, len(v.value)), func(t *testing.T) {
-			catalogValues := map[string]interface{}{"tenantWorkers": atPath(v.path, v.value)}
+			catalogValues := catalogPublishing(v)
 			_, catalogErr := renderCatalogAs(t, catalogOff, catalogValues, nil)
 			pools := []string{"{cluster: acme, osImage: {factory: {}}}"}
 			if !strings.HasPrefix(v.path, "osImage.builtin") {
@@ -79,6 +101,8 @@ func TestWhatTheCatalogPublishesEveryNewPoolAccepts(t *testing.T) {
 			}
 			if strings.HasPrefix(v.path, "osImage.") {
 				requireRefusal(t, catalogErr, "tenantWorkers."+v.path+" ", "is malformed: it must match", "as a pool's own value must; every new pool without its own osImage takes it")
+			} else if v.path != "talos.imageFactoryURL" {
+				requireRefusal(t, catalogErr, "tenantWorkers."+v.path+" ", "is malformed: it must match", "as a pool's own "+v.path+" must; every new pool that sets none takes it")
 			} else {
 				requireRefusal(t, catalogErr, "tenantWorkers."+v.path+" ", "is not a plain http(s) URL")
 			}
@@ -100,8 +124,9 @@ func TestPlatformAndCatalogSchemasBoundPublishedImageFields(t *testing.T) {
 	platformOff := render.Release{Name: "cozystack-platform", Namespace: "cozy-system", SkipSchemaValidation: true}
 	platformOn := render.Release{Name: "cozystack-platform", Namespace: "cozy-system"}
 	for _, v := range publishedFieldValues() {
-		values := map[string]interface{}{"tenantWorkers": atPath(v.path, v.value)}
+		values := catalogPublishing(v)
 		_, catalogSchema := renderCatalog(t, values, nil)
+		delete(values, "images") // the platform's catalog entries are kubernetesWorkerImage.images
 		_, platformTemplates := renderChartAs(t, platformChart(t), platformOff, values, nil)
 		_, platformSchema := renderChartAs(t, platformChart(t), platformOn, values, nil)
 		if v.valid {

@@ -137,6 +137,8 @@ func TestCatalogAndPlatformCheckTenantWorkersAlike(t *testing.T) {
 		{"tenantWorkers: {osImage: {builtin: false}}", "tenantWorkers.osImage.builtin is false (a boolean), not a map"},
 		{"tenantWorkers: {talos: {imageFactoryUrl: 'https://f.internal'}}", `tenantWorkers.talos has no key "imageFactoryUrl"`},
 		{"tenantWorkers: {osimage: {builtin: {}}}", `tenantWorkers has no key "osimage"`},
+		{"tenantWorkers: {talos: {version: 'v1.13'}}", `tenantWorkers.talos.version "v1.13" is malformed: it must match`},
+		{"tenantWorkers: {talos: {schematicID: 7}}", "tenantWorkers.talos.schematicID is 7 (a number), not a string"},
 		{"registries: {mirrors: {docker.io: {endpoints: []}}}", "registries.mirrors[docker.io].endpoints is a list; list at least one mirror URL"},
 	} {
 		_, catalogErr := renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}, vals(t, tc.values), nil)
@@ -334,8 +336,8 @@ func TestMalformedPublishedDefaultsAreRefused(t *testing.T) {
 // The record's fromCatalog holds only what the chart writes.
 func TestUnreadableFromCatalogIsRefused(t *testing.T) {
 	for _, tc := range []struct{ value, refusal string }{
-		{`{"imageFactoryURL":"https://f.internal","fromCatalog":"imageFactoryURL"}`, `fromCatalog in the annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers is "imageFactoryURL", not a list of one to three field names`},
-		{`{"imageFactoryURL":"https://f.internal","fromCatalog":[]}`, "is a list, not a list of one to three field names"},
+		{`{"imageFactoryURL":"https://f.internal","fromCatalog":"imageFactoryURL"}`, `fromCatalog in the annotation kubernetes-worker-image.cozystack.io/created-with of MachineDeployment tenant-acme/kubernetes-acme-workers is "imageFactoryURL", not a list of one to five field names`},
+		{`{"imageFactoryURL":"https://f.internal","fromCatalog":[]}`, "is a list, not a list of one to five field names"},
 		{`{"imageFactoryURL":"https://f.internal","fromCatalog":["osImage"]}`, `lists "osImage", which is not a field the record holds (once)`},
 		{`{"imageFactoryURL":"https://f.internal","fromCatalog":["imageFactoryURL","imageFactoryURL"]}`, `lists "imageFactoryURL", which is not a field the record holds (once)`},
 		{`{"imageFactoryURL":"https://f.internal","fromCatalog":[1]}`, "lists 1 (a number), which is not a field the record holds"},

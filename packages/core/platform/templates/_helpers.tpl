@@ -47,7 +47,9 @@ package goes through it, so "not enabled" is "no Package" and nothing else chang
 
 {{/*
 The catalog's component values: only the kubernetesWorkerImage keys set, as maps (no YAML round trip
-an odd string could break). Takes a dict: root, out (filled with those keys).
+an odd string could break); and tenantWorkers.talos.schematicID/version when set, so the catalog's
+retirement guard counts the flavor new pools take (_cluster.talos carries it to the pools; the catalog
+publishes the same, read after _cluster). Takes a dict: root, out (filled with those keys).
 */}}
 {{- define "platform.kubernetesWorkerImage.values" -}}
 {{- $set := .root.Values.kubernetesWorkerImage | default dict -}}
@@ -55,6 +57,16 @@ an odd string could break). Takes a dict: root, out (filled with those keys).
 {{- if and (hasKey $set $key) (not (kindIs "invalid" (get $set $key))) -}}
 {{- $_ := set $.out $key (get $set $key) -}}
 {{- end -}}
+{{- end -}}
+{{- $flavor := dict -}}
+{{- $tenantTalos := (.root.Values.tenantWorkers | default dict).talos | default dict -}}
+{{- range $key := list "schematicID" "version" -}}
+{{- with get $tenantTalos $key -}}
+{{- $_ := set $flavor $key . -}}
+{{- end -}}
+{{- end -}}
+{{- with $flavor -}}
+{{- $_ := set $.out "tenantWorkers" (dict "talos" .) -}}
 {{- end -}}
 {{- end -}}
 

@@ -95,18 +95,23 @@ and factory URL, each with its source and checked on both paths. Reads no golden
 
 {{/*
 What an unset talos.schematicID or talos.version (field) resolves to, as YAML {value, source}: the flavor the
-pool runs, read from its running KubevirtMachineTemplate (kubernetes-nodes.ensureRunningFlavor), so a chart
-release that moves the default re-images no running pool; else, for a new pool or one whose running flavor
-cannot be read, the chart's default (kubernetes-nodes.builtinTalos). Takes a dict: root, field.
+pool runs, read from its running KubevirtMachineTemplate (kubernetes-nodes.ensureRunningFlavor), so neither a
+chart release nor a platform that moves the default re-images a running pool; else the one recorded when the
+pool was created (kubernetes-nodes.ensureCreationDefaults: for a new pool, _cluster.talos's, else the
+catalog's published one, which it records now); else the chart's default (kubernetes-nodes.builtinTalos).
+Takes a dict: root, field.
 */}}
 {{- define "kubernetes-nodes.talosDefault" -}}
 {{- $root := .root -}}
 {{- include "kubernetes-nodes.ensureRunningFlavor" $root -}}
 {{- $flavor := $root._kubernetesNodes.runningFlavor -}}
+{{- $creation := $root._kubernetesNodes.creation -}}
 {{- include "kubernetes-nodes.ensureTable" (dict "root" $root "name" "kubernetes-nodes.builtinTalos") -}}
 {{- $builtin := index $root._kubernetesNodes.tables "kubernetes-nodes.builtinTalos" -}}
 {{- if get $flavor .field -}}
 {{- dict "value" (get $flavor .field) "source" (printf "talos.%s unset: kept from what the pool runs, %s" .field $flavor.from) | toYaml -}}
+{{- else if get $creation .field -}}
+{{- dict "value" (get $creation .field) "source" (printf "talos.%s unset: %s" .field (include "kubernetes-nodes.recordedSource" (dict "root" $root "field" (printf "talos.%s" .field) "catalog" (has .field $creation.fromCatalog)))) | toYaml -}}
 {{- else if eq (toString $root._kubernetesNodes.machineDeployment) "map[]" -}}
 {{- dict "value" (get $builtin .field) "source" (printf "talos.%s unset: the chart's default for a new pool" .field) | toYaml -}}
 {{- else -}}

@@ -6,15 +6,16 @@ still wins over a platform default.
 {{- define "kubernetes-nodes.builtinTalos" -}}
 imageFactoryURL: {{ include "worker-image-lib.builtinImageFactoryURL" . }}
 installerRepository: factory.talos.dev/installer
-schematicID: ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515
-version: v1.13.6
+{{ include "worker-image-lib.builtinFlavor" . }}
 {{- end -}}
 
 {{/*
 The creation record (library README), read once into ._kubernetesNodes.creation: imageFactoryURL,
-imageFactoryCA (whether the platform's CA applies; never the PEM), osImage (absent when none),
-osImageText, origin (platform or builtin), from (where it was read), fromCatalog (the fields that came
-from the catalog's published defaults rather than _cluster; absent from the record when none did).
+imageFactoryCA (whether the platform's CA applies; never the PEM), schematicID and version (the Talos
+flavor the platform gave new pools, "" when none: a pool that sets neither and whose running flavor
+cannot be read takes them), osImage (absent when none), osImageText, origin (platform or builtin), from
+(where it was read), fromCatalog (the fields that came from the catalog's published defaults rather
+than _cluster; absent from the record when none did).
 */}}
 {{- define "kubernetes-nodes.ensureCreationDefaults" -}}
 {{- include "kubernetes-nodes.ensureState" . -}}
@@ -41,11 +42,24 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- if or (hasKey $parsed "Error") (not (regexMatch "^[{]" $text)) -}}
 {{- fail (printf "pool %s: the %s is not a JSON object as this chart writes it (%s); set the pool's own talos.imageFactoryURL and osImage, or delete the annotation to take the built-in values (which re-images the pool if they differ)" $pool $creation.from (include "worker-image-lib.describe" $text)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage" "imageFactoryCA" "fromCatalog")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "the %s" $creation.from) "value" $parsed "keys" (list "imageFactoryURL" "osImage" "imageFactoryCA" "schematicID" "version" "fromCatalog")) -}}
 {{- include "kubernetes-nodes.assertFromCatalog" (dict "pool" $pool "from" $creation.from "record" $parsed) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" (printf "pool %s: " $pool) "field" (printf "imageFactoryURL in the %s" $creation.from) "value" (get $parsed "imageFactoryURL")) -}}
 {{- if and (hasKey $parsed "imageFactoryCA") (not (eq (toJson (get $parsed "imageFactoryCA")) "true")) -}}
 {{- fail (printf "pool %s: imageFactoryCA in the %s is %s, but the chart writes only true there (the platform's CA applied at creation); delete that key to stop taking the platform's CA, or set it back to true" $pool $creation.from (include "worker-image-lib.describe" (get $parsed "imageFactoryCA"))) -}}
+{{- end -}}
+{{- /* Read only where what the pool runs cannot be: checked as the pool's own value would be. */ -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.patterns") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "worker-image-lib.maxLengths") -}}
+{{- $patterns := index $state.tables "worker-image-lib.patterns" -}}
+{{- $maxLengths := index $state.tables "worker-image-lib.maxLengths" -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- if hasKey $parsed $field -}}
+{{- $value := get $parsed $field -}}
+{{- if not (include "worker-image-lib.isImageField" (dict "field" $field "value" $value "patterns" $patterns "maxLengths" $maxLengths)) -}}
+{{- fail (printf "pool %s: %s in the %s is %s, not a Talos %s as this chart records it (it must match %s and be at most %d characters); set the pool's own talos.%s to the one it runs, or delete that key so that the pool keeps what it runs (the chart's default where that cannot be read)" $pool $field $creation.from (include "worker-image-lib.describe" $value) (ternary "schematic ID" "release" (eq $field "schematicID")) (get $patterns $field) (int (get $maxLengths $field)) $field) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- $recorded = $parsed -}}
 {{- else -}}
@@ -110,6 +124,15 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- $_ := set $recorded "imageFactoryCA" true -}}
 {{- $fromCatalog = append $fromCatalog "imageFactoryCA" -}}
 {{- end -}}
+{{- /* The Talos flavor new pools take, per field: what the pool runs never comes from here, so moving it rolls nothing. */ -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- if get $platformTalos $field -}}
+{{- $_ := set $recorded $field (get $platformTalos $field) -}}
+{{- else if get $publishedTalos $field -}}
+{{- $_ := set $recorded $field (get $publishedTalos $field) -}}
+{{- $fromCatalog = append $fromCatalog $field -}}
+{{- end -}}
+{{- end -}}
 {{- if and (hasKey $platform "osImage") (not (kindIs "invalid" $platform.osImage)) -}}
 {{- $_ := set $recorded "osImage" $platform.osImage -}}
 {{- else if and (hasKey $published "osImage") (not (kindIs "invalid" $published.osImage)) -}}
@@ -127,6 +150,8 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 {{- $_ := set $creation "imageFactoryURL" (get $recorded "imageFactoryURL" | default "" | toString) -}}
 {{- $_ := set $creation "imageFactoryCA" (hasKey $recorded "imageFactoryCA") -}}
 {{- $_ := set $creation "fromCatalog" (get $recorded "fromCatalog" | default list) -}}
+{{- $_ := set $creation "schematicID" (get $recorded "schematicID" | default "" | toString) -}}
+{{- $_ := set $creation "version" (get $recorded "version" | default "" | toString) -}}
 {{- if hasKey $recorded "osImage" -}}
 {{- $_ := set $creation "osImage" $recorded.osImage -}}
 {{- $_ := set $creation "osImageText" ($recorded.osImage | toYaml) -}}
@@ -137,7 +162,7 @@ from the catalog's published defaults rather than _cluster; absent from the reco
 
 {{/*
 Refuses, when a new pool is created, a default it would record that a later render would refuse to read:
-each image field of the record (the factory URL, osImage's fields) is bounded as the pool bounds its own
+each image field of the record (the factory URL, the Talos schematic and version, osImage's fields) is bounded as the pool bounds its own
 (worker-image-lib.isImageField), so the record is always one the chart reads back (under 4.5 KiB, well
 within the 8 KiB read bound) and never one that fails every later upgrade, even once the default is fixed.
 Shapes, kinds and unknown keys were refused with _cluster's and the published object's checks already.
@@ -149,8 +174,10 @@ Takes a dict: root, pool, record (the fields to record), fromCatalog (the fields
 {{- $patterns := index .root._kubernetesNodes.tables "worker-image-lib.patterns" -}}
 {{- $maxLengths := index .root._kubernetesNodes.tables "worker-image-lib.maxLengths" -}}
 {{- $fields := list -}}
-{{- with get .record "imageFactoryURL" -}}
-{{- $fields = append $fields (list "talos.imageFactoryURL" "imageFactoryURL" . (has "imageFactoryURL" $.fromCatalog)) -}}
+{{- range $name := list "imageFactoryURL" "schematicID" "version" -}}
+{{- with get $.record $name -}}
+{{- $fields = append $fields (list (printf "talos.%s" $name) $name . (has $name $.fromCatalog)) -}}
+{{- end -}}
 {{- end -}}
 {{- $os := get .record "osImage" | default dict -}}
 {{- range $path := keys $os | sortAlpha -}}
@@ -229,6 +256,11 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- if $creation.imageFactoryCA -}}
 {{- $_ := set $record "imageFactoryCA" true -}}
 {{- end -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- with get $creation $field -}}
+{{- $_ := set $record $field . -}}
+{{- end -}}
+{{- end -}}
 {{- if hasKey $creation "osImage" -}}
 {{- $_ := set $record "osImage" $creation.osImage -}}
 {{- end -}}
@@ -250,7 +282,7 @@ The created-with annotation's value: JSON of the creation defaults that applied,
 {{- define "kubernetes-nodes.creationDefaults" -}}
 {{- include "kubernetes-nodes.ensureCreationDefaults" . -}}
 {{- $creation := ._kubernetesNodes.creation -}}
-{{- dict "imageFactoryURL" $creation.imageFactoryURL "imageFactoryCA" $creation.imageFactoryCA "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from "fromCatalog" $creation.fromCatalog | toYaml -}}
+{{- dict "imageFactoryURL" $creation.imageFactoryURL "imageFactoryCA" $creation.imageFactoryCA "schematicID" $creation.schematicID "version" $creation.version "osImage" $creation.osImageText "origin" $creation.origin "from" $creation.from "fromCatalog" $creation.fromCatalog | toYaml -}}
 {{- end -}}
 
 {{/*
@@ -370,13 +402,13 @@ each once. Takes a dict: pool, from (the record), record (parsed).
 {{- define "kubernetes-nodes.assertFromCatalog" -}}
 {{- if hasKey .record "fromCatalog" -}}
 {{- $list := get .record "fromCatalog" -}}
-{{- $fix := "delete that key if those fields came from _cluster, or write it as this chart does, a list of the record's own imageFactoryURL, imageFactoryCA and osImage that came from the catalog's published defaults, e.g. [\"imageFactoryURL\"]" -}}
-{{- if not (and (kindIs "slice" $list) $list (le (len $list) 3)) -}}
-{{- fail (printf "pool %s: fromCatalog in the %s is %s, not a list of one to three field names; %s" .pool .from (include "worker-image-lib.describe" $list) $fix) -}}
+{{- $fix := "delete that key if those fields came from _cluster, or write it as this chart does, a list of the record's own imageFactoryURL, imageFactoryCA, schematicID, version and osImage that came from the catalog's published defaults, e.g. [\"imageFactoryURL\"]" -}}
+{{- if not (and (kindIs "slice" $list) $list (le (len $list) 5)) -}}
+{{- fail (printf "pool %s: fromCatalog in the %s is %s, not a list of one to five field names; %s" .pool .from (include "worker-image-lib.describe" $list) $fix) -}}
 {{- end -}}
 {{- $seen := dict -}}
 {{- range $field := $list -}}
-{{- if not (and (kindIs "string" $field) (has $field (list "imageFactoryURL" "imageFactoryCA" "osImage")) (hasKey $.record $field) (not (hasKey $seen $field))) -}}
+{{- if not (and (kindIs "string" $field) (has $field (list "imageFactoryURL" "imageFactoryCA" "schematicID" "version" "osImage")) (hasKey $.record $field) (not (hasKey $seen $field))) -}}
 {{- fail (printf "pool %s: fromCatalog in the %s lists %s, which is not a field the record holds (once); %s" $.pool $.from (include "worker-image-lib.describe" $field) $fix) -}}
 {{- end -}}
 {{- $_ := set $seen $field true -}}
@@ -443,11 +475,21 @@ credential, since tenants may read the object). Takes a dict: root, pool, prefix
 {{- if not (kindIs "map" $talos) -}}
 {{- fail (printf "%stalos is %s, not a map; the catalog writes it from its tenantWorkers.talos and registries.mirrors" $prefix (include "worker-image-lib.describe" $talos)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "talos" "value" $talos "keys" (list "imageFactoryURL" "imageFactoryCA" "installerRepository" "registryMirrors" "registryConfig")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $prefix "field" "talos" "value" $talos "keys" (list "imageFactoryURL" "imageFactoryCA" "installerRepository" "schematicID" "version" "registryMirrors" "registryConfig")) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" $prefix "field" "talos.imageFactoryURL" "value" (get $talos "imageFactoryURL")) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" $prefix "field" "talos.installerRepository" "value" (get $talos "installerRepository")) -}}
 {{- include "worker-image-lib.assertRegistryMirrors" (dict "prefix" $prefix "field" "talos.registryMirrors" "value" (get $talos "registryMirrors")) -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" $prefix "field" "talos.imageFactoryCA" "value" (get $talos "imageFactoryCA")) -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" .root "name" "worker-image-lib.patterns") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" .root "name" "worker-image-lib.maxLengths") -}}
+{{- $patterns := index .root._kubernetesNodes.tables "worker-image-lib.patterns" -}}
+{{- $maxLengths := index .root._kubernetesNodes.tables "worker-image-lib.maxLengths" -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- $value := get $talos $field -}}
+{{- if and (hasKey $talos $field) (not (include "worker-image-lib.isImageField" (dict "field" $field "value" $value "patterns" $patterns "maxLengths" $maxLengths))) -}}
+{{- fail (printf "%stalos.%s is %s, not a Talos %s the catalog publishes (it must match %s and be at most %d characters), and new pools would take it; the catalog writes it from its tenantWorkers.talos.%s" $prefix $field (include "worker-image-lib.describe" $value) (ternary "schematic ID" "release" (eq $field "schematicID")) (get $patterns $field) (int (get $maxLengths $field)) $field) -}}
+{{- end -}}
+{{- end -}}
 {{- if hasKey $talos "registryConfig" -}}
 {{- $registryConfig := get $talos "registryConfig" -}}
 {{- if not (kindIs "map" $registryConfig) -}}

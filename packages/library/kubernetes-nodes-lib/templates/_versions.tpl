@@ -122,9 +122,12 @@ the patch table rolls no running pool; else, for a new pool or another minor, th
 {{/*
 What a pool runs against what the chart and the platform give a new pool now, as YAML, for tools that
 judge whether a pool is behind (workerimage plan, pins, rollcheck, rollout): kubernetes (the release
-resolved), and defaults (the chart's Talos flavor, the platform's current factory URL: _cluster's, else
-the catalog's published one, named in imageFactoryURLFrom, else the built-in; and the Kubernetes release
-per minor). Refuses nothing beyond the published defaults' own checks.
+resolved), and defaults: the Talos flavor a new pool that sets none takes now (per field: the platform's
+osImage default's own field, _cluster's, else the catalog's published one; else talos.<field> of
+_cluster, else of the catalog's published defaults; else the chart's built-in), each named in
+schematicIDFrom and versionFrom ("" for the chart's built-in); the platform's current factory URL
+(_cluster's, else the catalog's published one, named in imageFactoryURLFrom, else the built-in); and the
+Kubernetes release per minor. Refuses nothing beyond the published defaults' own checks.
 */}}
 {{- define "kubernetes-nodes.behindFacts" -}}
 {{- include "kubernetes-nodes.ensureKubernetes" . -}}
@@ -135,15 +138,54 @@ per minor). Refuses nothing beyond the published defaults' own checks.
 {{- if and (kindIs "map" $platform) (kindIs "map" (get $platform "talos")) -}}
 {{- $platformTalos = get $platform "talos" -}}
 {{- end -}}
+{{- include "kubernetes-nodes.ensurePublished" . -}}
+{{- $published := ._kubernetesNodes.published -}}
+{{- $publishedTalos := $published.talos | default dict -}}
+{{- $channel := include "worker-image-lib.tenantDefaultsChannel" . -}}
 {{- $url := get $platformTalos "imageFactoryURL" | default "" | toString -}}
 {{- $urlFrom := "" -}}
 {{- if not $url -}}
-{{- include "kubernetes-nodes.ensurePublished" . -}}
-{{- $url = get (._kubernetesNodes.published.talos | default dict) "imageFactoryURL" | default "" | toString -}}
+{{- $url = get $publishedTalos "imageFactoryURL" | default "" | toString -}}
 {{- if $url -}}
-{{- $urlFrom = include "worker-image-lib.tenantDefaultsChannel" . -}}
+{{- $urlFrom = $channel -}}
 {{- end -}}
 {{- end -}}
-{{- $defaults := dict "schematicID" $builtin.schematicID "version" $builtin.version "imageFactoryURL" ($url | default $builtin.imageFactoryURL) "imageFactoryURLFrom" $urlFrom "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
+{{- /* The osImage a new pool takes: _cluster's as a whole, else the published one; its own fields win. */ -}}
+{{- $os := dict -}}
+{{- $osFrom := "" -}}
+{{- if and (kindIs "map" $platform) (kindIs "map" (get $platform "osImage")) -}}
+{{- $os = get $platform "osImage" -}}
+{{- $osFrom = "the platform default _cluster.osImage.%s.%s" -}}
+{{- else if kindIs "map" (get $published "osImage") -}}
+{{- $os = get $published "osImage" -}}
+{{- $osFrom = printf "the default osImage.%%s.%%s of %s" $channel -}}
+{{- end -}}
+{{- $path := "" -}}
+{{- range $p := list "builtin" "factory" -}}
+{{- if and (not $path) (hasKey $os $p) -}}
+{{- $path = $p -}}
+{{- end -}}
+{{- end -}}
+{{- $chosen := dict -}}
+{{- if and $path (kindIs "map" (get $os $path)) -}}
+{{- $chosen = get $os $path -}}
+{{- end -}}
+{{- $defaults := dict "imageFactoryURL" ($url | default $builtin.imageFactoryURL) "imageFactoryURLFrom" $urlFrom "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- $value := get $builtin $field -}}
+{{- $from := "" -}}
+{{- if get $chosen $field -}}
+{{- $value = get $chosen $field -}}
+{{- $from = printf $osFrom $path $field -}}
+{{- else if get $platformTalos $field -}}
+{{- $value = get $platformTalos $field -}}
+{{- $from = printf "the platform default _cluster.talos.%s" $field -}}
+{{- else if get $publishedTalos $field -}}
+{{- $value = get $publishedTalos $field -}}
+{{- $from = printf "the default talos.%s of %s" $field $channel -}}
+{{- end -}}
+{{- $_ := set $defaults $field ($value | toString) -}}
+{{- $_ := set $defaults (printf "%sFrom" $field) $from -}}
+{{- end -}}
 {{- dict "kubernetes" ._kubernetesNodes.kubernetes "defaults" $defaults | toYaml -}}
 {{- end -}}

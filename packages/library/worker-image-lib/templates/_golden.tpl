@@ -32,6 +32,17 @@ https://factory.talos.dev
 {{- end -}}
 
 {{/*
+The Talos flavor a new pool gets when neither the platform (_cluster.talos) nor the catalog (its
+published tenantWorkers.talos) names one: the pool chart's built-in default. The one place it is
+written: the pool chart resolves an unset talos.schematicID/version of a new pool to it, and the
+catalog counts its golden as in use while nothing else is published (new pools clone it by default).
+*/}}
+{{- define "worker-image-lib.builtinFlavor" -}}
+schematicID: ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515
+version: v1.13.6
+{{- end -}}
+
+{{/*
 The keys a catalog images[] entry takes: retire is a boolean,
 additionalStorageClasses a list of strings, every other one a string.
 */}}

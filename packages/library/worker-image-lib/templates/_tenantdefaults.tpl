@@ -20,8 +20,8 @@ maxBytes: 163840
 
 {{/*
 tenantWorkers, the platform defaults for tenant worker pools, as the platform chart and the catalog
-both take them: talos.{installerRepository, imageFactoryURL, imageFactoryCA} and osImage. Takes a dict:
-prefix, field (its path in values), value (absent: none).
+both take them: talos.{installerRepository, imageFactoryURL, imageFactoryCA, schematicID, version} and
+osImage. Takes a dict: prefix, field (its path in values), value (absent: none).
 */}}
 {{- define "worker-image-lib.assertTenantWorkers" -}}
 {{- $tenant := .value | default dict -}}
@@ -33,7 +33,7 @@ prefix, field (its path in values), value (absent: none).
 {{- if not (kindIs "map" $talos) -}}
 {{- fail (printf "%s%s.talos is %s, not a map" .prefix .field (include "worker-image-lib.describe" $talos)) -}}
 {{- end -}}
-{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" .prefix "field" (printf "%s.talos" .field) "value" $talos "keys" (list "installerRepository" "imageFactoryURL" "imageFactoryCA")) -}}
+{{- include "worker-image-lib.assertKnownKeys" (dict "prefix" .prefix "field" (printf "%s.talos" .field) "value" $talos "keys" (list "installerRepository" "imageFactoryURL" "imageFactoryCA" "schematicID" "version")) -}}
 {{- include "worker-image-lib.assertCA" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryCA" .field) "value" $talos.imageFactoryCA) -}}
 {{- include "worker-image-lib.assertInstallerRepository" (dict "prefix" .prefix "field" (printf "%s.talos.installerRepository" .field) "value" $talos.installerRepository) -}}
 {{- include "worker-image-lib.assertString" (dict "prefix" .prefix "field" (printf "%s.talos.imageFactoryURL" .field) "value" $talos.imageFactoryURL) -}}
@@ -41,6 +41,15 @@ prefix, field (its path in values), value (absent: none).
 {{- $maxLengths := include "worker-image-lib.maxLengths" . | fromYaml -}}
 {{- if and $talos.imageFactoryURL (not (include "worker-image-lib.isImageField" (dict "field" "imageFactoryURL" "value" $talos.imageFactoryURL "patterns" $patterns "maxLengths" $maxLengths))) -}}
 {{- fail (printf "%s%s.talos.imageFactoryURL %q is not a plain http(s) URL: it must match %s and be at most %d characters, because new pools write it into their disk source; set it to a URL such as https://factory.mirror.internal" .prefix .field (include "worker-image-lib.truncate" $talos.imageFactoryURL) $patterns.imageFactoryURL (int $maxLengths.imageFactoryURL)) -}}
+{{- end -}}
+{{- /* The flavor new pools take (recorded at creation): a pool would refuse a malformed one as its own. */ -}}
+{{- $builtin := include "worker-image-lib.builtinFlavor" . | fromYaml -}}
+{{- range $name := list "schematicID" "version" -}}
+{{- $value := get $talos $name -}}
+{{- include "worker-image-lib.assertString" (dict "prefix" $.prefix "field" (printf "%s.talos.%s" $.field $name) "value" $value) -}}
+{{- if and $value (not (include "worker-image-lib.isImageField" (dict "field" $name "value" $value "patterns" $patterns "maxLengths" $maxLengths))) -}}
+{{- fail (printf "%s%s.talos.%s %q is malformed: it must match %s and be at most %d characters, as a pool's own talos.%s must; every new pool that sets none takes it (and records it), so each would be refused. Set it to a value such as %s, or to \"\" so that new pools take the pool chart's built-in one" $.prefix $.field $name (include "worker-image-lib.truncate" $value) (get $patterns $name) (int (get $maxLengths $name)) $name (get $builtin $name)) -}}
+{{- end -}}
 {{- end -}}
 {{- if and (hasKey $tenant "osImage") (not (kindIs "invalid" $tenant.osImage)) -}}
 {{- include "worker-image-lib.assertOSImageShape" (dict "prefix" .prefix "field" (printf "%s.osImage" .field) "value" $tenant.osImage) -}}
@@ -78,7 +87,7 @@ metrics (a boolean), out (filled with talos, osImage and kubernetesWorkerImage, 
 {{- end -}}
 {{- $tenant := .tenantWorkers | default dict -}}
 {{- $tenantTalos := $tenant.talos | default dict -}}
-{{- range $key := list "installerRepository" "imageFactoryURL" "imageFactoryCA" -}}
+{{- range $key := list "installerRepository" "imageFactoryURL" "imageFactoryCA" "schematicID" "version" -}}
 {{- with get $tenantTalos $key -}}
 {{- $_ := set $talos $key . -}}
 {{- end -}}

@@ -314,6 +314,77 @@ rejected by the API server or bind something else than meant, so each is checked
 
 
 {{/*
+The Talos flavors new pools take by default, from what this catalog publishes (tenantWorkers), as YAML,
+kept on the root context as ._kubernetesWorkerImageDefaults: talos (the flavor a pool with osImage.builtin
+and no schematicID or version of its own clones: per field tenantWorkers.talos's, else the pool chart's
+built-in, worker-image-lib.builtinFlavor) and, when tenantWorkers.osImage is builtin, cloned (the flavor
+every new pool without its own osImage clones: osImage.builtin's own fields over talos). Each holds
+schematicID, version, name (its golden) and from (where each field came from, for messages).
+*/}}
+{{- define "kubernetes-worker-image.ensureDefaults" -}}
+{{- if not (hasKey . "_kubernetesWorkerImageDefaults") -}}
+{{- include "worker-image-lib.assertTenantWorkers" (dict "prefix" "" "field" "tenantWorkers" "value" .Values.tenantWorkers) -}}
+{{- $tenant := .Values.tenantWorkers | default dict -}}
+{{- $talos := $tenant.talos | default dict -}}
+{{- $builtin := include "worker-image-lib.builtinFlavor" . | fromYaml -}}
+{{- $defaults := dict -}}
+{{- $flavor := dict -}}
+{{- $fromField := dict -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- if get $talos $field -}}
+{{- $_ := set $flavor $field (get $talos $field) -}}
+{{- $_ := set $fromField $field (printf "%s from tenantWorkers.talos.%s" $field $field) -}}
+{{- else -}}
+{{- $_ := set $flavor $field (get $builtin $field) -}}
+{{- $_ := set $fromField $field (printf "%s from the pool chart's built-in default (tenantWorkers.talos.%s is not set)" $field $field) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $flavor "from" (printf "%s, %s" $fromField.schematicID $fromField.version) -}}
+{{- $_ := set $flavor "name" (include "worker-image-lib.goldenName" $flavor) -}}
+{{- $_ := set $defaults "talos" $flavor -}}
+{{- $os := $tenant.osImage -}}
+{{- if and (kindIs "map" $os) (hasKey $os "builtin") -}}
+{{- $own := $os.builtin | default dict -}}
+{{- $cloned := dict -}}
+{{- range $field := list "schematicID" "version" -}}
+{{- if get $own $field -}}
+{{- $_ := set $cloned $field (get $own $field) -}}
+{{- $_ := set $fromField $field (printf "%s from tenantWorkers.osImage.builtin.%s" $field $field) -}}
+{{- else -}}
+{{- $_ := set $cloned $field (get $flavor $field) -}}
+{{- end -}}
+{{- end -}}
+{{- $_ := set $cloned "from" (printf "%s, %s" $fromField.schematicID $fromField.version) -}}
+{{- $_ := set $cloned "name" (include "worker-image-lib.goldenName" $cloned) -}}
+{{- $_ := set $defaults "cloned" $cloned -}}
+{{- end -}}
+{{- $_ := set . "_kubernetesWorkerImageDefaults" $defaults -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Refuses a published osImage.builtin whose flavor no images[] entry that is not retiring imports: every
+new pool without its own osImage would clone a golden the catalog does not make, and be refused. Reads
+nothing from the cluster. Takes the root context.
+*/}}
+{{- define "kubernetes-worker-image.assertDefaultImported" -}}
+{{- include "kubernetes-worker-image.entries" . -}}
+{{- include "kubernetes-worker-image.ensureDefaults" . -}}
+{{- with ._kubernetesWorkerImageDefaults.cloned -}}
+{{- $cloned := . -}}
+{{- $imported := false -}}
+{{- range $e := $._kubernetesWorkerImageEntries -}}
+{{- if and (eq $e.name $cloned.name) (not $e.retire) -}}
+{{- $imported = true -}}
+{{- end -}}
+{{- end -}}
+{{- if not $imported -}}
+{{- fail (printf "tenantWorkers.osImage is {builtin: ...}, so every new pool without its own osImage clones the golden of Talos %s, schematic %s (%s), but no images[] entry imports that flavor, so the catalog makes no golden cozy-public/%s and each such pool would be refused; add the entry {schematicID: %s, version: %s} to images, or publish a flavor an entry imports (tenantWorkers.talos.schematicID and version, or osImage.builtin's own), or remove tenantWorkers.osImage so that new pools import over HTTP" $cloned.version $cloned.schematicID $cloned.from $cloned.name $cloned.schematicID $cloned.version) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 Refuses to retire a golden something still uses (README, "Retiring an entry"): each retire: true
 entry's, and each live golden marked retiring whose entry is gone. Takes the root context.
 */}}
@@ -322,6 +393,14 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- $ns := include "kubernetes-worker-image.namespace" . -}}
 {{- $check := dict -}}
 {{- $kept := dict -}}
+{{- /* New pools take the default flavor: in use before any pool runs it, whatever the cluster holds. */ -}}
+{{- include "kubernetes-worker-image.ensureDefaults" . -}}
+{{- $inUse := dict -}}
+{{- range $key := list "talos" "cloned" -}}
+{{- with get $._kubernetesWorkerImageDefaults $key -}}
+{{- $_ := set $inUse .name . -}}
+{{- end -}}
+{{- end -}}
 {{- range ._kubernetesWorkerImageGoldens -}}
 {{- if .retire -}}
 {{- $_ := set $check .name (dict "subject" (printf "%s sets retire: true, but its golden %s/%s" .label $ns .name) "fix" "or remove retire to keep the golden") -}}
@@ -335,6 +414,15 @@ entry's, and each live golden marked retiring whose entry is gone. Takes the roo
 {{- $name := $dv.metadata.name -}}
 {{- if and (eq (dig "metadata" "annotations" "kubernetes-worker-image.cozystack.io/retiring" "" $dv | toString) "true") (not (hasKey $kept $name)) (not (hasKey $check $name)) -}}
 {{- $_ := set $check $name (dict "subject" (printf "the golden %s/%s is marked retiring and this render no longer lists its entry, so Helm would delete it, but it" $ns $name) "fix" "until then keep its entry in images with retire: true (or without retire, to keep the golden)") -}}
+{{- end -}}
+{{- end -}}
+{{- /* A golden of the default flavor (its per-class ones too) is refused first, whatever uses it. */ -}}
+{{- range $name := keys $check | sortAlpha -}}
+{{- $plain := regexReplaceAll "--.*$" $name "" -}}
+{{- if hasKey $inUse $plain -}}
+{{- $d := get $inUse $plain -}}
+{{- $c := get $check $name -}}
+{{- fail (printf "%s is in use: new pools take it by default (Talos %s, schematic %s: %s), so a new pool that clones it (osImage.builtin) would be refused once it retires, and pools would find it gone. Publish another default first (tenantWorkers.talos.schematicID and version, with an images[] entry that imports it), then retire this one; %s" $c.subject $d.version $d.schematicID $d.from $c.fix) -}}
 {{- end -}}
 {{- end -}}
 {{- if $check -}}
