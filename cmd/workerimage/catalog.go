@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/cozystack/golden-worker-images/internal/golden"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -13,6 +15,7 @@ func (a *app) catalogCommand() *cobra.Command {
 		format    string
 		namespace string
 		reset     bool
+		toApply   bool
 		cluster   clusterFlags
 	)
 	cmd := &cobra.Command{
@@ -54,11 +57,14 @@ The report ends with what to apply where the cluster's catalog values are writte
 Package whole, holding exactly the values previewed (kubectl apply -f FILE), or, where this
 repository's platform release is installed, the platform's values whole with the files layered over
 them (helm upgrade). Without -f, the values the cluster's catalog Package holds now: a check of what
-is deployed against today's cluster.`,
+is deployed against today's cluster. --to-apply prints only that Package (or those platform values),
+with nothing else, to pipe into kubectl apply -f - (or save for helm upgrade -f); where the catalog
+refuses the values it prints nothing to stdout, the refusal to stderr, and exits 1.`,
 		Example: a.example(
 			"catalog -f examples/stock-cozystack/catalog-values.yaml --cluster cmd/workerimage/testdata/stock/cluster.yaml",
 			"catalog -f examples/platform/closed-network.yaml --cluster examples/cluster-state.yaml",
-			"catalog -f package.yaml --kubeconfig ~/.kube/management.yaml"),
+			"catalog -f package.yaml --kubeconfig ~/.kube/management.yaml",
+			"catalog -f talos-fix.yaml --to-apply | kubectl apply -f -"),
 		Annotations: map[string]string{"exitCodes": exitCodes("the catalog renders", "the catalog (or the platform chart) refuses the values: the upgrade would fail", "bad input (a key neither shape takes, keys of two shapes, an object that is not the catalog's Package), an unreachable cluster")},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -91,6 +97,9 @@ is deployed against today's cluster.`,
 			if err != nil {
 				return err
 			}
+			if toApply {
+				return a.catalogToApply(rep)
+			}
 			output.Catalog(&a.out, rep, o)
 			if rep.Refused() {
 				a.code = exitAttn
@@ -100,8 +109,24 @@ is deployed against today's cluster.`,
 	}
 	valuesFlag(cmd, &values, `the catalog's own values, its Package, or platform values, as helm's -f: repeatable, layered in order ("-" reads standard input); default: the values of the cluster's catalog Package`)
 	cmd.Flags().BoolVar(&reset, "reset-values", false, "preview the -f files alone, as helm upgrade --reset-values, instead of merged over the catalog values the cluster holds (--reuse-values)")
+	cmd.Flags().BoolVar(&toApply, "to-apply", false, "print only what to apply, the catalog's Package whole (kubectl apply -f -) or the platform's values whole (helm upgrade -f), instead of the report")
 	cmd.Flags().StringVarP(&namespace, "namespace", "n", golden.Namespace, "the catalog release's namespace, as helm -n names it: "+golden.Namespace+", the only one it installs into")
 	cluster.add(cmd, "kubeconfig of a live cluster (default: KUBECONFIG, ~/.kube/config, or in a pod its service account)")
 	outputFlag(cmd, &format)
 	return cmd
+}
+
+// catalogToApply prints what the report ends with, alone: the Package or
+// the platform values to apply. A refused render prints nothing there (a
+// pipe into kubectl applies nothing) and says why on stderr.
+func (a *app) catalogToApply(rep *report.CatalogReport) error {
+	if rep.Refused() {
+		fmt.Fprintf(a.stderr, "the catalog refuses these values, so there is nothing to apply: %s\n", output.TermSafe(rep.Refusal+rep.SchemaRefusal))
+		a.code = exitAttn
+		return nil
+	}
+	if !output.CatalogToApply(&a.out, rep) {
+		return errorf("nothing to apply: %s", output.TermSafe(rep.ChangeNote))
+	}
+	return nil
 }

@@ -257,3 +257,18 @@ func cloneRoleText(names []string) string {
 	}
 	return fmt.Sprintf("lets workers clone %s: %s", report.Count(len(names), "golden"), strings.Join(names, ", "))
 }
+
+// CatalogToApply writes what the catalog report ends with, alone: the
+// Package whole, or the platform's values whole; false when the report
+// holds neither (no cluster values to write them over).
+func CatalogToApply(out *bytes.Buffer, r *report.CatalogReport) bool {
+	switch {
+	case r.ChangeShape == report.ShapePlatform && r.Platform != nil:
+		out.WriteString(yamlText(valuesNode(r.Platform)))
+	case r.ChangeShape == report.ShapePackage && r.Package != nil:
+		out.WriteString(yamlText(valuesNode(r.Package)))
+	default:
+		return false
+	}
+	return true
+}
