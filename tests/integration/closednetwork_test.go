@@ -270,6 +270,133 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 	if newMD, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(created)); report.RunningTemplate(newMD.Object) != newTemplate {
 		t.Errorf("step 7: the new pool, on the mirror already, moved")
 	}
+
+	// Day 2: a Talos fix (v1.13.8) across the closed network.
+	const fix = "v1.13.8"
+	fixGolden := support.GoldenName(schematicID, fix)
+	t.Cleanup(func() {
+		e.remove(t, objectRef{dataVolumeVersion, "DataVolume", catalogNamespace, fixGolden})
+	})
+	templates := func() map[string]string {
+		out := map[string]string{}
+		for _, r := range []string{old, created} {
+			md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(r))
+			out[r] = report.RunningTemplate(md.Object)
+		}
+		return out
+	}
+	before := templates()
+
+	// 8. The fix into the catalog: its golden imports from the published
+	// mirror, trusting its CA; the others are kept; no pool moves.
+	step(support.ClosedNetworkFix, func(c, out string) {
+		if strings.HasSuffix(c, "talos-fix.yaml") && (!strings.Contains(out, "\ncreates  "+fixGolden+"\n") || strings.Contains(out, "\nremoves ")) {
+			t.Errorf("step 8: `%s` does not create %s alone, or removes something:\n%s", c, fixGolden, out)
+		}
+	})
+	dv, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, fixGolden)
+	if !ok {
+		t.Fatalf("step 8: the catalog created no golden %s", fixGolden)
+	}
+	if url := fmt.Sprint(render.Get(dv.Object, "spec.source.http.url")); !strings.HasPrefix(url, mirror+"/image/") || render.Get(dv.Object, "spec.source.http.certConfigMap") == nil {
+		t.Errorf("step 8: golden %s imports from %s (certConfigMap %v), want the published mirror and its CA", fixGolden, url, render.Get(dv.Object, "spec.source.http.certConfigMap"))
+	}
+	if published := publishedDefaults(t, e); render.Get(published, "talos.imageFactoryURL") != mirror || render.Get(published, "talos.registryMirrors") == nil || render.Get(published, "talos.imageFactoryCA") == nil {
+		t.Errorf("step 8: a file of images alone changed what is published: %v", published)
+	}
+	e.setPhase(t, catalogNamespace, fixGolden, "Succeeded") // as CDI's import ends
+	if now := templates(); fmt.Sprint(now) != fmt.Sprint(before) {
+		t.Errorf("step 8: pools moved: %v -> %v", before, now)
+	}
+
+	// 9. New pools take the fix: published, recorded at creation; the
+	// running pools stay on what they run.
+	step(support.ClosedNetworkNewDefault, func(c, out string) {
+		if strings.HasPrefix(c, "workerimage plan") && (!strings.Contains(out, "/"+fix+"/openstack-amd64.raw.xz") || !strings.Contains(out, "the default talos.version of "+report.CatalogChannel)) {
+			t.Errorf("step 9: `%s` does not give a new pool %s from the catalog's published defaults:\n%s", c, fix, out)
+		}
+	})
+	if v := render.Get(publishedDefaults(t, e), "talos.version"); v != fix {
+		t.Errorf("step 9: the catalog publishes talos.version %v, want %s", v, fix)
+	}
+	if now := templates(); fmt.Sprint(now) != fmt.Sprint(before) {
+		t.Errorf("step 9: publishing the release new pools take moved running pools: %v -> %v", before, now)
+	}
+	fresh := "kubernetes-nodes-" + cluster + "-fix"
+	e.createYAML(t, support.CozystackHelmReleaseOf(ours, ns, cluster+"-fix", "{cluster: "+cluster+", osImage: {builtin: {}}}"))
+	released = append(released, ns, fresh)
+	freshTemplate := e.releasedAndRolledOut(t, ns, fresh, 1, 0)
+	kmt, _ := e.get(t, kmtAPIVersion, kmtKind, ns, freshTemplate)
+	if g := render.Get(kmt.Object, "spec.template.spec.virtualMachineTemplate.spec.dataVolumeTemplates.0.spec.source.pvc.name"); g != fixGolden {
+		t.Errorf("step 9: a new clone pool clones %v, want %s", g, fixGolden)
+	}
+	md, _ = e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(fresh))
+	var freshRecord struct {
+		Version     string   `json:"version"`
+		FromCatalog []string `json:"fromCatalog"`
+	}
+	if err := json.Unmarshal([]byte(md.GetAnnotations()[createdWith]), &freshRecord); err != nil || freshRecord.Version != fix || !slices.Contains(freshRecord.FromCatalog, "version") {
+		t.Errorf("step 9: the new pool records %q (%v), want version %s from the catalog", md.GetAnnotations()[createdWith], err, fix)
+	}
+
+	// 10. The fleet onto the fix, in waves: both HTTP pools on v1.13.6 move,
+	// their images checked on the mirror first; the new pool is on it.
+	step(support.ClosedNetworkFleetFix, func(c, out string) {
+		if !strings.Contains(c, "--apply") && !strings.Contains(out, "can start: 2 pools") {
+			t.Errorf("step 10: `%s` does not start the 2 pools on v1.13.6:\n%s", c, out)
+		}
+	})
+	if asked := imageFactory(t).askedFor("/" + fix + "/openstack-amd64.raw.xz"); len(asked) == 0 {
+		t.Errorf("step 10: the rollout asked the mirror for no %s image before patching", fix)
+	}
+	for _, r := range []string{old, created} {
+		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", ns, r)
+		if v := render.Get(hr.Object, "spec.values.talos.version"); v != fix {
+			t.Errorf("step 10: %s has talos.version %v, want %s", r, v, fix)
+		}
+		if v := render.Get(hr.Object, "spec.values.maxSurge"); v != nil {
+			t.Errorf("step 10: %s keeps a maxSurge %v the rollout wrote", r, v)
+		}
+		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(r))
+		tpl := report.RunningTemplate(md.Object)
+		if url := diskURL(t, e, ns, tpl); tpl == before[r] || !strings.HasPrefix(url, mirror+"/image/"+schematicID+"/"+fix+"/") {
+			t.Errorf("step 10: %s runs %s (was %s), importing %s", r, tpl, before[r], url)
+		}
+	}
+	if md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(fresh)); report.RunningTemplate(md.Object) != freshTemplate {
+		t.Errorf("step 10: the new pool, on the fix already, moved")
+	}
+
+	// 11. The old goldens retired: safe to delete by pins, retired, then
+	// deleted by Helm; the fix's golden stays.
+	step(support.ClosedNetworkRetire, func(c, out string) {
+		if c == "workerimage pins" {
+			_, rest, _ := strings.Cut(out, "unused goldens (safe to delete):\n")
+			unused := ""
+			for _, line := range strings.SplitAfter(rest, "\n") {
+				if !strings.HasPrefix(line, "  ") {
+					break
+				}
+				unused += line
+			}
+			for _, v := range []string{"v1.13.6", "v1.13.7"} {
+				if !strings.Contains(unused, support.GoldenName(schematicID, v)) {
+					t.Errorf("step 11: pins does not call %s safe to delete:\n%s", v, out)
+				}
+			}
+			if strings.Contains(unused, fixGolden) {
+				t.Errorf("step 11: pins calls the golden new pools take safe to delete:\n%s", out)
+			}
+		}
+	})
+	for _, v := range []string{"v1.13.6", "v1.13.7"} {
+		if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, support.GoldenName(schematicID, v)); ok {
+			t.Errorf("step 11: golden %s is still there", support.GoldenName(schematicID, v))
+		}
+	}
+	if _, ok := e.get(t, dataVolumeVersion, "DataVolume", catalogNamespace, fixGolden); !ok {
+		t.Errorf("step 11: the golden of the fix is gone")
+	}
 	t.Logf("%s: %d commands and the install page's takeover run as written, in %s", support.ClosedNetworkPage, ran, time.Since(start).Round(100*time.Millisecond))
 }
 

@@ -37,11 +37,15 @@ const (
 	ClosedNetworkPlan       = "5. A new pool: `plan` shows what it takes"
 	ClosedNetworkMirrorsNow = "6. Published mirrors and installer on running pools, now"
 	ClosedNetworkMoveBefore = "7. The pools created before, onto the mirror"
+	ClosedNetworkFix        = "8. The fix into the catalog: its golden, from the mirror"
+	ClosedNetworkNewDefault = "9. New pools take the fix"
+	ClosedNetworkFleetFix   = "10. The fleet onto the fix, in waves"
+	ClosedNetworkRetire     = "11. The old goldens retired"
 )
 
 // ClosedNetworkSteps are the page's steps in order: the tier runs each one's
 // commands (the takeover's are the install page's sections it names).
-var ClosedNetworkSteps = []string{ClosedNetworkCharts, ClosedNetworkCatalog, ClosedNetworkRollcheck, ClosedNetworkTakeover, ClosedNetworkPlan, ClosedNetworkMirrorsNow, ClosedNetworkMoveBefore}
+var ClosedNetworkSteps = []string{ClosedNetworkCharts, ClosedNetworkCatalog, ClosedNetworkRollcheck, ClosedNetworkTakeover, ClosedNetworkPlan, ClosedNetworkMirrorsNow, ClosedNetworkMoveBefore, ClosedNetworkFix, ClosedNetworkNewDefault, ClosedNetworkFleetFix, ClosedNetworkRetire}
 
 // CozystackInstallSections are the sections holding the install's objects.
 var CozystackInstallSections = []string{CozystackCatalogSection, CozystackPoolSection, CozystackTakeover}
