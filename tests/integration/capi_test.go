@@ -267,24 +267,7 @@ func writeKeyPair(t testing.TB, dir string, der []byte, key *ecdsa.PrivateKey) [
 // client must be given to trust the server.
 func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 	t.Helper()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: caName},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
+	ca, caKey, caDER, err := newCA(caName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,6 +291,31 @@ func writeCASignedServingCert(t testing.TB, dir, caName string) []byte {
 	}
 	writeKeyPair(t, dir, der, key)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+}
+
+// newCA is a CA of its own (a P-256 key, a day's validity), as an
+// organisation's CA that signs its internal servers' certificates: the CA,
+// its key, and its DER.
+func newCA(name string) (*x509.Certificate, *ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ca, err := x509.ParseCertificate(der)
+	return ca, key, der, err
 }
 
 // capiStandIns play what needs a kubelet or a VM, in every namespace, each

@@ -76,24 +76,7 @@ func imageFactory(t testing.TB) *factoryStandIn {
 }
 
 func startFactoryStandIn() (*factoryStandIn, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "tier Image Factory stand-in CA"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	ca, err := x509.ParseCertificate(der)
+	ca, key, der, err := newCA("tier Image Factory stand-in CA")
 	if err != nil {
 		return nil, err
 	}
