@@ -170,7 +170,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.poolChart, Selection: o.Selection, Target: target, TargetFrom: from,
 		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
 		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored,
-		Record: RecordNamespace + "/" + record.Name}
+		Record: RecordNamespace + "/" + record.Name, RecordIgnored: record.Ignored()}
 	sel, err := selectPools(t, f, o, target, record)
 	if err != nil {
 		return nil, err

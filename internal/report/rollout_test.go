@@ -900,6 +900,59 @@ func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
 	assert.Equal(t, "cozy-system/"+report.NewRolloutRecord(to137).Name, plan.Record)
 }
 
+// A ConfigMap under the record's name whose target is another's (a v9.9.9
+// record, say) or that names none is not read as this target's: a pool it
+// holds a write of is not rolling in this plan, and the plan says the
+// record was ignored and why.
+func TestRolloutIgnoresARecordForAnotherTarget(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
+	name := report.NewRolloutRecord(to137).Name
+
+	ours := mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web), byNamespace)
+	require.Equal(t, report.StateRolling, byPool(ours)[web].State, "this target's record: waited on")
+	assert.Empty(t, ours.RecordIgnored)
+
+	for target, seen := range map[string]string{`{"talosVersion":"v9.9.9"}`: `is for target {"talosVersion":"v9.9.9"}`, "": "names no target"} {
+		objs := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
+		cm := objs[len(objs)-1]
+		if target == "" {
+			unstructured.RemoveNestedField(cm.Object, "data", "target")
+		} else {
+			require.NoError(t, unstructured.SetNestedField(cm.Object, target, "data", "target"))
+		}
+		plan := mustRollout(t, objs, byNamespace)
+		assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State, seen)
+		assert.Contains(t, byPool(plan)[web].Reason, "on the target by its own values (the rollout's record, ConfigMap cozy-system/"+name+", holds no write of it), so not waited on", seen)
+		assert.Equal(t, "the ConfigMap cozy-system/"+name+" "+seen+`, not this rollout's {"talosVersion":"v1.13.7"}: not read as its record (no pool is waited on for it), and --apply writes this target's record over it`, plan.RecordIgnored)
+	}
+}
+
+// A record written as releases before wrote it (a list of writes per wave)
+// is read as it was: a pool it holds is on its way.
+func TestRolloutReadsARecordOfTheReleaseBefore(t *testing.T) {
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
+	objs := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
+	cm := objs[len(objs)-1]
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	var w report.WaveWrite
+	for k, v := range data {
+		if k != "target" {
+			require.NoError(t, json.Unmarshal([]byte(v), &w))
+			delete(data, k)
+		}
+	}
+	list, err := json.Marshal([]report.RecordedWrite{w.RecordedWrite})
+	require.NoError(t, err)
+	data[w.Wave] = string(list)
+	require.NoError(t, unstructured.SetNestedStringMap(cm.Object, data, "data"))
+	plan := mustRollout(t, objs, byNamespace)
+	assert.Equal(t, report.StateRolling, byPool(plan)[web].State)
+}
+
 // The field manager's name proves nothing: a tenant's client that writes
 // the target under workerimage-rollout (cozystack-api passes a create's
 // field manager through) leaves its pool on the target, not waited on and
@@ -978,13 +1031,19 @@ func TestRolloutRefusesARecordItDidNotWrite(t *testing.T) {
 	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
 	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
 	name := report.NewRolloutRecord(to137).Name
+	hr := report.PoolKey("tenant-beta", "kubernetes-nodes-beta-web")
 	for data, want := range map[string]string{
-		`{"notes": "x"}`:                      `key "notes" is not a wave (<run>.wave-<n>)`,
+		`{"notes": "x"}`:                      `key "notes" is not a wave (<run>.wave-<n>) nor a HelmRelease's write (hr-...)`,
 		`{"20260822T000000Z.wave-1": "[{"}`:   `key "20260822T000000Z.wave-1" is not a list of HelmReleases written (`,
 		`{"20260822T000000Z.wave-1": "[{}]"}`: `key "20260822T000000Z.wave-1" holds a write without namespace, name, uid or generation`,
+		`{"hr-0": "{"}`:                       `key "hr-0" is not a HelmRelease written (`,
+		`{"` + hr + `": "{\"namespace\":\"tenant-beta\",\"name\":\"kubernetes-nodes-beta-web\",\"uid\":\"u\",\"generation\":2}"}`:                                `key "` + hr + `" holds a write without its wave (<run>.wave-<n>)`,
+		`{"` + hr + `": "{\"wave\":\"20260822T000000Z.wave-1\",\"name\":\"kubernetes-nodes-beta-web\",\"uid\":\"u\",\"generation\":2}"}`:                         `key "` + hr + `" holds a write without namespace, name, uid or generation`,
+		`{"hr-0": "{\"wave\":\"20260822T000000Z.wave-1\",\"namespace\":\"tenant-beta\",\"name\":\"kubernetes-nodes-beta-web\",\"uid\":\"u\",\"generation\":2}"}`: `key "hr-0" holds the write of tenant-beta/kubernetes-nodes-beta-web, whose key is ` + hr,
 	} {
 		var d map[string]any
 		require.NoError(t, json.Unmarshal([]byte(data), &d))
+		d["target"] = `{"talosVersion":"v1.13.7"}`
 		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "cozy-system"}, "data": d}}
 		_, err := rollout(t, append(settledFleet(t, nil), cm), o)
 		require.Error(t, err, data)
