@@ -346,7 +346,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		return sel, err
 	}
 	named := map[string]bool{}
-	inScope, flavorHits := 0, 0
+	inScope, flavorHits, excluded := 0, 0, 0
 	for i := range f.pools {
 		rp := &f.pools[i]
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
@@ -365,6 +365,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		}
 		inScope++
 		if excludedBy(*rp, s.Exclude) {
+			excluded++
 			continue
 		}
 		judged := rp.facts != nil && rp.pin.Unresolved == ""
@@ -402,6 +403,10 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		if !named[name] {
 			return sel, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
 		}
+	}
+	if inScope > 0 && excluded == inScope {
+		// Not "every selected pool is on the target": none was selected.
+		return sel, fmt.Errorf("--exclude %s leaves out every pool the rest of the selection keeps (%s%s): nothing is selected; exclude fewer, or select others", strings.Join(s.Exclude, ","), Count(inScope, "pool"), inNamespace(s.Namespace))
 	}
 	if s.Flavor != "" && inScope > 0 && flavorHits == 0 && len(sel.unknown) == 0 && len(sel.onTheWay) == 0 {
 		return sel, fmt.Errorf("--flavor %s: no pool%s boots it%s", s.Flavor, inNamespace(s.Namespace), nearestFlavor(f, s, flavor))

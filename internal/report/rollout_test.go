@@ -1088,8 +1088,22 @@ func TestRolloutExcludes(t *testing.T) {
 	assert.Empty(t, plan.CannotMove)
 	assert.Equal(t, 4, plan.Selected)
 
+	// Every pool of the namespace excluded: nothing is selected, an error,
+	// not "every selected pool is on the target".
+	every := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma", Exclude: nil}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	for _, o := range objs {
+		if o.GetKind() == "HelmRelease" && o.GetNamespace() == "tenant-gamma" {
+			every.Selection.Exclude = append(every.Selection.Exclude, o.GetNamespace()+"/"+o.GetName())
+		}
+	}
+	require.NotEmpty(t, every.Selection.Exclude)
+	_, err := rollout(t, objs, every)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "leaves out every pool the rest of the selection keeps")
+	assert.Contains(t, err.Error(), " in namespace tenant-gamma): nothing is selected")
+
 	o.Selection.Exclude = []string{"gamma-bgi"}
-	_, err := rollout(t, objs, o)
+	_, err = rollout(t, objs, o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--exclude gamma-bgi names no pool: give a HelmRelease's name")
 	o.Selection.Exclude = []string{"gamma-big"}
