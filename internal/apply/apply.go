@@ -77,11 +77,10 @@ type run struct {
 	o     Options
 	emit  func(report.RolloutEvent)
 	start time.Time
-	// record is the rollout's record as this run last wrote (or read) it,
-	// at resourceVersion recordVersion; recordStored: the cluster holds it.
-	record        *report.RolloutRecord
-	recordVersion string
-	recordStored  bool
+	// record is the rollout's record as this run read and wrote it; mine
+	// is this run's own writes not on the target yet: what a record deleted
+	// during the run is created again with.
+	record, mine *report.RolloutRecord
 	// surges are the pools whose patch wrote a maxSurge to hold a bound,
 	// with the UID written: their own is put back after the last wave.
 	surges []surgeWrite
@@ -223,8 +222,15 @@ func (r *run) wave(ctx context.Context, i int) bool {
 			pw.seen, pw.last = true, st
 		}
 		if ready == len(pending) {
-			r.event(report.RolloutEvent{Event: report.EventWaveDone, Wave: w.Wave, Waves: n, Pools: names, Elapsed: r.since(started),
-				Message: fmt.Sprintf("wave %d of %d done: %s on the target after %s", w.Wave, n, report.Count(len(pending), "pool"), r.o.Now().Sub(started).Round(time.Second))})
+			msg := fmt.Sprintf("wave %d of %d done: %s on the target after %s", w.Wave, n, report.Count(len(pending), "pool"), r.o.Now().Sub(started).Round(time.Second))
+			if r.record != nil {
+				if why := r.prune(ctx, pending); why != "" {
+					// Harmless: a pool on the target is read so with or
+					// without its write; the next write drops them.
+					msg += fmt.Sprintf("; they stay in the rollout's record until its next write: %s", why)
+				}
+			}
+			r.event(report.RolloutEvent{Event: report.EventWaveDone, Wave: w.Wave, Waves: n, Pools: names, Elapsed: r.since(started), Message: msg})
 			return true
 		}
 		if r.o.Tick != nil {
@@ -284,24 +290,22 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 
 // openRecord reads the rollout's record, or creates it, before anything is
 // patched: a run that could not say what it wrote would leave a later run
-// unable to wait for it. It checks that every pool the plan patches fits in
-// it. It says why it could not.
+// unable to wait for it. A ConfigMap under its name that is not this
+// target's record, or holds the layout of releases before, is written over
+// whole (an event says so). Pools the plan found on the target leave it.
+// It checks that the record, with the largest wave's patches, fits (each
+// wave's pools leave it once the wave is done). It says why it could not.
 func (r *run) openRecord(ctx context.Context) string {
 	r.record = report.NewRolloutRecord(r.plan.Target)
+	r.mine = r.record.Empty()
 	c, err := r.records()
 	if err != nil {
 		return recordAccess(r.record, "read", err)
 	}
 	cm, err := c.Get(ctx, r.record.Name, metav1.GetOptions{})
+	absent := apierrors.IsNotFound(err)
 	switch {
-	case apierrors.IsNotFound(err):
-		fresh, err := r.record.ConfigMap()
-		if err == nil {
-			cm, err = c.Create(ctx, fresh, metav1.CreateOptions{FieldManager: report.FieldManager})
-		}
-		if err != nil {
-			return recordAccess(r.record, "created", err)
-		}
+	case absent:
 	case err != nil:
 		return recordAccess(r.record, "read", err)
 	default:
@@ -309,20 +313,52 @@ func (r *run) openRecord(ctx context.Context) string {
 			return err.Error()
 		}
 	}
-	r.recordVersion, r.recordStored = cm.GetResourceVersion(), true
-	probe, err := report.DecodeRolloutRecord(r.plan.Target, cm)
-	if err != nil {
-		return err.Error()
+	for _, p := range r.plan.OnTarget {
+		// On the target: a later run reads it so without the record.
+		_, name, _ := strings.Cut(p.HelmRelease, "/")
+		r.record.Remove(p.Namespace, name)
 	}
+	largest := 0
 	for _, w := range r.plan.Waves {
+		probe := 0
 		for _, p := range w.Pools {
-			if p.State == report.StateMoves {
-				probe.Add(report.WaveKey(r.start, w.Wave), written(p, p.Generation+1))
+			_, name, _ := strings.Cut(p.HelmRelease, "/")
+			if _, held := r.record.Written(p.Namespace, name); p.State == report.StateMoves && !held {
+				probe += report.WriteBytes(w.Wave, written(p, p.Generation+1))
 			}
 		}
+		largest = max(largest, probe)
 	}
-	if _, err := probe.ConfigMap(); err != nil {
+	if err := r.record.FitsWith(largest); err != nil {
 		return err.Error()
+	}
+	switch {
+	case absent:
+		fresh, err := r.record.ConfigMap()
+		if err == nil {
+			_, err = c.Create(ctx, fresh, metav1.CreateOptions{FieldManager: report.FieldManager})
+		}
+		if err != nil {
+			return recordAccess(r.record, "created", err)
+		}
+		r.record.Stored()
+	case r.record.Rewrite() != "":
+		why := r.record.Rewrite()
+		whole, err := r.record.ConfigMap()
+		if err == nil {
+			whole.SetResourceVersion(cm.GetResourceVersion())
+			_, err = c.Update(ctx, whole, metav1.UpdateOptions{FieldManager: report.FieldManager})
+		}
+		if err != nil {
+			return recordAccess(r.record, "written", err)
+		}
+		r.record.Stored()
+		r.event(report.RolloutEvent{Event: report.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
+			Message: fmt.Sprintf("the rollout's record %s was written whole: %s", r.record.Ref(), why)})
+	default:
+		if why := r.flush(ctx); why != "" {
+			return why
+		}
 	}
 	return ""
 }
@@ -363,47 +399,90 @@ func written(p report.RolloutPool, generation int64) report.RecordedWrite {
 }
 
 // recordWrite adds the pool's patch (the UID of the HelmRelease it wrote,
-// the generation it gave it) to the rollout's record, reading the record
-// again when another run wrote it since. It says why it could not.
+// the generation it gave it) to the rollout's record. It says why it could
+// not.
 func (r *run) recordWrite(ctx context.Context, wave int, p report.RolloutPool, uid string, generation int64) string {
 	w := written(p, generation)
 	w.UID = uid
-	c, err := r.records()
+	r.record.Add(report.WaveKey(r.start, wave), w)
+	r.mine.Add(report.WaveKey(r.start, wave), w)
+	if why := r.flush(ctx); why != "" {
+		return fmt.Sprintf("%s was patched (generation %d) and goes on in the cluster, but %s: a later run reads it as on the target by its own values and does not wait for it; watch it yourself (flux get helmrelease %s -n %s, and MachineDeployment %s)",
+			p.HelmRelease, generation, why, w.Name, w.Namespace, p.Pool)
+	}
+	return ""
+}
+
+// prune drops the pools of a wave done from the record: on the target, a
+// later run reads them so without it, and the record's size follows the
+// pools still moving. It says why it could not (they stay in it until the
+// next write).
+func (r *run) prune(ctx context.Context, pending []*poolWait) string {
+	for _, pw := range pending {
+		_, name, _ := strings.Cut(pw.pool.HelmRelease, "/")
+		r.record.Remove(pw.pool.Namespace, name)
+		r.mine.Remove(pw.pool.Namespace, name)
+	}
+	return r.flush(ctx)
+}
+
+// flush writes what changed in the record since it was last written: a
+// merge patch of the changed HelmReleases' keys alone, so that the bytes a
+// run writes grow with the pools it patches, and another run's keys are
+// never overwritten. A record deleted meanwhile is created again with
+// every write of this run not on the target yet (an event says so): what
+// earlier runs wrote in it is gone, and a later run reads those pools as on
+// the target by their own values. It says why it could not.
+func (r *run) flush(ctx context.Context) string {
+	body, err := r.record.Patch()
+	if body == nil && err == nil {
+		return ""
+	}
+	c, cerr := r.records()
+	if err == nil {
+		err = cerr
+	}
 	for attempt := 0; err == nil && attempt < 5; attempt++ {
-		r.record.Add(report.WaveKey(r.start, wave), w)
-		var cm, out *unstructured.Unstructured
-		if cm, err = r.record.ConfigMap(); err != nil {
-			break
-		}
-		if !r.recordStored {
-			out, err = c.Create(ctx, cm, metav1.CreateOptions{FieldManager: report.FieldManager})
-		} else {
-			cm.SetResourceVersion(r.recordVersion)
-			out, err = c.Update(ctx, cm, metav1.UpdateOptions{FieldManager: report.FieldManager})
-		}
-		if err == nil {
-			r.recordVersion, r.recordStored = out.GetResourceVersion(), true
+		if _, err = c.Patch(ctx, r.record.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager}); err == nil {
+			r.record.Stored()
 			return ""
 		}
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) && !apierrors.IsAlreadyExists(err) {
+		if !apierrors.IsNotFound(err) {
 			break
 		}
-		// Written or deleted since: read it again, and add the write to that.
-		var now *unstructured.Unstructured
-		now, err = c.Get(ctx, r.record.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(err):
-			r.record, r.recordStored, err = report.NewRolloutRecord(r.plan.Target), false, nil
-		case err == nil:
-			r.recordVersion, r.recordStored = now.GetResourceVersion(), true
-			r.record, err = report.DecodeRolloutRecord(r.plan.Target, now)
+		whole := r.mine.Empty()
+		for _, w := range r.mine.Writes() {
+			whole.Add(w.Wave, w.RecordedWrite)
 		}
+		var cm *unstructured.Unstructured
+		if cm, err = whole.ConfigMap(); err != nil {
+			break
+		}
+		_, err = c.Create(ctx, cm, metav1.CreateOptions{FieldManager: report.FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			// Another run created it first: patch this run's writes into it.
+			err = nil
+			for _, w := range r.mine.Writes() {
+				r.record.Add(w.Wave, w.RecordedWrite)
+			}
+			if body, err = r.record.Patch(); body == nil && err == nil {
+				return ""
+			}
+			continue
+		}
+		if err != nil {
+			break
+		}
+		whole.Stored()
+		r.record = whole
+		r.event(report.RolloutEvent{Event: report.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
+			Message: fmt.Sprintf("the rollout's record %s was deleted during the run: created again with every write of this run not on the target yet (%s); writes of earlier runs it held are gone, and a later run reads those pools as on the target by their own values", r.record.Ref(), report.Count(whole.Len(), "HelmRelease"))})
+		return ""
 	}
 	if err == nil {
-		err = fmt.Errorf("another run wrote it at each of 5 tries")
+		err = fmt.Errorf("it was deleted and created again at each of 5 tries")
 	}
-	return fmt.Sprintf("%s was patched (generation %d) and goes on in the cluster, but %s: a later run reads it as on the target by its own values and does not wait for it; watch it yourself (flux get helmrelease %s -n %s, and MachineDeployment %s)",
-		p.HelmRelease, generation, recordAccess(r.record, "written", err), w.Name, w.Namespace, p.Pool)
+	return recordAccess(r.record, "written", err)
 }
 
 // patch writes the pool's new spec.values, only while its HelmRelease is

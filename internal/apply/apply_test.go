@@ -52,7 +52,12 @@ type cluster struct {
 	// server refuses to this identity ("ConfigMap": a role without them).
 	version      int
 	recordWrites int
-	denied       map[string]bool
+	// recordBytes are the bytes of the record's writes: the data of each
+	// create and update, each merge patch's body.
+	recordBytes int
+	// recordMax is the most data (bytes, as JSON) the record held.
+	recordMax int
+	denied    map[string]bool
 	// onRecordUpdate, when set, runs before an update of a ConfigMap (another
 	// run writing the record first, say).
 	onRecordUpdate func()
@@ -218,7 +223,15 @@ func (r *resource) Create(_ context.Context, obj *unstructured.Unstructured, opt
 	o.SetResourceVersion(fmt.Sprint(r.c.version))
 	r.c.objs[k] = o
 	r.c.recordWrites++
+	r.c.recordBytes += dataBytes(o)
+	r.c.recordMax = max(r.c.recordMax, dataBytes(o))
 	return o.DeepCopy(), nil
+}
+
+// dataBytes is the size of an object's data as JSON.
+func dataBytes(o *unstructured.Unstructured) int {
+	raw, _ := json.Marshal(o.Object["data"])
+	return len(raw)
 }
 
 func (r *resource) Update(_ context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, _ ...string) (*unstructured.Unstructured, error) {
@@ -248,10 +261,15 @@ func (r *resource) Update(_ context.Context, obj *unstructured.Unstructured, opt
 	o.SetResourceVersion(fmt.Sprint(r.c.version))
 	r.c.objs[k] = o
 	r.c.recordWrites++
+	r.c.recordBytes += dataBytes(o)
+	r.c.recordMax = max(r.c.recordMax, dataBytes(o))
 	return o.DeepCopy(), nil
 }
 
-func (r *resource) Patch(_ context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, _ ...string) (*unstructured.Unstructured, error) {
+func (r *resource) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if r.kind == "ConfigMap" {
+		return r.patchRecord(name, pt, data, opts)
+	}
 	r.c.mu.Lock()
 	defer r.c.mu.Unlock()
 	r.c.patches = append(r.c.patches, string(data))
@@ -279,6 +297,45 @@ func (r *resource) Patch(_ context.Context, name string, pt types.PatchType, dat
 		next.SetGeneration(o.GetGeneration() + 1)
 	}
 	r.c.objs[key(r.kind, r.ns, name)] = next
+	return next.DeepCopy(), nil
+}
+
+// patchRecord is a JSON merge patch of a ConfigMap, as the API server
+// makes it (no resourceVersion: it never conflicts).
+func (r *resource) patchRecord(name string, pt types.PatchType, data []byte, opts metav1.PatchOptions) (*unstructured.Unstructured, error) {
+	if f := r.c.onRecordUpdate; f != nil {
+		r.c.onRecordUpdate = nil
+		f()
+	}
+	r.c.mu.Lock()
+	defer r.c.mu.Unlock()
+	gr := schema.GroupResource{Resource: "configmaps"}
+	if r.c.denied[r.kind] {
+		return nil, apierrors.NewForbidden(gr, name, fmt.Errorf("User \"tenant\" cannot patch resource"))
+	}
+	if pt != types.MergePatchType || opts.FieldManager != report.FieldManager {
+		return nil, fmt.Errorf("patch type %s, field manager %q", pt, opts.FieldManager)
+	}
+	k := key(r.kind, r.ns, name)
+	o := r.c.objs[k]
+	if o == nil {
+		return nil, apierrors.NewNotFound(gr, name)
+	}
+	doc, _ := json.Marshal(o.Object)
+	out, err := jsonpatch.MergePatch(doc, data)
+	if err != nil {
+		return nil, err
+	}
+	next := &unstructured.Unstructured{}
+	if err := next.UnmarshalJSON(out); err != nil {
+		return nil, err
+	}
+	r.c.version++
+	next.SetResourceVersion(fmt.Sprint(r.c.version))
+	r.c.objs[k] = next
+	r.c.recordWrites++
+	r.c.recordBytes += len(data)
+	r.c.recordMax = max(r.c.recordMax, dataBytes(next))
 	return next.DeepCopy(), nil
 }
 
@@ -600,8 +657,10 @@ func (c *cluster) record(t *testing.T, plan *report.RolloutPlan) *report.Rollout
 
 // Each patch lands in the rollout's record, in the platform's namespace, as
 // soon as it is made: the HelmRelease, its UID and the generation the patch
-// gave it, under its run and wave. The record exists before the first
-// patch, and is labelled as the rollout's.
+// gave it, under its run and wave, one data key per HelmRelease written by a
+// merge patch of that key alone. The record exists before the first patch,
+// and is labelled as the rollout's. A wave's pools leave it once the wave is
+// done: on the target, a later run reads them so without it.
 func TestRunRecordsEachWrite(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
@@ -621,21 +680,20 @@ func TestRunRecordsEachWrite(t *testing.T) {
 	require.NotNil(t, atFirstPatch, "the record is written with the first patch")
 	first, err := report.DecodeRolloutRecord(plan.Target, atFirstPatch)
 	require.NoError(t, err)
-	_, ok := first.Written("tenant-a", "kubernetes-nodes-a-web")
-	assert.True(t, ok, "wave 1's pool is in the record before the wave waits")
-
-	rec := c.record(t, plan)
-	assert.Equal(t, 2, rec.Len())
-	w, ok := rec.Written("tenant-a", "kubernetes-nodes-a-web")
-	require.True(t, ok)
+	w, ok := first.Written("tenant-a", "kubernetes-nodes-a-web")
+	require.True(t, ok, "wave 1's pool is in the record before the wave waits")
 	assert.Equal(t, report.RecordedWrite{Namespace: "tenant-a", Name: "kubernetes-nodes-a-web", UID: "uid-kubernetes-nodes-a-web", Generation: 2}, w)
+	data, _, _ := unstructured.NestedStringMap(atFirstPatch.Object, "data")
+	assert.Equal(t, map[string]string{
+		"target": `{"talosVersion":"v1.13.7"}`,
+		report.PoolKey("tenant-a", "kubernetes-nodes-a-web"): `{"wave":"` + report.WaveKey(start, 1) + `","namespace":"tenant-a","name":"kubernetes-nodes-a-web","uid":"uid-kubernetes-nodes-a-web","generation":2}`,
+	}, data)
+
 	cm := c.get("ConfigMap", report.RecordNamespace, name)
 	assert.Equal(t, report.RecordLabels, cm.GetLabels())
-	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	assert.Equal(t, `[{"namespace":"tenant-a","name":"kubernetes-nodes-a-web","uid":"uid-kubernetes-nodes-a-web","generation":2}]`, data[report.WaveKey(start, 1)])
-	assert.Equal(t, `[{"namespace":"tenant-b","name":"kubernetes-nodes-b-web","uid":"uid-kubernetes-nodes-b-web","generation":2}]`, data[report.WaveKey(start, 2)])
-	assert.Equal(t, `{"talosVersion":"v1.13.7"}`, data["target"])
-	assert.Equal(t, 3, c.recordWrites, "created, then one update per patch")
+	data, _, _ = unstructured.NestedStringMap(cm.Object, "data")
+	assert.Equal(t, map[string]string{"target": `{"talosVersion":"v1.13.7"}`}, data, "both waves done: both pools left the record")
+	assert.Equal(t, 5, c.recordWrites, "created, then one patch per pool patched and one per wave done")
 }
 
 // A run that can neither read nor create its record patches nothing: it
@@ -676,11 +734,12 @@ func TestRunStopsWhenAWriteCannotBeRecorded(t *testing.T) {
 	assert.Equal(t, int64(1), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-web").GetGeneration(), "the next wave is not patched")
 }
 
-// Another run writing the record meanwhile loses nothing: the update that
-// conflicts reads the record again and adds the write to it.
+// Another run writing the record meanwhile loses nothing: each run patches
+// its own HelmReleases' keys alone.
 func TestRunKeepsAnotherRunsWritesInTheRecord(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	c.flux["kubernetes-nodes-a-web"] = "hold"
 	plan := planOf([]report.RolloutPool{a})
 	other := report.RecordedWrite{Namespace: "tenant-z", Name: "kubernetes-nodes-z-web", UID: "uid-z", Generation: 5}
 	c.onRecordUpdate = func() {
@@ -696,14 +755,112 @@ func TestRunKeepsAnotherRunsWritesInTheRecord(t *testing.T) {
 		next.SetResourceVersion(fmt.Sprint(c.version))
 		c.objs[key("ConfigMap", report.RecordNamespace, rec.Name)] = next
 	}
-	done, events := c.run(t, t.Context(), plan, time.Hour)
-	require.True(t, done, "%v", kinds(events))
+	done, events := c.run(t, t.Context(), plan, time.Minute)
+	require.False(t, done, "%v", kinds(events))
 	rec := c.record(t, plan)
 	got, ok := rec.Written("tenant-z", "kubernetes-nodes-z-web")
 	assert.True(t, ok)
 	assert.Equal(t, other, got)
 	_, ok = rec.Written("tenant-a", "kubernetes-nodes-a-web")
+	assert.True(t, ok, "still rolling: still in the record")
+}
+
+// The record deleted between two writes of one wave is created again with
+// every write of the run, not the last alone, and an event says so: a later
+// run still waits for the pools written before it was deleted.
+func TestRunCreatesADeletedRecordAgainWithEveryWrite(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
+	plan := planOf([]report.RolloutPool{a, b})
+	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := report.NewRolloutRecord(plan.Target).Name
+	c.onRecordUpdate = func() {
+		// a's write: let it land; b's: the record is deleted first.
+		c.onRecordUpdate = func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			delete(c.objs, key("ConfigMap", report.RecordNamespace, name))
+		}
+	}
+	c.flux["kubernetes-nodes-a-web"], c.flux["kubernetes-nodes-b-web"] = "hold", "hold"
+	done, events := c.run(t, t.Context(), plan, time.Minute)
+	require.False(t, done, "held: the wave times out")
+	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "record"}, kinds(events)[:4])
+	assert.Equal(t, "the rollout's record ConfigMap cozy-system/"+name+" was deleted during the run: created again with every write of this run not on the target yet (2 HelmReleases); writes of earlier runs it held are gone, and a later run reads those pools as on the target by their own values", events[3].Message)
+	rec := c.record(t, plan)
+	assert.Equal(t, 2, rec.Len())
+	for _, p := range []report.RolloutPool{a, b} {
+		_, hr, _ := strings.Cut(p.HelmRelease, "/")
+		w, ok := rec.Written(p.Namespace, hr)
+		require.True(t, ok, p.HelmRelease)
+		assert.Equal(t, report.RecordedWrite{Namespace: p.Namespace, Name: hr, UID: p.UID, Generation: 2}, w)
+	}
+}
+
+// A ConfigMap under the record's name holding another target's record (or
+// none) is not read as this target's: the run writes this target's record
+// over it before the first patch, and says so.
+func TestRunWritesItsRecordOverAnotherTargets(t *testing.T) {
+	c := newCluster()
+	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
+	plan := planOf([]report.RolloutPool{a})
+	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := report.NewRolloutRecord(plan.Target).Name
+	c.objs[key("ConfigMap", report.RecordNamespace, name)] = &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": report.RecordNamespace, "resourceVersion": "1"},
+		"data": map[string]any{"target": `{"talosVersion":"v9.9.9"}`, "20260822T000000Z.wave-1": `[{"namespace":"tenant-z","name":"kubernetes-nodes-z-web","uid":"u","generation":3}]`},
+	}}
+	c.flux["kubernetes-nodes-a-web"] = "hold"
+	done, events := c.run(t, t.Context(), plan, time.Minute)
+	require.False(t, done)
+	require.Equal(t, "record", events[0].Event)
+	assert.Equal(t, "the rollout's record ConfigMap cozy-system/"+name+` was written whole: the ConfigMap cozy-system/`+name+` is for target {"talosVersion":"v9.9.9"}, not this rollout's {"talosVersion":"v1.13.7"}: not read as its record (no pool is waited on for it), and --apply writes this target's record over it`, events[0].Message)
+	rec := c.record(t, plan)
+	_, ok := rec.Written("tenant-z", "kubernetes-nodes-z-web")
+	assert.False(t, ok)
+	_, ok = rec.Written("tenant-a", "kubernetes-nodes-a-web")
 	assert.True(t, ok)
+}
+
+// rollInParts moves n pools to one target in parts of part pools, waves of
+// wave, one run per part, the record never deleted; it returns the bytes
+// written to the record and the most it held.
+func rollInParts(t *testing.T, n, part, wave int) (written, most int) {
+	c := newCluster()
+	var pools []report.RolloutPool
+	for i := range n {
+		pools = append(pools, c.pool(fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i), "kubernetes-p-111111", "kubernetes-p-222222", 1))
+	}
+	for from := 0; from < n; from += part {
+		var waves [][]report.RolloutPool
+		for w := from; w < min(from+part, n); w += wave {
+			waves = append(waves, pools[w:min(w+wave, from+part, n)])
+		}
+		plan := planOf(waves...)
+		plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
+		done, events := c.run(t, t.Context(), plan, time.Hour)
+		require.True(t, done, "part from %d: %s", from, events[len(events)-1].Message)
+	}
+	return c.recordBytes, c.recordMax
+}
+
+// The bytes a rollout writes to its record grow with the pools it patches
+// (each write patches its own key; each wave done drops its pools), not with
+// the square of them as a record written whole at each write did; and one
+// target past what a record holds at once (10,000 pools, about 5,500 fit)
+// rolls in parts without deleting anything.
+func TestRunRecordBytesGrowLinearly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rolls 11,000 pools")
+	}
+	small, smallMost := rollInParts(t, 1000, 1000, 100)
+	large, largeMost := rollInParts(t, 10000, 2500, 100)
+	t.Logf("1,000 pools in 1 part: %d bytes written to the record (%d per pool), at most %d held", small, small/1000, smallMost)
+	t.Logf("10,000 pools in 4 parts: %d bytes written to the record (%d per pool), at most %d held; written whole at each write: about %d", large, large/10000, largeMost, 10000*10000/2*190)
+	assert.Less(t, large, 11*small, "10 times the pools: about 10 times the bytes")
+	assert.Less(t, large/10000, 400, "bytes per pool patched")
+	assert.Less(t, largeMost, 100*400, "the record holds a wave's pools at most")
 }
 
 // A plan of pools rolling already (an earlier run wrote them) writes no
@@ -724,20 +881,14 @@ func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	plan := planOf([]report.RolloutPool{a})
-	// Waves of 100 writes until the next would not fit: no room for 100 more.
+	// Writes of pools still rolling until 10 KiB more would not fit: no
+	// room for the wave's 100.
 	rec := report.NewRolloutRecord(plan.Target)
-	var cm *unstructured.Unstructured
-	for wave := 1; ; wave++ {
-		for i := range 100 {
-			rec.Add(report.WaveKey(c.now.Add(-time.Hour), wave), report.RecordedWrite{Namespace: fmt.Sprintf("tenant-%03d-%03d", wave, i), Name: "kubernetes-nodes-" + strings.Repeat("x", 40), UID: fmt.Sprintf("%036d", wave*100+i), Generation: 2})
-		}
-		next, err := rec.ConfigMap()
-		if err != nil {
-			break
-		}
-		cm = next
+	for i := 0; rec.FitsWith(10<<10) == nil; i++ {
+		rec.Add(report.WaveKey(c.now.Add(-time.Hour), 1+i/100), report.RecordedWrite{Namespace: fmt.Sprintf("tenant-%06d", i), Name: "kubernetes-nodes-" + strings.Repeat("x", 40), UID: fmt.Sprintf("%036d", i), Generation: 2})
 	}
-	require.NotNil(t, cm)
+	cm, err := rec.ConfigMap()
+	require.NoError(t, err)
 	cm.SetResourceVersion("1")
 	c.objs[key("ConfigMap", report.RecordNamespace, rec.Name)] = cm
 	var pools []report.RolloutPool
@@ -749,7 +900,7 @@ func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 	assert.False(t, done)
 	assert.Empty(t, c.patches)
 	assert.Contains(t, events[0].Message, "stopped before wave 1: the rollout's record ConfigMap cozy-system/"+rec.Name+" would hold ")
-	assert.Contains(t, events[0].Message, "run the rollout in parts")
+	assert.Contains(t, events[0].Message, "roll in smaller waves (--wave) or in parts (-n, --flavor, --pool, --exclude) to the same target")
 }
 
 // surged is a pool whose move writes maxSurge to hold a bound: own is the

@@ -64,6 +64,9 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	if r.Record != "" {
 		head.row("record", "ConfigMap "+r.Record+": --apply adds each HelmRelease it patches (its UID, the generation written); a run waits only for the pools it holds as written")
 	}
+	if r.RecordIgnored != "" {
+		head.row("", r.RecordIgnored)
+	}
 	head.write(out)
 
 	body := newTable(o)

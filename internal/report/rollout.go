@@ -85,21 +85,60 @@ type flavorSelector struct {
 	minor                bool
 }
 
-var (
-	schematicForm = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	patchForm     = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
-	minorForm     = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
-)
+// minorForm is the flag's own form for every patch of a minor (no chart
+// value takes it); a schematic and a full version are the chart's to judge.
+var minorForm = regexp.MustCompile(`^v[0-9]+\.[0-9]+$`)
+
+func flavorForm(f string) error {
+	return fmt.Errorf("--flavor %q: want SCHEMATIC/VERSION: SCHEMATIC a schematic ID as the chart takes one in talos.schematicID (an Image Factory schematic ID, 64 hex digits, or a name such as my-schematic: a DNS label of at most 64 characters), VERSION vMAJOR.MINOR.PATCH for that Talos release or vMAJOR.MINOR for every patch of that minor, as in ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 or my-schematic/v1.13", f)
+}
 
 // parseFlavor reads --flavor SCHEMATIC/vX.Y.Z (that flavor) or
-// SCHEMATIC/vX.Y (every patch of that minor: a fix must reach each).
+// SCHEMATIC/vX.Y (every patch of that minor: a fix must reach each) as to
+// its shape; checkFlavor holds its parts to the chart's rule.
 func parseFlavor(f string) (flavorSelector, error) {
-	schematicID, version, _ := strings.Cut(f, "/")
-	minor := minorForm.MatchString(version)
-	if !schematicForm.MatchString(schematicID) || (!minor && !patchForm.MatchString(version)) {
-		return flavorSelector{}, fmt.Errorf("--flavor %q: want SCHEMATIC/VERSION: SCHEMATIC an Image Factory schematic ID (64 hex digits), VERSION vMAJOR.MINOR.PATCH for that Talos release or vMAJOR.MINOR for every patch of that minor, as in ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13.6 or ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515/v1.13", f)
+	schematicID, version, ok := strings.Cut(f, "/")
+	if !ok || schematicID == "" || !strings.HasPrefix(version, "v") || strings.Contains(version, "/") {
+		return flavorSelector{}, flavorForm(f)
 	}
-	return flavorSelector{schematicID: schematicID, version: version, minor: minor}, nil
+	return flavorSelector{schematicID: schematicID, version: version, minor: minorForm.MatchString(version)}, nil
+}
+
+// flavorKind is the document checkFlavor's template renders.
+const flavorKind = "WorkerimageFlavorCheck"
+
+// checkFlavor holds --flavor's schematic and version to the rule the chart
+// takes talos.schematicID and talos.version by (the library's
+// worker-image-lib.isImageField: its pattern and its longest), in a render
+// of the chart's own helpers: one rule for a schematic, the chart's. A minor
+// is checked as its .0 patch.
+func checkFlavor(chrt *chart.Chart, f string) error {
+	sel, err := parseFlavor(f)
+	if err != nil {
+		return err
+	}
+	version := sel.version
+	if sel.minor {
+		version += ".0"
+	}
+	const body = `kind: ` + flavorKind + `
+schematicID: {{ include "worker-image-lib.isImageField" (dict "field" "schematicID" "value" .Values.schematicID) | quote }}
+version: {{ include "worker-image-lib.isImageField" (dict "field" "version" "value" .Values.version) | quote }}
+`
+	c := render.WithTemplate(render.HelpersOnly(chrt), "templates/0-workerimage-flavor.yaml", []byte(body))
+	m, err := render.Render(c, render.Options{Release: render.Release{Name: probe.Name, Namespace: probe.Namespace, SkipSchemaValidation: true},
+		Values: map[string]any{"schematicID": sel.schematicID, "version": version}})
+	if err != nil {
+		return fmt.Errorf("--flavor %q: the chart %s cannot judge it (its worker-image-lib.isImageField): %v", f, chrt.Metadata.Name, err)
+	}
+	d, ok := m.Find(flavorKind, "")
+	if !ok {
+		return fmt.Errorf("--flavor %q: the chart %s cannot judge it (its worker-image-lib.isImageField rendered nothing)", f, chrt.Metadata.Name)
+	}
+	if d.Object["schematicID"] != "true" || d.Object["version"] != "true" {
+		return flavorForm(f)
+	}
+	return nil
 }
 
 // boots: a pool booting schematicID/version is of the flavor.
@@ -153,6 +192,11 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	if f := o.Selection.Flavor; f != "" {
+		if err := checkFlavor(chrt, f); err != nil {
+			return nil, err
+		}
+	}
 	defer withPlanGC()()
 	t.Provider = fleetSnapshot(t.Provider) // a plan's shared reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
@@ -170,7 +214,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.poolChart, Selection: o.Selection, Target: target, TargetFrom: from,
 		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
 		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored,
-		Record: RecordNamespace + "/" + record.Name}
+		Record: RecordNamespace + "/" + record.Name, RecordIgnored: record.Ignored()}
 	sel, err := selectPools(t, f, o, target, record)
 	if err != nil {
 		return nil, err
@@ -302,7 +346,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		return sel, err
 	}
 	named := map[string]bool{}
-	inScope, flavorHits := 0, 0
+	inScope, flavorHits, excluded := 0, 0, 0
 	for i := range f.pools {
 		rp := &f.pools[i]
 		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
@@ -321,6 +365,7 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		}
 		inScope++
 		if excludedBy(*rp, s.Exclude) {
+			excluded++
 			continue
 		}
 		judged := rp.facts != nil && rp.pin.Unresolved == ""
@@ -358,6 +403,10 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 		if !named[name] {
 			return sel, fmt.Errorf("--pool %s names no pool%s: give a HelmRelease's name, its release, the pool's objects' name (kubernetes-<cluster>-<pool>), or NAMESPACE/any of those%s", name, inNamespace(s.Namespace), nearestPool(f, name))
 		}
+	}
+	if inScope > 0 && excluded == inScope {
+		// Not "every selected pool is on the target": none was selected.
+		return sel, fmt.Errorf("--exclude %s leaves out every pool the rest of the selection keeps (%s%s): nothing is selected; exclude fewer, or select others", strings.Join(s.Exclude, ","), Count(inScope, "pool"), inNamespace(s.Namespace))
 	}
 	if s.Flavor != "" && inScope > 0 && flavorHits == 0 && len(sel.unknown) == 0 && len(sel.onTheWay) == 0 {
 		return sel, fmt.Errorf("--flavor %s: no pool%s boots it%s", s.Flavor, inNamespace(s.Namespace), nearestFlavor(f, s, flavor))

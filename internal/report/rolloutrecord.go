@@ -1,16 +1,19 @@
 // The rollout's own record. A pool counts as on its way from an earlier run
 // of rollout --apply only when that run wrote it: the record, a ConfigMap in
-// the platform's namespace (cozy-system), holds per wave the HelmReleases
-// the run patched, each with its UID and the generation the patch gave it.
-// Only the operator's identity writes cozy-system (no tenant role reaches
-// it), whereas a HelmRelease's managedFields name whatever field manager a
-// client chose, cozystack-api passing a tenant's through: they prove
-// nothing. A pool whose HelmRelease is another object now (UID), or was
-// written since (generation), is not the rollout's write any more.
+// the platform's namespace (cozy-system), holds the HelmReleases runs
+// patched and that are not on the target yet, each with its wave, its UID
+// and the generation the patch gave it. Only the operator's identity writes
+// cozy-system (no tenant role reaches it), whereas a HelmRelease's
+// managedFields name whatever field manager a client chose, cozystack-api
+// passing a tenant's through: they prove nothing. A pool whose HelmRelease
+// is another object now (UID), or was written since (generation), is not
+// the rollout's write any more.
 //
-// One record per target, named for it: every run to that target (the same
-// command run again after a stop, another selection) reads and adds to the
-// same record. The plan reads it here; internal/apply writes it.
+// One record per target, named for it and holding it (a record holding
+// another target, or none, is not read as this one's): every run to that
+// target (the same command run again after a stop, another selection, the
+// next part of a fleet) reads and adds to the same record. The plan reads it
+// here; internal/apply writes it, one key per HelmRelease.
 
 package report
 
@@ -38,11 +41,16 @@ const (
 	// the digest of its certificates, never the PEM).
 	recordTargetKey = "target"
 	// recordMaxBytes bounds a record's data: the API server takes at most
-	// 1 MiB of a ConfigMap's data. One HelmRelease takes about 150 bytes, and
-	// each appears once (its latest write), so a record holds about 6,900
-	// pools.
+	// 1 MiB of a ConfigMap's data. One HelmRelease takes about 190 bytes, and
+	// each appears once (its latest write) while it is not on the target, so
+	// a record holds about 5,500 pools still rolling.
 	recordMaxBytes = 1<<20 - 4<<10
 	wavePrefix     = "wave-"
+	// poolKeyPrefix starts the data key of one HelmRelease's write: one key
+	// per HelmRelease, so a write is a merge patch of that key alone (the
+	// bytes a run writes grow with the pools it patches, not with the
+	// record), and runs writing other pools never conflict.
+	poolKeyPrefix = "hr-"
 )
 
 // RecordLabels mark a record as rollout's, for kubectl get -l.
@@ -59,14 +67,31 @@ type RecordedWrite struct {
 
 func (w RecordedWrite) id() string { return w.Namespace + "/" + w.Name }
 
+// WaveWrite is a write as one data key holds it: the wave key
+// ("<run start>.wave-<n>") beside the write.
+type WaveWrite struct {
+	Wave string `json:"wave"`
+	RecordedWrite
+	// raw is the entry's data value, as written.
+	raw string
+}
+
 // RolloutRecord is a rollout's record: the ConfigMap's name, the target it
-// is named for, and the writes by wave (key "<run start>.wave-<n>"), each
-// HelmRelease once (index: its wave key).
+// is named for, and the latest write of each HelmRelease, by
+// namespace/name. dirty are the HelmReleases changed (added or removed)
+// since it was last written: Patch writes those alone.
 type RolloutRecord struct {
 	Name   string
 	target string
-	waves  map[string][]RecordedWrite
-	index  map[string]string
+	writes map[string]WaveWrite
+	dirty  map[string]bool
+	// size is the bytes of its data, as ConfigMap writes it.
+	size int
+	// ignored says why the ConfigMap read was not read as this target's
+	// record (its target is another's, or it has none); legacy: it held
+	// waves as lists, as releases before wrote them (Rewrite says so).
+	ignored string
+	legacy  bool
 }
 
 // NewRolloutRecord is the empty record of a rollout to target (Defaults
@@ -82,87 +107,147 @@ func NewRolloutRecord(target RolloutTarget) *RolloutRecord {
 	}{target.TalosVersion, target.SchematicID, target.Defaults, target.Builtin, target.FactoryURL, CertificatesDigest(target.FactoryCA)}
 	raw, _ := json.Marshal(t)
 	sum := sha256.Sum256(raw)
-	return &RolloutRecord{Name: recordPrefix + hex.EncodeToString(sum[:])[:10], target: string(raw), waves: map[string][]RecordedWrite{}, index: map[string]string{}}
+	return &RolloutRecord{Name: recordPrefix + hex.EncodeToString(sum[:])[:10], target: string(raw), writes: map[string]WaveWrite{}, dirty: map[string]bool{},
+		size: len(recordTargetKey) + len(raw)}
+}
+
+// Empty is a record of the same target holding no write: a record
+// rewritten from scratch.
+func (r *RolloutRecord) Empty() *RolloutRecord {
+	return &RolloutRecord{Name: r.Name, target: r.target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(r.target)}
 }
 
 // Ref is the record as the plan names it: ConfigMap <namespace>/<name>.
 func (r *RolloutRecord) Ref() string { return "ConfigMap " + RecordNamespace + "/" + r.Name }
+
+// Ignored says why the ConfigMap under the record's name was not read as
+// this target's record ("" when it was, or there was none).
+func (r *RolloutRecord) Ignored() string { return r.ignored }
+
+// Rewrite says why the record must be written whole before a write is
+// patched into it: the ConfigMap read held another target's record (or
+// none), or waves as lists, as releases before wrote them. "" when not.
+func (r *RolloutRecord) Rewrite() string {
+	switch {
+	case r.ignored != "":
+		return r.ignored
+	case r.legacy:
+		return "it held its writes as lists by wave, as releases before this one wrote them: rewritten one key per HelmRelease"
+	}
+	return ""
+}
 
 // WaveKey is the data key of one wave of a run started at start.
 func WaveKey(start time.Time, wave int) string {
 	return start.UTC().Format("20060102T150405Z") + "." + wavePrefix + strconv.Itoa(wave)
 }
 
+// PoolKey is the data key of the write of HelmRelease namespace/name (a
+// digest: a namespace and a name together may pass the 253 characters a
+// data key takes).
+func PoolKey(namespace, name string) string {
+	sum := sha256.Sum256([]byte(namespace + "/" + name))
+	return poolKeyPrefix + hex.EncodeToString(sum[:])[:20]
+}
+
 // Add records a write in a wave; an earlier write of the same HelmRelease,
 // in any wave, is dropped: the latest write is the one that counts, and the
 // record holds each pool once.
 func (r *RolloutRecord) Add(waveKey string, w RecordedWrite) {
-	if k, ok := r.index[w.id()]; ok {
-		var kept []RecordedWrite
-		for _, old := range r.waves[k] {
-			if old.id() != w.id() {
-				kept = append(kept, old)
-			}
-		}
-		if len(kept) == 0 {
-			delete(r.waves, k)
-		} else {
-			r.waves[k] = kept
-		}
+	e := WaveWrite{Wave: waveKey, RecordedWrite: w}
+	raw, _ := json.Marshal(e)
+	e.raw = string(raw)
+	r.drop(w.id())
+	r.writes[w.id()] = e
+	r.size += len(PoolKey(w.Namespace, w.Name)) + len(e.raw)
+	r.dirty[w.id()] = true
+}
+
+// Remove drops the write of HelmRelease namespace/name (a pool on the
+// target needs none: a later run reads it as on the target).
+func (r *RolloutRecord) Remove(namespace, name string) {
+	id := namespace + "/" + name
+	if _, ok := r.writes[id]; ok {
+		r.drop(id)
+		r.dirty[id] = true
 	}
-	r.waves[waveKey] = append(r.waves[waveKey], w)
-	r.index[w.id()] = waveKey
+}
+
+func (r *RolloutRecord) drop(id string) {
+	if old, ok := r.writes[id]; ok {
+		r.size -= len(PoolKey(old.Namespace, old.Name)) + len(old.raw)
+		delete(r.writes, id)
+	}
 }
 
 // Written is the record's write of the HelmRelease namespace/name, if any.
 func (r *RolloutRecord) Written(namespace, name string) (RecordedWrite, bool) {
-	id := namespace + "/" + name
-	for _, w := range r.waves[r.index[id]] {
-		if w.id() == id {
-			return w, true
-		}
-	}
-	return RecordedWrite{}, false
+	e, ok := r.writes[namespace+"/"+name]
+	return e.RecordedWrite, ok
 }
 
 // Len counts the HelmReleases the record holds.
-func (r *RolloutRecord) Len() int { return len(r.index) }
+func (r *RolloutRecord) Len() int { return len(r.writes) }
 
-// sortWaveKeys puts wave keys in the order they were written: by run, then
-// by wave number.
-func sortWaveKeys(keys []string) {
-	sort.SliceStable(keys, func(i, j int) bool {
-		ri, wi := splitWaveKey(keys[i])
-		rj, wj := splitWaveKey(keys[j])
-		if ri != rj {
-			return ri < rj
+// Size is the bytes of the record's data, as ConfigMap writes it.
+func (r *RolloutRecord) Size() int { return r.size }
+
+// Writes are the record's writes, each HelmRelease's latest, in no order.
+func (r *RolloutRecord) Writes() []WaveWrite {
+	out := make([]WaveWrite, 0, len(r.writes))
+	for _, e := range r.writes {
+		out = append(out, e)
+	}
+	return out
+}
+
+// Fits says why the record is past the size a ConfigMap holds, and what
+// to do; nil when it fits.
+func (r *RolloutRecord) Fits() error { return r.FitsWith(0) }
+
+// FitsWith is Fits with extra bytes more (the writes a wave will add).
+func (r *RolloutRecord) FitsWith(extra int) error {
+	if r.size+extra <= recordMaxBytes {
+		return nil
+	}
+	return fmt.Errorf("the rollout's record %s would hold %d bytes, more than the %d a ConfigMap takes (about 5,500 pools not on the target yet): it holds each pool patched until it is on the target (a wave's pools leave it when the wave is done), so roll in smaller waves (--wave) or in parts (-n, --flavor, --pool, --exclude) to the same target, each part once the one before is done; a record full of pools still rolling empties as they arrive (run the same command again: it waits for them)", r.Ref(), r.size+extra, recordMaxBytes)
+}
+
+// Patch is the JSON merge patch that writes what changed since the record
+// was last written (each HelmRelease's key, null for one removed), or nil
+// when nothing did. Stored says it was written.
+func (r *RolloutRecord) Patch() ([]byte, error) {
+	if len(r.dirty) == 0 {
+		return nil, nil
+	}
+	if err := r.Fits(); err != nil {
+		return nil, err
+	}
+	data := make(map[string]any, len(r.dirty))
+	for id := range r.dirty {
+		ns, name, _ := strings.Cut(id, "/")
+		if e, ok := r.writes[id]; ok {
+			data[PoolKey(ns, name)] = e.raw
+		} else {
+			data[PoolKey(ns, name)] = nil
 		}
-		return wi < wj
-	})
+	}
+	return json.Marshal(map[string]any{"data": data})
 }
 
-func splitWaveKey(k string) (run string, wave int) {
-	run, n, _ := strings.Cut(k, "."+wavePrefix)
-	wave, _ = strconv.Atoi(n)
-	return run, wave
-}
+// Stored marks the record as the cluster holds it: nothing to patch.
+func (r *RolloutRecord) Stored() { r.dirty = map[string]bool{} }
 
 // ConfigMap is the record as the API stores it: in RecordNamespace,
-// labelled as rollout's, its target and each wave a data key (JSON). It
-// refuses a record past the size a ConfigMap holds.
+// labelled as rollout's, its target and each HelmRelease's write a data key
+// (JSON). It refuses a record past the size a ConfigMap holds.
 func (r *RolloutRecord) ConfigMap() (*unstructured.Unstructured, error) {
-	data := map[string]any{recordTargetKey: r.target}
-	size := len(recordTargetKey) + len(r.target)
-	for k, ws := range r.waves {
-		raw, err := json.Marshal(ws)
-		if err != nil {
-			return nil, err
-		}
-		data[k] = string(raw)
-		size += len(k) + len(raw)
+	if err := r.Fits(); err != nil {
+		return nil, err
 	}
-	if size > recordMaxBytes {
-		return nil, fmt.Errorf("the rollout's record %s would hold %d bytes, more than the %d a ConfigMap takes (about 6,900 pools): run the rollout in parts (-n, --flavor, --pool), each part to another target, or delete the record once every pool it holds is on the target", r.Ref(), size, recordMaxBytes)
+	data := map[string]any{recordTargetKey: r.target}
+	for _, e := range r.writes {
+		data[PoolKey(e.Namespace, e.Name)] = e.raw
 	}
 	labels := map[string]any{}
 	for k, v := range RecordLabels {
@@ -175,34 +260,92 @@ func (r *RolloutRecord) ConfigMap() (*unstructured.Unstructured, error) {
 	}}, nil
 }
 
-// DecodeRolloutRecord reads a record for target from its ConfigMap: a key
-// that is not the target's nor a wave's list of writes as ConfigMap writes
-// it is refused, naming the key and the fix.
+// DecodeRolloutRecord reads a record for target from its ConfigMap. One
+// whose target is not this one (or that names none) is not this target's:
+// the record read is empty, and Ignored says why. A key that is not a
+// HelmRelease's write (or a wave's list of writes, as releases before
+// wrote them) is refused, naming the key and the fix.
 func DecodeRolloutRecord(target RolloutTarget, cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	r := NewRolloutRecord(target)
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if got, ok := data[recordTargetKey]; !ok || got != r.target {
+		// A record under this name for another target (a digest's
+		// collision, or written by hand) says nothing of this target's pools.
+		seen := "names no target"
+		if ok {
+			seen = fmt.Sprintf("is for target %s", got)
+		}
+		r.ignored = fmt.Sprintf("the ConfigMap %s/%s %s, not this rollout's %s: not read as its record (no pool is waited on for it), and --apply writes this target's record over it", RecordNamespace, r.Name, seen, r.target)
+		return r, nil
+	}
 	fix := "it is not what rollout --apply writes; delete it (kubectl delete configmap -n " + RecordNamespace + " " + r.Name + "), and the pools it held are on the target by their own values, not waited on"
 	delete(data, recordTargetKey)
-	keys := SortedKeys(data)
-	sortWaveKeys(keys)
-	for _, k := range keys {
+	type read struct {
+		key string
+		w   RecordedWrite
+	}
+	var reads []read
+	for _, k := range SortedKeys(data) {
+		if strings.HasPrefix(k, poolKeyPrefix) {
+			var e WaveWrite
+			if err := json.Unmarshal([]byte(data[k]), &e); err != nil {
+				return nil, fmt.Errorf("the rollout's record %s: key %q is not a HelmRelease written (%v): %s", r.Ref(), k, err, fix)
+			}
+			if run, wave := splitWaveKey(e.Wave); run == e.Wave || wave < 1 {
+				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without its wave (<run>.wave-<n>): %s", r.Ref(), k, fix)
+			}
+			if !complete(e.RecordedWrite) {
+				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without namespace, name, uid or generation: %s", r.Ref(), k, fix)
+			}
+			if PoolKey(e.Namespace, e.Name) != k {
+				return nil, fmt.Errorf("the rollout's record %s: key %q holds the write of %s/%s, whose key is %s: %s", r.Ref(), k, e.Namespace, e.Name, PoolKey(e.Namespace, e.Name), fix)
+			}
+			reads = append(reads, read{e.Wave, e.RecordedWrite})
+			continue
+		}
 		run, wave := splitWaveKey(k)
 		if run == k || wave < 1 {
-			return nil, fmt.Errorf("the rollout's record %s: key %q is not a wave (<run>.wave-<n>): %s", r.Ref(), k, fix)
+			return nil, fmt.Errorf("the rollout's record %s: key %q is not a wave (<run>.wave-<n>) nor a HelmRelease's write (%s...): %s", r.Ref(), k, poolKeyPrefix, fix)
 		}
 		var ws []RecordedWrite
 		if err := json.Unmarshal([]byte(data[k]), &ws); err != nil {
 			return nil, fmt.Errorf("the rollout's record %s: key %q is not a list of HelmReleases written (%v): %s", r.Ref(), k, err, fix)
 		}
 		for _, w := range ws {
-			if w.Namespace == "" || w.Name == "" || w.UID == "" || w.Generation < 1 {
+			if !complete(w) {
 				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without namespace, name, uid or generation: %s", r.Ref(), k, fix)
 			}
-			// In the order written: a later write of the same HelmRelease wins.
-			r.Add(k, w)
+			reads = append(reads, read{k, w})
 		}
+		r.legacy = true
 	}
+	// In the order written: a later write of the same HelmRelease wins.
+	sort.SliceStable(reads, func(i, j int) bool { return waveBefore(reads[i].key, reads[j].key) })
+	for _, rd := range reads {
+		r.Add(rd.key, rd.w)
+	}
+	r.Stored()
 	return r, nil
+}
+
+func complete(w RecordedWrite) bool {
+	return w.Namespace != "" && w.Name != "" && w.UID != "" && w.Generation >= 1
+}
+
+// waveBefore: wave key a was written before b (by run, then wave number).
+func waveBefore(a, b string) bool {
+	ra, wa := splitWaveKey(a)
+	rb, wb := splitWaveKey(b)
+	if ra != rb {
+		return ra < rb
+	}
+	return wa < wb
+}
+
+func splitWaveKey(k string) (run string, wave int) {
+	run, n, _ := strings.Cut(k, "."+wavePrefix)
+	wave, _ = strconv.Atoi(n)
+	return run, wave
 }
 
 // readRolloutRecord reads the record of a rollout to target from the
@@ -236,4 +379,11 @@ func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
 		return false, fmt.Sprintf("on the target, changed since this tool wrote it (the rollout's record, %s, holds generation %d of it; it is at generation %d now)", r.Ref(), w.Generation, Generation(hr.Object))
 	}
 	return true, ""
+}
+
+// WriteBytes is what a write of HelmRelease namespace/name in a wave of a
+// run takes in the record: its key and its value.
+func WriteBytes(wave int, w RecordedWrite) int {
+	raw, _ := json.Marshal(WaveWrite{Wave: WaveKey(time.Time{}, wave), RecordedWrite: w})
+	return len(PoolKey(w.Namespace, w.Name)) + len(raw)
 }

@@ -159,6 +159,10 @@ type RolloutPlan struct {
 	// know which pools are on their way, and what --apply adds each write to
 	// (RolloutRecord).
 	Record string `json:"record"`
+	// RecordIgnored says why the ConfigMap under the record's name was not
+	// read as this target's record (it is another target's, or names none):
+	// no pool is waited on for it.
+	RecordIgnored string `json:"recordIgnored,omitempty"`
 	// Selected counts the pools the selection kept.
 	Selected int `json:"selected"`
 	// Waves are the pools to move (rolling ones first), WaveSize each.
@@ -432,6 +436,10 @@ const (
 	// EventSurgeRestored: after the last wave, a pool's own maxSurge was put
 	// back (the rolling update only: nothing rolls).
 	EventSurgeRestored = "surge-restored"
+	// EventRecord: the rollout's record was written whole (created again
+	// with every write of this run after it was deleted, or written over a
+	// ConfigMap that was not this target's record).
+	EventRecord = "record"
 )
 
 // RolloutEvent is one step of a rollout under way.
