@@ -203,7 +203,12 @@ type AdoptCatalog struct {
 	// TenantFactory is the Image Factory new pools are given now (the
 	// platform's _cluster, else what the catalog publishes), which each
 	// entry's goldens are compared with; nil for none.
-	TenantFactory *Sourced       `json:"tenantFactory,omitempty"`
+	TenantFactory *Sourced `json:"tenantFactory,omitempty"`
+	// NewPools, in a rollout's change, are the published defaults it moves
+	// so that new pools take the target too (none in adopt's); NewPoolsNote
+	// says why they do not move where the target is newer than theirs.
+	NewPools      []DefaultMove  `json:"newPools,omitempty"`
+	NewPoolsNote  string         `json:"newPoolsNote,omitempty"`
 	ChangeShape   string         `json:"changeShape,omitempty"`
 	WholePlatform bool           `json:"wholePlatform"`
 	ValuesFrom    string         `json:"valuesFrom,omitempty"`

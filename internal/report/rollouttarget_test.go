@@ -358,3 +358,36 @@ func TestRolloutReadsTheSupportRowsFromARender(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the chart's support rows (Talos v1.11, v1.12) take a patch of a minor only up to the next after the newest named one")
 }
+
+// The catalog change of a rollout moves the Talos release new pools take to
+// the target when theirs is older on the same schematic (the stock example
+// cluster publishes no version: the chart's built-in v1.13.6), also with
+// --to-schematic naming theirs (both keys); it moves nothing for a target
+// they take already, and says why for another schematic.
+func TestRolloutMovesTheReleaseNewPoolsTake(t *testing.T) {
+	objs := exampleObjects(t)
+	builtin := report.Sourced{Value: "v1.13.6", Source: "the pool chart's built-in default"}
+	sel := report.RolloutSelection{Namespace: "tenant-beta"}
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	require.NotNil(t, plan.Catalog)
+	assert.Equal(t, []report.DefaultMove{{Key: "tenantWorkers.talos.version", From: builtin, To: "v1.13.7"}}, plan.Catalog.NewPools)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: schematic}})
+	require.NotNil(t, plan.Catalog)
+	assert.Equal(t, []report.DefaultMove{
+		{Key: "tenantWorkers.talos.schematicID", From: report.Sourced{Value: schematic, Source: "the pool chart's built-in default"}, To: schematic},
+		{Key: "tenantWorkers.talos.version", From: builtin, To: "v1.13.7"},
+	}, plan.Catalog.NewPools)
+
+	other := strings.Repeat("a", 64)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}, Factory: (&factoryStandIn{versions: []string{"v1.13.7"}}).reader()})
+	require.NotNil(t, plan.Catalog)
+	assert.Empty(t, plan.Catalog.NewPools)
+	assert.Equal(t, "new pools keep Talos v1.13.6: they take schematic "+schematic+", not --to-schematic "+other+"; to move them too, set tenantWorkers.talos.schematicID and tenantWorkers.talos.version in this change yourself", plan.Catalog.NewPoolsNote)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.6"}})
+	if plan.Catalog != nil {
+		assert.Empty(t, plan.Catalog.NewPools, "new pools take v1.13.6 already")
+		assert.Empty(t, plan.Catalog.NewPoolsNote)
+	}
+}
