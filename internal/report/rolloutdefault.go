@@ -13,18 +13,6 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
 
-// DefaultMove is one published default a rollout's catalog change moves so
-// that new pools take the target too.
-type DefaultMove struct {
-	// Key is where it is written, under the catalog's values (the
-	// Package's) or the platform's values: tenantWorkers.talos.version, or
-	// the published osImage's own field where the default comes from it.
-	Key string `json:"key"`
-	// From is what new pools take now, and where the chart takes it from.
-	From Sourced `json:"from"`
-	To   string  `json:"to"`
-}
-
 // osImageField is the published osImage field a default came from, as the
 // chart names it (kubernetes-nodes.behindFacts' schematicIDFrom, versionFrom).
 var osImageField = regexp.MustCompile(`osImage\.(builtin|factory)\.(schematicID|version)\b`)
