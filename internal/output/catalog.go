@@ -20,12 +20,40 @@ func catalogValuesYAML(c report.AdoptCatalog) string {
 		doc := valuesNode(c.Platform)
 		section := mapKey(doc, "kubernetesWorkerImage")
 		*mapKey(section, "images") = *imagesNode(c.Images)
+		setDefaults(doc, c.NewPools)
 		return yamlText(doc)
 	}
 	doc := valuesNode(c.Package)
 	values := mapKey(mapKey(mapKey(mapKey(doc, "spec"), "components"), "kubernetes-worker-image"), "values")
 	*mapKey(values, "images") = *imagesNode(c.Images)
+	setDefaults(values, c.NewPools)
 	return yamlText(doc)
+}
+
+// setDefaults writes each default a rollout moves for new pools at its key
+// under root (the platform's values or the catalog's), under a comment
+// saying what new pools take until then.
+func setDefaults(root *yaml.Node, moves []report.DefaultMove) {
+	for _, m := range moves {
+		path := strings.Split(m.Key, ".")
+		at := root
+		for _, k := range path[:len(path)-1] {
+			at = mapKey(at, k)
+		}
+		value := yamlString(m.To)
+		value.LineComment = fmt.Sprintf("new pools take it from then on; now %s (%s)", m.From.Value, m.From.Source)
+		last := path[len(path)-1]
+		set := false
+		for i := 0; i+1 < len(at.Content); i += 2 {
+			if at.Content[i].Value == last {
+				at.Content[i+1] = value
+				set = true
+			}
+		}
+		if !set {
+			at.Content = append(at.Content, yamlString(last), value)
+		}
+	}
 }
 
 // mapKey is the value of key in the mapping m, added (an empty mapping)
@@ -58,6 +86,9 @@ func imagesNode(entries []report.CatalogEntry) *yaml.Node {
 			why = fmt.Sprintf("kept, with additionalStorageClasses %s added for %s", strings.Join(e.AddedClasses, ", "), poolsText(e.Pools))
 		case report.ChangeNew:
 			why = fmt.Sprintf("new, golden %s, for %s", e.Plain, poolsText(e.Pools))
+			if len(e.Pools) == 0 {
+				why = fmt.Sprintf("new, golden %s, for new pools", e.Plain)
+			}
 		case report.ChangeListed:
 			why = fmt.Sprintf("kept as the cluster's catalog values list it: its golden %s is not created yet", e.Plain)
 		}
@@ -118,16 +149,28 @@ func writeCatalogText(tb *table, c report.AdoptCatalog) {
 		tb.raw("catalog: no change needed (no pool that imports over HTTP waits for a golden)")
 		return
 	}
+	// A rollout whose every golden exists moves only the default for new
+	// pools: nothing to import.
+	what, wait := "the catalog's new images list", ", then wait for the new goldens to import"
+	if !imagesChanged(c) {
+		what, wait = "the Talos release new pools take moved", ""
+	}
 	switch {
 	case c.ChangeShape == report.ShapePlatform:
-		tb.raw("catalog: the platform's values with the catalog's new images list, complete: upgrade the platform with them as they are")
-		tb.raw("(helm upgrade cozystack -n cozy-system -f FILE), then wait for the new goldens to import. They are " + c.ValuesFrom + ",")
+		tb.raw("catalog: the platform's values with " + what + ", complete: upgrade the platform with them as they are")
+		tb.raw("(helm upgrade cozystack -n cozy-system -f FILE)" + wait + ". They are " + c.ValuesFrom + ",")
 		tb.raw("with kubernetesWorkerImage.images replaced: the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
 	default:
-		tb.raw("catalog: the catalog's Package with its new images list, complete: " + c.ValuesFrom + ".")
+		tb.raw("catalog: the catalog's Package with " + strings.Replace(what, "the catalog's new", "its new", 1) + ", complete: " + c.ValuesFrom + ".")
 		tb.raw("Save it to a file, preview it with workerimage catalog -f FILE against this cluster, apply it with kubectl apply -f FILE")
-		tb.raw("(or commit it where you keep that object), then wait for the new goldens to import. Every field and value it holds today is kept;")
+		tb.raw("(or commit it where you keep that object)" + wait + ". Every field and value it holds today is kept;")
 		tb.raw("spec.components.kubernetes-worker-image.values.images is the catalog's whole list, every entry it has today in it too, each as its golden shows it:")
+	}
+	for _, m := range c.NewPools {
+		tb.raw(fmt.Sprintf("new pools take %s from then on: %s (now %s, %s); a pool takes it when created, so no running pool rolls for it", m.To, m.Key, m.From.Value, m.From.Source))
+	}
+	if c.NewPoolsNote != "" {
+		tb.raw(c.NewPoolsNote)
 	}
 	for _, e := range c.Images {
 		if e.Change == report.ChangeListed {
@@ -138,4 +181,14 @@ func writeCatalogText(tb *table, c report.AdoptCatalog) {
 	for _, l := range strings.Split(strings.TrimSuffix(c.Values, "\n"), "\n") {
 		tb.raw(l)
 	}
+}
+
+// imagesChanged: the change adds an entry or a class, a golden to import.
+func imagesChanged(c report.AdoptCatalog) bool {
+	for _, e := range c.Images {
+		if e.Change == report.ChangeNew || e.Change == report.ChangeClassesAdded {
+			return true
+		}
+	}
+	return false
 }

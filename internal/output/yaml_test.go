@@ -128,7 +128,7 @@ func TestCatalogValuesAreThePlatformsWholeValues(t *testing.T) {
 kubernetesWorkerImage:
   imageFactoryURL: https://factory.mirror.internal
   images:
-    # new, golden talos-worker-abc-v1.13.7, for 0 pools: 
+    # new, golden talos-worker-abc-v1.13.7, for new pools
     - schematicID: abc
       version: v1.13.7
 `, catalogValuesYAML(c))
@@ -150,7 +150,7 @@ spec:
     kubernetes-worker-image:
       values:
         images:
-          # new, golden talos-worker-abc-v1.13.7, for 0 pools: 
+          # new, golden talos-worker-abc-v1.13.7, for new pools
           - schematicID: abc
             version: v1.13.7
         storageClass: replicated
@@ -163,5 +163,5 @@ spec:
 `, catalogValuesYAML(c))
 	// A Package without values yet gets them.
 	c.Package = map[string]any{"apiVersion": "cozystack.io/v1alpha1", "kind": "Package", "metadata": map[string]any{"name": "cozystack.kubernetes-worker-image"}, "spec": map[string]any{"variant": "default"}}
-	assert.Equal(t, "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n  name: cozystack.kubernetes-worker-image\nspec:\n  variant: default\n  components:\n    kubernetes-worker-image:\n      values:\n        images:\n          # new, golden talos-worker-abc-v1.13.7, for 0 pools: \n          - schematicID: abc\n            version: v1.13.7\n", catalogValuesYAML(c))
+	assert.Equal(t, "apiVersion: cozystack.io/v1alpha1\nkind: Package\nmetadata:\n  name: cozystack.kubernetes-worker-image\nspec:\n  variant: default\n  components:\n    kubernetes-worker-image:\n      values:\n        images:\n          # new, golden talos-worker-abc-v1.13.7, for new pools\n          - schematicID: abc\n            version: v1.13.7\n", catalogValuesYAML(c))
 }

@@ -203,7 +203,12 @@ type AdoptCatalog struct {
 	// TenantFactory is the Image Factory new pools are given now (the
 	// platform's _cluster, else what the catalog publishes), which each
 	// entry's goldens are compared with; nil for none.
-	TenantFactory *Sourced       `json:"tenantFactory,omitempty"`
+	TenantFactory *Sourced `json:"tenantFactory,omitempty"`
+	// NewPools, in a rollout's change, are the published defaults it moves
+	// so that new pools take the target too (none in adopt's); NewPoolsNote
+	// says why they do not move where the target is newer than theirs.
+	NewPools      []DefaultMove  `json:"newPools,omitempty"`
+	NewPoolsNote  string         `json:"newPoolsNote,omitempty"`
 	ChangeShape   string         `json:"changeShape,omitempty"`
 	WholePlatform bool           `json:"wholePlatform"`
 	ValuesFrom    string         `json:"valuesFrom,omitempty"`
@@ -270,3 +275,15 @@ const (
 	// cozy-public yet: kept as they write it.
 	ChangeListed = "listed"
 )
+
+// DefaultMove is one published default a rollout's catalog change moves so
+// that new pools take the target too.
+type DefaultMove struct {
+	// Key is where it is written, under the catalog's values (the
+	// Package's) or the platform's values: tenantWorkers.talos.version, or
+	// the published osImage's own field where the default comes from it.
+	Key string `json:"key"`
+	// From is what new pools take now, and where the chart takes it from.
+	From Sourced `json:"from"`
+	To   string  `json:"to"`
+}

@@ -34,12 +34,16 @@ func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptP
 	}
 	_, listsImages := home.CatalogValues()["images"]
 	c := catalogEntriesFor(stored, listedEntries(listed, listsImages, stored, catalogURL), pools, catalogURL)
-	if !c.Changed {
-		return c, nil
+	if c.Changed {
+		c.at(home)
 	}
+	return c, nil
+}
+
+// at writes the change where home holds the catalog's values.
+func (c *AdoptCatalog) at(home CatalogHome) {
 	c.ChangeShape, c.ValuesFrom, c.WholePlatform = home.Shape, home.From, home.Shape == ShapePlatform
 	c.Platform, c.Package = home.Platform, home.Package
-	return c, nil
 }
 
 // listedEntries are the images[] entries of the cluster's catalog values

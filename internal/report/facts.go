@@ -134,8 +134,14 @@ type chartFacts struct {
 			// VersionFrom names the channel the Talos release came from
 			// (the platform's _cluster, the catalog's published defaults);
 			// "" for the chart's built-in.
-			VersionFrom        scalar            `json:"versionFrom"`
+			VersionFrom scalar `json:"versionFrom"`
+			// SchematicIDFrom names the channel the schematic came from,
+			// as VersionFrom does.
+			SchematicIDFrom    scalar            `json:"schematicIDFrom"`
 			KubernetesReleases map[string]scalar `json:"kubernetesReleases"`
+			// TalosMinors are the Talos minors the chart's support rows
+			// list (kubernetes-nodes.talosSupportMatrix), sorted.
+			TalosMinors []scalar `json:"talosMinors"`
 		} `json:"defaults"`
 	} `json:"behind"`
 	// MachineConfig is kubernetes-nodes.machineConfigFacts, in the shape

@@ -271,7 +271,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	plan.Waves = waves(moving, o)
 	factoryCommands(plan)
 	plan.CanStart = len(plan.Blocked) == 0 && (!o.Strict || len(plan.CannotMove) == 0)
-	if plan.Catalog, err = rolloutCatalog(t, f, plan.Blocked); err != nil {
+	if plan.Catalog, err = rolloutCatalog(t, f, plan.Blocked, newPoolsMove(target, all)); err != nil {
 		return nil, err
 	}
 	return plan, nil
@@ -1161,8 +1161,9 @@ func newWave(n int, pools []RolloutPool, alone string) RolloutWave {
 
 // rolloutCatalog is the catalog's images list with what the blocked pools
 // wait for, as adopt writes it: a new entry for a flavor with no golden, a
-// class added to an entry for a pool on another class.
-func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalog, error) {
+// class added to an entry for a pool on another class; and the Talos
+// release new pools take moved to the target (nd), also when no pool waits.
+func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool, nd newPoolsDefault) (*AdoptCatalog, error) {
 	var waiting []AdoptPool
 	for _, p := range blocked {
 		if p.State != StateNeedsEntry && p.State != StateNeedsPerClass {
@@ -1174,7 +1175,7 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 		}
 		waiting = append(waiting, AdoptPool{HelmRelease: p.HelmRelease, Outcome: outcome, Switched: p.switched, schematicID: p.toSchematicID, version: p.toVersion, imageFactoryURL: p.toURL})
 	}
-	if len(waiting) == 0 {
+	if len(waiting) == 0 && len(nd.moves) == 0 {
 		return nil, nil
 	}
 	home, newEntry, err := catalogChangeBase(t)
@@ -1190,6 +1191,9 @@ func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool) (*AdoptCatalo
 	}
 	c, err := catalogFor(home, f.stored, waiting, url)
 	if err != nil {
+		return nil, err
+	}
+	if err := withNewPoolsMove(&c, home, nd, url); err != nil {
 		return nil, err
 	}
 	if err := withFactoryNotes(t, home, &c); err != nil {

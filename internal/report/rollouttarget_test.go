@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -314,4 +316,78 @@ func TestRolloutKnowsATargetACatalogEntryNames(t *testing.T) {
 	assert.Empty(t, f.asked)
 	_, err := rollout(t, exampleObjects(t), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
 	assert.ErrorContains(t, err, "--to-talos v1.13.9: no catalog entry", "the neighbour: without the entry, not known")
+}
+
+// The Talos minors the chart's support rows list come from what the chart
+// answers in a render (kubernetes-nodes.behindFacts), never from its source
+// text: a support table whose row is written by a template action (which no
+// reading of the source can evaluate) still knows v1.13.7, the next patch
+// after v1.13.6, by its v1.13 row; without a v1.13 row, v1.13.7 is unknown
+// and the refusal names the rows the chart renders.
+func TestRolloutReadsTheSupportRowsFromARender(t *testing.T) {
+	objs := exampleObjects(t)
+	plan := func(row string) (*report.RolloutPlan, error) {
+		chrt, err := report.LoadPoolChart("")
+		require.NoError(t, err)
+		edited := false
+		for _, dep := range chrt.Dependencies() {
+			for _, f := range dep.Templates {
+				if dep.Name()+"/"+f.Name == "kubernetes-nodes-lib/templates/_versions.tpl" {
+					s := strings.Replace(string(f.Data), "v1.13: {min: 31, max: 36}\n", row, 1)
+					edited = s != string(f.Data)
+					f.Data = []byte(s)
+				}
+			}
+		}
+		require.True(t, edited, "the support table was found")
+		state := render.NewState(objs...)
+		served, err := state.APIVersions()
+		require.NoError(t, err)
+		target := report.Target{Provider: state, Desc: "state", APIVersions: served}
+		f, err := report.ReadPinsToPlan(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
+		require.NoError(t, err)
+		factory := &factoryStandIn{versions: []string{"v1.13.6"}}
+		return report.Rollout(chrt, target, f, report.RolloutOptions{WaveSize: 5, Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Factory: factory.reader()})
+	}
+	p, err := plan(`{{ printf "v1.%d" 13 }}: {min: 31, max: 36}` + "\n")
+	require.NoError(t, err)
+	require.NotNil(t, p.TargetKnown)
+	assert.Contains(t, p.TargetKnown.By, "the chart's support row for Talos v1.13, the next patch after v1.13.6")
+
+	_, err = plan("")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the chart's support rows (Talos v1.11, v1.12) take a patch of a minor only up to the next after the newest named one")
+}
+
+// The catalog change of a rollout moves the Talos release new pools take to
+// the target when theirs is older on the same schematic (the stock example
+// cluster publishes no version: the chart's built-in v1.13.6), also with
+// --to-schematic naming theirs (both keys); it moves nothing for a target
+// they take already, and says why for another schematic.
+func TestRolloutMovesTheReleaseNewPoolsTake(t *testing.T) {
+	objs := exampleObjects(t)
+	builtin := report.Sourced{Value: "v1.13.6", Source: "the pool chart's built-in default"}
+	sel := report.RolloutSelection{Namespace: "tenant-beta"}
+	plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	require.NotNil(t, plan.Catalog)
+	assert.Equal(t, []report.DefaultMove{{Key: "tenantWorkers.talos.version", From: builtin, To: "v1.13.7"}}, plan.Catalog.NewPools)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: schematic}})
+	require.NotNil(t, plan.Catalog)
+	assert.Equal(t, []report.DefaultMove{
+		{Key: "tenantWorkers.talos.schematicID", From: report.Sourced{Value: schematic, Source: "the pool chart's built-in default"}, To: schematic},
+		{Key: "tenantWorkers.talos.version", From: builtin, To: "v1.13.7"},
+	}, plan.Catalog.NewPools)
+
+	other := strings.Repeat("a", 64)
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}, Factory: (&factoryStandIn{versions: []string{"v1.13.7"}}).reader()})
+	require.NotNil(t, plan.Catalog)
+	assert.Empty(t, plan.Catalog.NewPools)
+	assert.Equal(t, "new pools keep Talos v1.13.6: they take schematic "+schematic+", not --to-schematic "+other+"; to move them too, set tenantWorkers.talos.schematicID and tenantWorkers.talos.version in this change yourself", plan.Catalog.NewPoolsNote)
+
+	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.6"}})
+	if plan.Catalog != nil {
+		assert.Empty(t, plan.Catalog.NewPools, "new pools take v1.13.6 already")
+		assert.Empty(t, plan.Catalog.NewPoolsNote)
+	}
 }

@@ -14,7 +14,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -26,10 +25,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// supportMatrixTemplate is the pool chart's table of the Kubernetes minors
-// each Talos minor supports.
-const supportMatrixTemplate = "kubernetes-nodes.talosSupportMatrix"
-
 // knownRelease is a release something of the platform names, and what.
 type knownRelease struct {
 	version *semver.Version
@@ -38,9 +33,8 @@ type knownRelease struct {
 }
 
 // knownReleases are the releases the cluster's goldens and the chart's
-// defaults name, with read its catalog entries too, and the Talos minors the
-// chart's support rows list.
-func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string, read bool) ([]knownRelease, []string, error) {
+// defaults name, with read its catalog entries too.
+func knownReleases(t Target, f *PinsFacts, defaults []string, read bool) ([]knownRelease, error) {
 	var out []knownRelease
 	add := func(v, by string) {
 		if sv, err := talosVersion(v); err == nil {
@@ -58,7 +52,7 @@ func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string,
 	if read && t.Provider != nil {
 		home, err := ReadCatalogHome(t)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		images, _ := home.CatalogValues()["images"].([]any)
 		for i, e := range images {
@@ -71,39 +65,36 @@ func knownReleases(chrt *chart.Chart, t Target, f *PinsFacts, defaults []string,
 			}
 		}
 	}
-	return out, supportedMinors(chrt), nil
+	return out, nil
 }
 
 // maxCatalogEntriesRead bounds the catalog entries read for releases: far
 // more than a catalog holds (each is a golden of a few GiB).
 const maxCatalogEntriesRead = 10000
 
-var defineBlock = regexp.MustCompile(`(?s)\{\{-?\s*define\s+"` + regexp.QuoteMeta(supportMatrixTemplate) + `"\s*-?\}\}(.*?)\{\{-?\s*end\s*-?\}\}`)
-
-// supportedMinors are the Talos minors the chart's support rows list (its
-// named table, YAML as the chart reads it), sorted; none for a chart
-// without the table.
-func supportedMinors(chrt *chart.Chart) []string {
-	var minors []string
-	var walk func(c *chart.Chart)
-	walk = func(c *chart.Chart) {
-		for _, tf := range c.Templates {
-			m := defineBlock.FindSubmatch(tf.Data)
-			if m == nil {
-				continue
-			}
-			var table map[string]any
-			if yaml.Unmarshal(m[1], &table) == nil {
-				minors = append(minors, SortedKeys(table)...)
-			}
+// talosMinors are the Talos minors the chart's support rows list, as the
+// chart answers them in a render (kubernetes-nodes.behindFacts): from a pool
+// the fleet's read rendered, else from a render of a new pool without a
+// cluster. The chart's source is never read for an answer.
+func talosMinors(chrt *chart.Chart, f *PinsFacts) ([]string, error) {
+	facts := func(cf *chartFacts) []string {
+		var out []string
+		for _, m := range cf.Behind.Defaults.TalosMinors {
+			out = append(out, string(m))
 		}
-		for _, dep := range c.Dependencies() {
-			walk(dep)
+		sort.Strings(out)
+		return out
+	}
+	for _, rp := range f.pools {
+		if rp.facts != nil && len(rp.facts.Behind.Defaults.TalosMinors) > 0 {
+			return facts(rp.facts), nil
 		}
 	}
-	walk(chrt)
-	sort.Strings(minors)
-	return minors
+	cf, _, err := helperFacts(chrt, Target{Desc: "none"}.options(defaultProbe, map[string]any{"cluster": "rollout"}))
+	if err != nil || cf == nil {
+		return nil, err
+	}
+	return facts(cf), nil
 }
 
 // knownBy says what knows the release v among known, or "" when nothing
@@ -264,7 +255,11 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 	// What the fleet's read holds first; the catalog's values and the
 	// chart's built-in default only when that does not know it (more
 	// releases known only ever take more).
-	known, minors, err := knownReleases(chrt, t, f, defaults, false)
+	minors, err := talosMinors(chrt, f)
+	if err != nil {
+		return nil, err
+	}
+	known, err := knownReleases(t, f, defaults, false)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +269,7 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 	if d, err := chartDefaultVersion(chrt); err == nil && d != "" {
 		defaults = append(defaults, d)
 	}
-	if known, minors, err = knownReleases(chrt, t, f, defaults, true); err != nil {
+	if known, err = knownReleases(t, f, defaults, true); err != nil {
 		return nil, err
 	}
 	if by := knownBy(v, target.TalosVersion, known, minors); by != "" {

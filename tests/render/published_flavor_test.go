@@ -278,3 +278,29 @@ func TestPlatformForwardsTheDefaultFlavorToTheCatalog(t *testing.T) {
 	assert.NotContains(t, catalogValuesOf("tenantWorkers: {talos: {imageFactoryURL: 'https://factory.mirror.internal'}}"), "tenantWorkers")
 	assert.NotContains(t, catalogValuesOf("tenantWorkers: {talos: {version: ''}}"), "tenantWorkers")
 }
+
+// behindFacts reports the Talos minors the support rows list, from the very
+// table the support check reads (tools learn them from a render, never from
+// the chart's source): a row added to that table is reported, and refuses
+// what it says.
+func TestBehindFactsListTheSupportRowsMinors(t *testing.T) {
+	facts := imageFacts(t, poolChart(t), vals(t, "cluster: acme"), stock(t))
+	assert.Equal(t, []interface{}{"v1.11", "v1.12", "v1.13"}, render.Get(facts, "behind.defaults.talosMinors"))
+
+	c := poolChart(t)
+	edited := false
+	for _, dep := range c.Dependencies() {
+		for _, f := range dep.Templates {
+			if dep.Name()+"/"+f.Name == "kubernetes-nodes-lib/templates/_versions.tpl" {
+				s := strings.Replace(string(f.Data), "v1.13: {min: 31, max: 36}\n", "v1.13: {min: 31, max: 36}\nv1.14: {min: 33, max: 36}\n", 1)
+				edited = s != string(f.Data)
+				f.Data = []byte(s)
+			}
+		}
+	}
+	require.True(t, edited, "the support table was found")
+	facts = imageFacts(t, c, vals(t, "cluster: acme"), stock(t))
+	assert.Equal(t, []interface{}{"v1.11", "v1.12", "v1.13", "v1.14"}, render.Get(facts, "behind.defaults.talosMinors"))
+	_, err := renderChartAs(t, c, render.Release{Name: testRelease, Namespace: testNamespace}, vals(t, "{cluster: acme, version: v1.32, talos: {version: v1.14.0}}"), stock(t))
+	requireRefusal(t, err, "Talos v1.14.0 (talos.version) does not support Kubernetes v1.32; Talos v1.14 supports v1.33 to v1.36")
+}

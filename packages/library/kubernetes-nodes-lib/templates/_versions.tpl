@@ -126,8 +126,10 @@ resolved), and defaults: the Talos flavor a new pool that sets none takes now (p
 osImage default's own field, _cluster's, else the catalog's published one; else talos.<field> of
 _cluster, else of the catalog's published defaults; else the chart's built-in), each named in
 schematicIDFrom and versionFrom ("" for the chart's built-in); the platform's current factory URL
-(_cluster's, else the catalog's published one, named in imageFactoryURLFrom, else the built-in); and the
-Kubernetes release per minor. Refuses nothing beyond the published defaults' own checks.
+(_cluster's, else the catalog's published one, named in imageFactoryURLFrom, else the built-in); the
+Kubernetes release per minor; and talosMinors, the Talos minors the support rows list (the table
+kubernetes-nodes.assertTalosSupportsKubernetes reads), so tools learn them from a render, never from
+this source. Refuses nothing beyond the published defaults' own checks.
 */}}
 {{- define "kubernetes-nodes.behindFacts" -}}
 {{- include "kubernetes-nodes.ensureKubernetes" . -}}
@@ -170,7 +172,9 @@ Kubernetes release per minor. Refuses nothing beyond the published defaults' own
 {{- if and $path (kindIs "map" (get $os $path)) -}}
 {{- $chosen = get $os $path -}}
 {{- end -}}
-{{- $defaults := dict "imageFactoryURL" ($url | default $builtin.imageFactoryURL) "imageFactoryURLFrom" $urlFrom "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") -}}
+{{- include "kubernetes-nodes.ensureTable" (dict "root" . "name" "kubernetes-nodes.talosSupportMatrix") -}}
+{{- $talosMinors := keys (index ._kubernetesNodes.tables "kubernetes-nodes.talosSupportMatrix") | sortAlpha -}}
+{{- $defaults := dict "imageFactoryURL" ($url | default $builtin.imageFactoryURL) "imageFactoryURLFrom" $urlFrom "kubernetesReleases" (index ._kubernetesNodes.tables "kubernetes-nodes.kubernetesReleases") "talosMinors" $talosMinors -}}
 {{- range $field := list "schematicID" "version" -}}
 {{- $value := get $builtin $field -}}
 {{- $from := "" -}}
