@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/base64"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +14,24 @@ import (
 
 // pemBase64 is a PEM block as Talos reads a registry's certificate or key in
 // machine.registries.config: base64 of the PEM.
-var pemBase64 = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIBmzCCAUGgAwIBAgIU\n-----END CERTIFICATE-----\n"))
+// It holds a real certificate: the charts read each block's DER as one.
+var pemBase64 = base64.StdEncoding.EncodeToString(mustReadFixture("ca/registry-ca.pem"))
+
+func mustReadFixture(name string) []byte {
+	raw, err := os.ReadFile(support.Fixture(name))
+	if err != nil {
+		panic(err)
+	}
+	return raw
+}
+
+// talosCABundleAtBound is base64 of 65,538 bytes of PEM, 87,384 characters
+// (the chart's bound): real certificates, then line breaks, which Talos and
+// the chart skip between blocks.
+func talosCABundleAtBound() string {
+	bundle := certificates(65538)
+	return base64.StdEncoding.EncodeToString([]byte(bundle + strings.Repeat("\n", 65538-len(bundle))))
+}
 
 // The certificates and keys of Talos's registry config (tls.ca,
 // tls.clientIdentity.crt and .key) are base64 of the PEM: Talos refuses a
@@ -26,7 +44,7 @@ var pemBase64 = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE
 func TestTalosRegistryCertificatesAreBase64OfPEM(t *testing.T) {
 	pem := strings.Join([]string{"-----BEGIN CERTIFICATE-----", "MIIBmzCCAUGgAwIBAgIU", "-----END CERTIFICATE-----", ""}, "\n")
 	// Base64 of 65,538 bytes of PEM: 87,384 characters, the bound.
-	atBound := base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\n" + strings.Repeat("A", 65538-28)))
+	atBound := talosCABundleAtBound()
 	require.Len(t, atBound, 87384)
 	wrapped := pemBase64[:20] + "\n" + pemBase64[20:]
 	const caFix = "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>; or publish the CA as PEM in the catalog's registries.config.<host>.tls.ca, which encodes it for every pool"

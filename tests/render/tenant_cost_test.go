@@ -1,7 +1,6 @@
 package render
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -104,9 +103,10 @@ func registryConfig(n, secretLen int) map[string]interface{} {
 }
 
 // talosRegistryCAs is n registry hosts, each with a CA of Talos's shape at the
-// chart's bound: base64 of 65,538 bytes of PEM, 87,384 characters.
+// chart's bound: base64 of 65,538 bytes of PEM, 87,384 characters, of as many
+// certificates as fit (each block's DER is read).
 func talosRegistryCAs(n int) map[string]interface{} {
-	ca := base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\n" + strings.Repeat("A", 65538-28)))
+	ca := talosCABundleAtBound()
 	out := map[string]interface{}{}
 	for i := 0; i < n; i++ {
 		out[fmt.Sprintf("h%06d.internal", i)] = map[string]interface{}{"tls": map[string]interface{}{"ca": ca}}

@@ -198,7 +198,7 @@ func badCAs(t testing.TB) []struct{ name, value, why string } {
 		// Go's PEM reader, as CDI's importer uses it, reads no block whose END line ends in a lone carriage return.
 		{"a lone carriage return after END", strings.TrimSuffix(ca, "\n") + "\r", "is not PEM certificates"},
 		{"not base64 DER", "-----BEGIN CERTIFICATE-----\nhello\n-----END CERTIFICATE-----\n", "is not PEM certificates"},
-		{"cut base64", "-----BEGIN CERTIFICATE-----\n" + body[:len(body)-4] + "\n-----END CERTIFICATE-----\n", "a certificate block's base64 is cut or padded wrongly"},
+		{"cut base64", "-----BEGIN CERTIFICATE-----\n" + body[:len(body)-4] + "\n-----END CERTIFICATE-----\n", "certificate block 1 of 1's base64 is cut or padded wrongly"},
 		{"over 64 KiB", strings.Repeat(ca, 65536/len(ca)+1), "more than the 65536 (64 KiB) the chart takes"},
 	}
 }

@@ -144,7 +144,7 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- include "worker-image-lib.assertString" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field)) -}}
 {{- include "worker-image-lib.assertTalosPEMBase64" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity.%s" $at $field) "value" (get $identity $field) "fix" "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>") -}}
 {{- end -}}
-{{- include "worker-image-lib.assertTalosPEMBase64" (dict "prefix" $.prefix "field" (printf "%s.tls.ca" $at) "value" (get $tls "ca") "fix" "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>; or publish the CA as PEM in the catalog's registries.config.<host>.tls.ca, which encodes it for every pool") -}}
+{{- include "worker-image-lib.assertTalosPEMBase64" (dict "prefix" $.prefix "field" (printf "%s.tls.ca" $at) "value" (get $tls "ca") "certificates" true "fix" "write it base64-encoded, as Talos reads it: the output of base64 -w0 <PEM file>; or publish the CA as PEM in the catalog's registries.config.<host>.tls.ca, which encodes it for every pool") -}}
 {{- end -}}
 {{- end -}}
 
@@ -153,7 +153,8 @@ A certificate or key in Talos's machine.registries.config (tls.ca, tls.clientIde
 Talos reads each as base64 of the PEM (line breaks skipped), and a machine config holding anything else
 does not load, so no worker of the pool would get one. Bounded before it is read: at most 87384
 characters, the base64 of the catalog's 64 KiB bound on a CA's PEM. Takes a dict: prefix, field, value
-(a string; empty or absent is none), fix.
+(a string; empty or absent is none), fix, and certificates (true for a CA: every PEM block in it must be
+a certificate by its DER, so no key reaches a tenant-readable machine config).
 */}}
 {{- define "worker-image-lib.assertTalosPEMBase64" -}}
 {{- $value := .value | default "" -}}
@@ -168,8 +169,14 @@ characters, the base64 of the catalog's 64 KiB bound on a CA's PEM. Takes a dict
 {{- if not (and (regexMatch "^[A-Za-z0-9+/]*={0,2}$" $joined) (eq (mod (len $joined) 4) 0)) -}}
 {{- fail (printf "%s%s is %q, not base64, which Talos reads it as; %s" .prefix .field (include "worker-image-lib.truncate" $value) .fix) -}}
 {{- end -}}
-{{- if not (contains "-----BEGIN " (b64dec $joined)) -}}
+{{- $pem := b64dec $joined -}}
+{{- if not (contains "-----BEGIN " $pem) -}}
 {{- fail (printf "%s%s is base64 of no PEM block (%s decoded), so it holds no certificate or key; %s" .prefix .field (include "worker-image-lib.truncate" $value) .fix) -}}
+{{- end -}}
+{{- if .certificates -}}
+{{- with include "worker-image-lib.pemCertificatesProblem" $pem -}}
+{{- fail (printf "%s%s (%s) is base64 of PEM that is not CA certificates: %s; Talos adds it to the roots a worker trusts when it pulls from that registry and the machine config is readable in the tenant's namespace, so %s" $.prefix $.field (include "worker-image-lib.truncate" $value | quote) . $.fix) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -377,17 +384,101 @@ it must sign, for the message).
 {{- else if not (regexMatch (include "worker-image-lib.patterns" . | fromYaml).imageFactoryCA $s) -}}
 {{- $problem = "not PEM certificates: it must hold only -----BEGIN CERTIFICATE----- ... -----END CERTIFICATE----- blocks of base64 (no private key, no other text between them)" -}}
 {{- else -}}
-{{- range $block := regexFindAll "-----BEGIN CERTIFICATE-----[^-]*-----END" $s -1 -}}
-{{- $body := regexReplaceAll "[\r\n]" (trimSuffix "-----END" (trimPrefix "-----BEGIN CERTIFICATE-----" $block)) "" -}}
-{{- if not (and (eq (mod (len $body) 4) 0) (regexMatch "^[A-Za-z0-9+/]+={0,2}$" $body)) -}}
-{{- $problem = "not PEM certificates: a certificate block's base64 is cut or padded wrongly" -}}
-{{- end -}}
+{{- with include "worker-image-lib.pemCertificatesProblem" $s -}}
+{{- $problem = printf "not PEM certificates: %s" . -}}
 {{- end -}}
 {{- end -}}
 {{- if $problem -}}
 {{- fail (printf "%s%s (%s) is %s; %s (openssl x509 -in ca.crt prints one), or remove it" .prefix .field (include "worker-image-lib.truncate" $s | quote) $problem (.use | default "CDI's importer adds it to the roots it trusts when it imports the image over https, so set it to the PEM of the CA that signs the Image Factory mirror's certificate")) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+"" when every PEM block of a text is a CERTIFICATE block whose DER is a whole X.509 certificate as its
+first bytes tell, else why not, naming the block. Text outside the blocks is the caller's rule. The CLI
+runs the full X.509 check; a template cannot, so it reads what no key passes: the outer SEQUENCE's
+length (DER's shortest form) is the block's decoded length (a certificate cut at a line boundary is
+shorter), and it opens with a tbsCertificate SEQUENCE whose first element is the explicit version tag
+[0] (0xA0), where a PKCS#1, PKCS#8 or SEC1 key has an INTEGER and a public key an AlgorithmIdentifier
+SEQUENCE. Callers bound the text (64 KiB); the blocks are bounded (128) before any is read, and a
+render pays a few plain operations per block: the patterns that name a fault run over all blocks at
+once, or over one block only when it is refused (sprig compiles a regexp per call). Takes the text.
+*/}}
+{{- define "worker-image-lib.pemCertificatesProblem" -}}
+{{- $labels := regexFindAll "-----BEGIN [^\r\n]*" . -1 -}}
+{{- $problem := "" -}}
+{{- if gt (len $labels) 128 -}}
+{{- $problem = printf "it holds %d PEM blocks, more than the 128 certificates the chart reads in one value (a bound that keeps every render cheap for the process that renders all tenants); give only the CAs this value needs" (len $labels) -}}
+{{- else if not $labels -}}
+{{- $problem = "it holds no -----BEGIN CERTIFICATE----- block" -}}
+{{- else if not (regexMatch "^(?:-----BEGIN CERTIFICATE-----\r?(?:\n|$))+$" (join "\n" $labels)) -}}
+{{- range $i, $label := $labels -}}
+{{- if and (not $problem) (ne (trimSuffix "\r" $label) "-----BEGIN CERTIFICATE-----") -}}
+{{- $problem = printf "block %d of %d is %q, not a certificate (never publish a key: every tenant may read where a CA goes)" (add1 $i) (len $labels) (include "worker-image-lib.truncate" (trimSuffix "\r" $label)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $blocks := list -}}
+{{- if not $problem -}}
+{{- $blocks = regexFindAll "-----BEGIN CERTIFICATE-----[^-]*-----END CERTIFICATE-----" . -1 -}}
+{{- if ne (len $blocks) (len $labels) -}}
+{{- $problem = printf "of its %d -----BEGIN CERTIFICATE----- lines, %d open a block of base64 closed by -----END CERTIFICATE-----" (len $labels) (len $blocks) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $problem -}}
+{{- /* Every block's base64 on a line of its own (a comma, outside base64, parts them first). */ -}}
+{{- $joined := join "," $blocks | replace "-----BEGIN CERTIFICATE-----" "" | replace "-----END CERTIFICATE-----" "" | replace "\n" "" | replace "\r" "" | replace " " "" | replace "\t" "" | replace "," "\n" -}}
+{{- $bodies := splitList "\n" $joined -}}
+{{- /* Cheap checks over all blocks (one state each); a block they do not clear is read by the exact patterns. */ -}}
+{{- $plain := and (eq (len $bodies) (len $blocks)) (regexMatch "^[A-Za-z0-9+/=\n]*$" $joined) (not (regexMatch "=[^=\n]|===" $joined)) -}}
+{{- $line := "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2}==)" -}}
+{{- range $i, $body := $bodies -}}
+{{- if not $problem -}}
+{{- $at := "" -}}
+{{- $n := len $body -}}
+{{- if not (and $plain (eq (mod $n 4) 0) (ge $n 20)) -}}
+{{- $at = printf "certificate block %d of %d" (add1 $i) (len $bodies) -}}
+{{- if not (regexMatch (printf "^%s$" $line) $body) -}}
+{{- $problem = printf "%s's base64 is cut or padded wrongly" $at -}}
+{{- else if not (regexMatch "^[A-Za-z0-9+/]{16}" $body) -}}
+{{- $problem = printf "%s holds %d bytes of DER, too few for a certificate" $at (len (b64dec $body)) -}}
+{{- end -}}
+{{- end -}}
+{{- if not $problem -}}
+{{- /* The first 12 bytes (16 base64 characters) as hex: both headers (at most 5 bytes each) and the version tag. */ -}}
+{{- $h := printf "%x" (b64dec (substr 0 16 $body)) -}}
+{{- $size := len (b64dec $body) -}}
+{{- /* The outer header DER writes (shortest form) for the block's decoded length. */ -}}
+{{- $want := "" -}}
+{{- if lt $size 130 -}}
+{{- $want = printf "30%02x" (sub $size 2) -}}
+{{- else if lt $size 259 -}}
+{{- $want = printf "3081%02x" (sub $size 3) -}}
+{{- else if lt $size 65540 -}}
+{{- $want = printf "3082%04x" (sub $size 4) -}}
+{{- else -}}
+{{- $want = printf "3083%06x" (sub $size 5) -}}
+{{- end -}}
+{{- $rest := trimPrefix $want $h -}}
+{{- $form := substr 2 4 $rest -}}
+{{- $tag := int (get (dict "81" 6 "82" 8 "83" 10) $form | default 4) -}}
+{{- if not (and (hasPrefix $want $h) (hasPrefix "30" $rest) (or (lt $form "80") (ne $tag 4)) (eq (substr $tag (int (add $tag 2)) $rest) "a0")) -}}
+{{- $at = printf "certificate block %d of %d" (add1 $i) (len $bodies) -}}
+{{- end -}}
+{{- if not $at -}}
+{{- else if ne (substr 0 2 $h) "30" -}}
+{{- $problem = printf "%s's DER does not open with a SEQUENCE, as a certificate does: it is not an X.509 certificate" $at -}}
+{{- else if not (hasPrefix $want $h) -}}
+{{- $problem = printf "%s's DER declares a certificate of another length than the %d bytes the block holds (its outer SEQUENCE starts %s, where %s would hold them): it is cut (or has bytes after it), not a whole X.509 certificate" $at $size (regexFind "^30(?:[0-7].|81..|82.{4}|83.{6})" $h | default (substr 0 4 $h)) $want -}}
+{{- else if or (ne (substr 0 2 $rest) "30") (and (ge $form "80") (eq $tag 4)) (ne (substr $tag (int (add $tag 2)) $rest) "a0") -}}
+{{- $problem = printf "%s's DER does not open as an X.509 certificate does (a tbsCertificate SEQUENCE starting with its explicit version [0]): it is not a certificate, and a private key (PKCS#1, PKCS#8 or SEC1) or a public key labelled CERTIFICATE reads like this; never publish a key" $at -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $problem -}}
 {{- end -}}
 
 {{/*
