@@ -30,6 +30,13 @@ spec:
 // rolloutRecord is a rollout's record in cozy-system, named for target (the
 // JSON rollout --apply writes under the key target).
 func rolloutRecord(name, target string) string {
+	return finishedRolloutRecord(name, target) + `  hr-0123456789abcdef0123: '{"wave":"20261207T101010Z.wave-1","namespace":"tenant-acme","name":"kubernetes-nodes-acme-workers","uid":"u-1","generation":2}'
+`
+}
+
+// finishedRolloutRecord is a record whose every pool reached the target
+// and left it: the target alone.
+func finishedRolloutRecord(name, target string) string {
 	return `---
 apiVersion: v1
 kind: ConfigMap
@@ -104,11 +111,13 @@ func TestPinsNeverCallsARolloutsTargetUnused(t *testing.T) {
 	assert.NotContains(t, r.Unused, g5)
 	assert.Contains(t, text, g5+"  (DataVolume, phase Succeeded)  in use: a rollout's target (ConfigMap cozy-system/workerimage-rollout-0123456789); a rollout's target (ConfigMap cozy-system/workerimage-rollout-abcdefabcd)\n")
 
-	// Neighbours: a record to another version or schematic, a ConfigMap that is no record.
+	// Neighbours: a record to another version or schematic, a ConfigMap that
+	// is no record, a finished rollout's record (its pools all left it).
 	r, _ = pinsOfFile(t, pinsWith(t, "cluster",
 		rolloutRecord("workerimage-rollout-0123456789", `{"talosVersion":"v1.13.9"}`),
 		rolloutRecord("workerimage-rollout-abcdefabcd", `{"talosVersion":"v1.13.5","schematicID":"another"}`),
 		rolloutRecord("not-a-rollout", `{"talosVersion":"v1.13.5"}`),
+		finishedRolloutRecord("workerimage-rollout-5555555555", `{"talosVersion":"v1.13.5"}`),
 	))
 	assert.Contains(t, r.Unused, g5)
 	assert.Empty(t, goldenIn(t, r, g5).RolloutTargets)

@@ -268,8 +268,11 @@ func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, render
 }
 
 // readRolloutTargets reads the target of each rollout record in
-// RecordNamespace (read only: internal/apply writes them), skipping a
-// ConfigMap that is not one or whose target names no Talos version.
+// RecordNamespace (read only: internal/apply writes them) that still holds
+// a pool on its way, skipping a ConfigMap that is not one, whose target
+// names no Talos version, or that holds its target alone: a pool leaves the
+// record once its wave is on the target, so such a rollout is done and its
+// golden is in use, or not, by the pools that run it.
 func readRolloutTargets(ctx context.Context, t Target) ([]rolloutTarget, error) {
 	if t.Provider == nil {
 		return nil, nil
@@ -281,6 +284,10 @@ func readRolloutTargets(ctx context.Context, t Target) ([]rolloutTarget, error) 
 	var out []rolloutTarget
 	for _, cm := range cms {
 		if !strings.HasPrefix(cm.GetName(), recordPrefix) || cm.GetNamespace() != RecordNamespace {
+			continue
+		}
+		data, _, _ := unstructured.NestedMap(cm.Object, "data")
+		if len(data) < 2 {
 			continue
 		}
 		text, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)
