@@ -22,9 +22,9 @@ Refuses keys a map may not hold, so a typo never changes what renders. Takes a d
 {{- end -}}
 {{- end -}}
 
-{{/* A registry host[:port] as Talos keys mirrors and registry config by it: DNS labels of at most 63 characters (anchored at the start only). */}}
+{{/* A registry host[:port] as Talos keys mirrors and registry config by it: DNS labels of at most 63 characters, a port from 1 to 65535 (anchored at the start only). */}}
 {{- define "worker-image-lib.registryHostPattern" -}}
-^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*(:[0-9]{1,5})?
+^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*(:{{ include "worker-image-lib.portPattern" . }})?
 {{- end -}}
 
 {{/*
