@@ -72,8 +72,15 @@ func definedPatterns(t *testing.T, file, define string) map[string]string {
 	require.NoError(t, err)
 	body := regexp.MustCompile(`(?s)\{\{- define "` + regexp.QuoteMeta(define) + `" -\}\}\n(.*?)\n\{\{- end -\}\}`).FindSubmatch(raw)
 	require.NotNil(t, body, "%s defines %s", file, define)
+	// A pattern may include another define of the file (the port): read it expanded, as the chart does.
+	expanded := regexp.MustCompile(`\{\{ include "([^"]+)" \. \}\}`).ReplaceAllFunc(body[1], func(call []byte) []byte {
+		name := regexp.MustCompile(`"([^"]+)"`).FindSubmatch(call)[1]
+		inner := regexp.MustCompile(`(?s)\{\{- define "` + regexp.QuoteMeta(string(name)) + `" -\}\}\n(.*?)\n\{\{- end -\}\}`).FindSubmatch(raw)
+		require.NotNil(t, inner, "%s defines %s, which %s includes", file, name, define)
+		return inner[1]
+	})
 	out := map[string]string{}
-	require.NoError(t, yaml.Unmarshal(body[1], &out))
+	require.NoError(t, yaml.Unmarshal(expanded, &out))
 	return out
 }
 

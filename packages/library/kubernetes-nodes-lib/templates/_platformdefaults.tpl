@@ -390,7 +390,7 @@ which the machine config is written from.
 {{- end -}}
 {{- $config := list -}}
 {{- range $host, $entry := ($defaults.registries.config | default dict) -}}
-{{- $config = append $config (dict "host" $host "ca" (not (empty (dig "tls" "ca" "" $entry))) "source" (get $defaults.configSources $host)) -}}
+{{- $config = append $config (dict "host" $host "ca" (not (empty (get (get $entry "tls" | default dict) "ca"))) "source" (get $defaults.configSources $host)) -}}
 {{- end -}}
 {{- dict "installer" (dict "image" (include "kubernetes-nodes.installerImage" .) "repository" $defaults.installerRepository "source" $defaults.installerRepositorySource) "registryMirrors" $mirrors "registryConfig" $config | toYaml -}}
 {{- end -}}

@@ -5,13 +5,22 @@ the charts check the same ones, and their schemas repeat them (README).
 {{- define "worker-image-lib.patterns" -}}
 schematicID: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 version: '^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9a-z]+(\.[0-9a-z]+)*)?$'
-imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
+imageFactoryURL: '^https?://[a-zA-Z0-9]([-a-zA-Z0-9.]*[a-zA-Z0-9])?(:{{ include "worker-image-lib.portPattern" . }})?(/([-a-zA-Z0-9._~/]|%[0-9a-fA-F]{2})*)?$'
 quantity: '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]{1,2}|Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?$'
 storageClass: '^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 checksum: '^(sha256:[0-9a-fA-F]{64}|sha512:[0-9a-fA-F]{128})$'
 alertDuration: '^(0|([0-9]{1,6}y)?([0-9]{1,6}w)?([0-9]{1,6}d)?([0-9]{1,6}h)?([0-9]{1,6}m)?([0-9]{1,6}s)?)$'
 labelValue: '^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$'
 imageFactoryCA: '^[ \t\r\n]*(-----BEGIN CERTIFICATE-----\r?\nMI[A-Za-z0-9+/=\r\n]*\n-----END CERTIFICATE-----(\r?\n[ \t\r\n]*|$))+$'
+{{- end -}}
+
+{{/*
+A port as Go's HTTP client and Talos read it: its number from 1 to 65535, written in at most 5 digits,
+leading zeros allowed (":0443" is 443, and rendered before ports were bounded, so a pool written so
+keeps rendering, as written). Unanchored, for the URL and registry host patterns; the schemas repeat it.
+*/}}
+{{- define "worker-image-lib.portPattern" -}}
+(0{0,4}[1-9]|0{0,3}[1-9][0-9]|0{0,2}[1-9][0-9]{2}|0?[1-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])
 {{- end -}}
 
 {{/*

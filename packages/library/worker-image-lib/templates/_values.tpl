@@ -22,9 +22,9 @@ Refuses keys a map may not hold, so a typo never changes what renders. Takes a d
 {{- end -}}
 {{- end -}}
 
-{{/* A registry host[:port] as Talos keys mirrors and registry config by it: DNS labels of at most 63 characters (anchored at the start only). */}}
+{{/* A registry host[:port] as Talos keys mirrors and registry config by it: DNS labels of at most 63 characters, a port from 1 to 65535 (anchored at the start only). */}}
 {{- define "worker-image-lib.registryHostPattern" -}}
-^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*(:[0-9]{1,5})?
+^[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?(\.[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?)*(:{{ include "worker-image-lib.portPattern" . }})?
 {{- end -}}
 
 {{/*
@@ -122,9 +122,12 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- end -}}
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $.prefix "field" $at "value" $config "keys" (list "auth" "tls")) -}}
 {{- range $part, $fields := dict "auth" (list "username" "password" "auth" "identityToken") "tls" (list "insecureSkipVerify" "ca" "clientIdentity") -}}
-{{- $section := get $config $part | default dict -}}
-{{- if not (kindIs "map" $section) -}}
-{{- fail (printf "%s%s.%s is %s, not a map" $.prefix $at $part (include "worker-image-lib.describe" $section)) -}}
+{{- /* null is absent, as Talos reads it; any other non-map ("", false, 0, []) Talos refuses, so no worker would boot. */ -}}
+{{- $section := (hasKey $config $part) | ternary (get $config $part) nil -}}
+{{- if kindIs "invalid" $section -}}
+{{- $section = dict -}}
+{{- else if not (kindIs "map" $section) -}}
+{{- fail (printf "%s%s.%s is %s, not a map, and Talos refuses the whole machine config for it (no worker would boot); write it as a map of %s, or remove the key" $.prefix $at $part (include "worker-image-lib.describe" $section) (join ", " $fields)) -}}
 {{- end -}}
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $.prefix "field" (printf "%s.%s" $at $part) "value" $section "keys" $fields) -}}
 {{- range $field := without $fields "insecureSkipVerify" "clientIdentity" -}}
@@ -135,9 +138,11 @@ tls: {insecureSkipVerify, ca, clientIdentity: {crt, key}}}. Takes a dict: prefix
 {{- if and (hasKey $tls "insecureSkipVerify") (not (kindIs "bool" $tls.insecureSkipVerify)) -}}
 {{- fail (printf "%s%s.tls.insecureSkipVerify is %s; set it to true or false" $.prefix $at (include "worker-image-lib.describe" $tls.insecureSkipVerify)) -}}
 {{- end -}}
-{{- $identity := get $tls "clientIdentity" | default dict -}}
-{{- if not (kindIs "map" $identity) -}}
-{{- fail (printf "%s%s.tls.clientIdentity is %s, not a map of crt and key" $.prefix $at (include "worker-image-lib.describe" $identity)) -}}
+{{- $identity := (hasKey $tls "clientIdentity") | ternary (get $tls "clientIdentity") nil -}}
+{{- if kindIs "invalid" $identity -}}
+{{- $identity = dict -}}
+{{- else if not (kindIs "map" $identity) -}}
+{{- fail (printf "%s%s.tls.clientIdentity is %s, not a map of crt and key, and Talos refuses the whole machine config for it (no worker would boot); write it as {crt: ..., key: ...}, or remove the key" $.prefix $at (include "worker-image-lib.describe" $identity)) -}}
 {{- end -}}
 {{- include "worker-image-lib.assertKnownKeys" (dict "prefix" $.prefix "field" (printf "%s.tls.clientIdentity" $at) "value" $identity "keys" (list "crt" "key")) -}}
 {{- range $field := list "crt" "key" -}}
