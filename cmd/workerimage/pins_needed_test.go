@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +32,13 @@ spec:
 // rolloutRecord is a rollout's record in cozy-system, named for target (the
 // JSON rollout --apply writes under the key target).
 func rolloutRecord(name, target string) string {
-	return finishedRolloutRecord(name, target) + `  hr-0123456789abcdef0123: '{"wave":"20261207T101010Z.wave-1","namespace":"tenant-acme","name":"kubernetes-nodes-acme-workers","uid":"u-1","generation":2}'
+	return recordHolding(name, target, "tenant-acme", "kubernetes-nodes-acme-workers")
+}
+
+// recordHolding is a record holding one write, of the HelmRelease
+// namespace/release, still on its way to the target.
+func recordHolding(name, target, namespace, release string) string {
+	return finishedRolloutRecord(name, target) + "  " + report.PoolKey(namespace, release) + `: '{"wave":"20261207T101010Z.wave-1","namespace":"` + namespace + `","name":"` + release + `","uid":"u-1","generation":2}'
 `
 }
 
@@ -118,6 +126,7 @@ func TestPinsNeverCallsARolloutsTargetUnused(t *testing.T) {
 		rolloutRecord("workerimage-rollout-abcdefabcd", `{"talosVersion":"v1.13.5","schematicID":"another"}`),
 		rolloutRecord("not-a-rollout", `{"talosVersion":"v1.13.5"}`),
 		finishedRolloutRecord("workerimage-rollout-5555555555", `{"talosVersion":"v1.13.5"}`),
+		recordHolding("workerimage-rollout-6666666666", `{"talosVersion":"v1.13.5"}`, "tenant-gone", "kubernetes-nodes-gone-workers"),
 	))
 	assert.Contains(t, r.Unused, g5)
 	assert.Empty(t, goldenIn(t, r, g5).RolloutTargets)

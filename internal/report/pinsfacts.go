@@ -104,7 +104,11 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 
 	// The targets of the rollouts recorded in the platform's namespace: a
 	// golden one moves pools to is needed, whatever uses it yet.
-	if f.rolloutTargets, err = readRolloutTargets(ctx, t); err != nil {
+	pools := map[string]bool{}
+	for _, p := range fl.Pools {
+		pools[p.HelmRelease] = true
+	}
+	if f.rolloutTargets, err = readRolloutTargets(ctx, t, pools); err != nil {
 		return nil, err
 	}
 
@@ -269,11 +273,13 @@ func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, render
 
 // readRolloutTargets reads the target of each rollout record in
 // RecordNamespace (read only: internal/apply writes them) that still holds
-// a pool on its way, skipping a ConfigMap that is not one, whose target
-// names no Talos version, or that holds its target alone: a pool leaves the
-// record once its wave is on the target, so such a rollout is done and its
-// golden is in use, or not, by the pools that run it.
-func readRolloutTargets(ctx context.Context, t Target) ([]rolloutTarget, error) {
+// a pool on its way, one of pools (namespace/name of the HelmReleases
+// read), skipping a ConfigMap that is not one, whose target names no Talos
+// version, or that holds no such pool: a pool leaves the record once its
+// wave is on the target, so a record holding its target alone is a rollout
+// done, and one holding only HelmReleases that are gone moves nothing; the
+// golden of either is in use, or not, by the pools that run it.
+func readRolloutTargets(ctx context.Context, t Target, pools map[string]bool) ([]rolloutTarget, error) {
 	if t.Provider == nil {
 		return nil, nil
 	}
@@ -286,8 +292,15 @@ func readRolloutTargets(ctx context.Context, t Target) ([]rolloutTarget, error) 
 		if !strings.HasPrefix(cm.GetName(), recordPrefix) || cm.GetNamespace() != RecordNamespace {
 			continue
 		}
-		data, _, _ := unstructured.NestedMap(cm.Object, "data")
-		if len(data) < 2 {
+		record, err := readStoredRecord(&cm)
+		if err != nil {
+			continue
+		}
+		moving := false
+		for _, w := range record.Writes() {
+			moving = moving || pools[w.id()]
+		}
+		if !moving {
 			continue
 		}
 		text, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)

@@ -266,7 +266,18 @@ func (r *RolloutRecord) ConfigMap() (*unstructured.Unstructured, error) {
 // HelmRelease's write (or a wave's list of writes, as releases before
 // wrote them) is refused, naming the key and the fix.
 func DecodeRolloutRecord(target RolloutTarget, cm *unstructured.Unstructured) (*RolloutRecord, error) {
-	r := NewRolloutRecord(target)
+	return decodeRecordInto(NewRolloutRecord(target), cm)
+}
+
+// readStoredRecord reads a record for the target it names itself (pins
+// asks what each recorded rollout still moves, whatever its target).
+func readStoredRecord(cm *unstructured.Unstructured) (*RolloutRecord, error) {
+	target, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)
+	r := &RolloutRecord{Name: cm.GetName(), target: target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(target)}
+	return decodeRecordInto(r, cm)
+}
+
+func decodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if got, ok := data[recordTargetKey]; !ok || got != r.target {
 		// A record under this name for another target (a digest's
