@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
