@@ -57,6 +57,11 @@ as my_pool.yaml, or values from standard input, need --release).`,
 			if err != nil {
 				return err
 			}
+			if chart != "" {
+				if err := report.CheckPoolChartFacts(chrt, chart); err != nil {
+					return err
+				}
+			}
 			t, err := a.connect(cluster, false)
 			if err != nil {
 				return err

@@ -52,3 +52,27 @@ func TestRollcheckRefusesAChartItCannotReadFactsFrom(t *testing.T) {
 	assert.Equal(t, len(r.Pools), r.Summary.NoRoll+r.Summary.RefusedAtBoth, "%+v", r.Summary)
 	assert.Greater(t, r.Summary.NoRoll, r.Summary.RefusedAtBoth, "%+v", r.Summary)
 }
+
+// plan, pins, adopt and rollout read every pool through the facts template:
+// a --chart lacking a helper it reaches is an error (exit 2) naming the
+// chart and the helper, not every pool "refused" in the words of a missing
+// template. The neighbour: the same chart whole reads.
+func TestChartFlagTheCLICannotReadFactsFromIsAnError(t *testing.T) {
+	lacking := chartCopy(t, "packages/library/kubernetes-nodes-lib/templates/_platformdefaults.tpl", func(s string) string {
+		return strings.Replace(s, `define "kubernetes-nodes.machineConfigFacts"`, `define "kubernetes-nodes.machineConfigFactsGone"`, 1)
+	})
+	chart := filepath.Join(lacking, "packages", "apps", "kubernetes-nodes")
+	whole := filepath.Join(chartCopy(t, "", nil), "packages", "apps", "kubernetes-nodes")
+	pool := td("pools", "http.yaml")
+	for _, args := range [][]string{
+		{"plan", "-values", pool},
+		{"pins", "-cluster", td("state", "cluster.yaml")},
+		{"adopt", "-cluster", td("state", "cluster.yaml")},
+		{"rollout", "--to-talos", "v1.13.7", "-cluster", rolloutFixture},
+	} {
+		res := cli(t, append(args, "-chart", chart)...)
+		requireProblem(t, res, "workerimage "+args[0]+": --chart "+chart+` cannot be read: it does not define "kubernetes-nodes.machineConfigFacts", which workerimage's facts template reaches`)
+		ok := cli(t, append(args, "-chart", whole)...)
+		assert.NotEqual(t, exitProblem, ok.code, "%s: %s", args[0], ok.stderr)
+	}
+}

@@ -48,14 +48,34 @@ func missingFactsHelpers(chrt *chart.Chart, diskSourceHelper string) []string {
 	return SortedKeys(missing)
 }
 
-// CheckFactsHelpers refuses a chart the CLI cannot read facts from, naming
-// the chart (which, as the command line named it) and the templates it
-// lacks: an error (exit 2), before any pool is rendered.
+// CheckFactsHelpers refuses a chart rollcheck would read facts from (one
+// that defines kubernetes-nodes.behindFacts) but cannot, naming the chart
+// (which, as the command line named it) and the templates it lacks: an
+// error (exit 2), before any pool is rendered. A chart without behindFacts
+// (upstream's) is compared without facts.
 func CheckFactsHelpers(chrt *chart.Chart, which string) error {
 	if !definesTemplate(chrt, "kubernetes-nodes.behindFacts") {
 		return nil
 	}
-	missing := missingFactsHelpers(chrt, "kubernetes-nodes.diskSource")
+	return factsHelpersError(which, "it defines kubernetes-nodes.behindFacts but not", missingFactsHelpers(chrt, "kubernetes-nodes.diskSource"),
+		"no pool would be compared. Give a chart that defines them (one of this workerimage's release: workerimage version), or upstream's chart, which workerimage renders without facts")
+}
+
+// CheckPoolChartFacts refuses a --chart that plan, pins and rollout, which
+// read every pool through the facts template, cannot read facts from.
+func CheckPoolChartFacts(chrt *chart.Chart, dir string) error {
+	missing := map[string]bool{}
+	for _, helper := range []string{"kubernetes-nodes.diskSource", "kubernetes-nodes.osImage"} {
+		for _, m := range missingFactsHelpers(chrt, helper) {
+			missing[m] = true
+		}
+	}
+	return factsHelpersError("--chart "+dir, "it does not define", SortedKeys(missing),
+		"no pool could be read through it. Give a chart of this workerimage's release (workerimage version), or leave out --chart for the one built in")
+}
+
+// factsHelpersError names the chart (which), what it lacks, and the advice.
+func factsHelpersError(which, lacks string, missing []string, advice string) error {
 	if len(missing) == 0 {
 		return nil
 	}
@@ -63,7 +83,7 @@ func CheckFactsHelpers(chrt *chart.Chart, which string) error {
 	for i, m := range missing {
 		quoted[i] = fmt.Sprintf("%q", m)
 	}
-	return fmt.Errorf("%s cannot be read: it defines kubernetes-nodes.behindFacts but not %s, which workerimage's facts template reaches; every render of it would fail for that, not for its pool, and no pool would be compared. Give a chart that defines them (one of this workerimage's release: workerimage version), or upstream's chart, which workerimage renders without facts", which, strings.Join(quoted, ", "))
+	return fmt.Errorf("%s cannot be read: %s %s, which workerimage's facts template reaches; every render of it would fail for that, not for its pool, and %s", which, lacks, strings.Join(quoted, ", "), advice)
 }
 
 // collectDefines parses every template of chrt and its dependencies (one
