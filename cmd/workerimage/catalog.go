@@ -65,7 +65,7 @@ refuses the values it prints nothing to stdout, the refusal to stderr, and exits
 			"catalog -f examples/platform/closed-network.yaml --cluster examples/cluster-state.yaml",
 			"catalog -f package.yaml --kubeconfig ~/.kube/management.yaml",
 			"catalog -f talos-fix.yaml --to-apply | kubectl apply -f -"),
-		Annotations: map[string]string{"exitCodes": exitCodes("the catalog renders", "the catalog (or the platform chart) refuses the values: the upgrade would fail", "bad input (a key neither shape takes, keys of two shapes, an object that is not the catalog's Package), an unreachable cluster")},
+		Annotations: map[string]string{"exitCodes": exitCodes("the catalog renders", "the catalog (or the platform chart) refuses the values: the upgrade would fail", "bad input (a key neither shape takes, keys of two shapes, an object that is not the catalog's Package, a CA it would publish or write that is not CA certificates by X.509), an unreachable cluster")},
 		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o, err := a.options(format)

@@ -132,6 +132,11 @@ func (a *app) readFleet(f fleetFlags) (*fleetRead, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.chartDir != "" {
+		if err := report.CheckPoolChartFacts(chrt, f.chartDir); err != nil {
+			return nil, err
+		}
+	}
 	t, err := a.connect(f.cluster, true)
 	if err != nil {
 		return nil, err

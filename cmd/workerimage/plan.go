@@ -1,6 +1,9 @@
 package main
 
 import (
+	"strings"
+	"time"
+
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
@@ -32,7 +35,7 @@ as my_pool.yaml, or values from standard input, need --release).`,
 			"plan examples/pools/golden.yaml --cluster examples/cluster-state.yaml",
 			"plan -f examples/pools/golden.yaml -f overrides.yaml -n tenant-acme --kubeconfig ~/.kube/config",
 			"plan -f examples/pools/golden.yaml --cluster none --manifests   # the objects, as helm template prints them"),
-		Annotations: map[string]string{"exitCodes": exitCodes("the pool renders", "the chart refuses the pool (the result line says why and what to write)", "bad input: a missing or unreadable file, unknown flag, unreachable cluster")},
+		Annotations: map[string]string{"exitCodes": exitCodes("the pool renders", "the chart refuses the pool (the result line says why and what to write)", "bad input: a missing or unreadable file, unknown flag, unreachable cluster, a CA in the values that is not CA certificates by X.509")},
 		Args:        cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files := append(append([]string{}, args...), values...)
@@ -47,9 +50,17 @@ as my_pool.yaml, or values from standard input, need --release).`,
 			if err != nil {
 				return err
 			}
+			if err := report.PoolCAsToWrite(vals, strings.Join(files, ", "), time.Now()); err != nil {
+				return err
+			}
 			chrt, err := report.LoadPoolChart(chart)
 			if err != nil {
 				return err
+			}
+			if chart != "" {
+				if err := report.CheckPoolChartFacts(chrt, chart); err != nil {
+					return err
+				}
 			}
 			t, err := a.connect(cluster, false)
 			if err != nil {

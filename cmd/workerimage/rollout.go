@@ -196,7 +196,7 @@ func readCA(path string) (string, error) {
 	if len(text) > maxCABytes {
 		return "", errorf("--factory-ca %s: more than %d bytes; talos.imageFactoryCA holds at most 64 KiB of PEM certificates: give the CA's certificates alone", path, maxCABytes)
 	}
-	if problems := report.CAProblems(string(text), time.Now()); len(problems) > 0 {
+	if problems := report.CAToWriteProblems(string(text), time.Now()); len(problems) > 0 {
 		return "", errorf("--factory-ca %s: %s; every pool moved would import trusting it: give the certificates of the CA that serves the factory, each a CA (CA:TRUE) valid now", path, strings.Join(problems, "; "))
 	}
 	return string(text), nil

@@ -75,3 +75,35 @@ func CertificatesDigest(pemText string) string {
 	all := sha256.Sum256([]byte(strings.Join(sums, ",")))
 	return "sha256:" + hex.EncodeToString(all[:])
 }
+
+// CAToWriteProblems are what CAProblems finds in a CA the CLI would publish
+// or write, and more: text that holds no PEM block, or a "-----BEGIN " that
+// does not decode (a block cut before its END line), holds no certificate a
+// CA could be read from, where CAProblems reads nothing and says nothing.
+func CAToWriteProblems(pemText string, now time.Time) []string {
+	decoded := 0
+	for rest := []byte(pemText); ; decoded++ {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+	}
+	problems := CAProblems(pemText, now)
+	switch begins := strings.Count(pemText, "-----BEGIN "); {
+	case begins == 0:
+		problems = append(problems, "it holds no PEM block (-----BEGIN CERTIFICATE-----), so no certificate")
+	case begins > decoded:
+		problems = append(problems, fmt.Sprintf("%d of its %d PEM blocks do not decode (a block cut before its -----END line, or a body that is not base64)", begins-decoded, begins))
+	}
+	return problems
+}
+
+// CAToWrite refuses a CA the CLI would publish or write (CAToWriteProblems),
+// naming the place (at: a values path, with where it is written) and each
+// block it refuses; nil for CA certificates valid now.
+func CAToWrite(at, pemText string, now time.Time) error {
+	if problems := CAToWriteProblems(pemText, now); len(problems) > 0 {
+		return fmt.Errorf("%s is not CA certificates: %s; give the PEM certificates of the CA alone (-----BEGIN CERTIFICATE----- blocks, each a CA, CA:TRUE, valid now)", at, strings.Join(problems, "; "))
+	}
+	return nil
+}

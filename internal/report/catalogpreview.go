@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	charts "github.com/cozystack/golden-worker-images"
 	"github.com/cozystack/golden-worker-images/internal/fleet"
@@ -125,6 +126,15 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool)
 		if home.Shape == ShapePlatform && !reset {
 			platform = reuseValues(vals, home.Platform)
 		}
+		// Before the platform chart renders them: a key it refuses is
+		// refused here as every CA the CLI writes is (exit 2).
+		platformFrom := files
+		if home.Shape == ShapePlatform && !reset {
+			platformFrom += mergedWords(false)
+		}
+		if err := checkPlatformCAs(platform, platformFrom, time.Now()); err != nil {
+			return nil, err
+		}
 		fwd, err := forwardPlatform(platform)
 		if err != nil {
 			return nil, err
@@ -138,6 +148,9 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool)
 		catalog := fwd.catalog
 		if home.Shape != ShapePlatform && !reset {
 			catalog = reuseValues(fwd.catalog, held)
+		}
+		if err := checkCatalogCAs(catalog, "as platform values "+files+" forward them"+mergedWords(reset), time.Now()); err != nil {
+			return nil, err
 		}
 		if rep, err = CatalogPreview(t, catalog, "platform values "+files+" (their kubernetesWorkerImage, as the platform chart forwards it to the catalog)"); err != nil {
 			return nil, err
@@ -170,6 +183,9 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool)
 			catalog = reuseValues(in.Values, held)
 		}
 		after = catalog
+		if err := checkCatalogCAs(catalog, "from "+files+mergedWords(reset), time.Now()); err != nil {
+			return nil, err
+		}
 		if rep, err = CatalogPreview(t, catalog, "the catalog's own values "+files+" (what its Package holds under spec.components.kubernetes-worker-image.values)"); err != nil {
 			return nil, err
 		}
@@ -181,6 +197,9 @@ func CatalogFromFiles(t Target, vals map[string]any, names []string, reset bool)
 		rep.PackageFrom = home.From + "; its values are " + mergeWords(reset, "the values it holds")
 	case ValuesPackage:
 		after = in.Values
+		if err := checkCatalogCAs(in.Values, "in the Package "+catalogPackage+" in "+files, time.Now()); err != nil {
+			return nil, err
+		}
 		if rep, err = CatalogPreview(t, in.Values, "the Package "+catalogPackage+" in "+files+" (its spec.components.kubernetes-worker-image.values)"); err != nil {
 			return nil, err
 		}

@@ -117,6 +117,12 @@ type RollSide struct {
 // cluster problem an error.
 func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: base, Head: head, Cluster: t.Desc}
+	if err := CheckFactsHelpers(baseChart, "the base chart "+base); err != nil {
+		return RollReport{}, err
+	}
+	if err := CheckFactsHelpers(headChart, "the head chart "+head); err != nil {
+		return RollReport{}, err
+	}
 	err := rep.check(&t, headChart, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = renderSide(baseChart, t, in.release, in.values); err != nil {
@@ -139,6 +145,9 @@ func Rollcheck(baseChart, headChart *chart.Chart, t Target, base, head string, p
 // spec as the cluster stores it. Two GETs per pool, no list.
 func RollcheckDeployed(headChart *chart.Chart, t Target, head string, pools []RollInput) (RollReport, error) {
 	rep := RollReport{Base: "what each pool runs now (its MachineDeployment's KubevirtMachineTemplate)", Head: head, Cluster: t.Desc, Deployed: true}
+	if err := CheckFactsHelpers(headChart, "the head chart "+head); err != nil {
+		return RollReport{}, err
+	}
 	err := rep.check(&t, headChart, pools, func(in RollInput, p *PoolRoll) error {
 		var err error
 		if p.Base, err = runningSide(t, in.release); err != nil {
