@@ -58,20 +58,29 @@ func TestPlanNamesTheCAsProblems(t *testing.T) {
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
 	c := caCasesAt(t, time.Now())
-	plan := func(ca string) *report.PlanReport {
+	planOf := func(ca string) *report.PlanReport {
 		rep, _, err := report.Plan(chrt, report.Target{Desc: "preview"}, render.Release{Name: "kubernetes-nodes-acme-w", Namespace: "tenant-acme"},
 			map[string]any{"cluster": "acme", "talos": map[string]any{"imageFactoryCA": ca}})
 		require.NoError(t, err)
+		return rep
+	}
+	plan := func(ca string) *report.PlanReport {
+		rep := planOf(ca)
 		require.Equal(t, "renders", rep.Result, "%s", rep.Refusal)
 		require.NotNil(t, rep.DiskSource.ImageFactoryCA)
 		return rep
 	}
 	assert.Empty(t, plan(c.valid).DiskSource.ImageFactoryCAProblems)
-	for name, ca := range map[string]string{"expired": c.expired, "not a CA": c.leaf, "not a certificate": c.garbage} {
+	for name, ca := range map[string]string{"expired": c.expired, "not a CA": c.leaf} {
 		problems := plan(ca).DiskSource.ImageFactoryCAProblems
 		require.Len(t, problems, 1, name)
-		assert.Contains(t, problems[0], map[string]string{"expired": "expired on", "not a CA": "is not a CA", "not a certificate": "its DER is not an X.509 certificate"}[name])
+		assert.Contains(t, problems[0], map[string]string{"expired": "expired on", "not a CA": "is not a CA"}[name])
 	}
+	// DER that is no certificate the chart itself refuses (its DER check),
+	// so it never reaches a ConfigMap for plan to read.
+	rep := planOf(c.garbage)
+	assert.Equal(t, "refused", rep.Result)
+	assert.Contains(t, rep.Refusal, "talos.imageFactoryCA")
 }
 
 // pins reads the catalog's CA ConfigMaps in cozy-public as X.509 and names a

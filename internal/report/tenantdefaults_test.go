@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"encoding/base64"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -100,7 +101,7 @@ func TestPlanShowsTheInstallerAndMirrorsWithTheirChannels(t *testing.T) {
 				"quay.io":   map[string]any{"endpoints": []any{"https://platform.internal/v2/quay.io"}},
 			},
 			// Talos's shape: base64 of the PEM.
-			"registryConfig": map[string]any{"platform.internal": map[string]any{"tls": map[string]any{"ca": base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"))}}},
+			"registryConfig": map[string]any{"platform.internal": map[string]any{"tls": map[string]any{"ca": base64.StdEncoding.EncodeToString(mirrorCAPEM(t))}}},
 		}}})
 	assert.Equal(t, report.Installer{Image: "platform.internal/installer" + schematicAndVersion, Repository: "platform.internal/installer", Source: "the platform default _cluster.talos.installerRepository"}, mc.Installer)
 	assert.Equal(t, []report.RegistryMirror{
@@ -123,4 +124,13 @@ func TestPlanShowsTheInstallerAndMirrorsWithTheirChannels(t *testing.T) {
 	mc = plan(render.NewState(unpublished...), map[string]any{"cluster": "acme"})
 	assert.Equal(t, &report.MachineConfigReport{Installer: report.Installer{Image: "factory.talos.dev/installer" + schematicAndVersion, Repository: "factory.talos.dev/installer", Source: "the chart's built-in talos.installerRepository"},
 		RegistryMirrors: []report.RegistryMirror{}, RegistryConfig: []report.RegistryConfigHost{}}, mc)
+}
+
+// mirrorCAPEM is a real CA certificate (the closed-network page's), as the
+// chart's DER check takes only certificates.
+func mirrorCAPEM(t *testing.T) []byte {
+	t.Helper()
+	pem, err := os.ReadFile(filepath.Join("..", "..", "examples", "platform", "mirror-ca.pem"))
+	require.NoError(t, err)
+	return pem
 }
