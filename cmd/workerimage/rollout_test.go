@@ -462,13 +462,14 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 // the bound names: the rolling update is not part of the machine template.
 // After the last wave one more patch puts the pool's own back (acme-golden
 // sets none: the key is removed), and the template it runs stays. A run that
-// stops before its last wave leaves the surge as written.
+// stops before its last wave leaves the surge as written, and the same
+// command run again puts it back once the pool has rolled.
 func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	rc := newRolloutCluster(t, true)
 	args := []string{"--to-talos", "v1.13.7", "--pool", "tenant-acme/kubernetes-nodes-acme-golden", "--max-clones", "1"}
 	plan := runRollout(t, rc, false, args...)
 	require.Equal(t, exitOK, plan.code, plan.stderr)
-	assert.Contains(t, plan.stdout, "\n    surge     set to 0 during the roll, restored after the last wave (the key removed, as the pool sets none); a run that stops before leaves it\n")
+	assert.Contains(t, plan.stdout, "\n    surge     set to 0 during the roll, restored after the last wave (the key removed, as the pool sets none); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)\n")
 	r := runRollout(t, rc, false, append(args, "--apply", "--poll", "5ms", "--timeout", "20s")...)
 	require.Equal(t, exitOK, r.code, r.stderr+r.stdout)
 	assert.Equal(t, 2, rc.patches(), "the move, then the surge put back")
@@ -501,6 +502,24 @@ func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	require.NoError(t, err)
 	values, _, _ = unstructured.NestedMap(hr.Object, "spec", "values")
 	assert.EqualValues(t, 0, values["maxSurge"])
+
+	// Cluster API moves now: the same command run again waits for the pool
+	// the stopped run left rolling and, after its last wave, puts back the
+	// pool's own maxSurge, which the rollout's record kept.
+	resumed := runRollout(t, stuck, false, args...)
+	require.Equal(t, exitOK, resumed.code, resumed.stderr)
+	assert.Contains(t, resumed.stdout, "\n    surge     set to 0 by an earlier run to hold its bound, restored after the last wave (the key removed, as the pool set none)\n")
+	stuck.done.Add(1)
+	go stuck.capi()
+	t.Cleanup(func() { close(stuck.stop); stuck.done.Wait() })
+	r = runRollout(t, stuck, false, append(args, "--apply", "--poll", "5ms", "--timeout", "20s")...)
+	require.Equal(t, exitOK, r.code, r.stderr+r.stdout)
+	assert.Equal(t, 2, stuck.patches(), "the move, then, in the run after, the surge put back")
+	assert.Contains(t, r.stdout, "\nrestored tenant-acme/kubernetes-nodes-acme-golden: maxSurge 0 removed, as the pool had none (the rolling update only: no worker rolls)\n")
+	hr, err = stuck.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-acme", "kubernetes-nodes-acme-golden")
+	require.NoError(t, err)
+	values, _, _ = unstructured.NestedMap(hr.Object, "spec", "values")
+	assert.NotContains(t, values, "maxSurge", "the pool's own: none")
 }
 
 // --factory-ca is read as plan and pins read a CA in effect (X.509): a

@@ -126,7 +126,12 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 				Message: "wave 1's images are served by their factory: " + strings.Join(asked, ", ")})
 		}
 	}
-	if patches(plan) {
+	// The maxSurge an earlier run wrote and did not put back: pools on the
+	// target now, put back after the last wave as this run's own are.
+	for _, p := range plan.Restore {
+		r.surges = append(r.surges, surgeWrite{pool: p, uid: p.UID})
+	}
+	if patches(plan) || len(r.surgesPlanned()) > 0 {
 		if why := r.openRecord(ctx); why != "" {
 			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(plan.Waves), Elapsed: r.since(r.start),
 				Message: "stopped before wave 1: " + why + "; nothing was patched"})
@@ -170,6 +175,11 @@ func (r *run) wave(ctx context.Context, i int) bool {
 	var pending []*poolWait
 	for _, p := range w.Pools {
 		pw := &poolWait{pool: p, generation: p.Generation}
+		if p.State != report.StateMoves && p.SurgeRestore != nil {
+			// Rolling from an earlier run that bounded it: its own maxSurge
+			// is put back after the last wave, as for this run's moves.
+			r.surges = append(r.surges, surgeWrite{pool: p, uid: p.UID})
+		}
 		if p.State == report.StateMoves {
 			gen, uid, why := r.patch(ctx, p)
 			if why != "" {
@@ -277,13 +287,13 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 	}
 	msg += "; fix the cause and run the same command again: it skips the pools on the target and waits for those still rolling"
 	if len(r.surges) > 0 {
-		// A later run does not know the pools' own maxSurge: say how to
-		// put it back.
+		// The record keeps each pool's own maxSurge: the same command run
+		// again puts it back; by hand, this does.
 		var restore []string
 		for _, sw := range r.surges {
 			restore = append(restore, surgeRestoreCommand(sw.pool))
 		}
-		msg += fmt.Sprintf("; the maxSurge written to hold the bound stays in %s (a later run does not put it back): once it has rolled, restore its own: %s", report.Count(len(r.surges), "pool"), strings.Join(restore, "; "))
+		msg += fmt.Sprintf("; the maxSurge written to hold the bound stays in %s until the next run to the same target puts it back after its last wave (the rollout's record %s keeps each pool's own); to put it back yourself once it has rolled: %s", report.Count(len(r.surges), "pool"), r.recordRef(), strings.Join(restore, "; "))
 	}
 	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
@@ -314,22 +324,33 @@ func (r *run) openRecord(ctx context.Context) string {
 		}
 	}
 	for _, p := range r.plan.OnTarget {
-		// On the target: a later run reads it so without the record.
+		// On the target: a later run reads it so without the record, unless
+		// the record keeps the maxSurge to put back (until it is).
+		if p.SurgeRestore != nil {
+			continue
+		}
 		_, name, _ := strings.Cut(p.HelmRelease, "/")
 		r.record.Remove(p.Namespace, name)
 	}
-	largest := 0
+	// A wave's writes leave the record when it is done, but those that keep
+	// a maxSurge to put back stay until after the last wave: they add up.
+	largest, surges := 0, 0
 	for _, w := range r.plan.Waves {
 		probe := 0
 		for _, p := range w.Pools {
 			_, name, _ := strings.Cut(p.HelmRelease, "/")
 			if _, held := r.record.Written(p.Namespace, name); p.State == report.StateMoves && !held {
-				probe += report.WriteBytes(w.Wave, written(p, p.Generation+1))
+				n := report.WriteBytes(w.Wave, written(p, p.Generation+1))
+				if p.SurgeRestore != nil {
+					surges += n
+				} else {
+					probe += n
+				}
 			}
 		}
 		largest = max(largest, probe)
 	}
-	if err := r.record.FitsWith(largest); err != nil {
+	if err := r.record.FitsWith(surges + largest); err != nil {
 		return err.Error()
 	}
 	switch {
@@ -363,6 +384,18 @@ func (r *run) openRecord(ctx context.Context) string {
 	return ""
 }
 
+// surgesPlanned are the pools whose maxSurge an earlier run wrote and this
+// one puts back: on the target (Restore), or rolling in a wave.
+func (r *run) surgesPlanned() []report.RolloutPool {
+	out := append([]report.RolloutPool{}, r.plan.Restore...)
+	for _, p := range r.plan.Pools() {
+		if p.State != report.StateMoves && p.SurgeRestore != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // patches: the plan patches a pool (a plan of pools rolling already only
 // waits).
 func patches(plan *report.RolloutPlan) bool {
@@ -392,10 +425,19 @@ func (r *run) records() (dynamic.ResourceInterface, error) {
 	return c.Namespace(report.RecordNamespace), nil
 }
 
-// written is the record's entry of a pool's HelmRelease at generation.
+// written is the record's entry of a pool's HelmRelease at generation,
+// with the maxSurge its patch writes and the pool's own, if it writes one.
 func written(p report.RolloutPool, generation int64) report.RecordedWrite {
 	_, name, _ := strings.Cut(p.HelmRelease, "/")
-	return report.RecordedWrite{Namespace: p.Namespace, Name: name, UID: p.UID, Generation: generation}
+	return report.RecordedWrite{Namespace: p.Namespace, Name: name, UID: p.UID, Generation: generation, Surge: p.SurgeRestore}
+}
+
+// recordRef names the record, opened or not.
+func (r *run) recordRef() string {
+	if r.record == nil {
+		return report.NewRolloutRecord(r.plan.Target).Ref()
+	}
+	return r.record.Ref()
 }
 
 // recordWrite adds the pool's patch (the UID of the HelmRelease it wrote,
@@ -419,6 +461,11 @@ func (r *run) recordWrite(ctx context.Context, wave int, p report.RolloutPool, u
 // next write).
 func (r *run) prune(ctx context.Context, pending []*poolWait) string {
 	for _, pw := range pending {
+		if pw.pool.SurgeRestore != nil {
+			// Its own maxSurge is put back after the last wave: the record
+			// keeps it until then, for a run that stops before.
+			continue
+		}
 		_, name, _ := strings.Cut(pw.pool.HelmRelease, "/")
 		r.record.Remove(pw.pool.Namespace, name)
 		r.mine.Remove(pw.pool.Namespace, name)
@@ -606,8 +653,18 @@ func (r *run) restoreSurges(ctx context.Context) bool {
 		if s.Had {
 			own = fmt.Sprintf("back to its own %v", s.Own)
 		}
+		msg := fmt.Sprintf("restored %s: maxSurge %d %s (the rolling update only: no worker rolls)", p.HelmRelease, s.Wrote, own)
+		// Put back: the record has nothing more to keep of it.
+		_, name, _ := strings.Cut(p.HelmRelease, "/")
+		r.record.Remove(p.Namespace, name)
+		r.mine.Remove(p.Namespace, name)
+		if why := r.flush(ctx); why != "" {
+			// Harmless: the write's generation is not the pool's any more,
+			// so a later run does not read it as one to put back.
+			msg += fmt.Sprintf("; it stays in the rollout's record until its next write: %s", why)
+		}
 		r.event(report.RolloutEvent{Event: report.EventSurgeRestored, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
-			Message: fmt.Sprintf("restored %s: maxSurge %d %s (the rolling update only: no worker rolls)", p.HelmRelease, s.Wrote, own)})
+			Message: msg})
 	}
 	return true
 }

@@ -827,10 +827,21 @@ func TestRunWritesItsRecordOverAnotherTargets(t *testing.T) {
 // wave, one run per part, the record never deleted; it returns the bytes
 // written to the record and the most it held.
 func rollInParts(t *testing.T, n, part, wave int) (written, most int) {
+	return rollInPartsSurged(t, n, part, wave, false)
+}
+
+// rollInPartsSurged is rollInParts where, when surged, each pool's move
+// writes a maxSurge (put back after its run's last wave).
+func rollInPartsSurged(t *testing.T, n, part, wave int, surged bool) (written, most int) {
 	c := newCluster()
 	var pools []report.RolloutPool
 	for i := range n {
-		pools = append(pools, c.pool(fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i), "kubernetes-p-111111", "kubernetes-p-222222", 1))
+		name := fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i)
+		if surged {
+			pools = append(pools, c.surged(name, "kubernetes-p-111111", "kubernetes-p-222222", 1, nil))
+		} else {
+			pools = append(pools, c.pool(name, "kubernetes-p-111111", "kubernetes-p-222222", 1))
+		}
 	}
 	for from := 0; from < n; from += part {
 		var waves [][]report.RolloutPool
@@ -861,6 +872,39 @@ func TestRunRecordBytesGrowLinearly(t *testing.T) {
 	assert.Less(t, large, 11*small, "10 times the pools: about 10 times the bytes")
 	assert.Less(t, large/10000, 400, "bytes per pool patched")
 	assert.Less(t, largeMost, 100*400, "the record holds a wave's pools at most")
+}
+
+// A move that writes a maxSurge keeps it, and the pool's own, in the
+// record until it is put back after the run's last wave: about 30 bytes
+// more per pool written (the surge) and one more key written (its removal),
+// and the record holds the run's surged pools at once rather than a wave's.
+// A run whose surged pools would not fit in the record at once refuses
+// before the first patch, saying to roll in parts.
+func TestRunRecordKeepsSurgesWithinItsBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rolls 2,000 pools")
+	}
+	plain, plainMost := rollInParts(t, 1000, 1000, 100)
+	surged, surgedMost := rollInPartsSurged(t, 1000, 1000, 100, true)
+	t.Logf("1,000 pools: %d bytes written to the record without a surge (%d per pool, at most %d held), %d with one (%d per pool, at most %d held)", plain, plain/1000, plainMost, surged, surged/1000, surgedMost)
+	assert.Less(t, surged/1000, 400, "bytes per pool patched")
+	assert.Less(t, surged/1000-plain/1000, 100, "what keeping the surge adds per pool")
+	assert.Greater(t, surgedMost, 1000*200, "the run's surged pools held at once, until put back")
+
+	c := newCluster()
+	var pools []report.RolloutPool
+	for i := range 6000 {
+		pools = append(pools, c.surged(fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i), "kubernetes-p-111111", "kubernetes-p-222222", 1, nil))
+	}
+	var waves [][]report.RolloutPool
+	for w := 0; w < len(pools); w += 100 {
+		waves = append(waves, pools[w:w+100])
+	}
+	done, events := c.run(t, t.Context(), planOf(waves...), time.Hour)
+	assert.False(t, done)
+	assert.Empty(t, c.patches)
+	assert.Contains(t, events[0].Message, "stopped before wave 1: the rollout's record ConfigMap cozy-system/")
+	assert.Contains(t, events[0].Message, "or in parts (-n, --flavor, --pool, --exclude) to the same target")
 }
 
 // A plan of pools rolling already (an earlier run wrote them) writes no
@@ -965,20 +1009,95 @@ func TestRunRestoresTheSurgeAfterTheLastWave(t *testing.T) {
 }
 
 // A run that stops before its last wave restores nothing: the surge stays
-// as written, and the stop says how to go on.
+// as written, the rollout's record keeps it with the pool's own (past the
+// end of the pool's wave, which drops the pools without one), and the stop
+// says how to go on.
 func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
 	c := newCluster()
 	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2, nil)
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
 	c.flux["kubernetes-nodes-b-web"] = "fail"
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	plan := planOf([]report.RolloutPool{a}, []report.RolloutPool{b})
+	done, events := c.run(t, t.Context(), plan, time.Hour)
 	assert.False(t, done)
 	assert.NotContains(t, kinds(events), "surge-restored tenant-a/kubernetes-nodes-a-web")
 	assert.Len(t, c.patches, 2)
 	v, _, _ := unstructured.NestedMap(c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web").Object, "spec", "values")
 	assert.EqualValues(t, 0, v["maxSurge"])
 	stopped := events[len(events)-1]
-	assert.Contains(t, stopped.Message, `; the maxSurge written to hold the bound stays in 1 pool (a later run does not put it back): once it has rolled, restore its own: kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type json -p '[{"op":"remove","path":"/spec/values/maxSurge"}]'`)
+	name := report.NewRolloutRecord(plan.Target).Name
+	assert.Contains(t, stopped.Message, `; the maxSurge written to hold the bound stays in 1 pool until the next run to the same target puts it back after its last wave (the rollout's record ConfigMap cozy-system/`+name+` keeps each pool's own); to put it back yourself once it has rolled: kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type json -p '[{"op":"remove","path":"/spec/values/maxSurge"}]'`)
+	w, ok := c.record(t, plan).Written("tenant-a", "kubernetes-nodes-a-web")
+	require.True(t, ok, "its wave is done, and the record keeps its surge")
+	assert.Equal(t, report.RecordedWrite{Namespace: "tenant-a", Name: "kubernetes-nodes-a-web", UID: "uid-kubernetes-nodes-a-web", Generation: 2, Surge: &report.SurgeRestore{Wrote: 0}}, w)
+}
+
+// The run after one that stopped before its last wave puts back the
+// maxSurge the stopped run wrote, from what the record keeps (the plan
+// gives it, report.Rollout reading the record): a pool on the target now
+// (Restore) and a pool still rolling from it (a wave's, waited on), each
+// to its own (removed where it had none), after this run's last wave; the
+// record then holds neither. A run with no pool to patch still opens the
+// record for it.
+func TestRunRestoresTheSurgeAStoppedRunWrote(t *testing.T) {
+	c := newCluster()
+	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2, nil)
+	b := c.surged("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2, int64(3))
+	e := c.surged("tenant-e/kubernetes-nodes-e-web", "kubernetes-e-web-111111", "kubernetes-e-web-222222", 1, nil)
+	x := c.pool("tenant-x/kubernetes-nodes-x-web", "kubernetes-x-web-111111", "kubernetes-x-web-222222", 1)
+	c.flux["kubernetes-nodes-x-web"] = "fail"
+	first := planOf([]report.RolloutPool{a, e}, []report.RolloutPool{b}, []report.RolloutPool{x})
+	done, _ := c.run(t, t.Context(), first, time.Hour)
+	require.False(t, done, "stopped at x, after a's and b's waves")
+	rec := c.record(t, first)
+
+	// The next run's plan, as report.Rollout makes it from the record: a
+	// on the target, b (say) rolling still, each with what the record kept.
+	resumed := func(p report.RolloutPool, state string) report.RolloutPool {
+		_, hr, _ := strings.Cut(p.HelmRelease, "/")
+		w, ok := rec.Written(p.Namespace, hr)
+		require.True(t, ok, p.HelmRelease)
+		require.NotNil(t, w.Surge, p.HelmRelease)
+		p.State, p.Generation, p.UID, p.SurgeRestore, p.ValuesChange, p.Changes = state, w.Generation, w.UID, w.Surge, nil, nil
+		return p
+	}
+	onTarget, rolling := resumed(a, report.StateOnTarget), resumed(b, report.StateRolling)
+	second := planOf([]report.RolloutPool{rolling})
+	second.OnTarget = []report.RolloutPool{onTarget}
+	second.Restore = []report.RolloutPool{onTarget}
+	c.patches = nil
+	done, events := c.run(t, t.Context(), second, time.Hour)
+	require.True(t, done, events[len(events)-1].Message)
+	assert.Equal(t, []string{"wave", "ready tenant-b/kubernetes-nodes-b-web", "wave-done",
+		"surge-restored tenant-a/kubernetes-nodes-a-web", "surge-restored tenant-b/kubernetes-nodes-b-web", "done"}, kinds(events))
+	assert.Len(t, c.patches, 2, "the two restores, nothing moved")
+	values := func(ns, name string) map[string]any {
+		v, _, _ := unstructured.NestedMap(c.get("HelmRelease", ns, name).Object, "spec", "values")
+		return v
+	}
+	assert.NotContains(t, values("tenant-a", "kubernetes-nodes-a-web"), "maxSurge")
+	assert.EqualValues(t, 3, values("tenant-b", "kubernetes-nodes-b-web")["maxSurge"])
+	after := c.record(t, second)
+	for _, p := range []report.RolloutPool{a, b} {
+		_, hr, _ := strings.Cut(p.HelmRelease, "/")
+		_, ok := after.Written(p.Namespace, hr)
+		assert.False(t, ok, "%s: put back, the record keeps nothing of it", p.HelmRelease)
+	}
+
+	// A run with only a pool to put back (e, left out of the run before):
+	// nothing to move or wait for, and the record is opened for it.
+	third := planOf()
+	third.Restore = []report.RolloutPool{resumed(e, report.StateOnTarget)}
+	c.patches = nil
+	done, events = c.run(t, t.Context(), third, time.Hour)
+	require.True(t, done, events[len(events)-1].Message)
+	assert.Equal(t, []string{"surge-restored tenant-e/kubernetes-nodes-e-web", "done"}, kinds(events))
+	assert.Len(t, c.patches, 1)
+	assert.NotContains(t, values("tenant-e", "kubernetes-nodes-e-web"), "maxSurge")
+	_, ok := c.record(t, third).Written("tenant-e", "kubernetes-nodes-e-web")
+	assert.False(t, ok, "put back, the record keeps nothing of it")
+	_, ok = c.record(t, third).Written("tenant-x", "kubernetes-nodes-x-web")
+	assert.True(t, ok, "x, whose release failed, is still the record's")
 }
 
 // A maxSurge someone set since the move is theirs: not written; the run

@@ -92,6 +92,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 		whenNone bool
 	}{
 		{"on the target already (skipped)", r.OnTarget, true},
+		{"maxSurge put back after the last wave (an earlier run bounded their roll with it and stopped before putting it back)", r.Restore, false},
 		{"blocked (the rollout will not start until each is fixed, or left out of the selection)", r.Blocked, true},
 		{cannotMoveTitle(r.Strict), r.CannotMove, false},
 		{"not known whether selected (not moved; fix them, then run again)", r.Unknown, false},
@@ -323,6 +324,8 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	}
 	if s := p.SurgeRestore; s != nil && p.State == report.StateMoves {
 		tb.row("    surge", s.Text())
+	} else if s != nil {
+		tb.row("    surge", s.ResumedText())
 	}
 	if o := p.OtherFactory; o != nil {
 		tb.row("    factory", factoryText(o, o.Command != "" && o.Command != factoryCommand))
@@ -357,6 +360,9 @@ func writeRolloutList(tb *table, title string, pools []report.RolloutPool) {
 		tb.row("  pool", p.HelmRelease, p.State+": "+p.Reason)
 		if p.ValuesChange != nil {
 			tb.row("", "", "its values change: "+patchText(p.ValuesChange))
+		}
+		if s := p.SurgeRestore; s != nil {
+			tb.row("", "", "its maxSurge: "+s.ResumedText())
 		}
 	}
 }

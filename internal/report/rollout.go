@@ -252,6 +252,9 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	}
 	var moving []RolloutPool
 	for i, p := range planned {
+		if p.State == StateOnTarget && p.SurgeRestore != nil {
+			plan.Restore = append(plan.Restore, p)
+		}
 		if i >= len(sel.selected) && p.State == StateOnTarget {
 			// An earlier run's pool, there now: not this rollout's.
 			continue
@@ -954,6 +957,9 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
 	}
 	ours, notOurs := record.wrote(hr)
+	// The maxSurge an earlier run wrote to bound the roll, and the pool's
+	// own, kept by the record until put back: this run puts it back.
+	p.SurgeRestore = record.surgeToRestore(hr)
 	switch {
 	case hrReady && mdState.RolledOut:
 		p.State, p.Reason = StateOnTarget, mdState.Says

@@ -603,6 +603,13 @@ func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
 // --apply leaves them once it patched it.
 func withRecord(t testing.TB, objs []*unstructured.Unstructured, target report.RolloutTarget, helmReleases ...string) []*unstructured.Unstructured {
 	t.Helper()
+	return withRecordSurges(t, objs, target, nil, helmReleases...)
+}
+
+// withRecordSurges is withRecord with, for each HelmRelease surges names,
+// the maxSurge the write bounded its roll with and the pool's own before.
+func withRecordSurges(t testing.TB, objs []*unstructured.Unstructured, target report.RolloutTarget, surges map[string]*report.SurgeRestore, helmReleases ...string) []*unstructured.Unstructured {
+	t.Helper()
 	rec := report.NewRolloutRecord(target)
 	for _, id := range helmReleases {
 		found := false
@@ -611,7 +618,7 @@ func withRecord(t testing.TB, objs []*unstructured.Unstructured, target report.R
 				if o.GetUID() == "" {
 					o.SetUID(types.UID("uid-" + o.GetName()))
 				}
-				rec.Add(report.WaveKey(time.Date(2026, 8, 22, 0, 0, 0, 0, time.UTC), 1), report.RecordedWrite{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID()), Generation: report.Generation(o.Object)})
+				rec.Add(report.WaveKey(time.Date(2026, 8, 22, 0, 0, 0, 0, time.UTC), 1), report.RecordedWrite{Namespace: o.GetNamespace(), Name: o.GetName(), UID: string(o.GetUID()), Generation: report.Generation(o.Object), Surge: surges[id]})
 				found = true
 			}
 		}

@@ -63,6 +63,11 @@ type RecordedWrite struct {
 	Name       string `json:"name"`
 	UID        string `json:"uid"`
 	Generation int64  `json:"generation"`
+	// Surge is the maxSurge the patch wrote to hold a bound and the pool's
+	// own before it; nil when it wrote none. It stays in the record until
+	// the pool's own is put back (after the last wave), so a run stopped
+	// before that leaves the next run to the target what to put back.
+	Surge *SurgeRestore `json:"surge,omitempty"`
 }
 
 func (w RecordedWrite) id() string { return w.Namespace + "/" + w.Name }
@@ -306,7 +311,7 @@ func decodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*Rollout
 				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without its wave (<run>.wave-<n>): %s", r.Ref(), k, fix)
 			}
 			if !complete(e.RecordedWrite) {
-				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without namespace, name, uid or generation: %s", r.Ref(), k, fix)
+				return nil, fmt.Errorf("the rollout's record %s: key %q holds a write without namespace, name, uid or generation (or with a negative surge): %s", r.Ref(), k, fix)
 			}
 			if PoolKey(e.Namespace, e.Name) != k {
 				return nil, fmt.Errorf("the rollout's record %s: key %q holds the write of %s/%s, whose key is %s: %s", r.Ref(), k, e.Namespace, e.Name, PoolKey(e.Namespace, e.Name), fix)
@@ -340,7 +345,7 @@ func decodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*Rollout
 }
 
 func complete(w RecordedWrite) bool {
-	return w.Namespace != "" && w.Name != "" && w.UID != "" && w.Generation >= 1
+	return w.Namespace != "" && w.Name != "" && w.UID != "" && w.Generation >= 1 && (w.Surge == nil || w.Surge.Wrote >= 0)
 }
 
 // waveBefore: wave key a was written before b (by run, then wave number).
@@ -390,6 +395,17 @@ func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
 		return false, fmt.Sprintf("on the target, changed since this tool wrote it (the rollout's record, %s, holds generation %d of it; it is at generation %d now)", r.Ref(), w.Generation, Generation(hr.Object))
 	}
 	return true, ""
+}
+
+// surgeToRestore is the maxSurge the record's write of hr bounded its roll
+// with, and the pool's own to put back: only while the write is the
+// rollout's as hr is now (wrote), nil otherwise or when it wrote none.
+func (r *RolloutRecord) surgeToRestore(hr *unstructured.Unstructured) *SurgeRestore {
+	if ours, _ := r.wrote(hr); !ours {
+		return nil
+	}
+	w, _ := r.Written(hr.GetNamespace(), hr.GetName())
+	return w.Surge
 }
 
 // WriteBytes is what a write of HelmRelease namespace/name in a wave of a

@@ -112,3 +112,77 @@ func TestRolloutBoundsAPoolRefusedAsItIs(t *testing.T) {
 	assert.Equal(t, int64(1), bounded.ClonesInFlight)
 	assert.Equal(t, golden.MachineTemplate.Target, bounded.MachineTemplate.Target)
 }
+
+// A run that bounded a pool's roll with a maxSurge and stopped before its
+// last wave leaves the pool's own in the rollout's record: the next run's
+// plan puts it back, for a pool on the target now (Restore, beside its
+// line on the target) and for one still rolling (its wave's, waited on),
+// each with what the record kept. A write without a surge, or one the pool
+// has changed since (its generation), gives nothing to put back.
+func TestRolloutPutsBackTheSurgeAStoppedRunWrote(t *testing.T) {
+	const web = "tenant-beta/kubernetes-nodes-beta-web"
+	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	moved := func(rolledOut bool) map[string]func(*unstructured.Unstructured) {
+		return map[string]func(*unstructured.Unstructured){
+			"HelmRelease/" + web: func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, "v1.13.7", "spec", "values", "talos", "version"))
+				require.NoError(t, unstructured.SetNestedField(o.Object, int64(0), "spec", "values", "maxSurge"))
+			},
+			"MachineDeployment/tenant-beta/kubernetes-beta-web": func(o *unstructured.Unstructured) {
+				require.NoError(t, unstructured.SetNestedField(o.Object, "kubernetes-beta-web-086b68", "spec", "template", "spec", "infrastructureRef", "name"))
+				if !rolledOut {
+					require.NoError(t, unstructured.SetNestedField(o.Object, int64(1), "status", "updatedReplicas"))
+				}
+			},
+		}
+	}
+	kept := &report.SurgeRestore{Wrote: 0, Had: true, Own: float64(3)}
+	withSurge := func(edit map[string]func(*unstructured.Unstructured), surge *report.SurgeRestore) []*unstructured.Unstructured {
+		return withRecordSurges(t, settledFleet(t, edit), to137, map[string]*report.SurgeRestore{web: surge}, web)
+	}
+	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
+
+	plan := mustRollout(t, withSurge(moved(true), kept), o)
+	require.Len(t, plan.Restore, 1)
+	assert.Equal(t, web, plan.Restore[0].HelmRelease)
+	assert.Equal(t, report.StateOnTarget, plan.Restore[0].State)
+	assert.Equal(t, kept, plan.Restore[0].SurgeRestore)
+	assert.NotEmpty(t, plan.Restore[0].UID, "the restore is guarded by the UID the record holds")
+	assert.Equal(t, web, byPool(plan)[web].HelmRelease, "listed on the target too")
+	assert.Equal(t, "set to 0 by an earlier run to hold its bound, restored after the last wave (its own maxSurge 3 put back)", plan.Restore[0].SurgeRestore.ResumedText())
+
+	plan = mustRollout(t, withSurge(moved(false), kept), o)
+	assert.Empty(t, plan.Restore)
+	rolling := plan.Waves[0].Pools[0]
+	assert.Equal(t, web, rolling.HelmRelease)
+	assert.Equal(t, report.StateRolling, rolling.State)
+	assert.Nil(t, rolling.ValuesChange, "waited for, not patched")
+	assert.Equal(t, kept, rolling.SurgeRestore)
+
+	// Selected by the flavor it left, the pool on the target is no longer
+	// this rollout's to move, but its surge is still put back.
+	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
+	plan = mustRollout(t, withSurge(moved(true), kept), byFlavor)
+	assert.Empty(t, plan.OnTarget)
+	require.Len(t, plan.Restore, 1)
+	assert.Equal(t, web, plan.Restore[0].HelmRelease)
+
+	// Recorded at its generation; the HelmRelease written since.
+	changed := withSurge(moved(true), kept)
+	for _, obj := range changed {
+		if obj.GetKind() == "HelmRelease" && obj.GetNamespace()+"/"+obj.GetName() == web {
+			obj.SetGeneration(report.Generation(obj.Object) + 1)
+		}
+	}
+	for what, objs := range map[string][]*unstructured.Unstructured{
+		"a write without a surge":   withSurge(moved(true), nil),
+		"no write of the pool":      settledFleet(t, moved(true)),
+		"the pool written since it": changed,
+	} {
+		plan := mustRollout(t, objs, o)
+		assert.Empty(t, plan.Restore, what)
+		for _, p := range append(plan.Pools(), plan.OnTarget...) {
+			assert.Nil(t, p.SurgeRestore, "%s: %s", what, p.HelmRelease)
+		}
+	}
+}

@@ -258,7 +258,7 @@ func TestRolloutPlansToRestoreTheSurge(t *testing.T) {
 	golden := plan.Pools()[0]
 	require.Equal(t, "tenant-beta/kubernetes-nodes-beta-golden", golden.HelmRelease)
 	assert.Equal(t, &report.SurgeRestore{Wrote: 1}, golden.SurgeRestore)
-	assert.Equal(t, "set to 1 during the roll, restored after the last wave (the key removed, as the pool sets none); a run that stops before leaves it", golden.SurgeRestore.Text())
+	assert.Equal(t, "set to 1 during the roll, restored after the last wave (the key removed, as the pool sets none); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)", golden.SurgeRestore.Text())
 	assert.EqualValues(t, 1, golden.SpecValues["maxSurge"])
 
 	// The pool with its values as the restore leaves them (the move's,

@@ -169,6 +169,11 @@ type RolloutPlan struct {
 	Waves []RolloutWave `json:"waves"`
 	// OnTarget are the selected pools already on the target: skipped.
 	OnTarget []RolloutPool `json:"onTarget"`
+	// Restore are the pools on the target whose roll an earlier run bounded
+	// with a maxSurge and that stopped before it put their own back (the
+	// rollout's record keeps both, SurgeRestore): --apply puts it back after
+	// the last wave, as for the pools it moves.
+	Restore []RolloutPool `json:"restore,omitempty"`
 	// Blocked are the selected pools that keep the rollout from starting
 	// (a BlockingStates state: the target's golden is missing or not
 	// Succeeded), each with its state and reason.
@@ -352,7 +357,17 @@ func (s *SurgeRestore) Text() string {
 	if s.Had {
 		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
 	}
-	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it", s.Wrote, own)
+	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)", s.Wrote, own)
+}
+
+// ResumedText says what happens to the maxSurge an earlier run wrote into a
+// pool and did not put back, for the plan.
+func (s *SurgeRestore) ResumedText() string {
+	own := "the key removed, as the pool set none"
+	if s.Had {
+		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
+	}
+	return fmt.Sprintf("set to %d by an earlier run to hold its bound, restored after the last wave (%s)", s.Wrote, own)
 }
 
 // OtherFactory says that a pool will import from another Image Factory

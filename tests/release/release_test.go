@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,58 +31,15 @@ var charts = support.ReleasedCharts
 // rollsNothing is the claim the check holds a release to, word for word.
 const rollsNothing = "rolls nothing."
 
-// entry is one release of CHANGELOG.md: its version and its "Running pools:"
-// line.
-type entry struct {
-	version *semver.Version
-	pools   string
-}
+// entry is one release of CHANGELOG.md (support.ReleaseEntry).
+type entry = support.ReleaseEntry
 
-var (
-	heading  = regexp.MustCompile(`^## (\S+)\s*$`)
-	poolLine = regexp.MustCompile(`^Running pools: (.+)$`)
-)
-
-// parseChangelog reads the releases, newest first, each with its running-pools
-// line; a heading that is no version, versions out of order, or an entry
-// without the line is an error naming it.
-func parseChangelog(text string) ([]entry, error) {
-	var out []entry
-	for i, line := range strings.Split(text, "\n") {
-		if m := heading.FindStringSubmatch(line); m != nil {
-			v, err := semver.StrictNewVersion(m[1])
-			if err != nil {
-				return nil, fmt.Errorf("CHANGELOG.md line %d: release %q is not a semantic version (MAJOR.MINOR.PATCH): %v", i+1, m[1], err)
-			}
-			if n := len(out); n > 0 {
-				if out[n-1].pools == "" {
-					return nil, fmt.Errorf("CHANGELOG.md: release %s has no \"Running pools:\" line", out[n-1].version)
-				}
-				if !v.LessThan(out[n-1].version) {
-					return nil, fmt.Errorf("CHANGELOG.md line %d: release %s is listed below %s; newest first", i+1, v, out[n-1].version)
-				}
-			}
-			out = append(out, entry{version: v})
-			continue
-		}
-		if m := poolLine.FindStringSubmatch(line); m != nil && len(out) > 0 && out[len(out)-1].pools == "" {
-			out[len(out)-1].pools = strings.TrimSpace(m[1])
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("CHANGELOG.md lists no release (## MAJOR.MINOR.PATCH)")
-	}
-	if out[len(out)-1].pools == "" {
-		return nil, fmt.Errorf("CHANGELOG.md: release %s has no \"Running pools:\" line", out[len(out)-1].version)
-	}
-	return out, nil
-}
+// parseChangelog is support.ParseChangelog, held to its refusals below.
+var parseChangelog = support.ParseChangelog
 
 func changelog(t *testing.T) []entry {
 	t.Helper()
-	raw, err := os.ReadFile(support.Path("CHANGELOG.md"))
-	require.NoError(t, err)
-	releases, err := parseChangelog(string(raw))
+	releases, err := support.Changelog()
 	require.NoError(t, err)
 	return releases
 }
@@ -94,8 +50,8 @@ func TestChangelogParser(t *testing.T) {
 	rel, err := parseChangelog(good)
 	require.NoError(t, err)
 	require.Len(t, rel, 2)
-	assert.Equal(t, "0.2.0", rel[0].version.String())
-	assert.Equal(t, rollsNothing, rel[0].pools)
+	assert.Equal(t, "0.2.0", rel[0].Version.String())
+	assert.Equal(t, rollsNothing, rel[0].Pools)
 	for text, want := range map[string]string{
 		"# Changelog\n": "lists no release",
 		"## v0.2.0\n\nRunning pools: rolls nothing.\n":                               `release "v0.2.0" is not a semantic version`,
@@ -125,7 +81,7 @@ type chartMeta struct {
 // Every chart, library charts too, carries the newest release's version, and
 // every dependency pin names the version of the chart it links.
 func TestChartsCarryTheNewestRelease(t *testing.T) {
-	newest := changelog(t)[0].version.String()
+	newest := changelog(t)[0].Version.String()
 	versions := map[string]string{}
 	metas := map[string]chartMeta{}
 	for _, dir := range charts {
@@ -152,10 +108,9 @@ func TestChartsCarryTheNewestRelease(t *testing.T) {
 // kept in.
 func previous(t *testing.T) (entry, string) {
 	t.Helper()
-	releases := changelog(t)
-	require.GreaterOrEqual(t, len(releases), 2, "CHANGELOG.md lists one release: nothing to compare with")
-	prev := releases[1]
-	return prev, support.Path("releases", prev.version.String())
+	prev, dir, err := support.PreviousRelease()
+	require.NoError(t, err)
+	return prev, dir
 }
 
 // The previous release's archives are kept: each one in releases/<version>/
@@ -180,11 +135,11 @@ func TestPreviousReleaseIsKept(t *testing.T) {
 		c, err := loader.LoadFile(archive)
 		require.NoError(t, err, archive)
 		assert.True(t, names[c.Metadata.Name], "%s holds chart %s, which is none of this repository's", archive, c.Metadata.Name)
-		assert.Equal(t, prev.version.String(), c.Metadata.Version, archive)
-		assert.Equal(t, c.Metadata.Name+"-"+prev.version.String()+".tgz", filepath.Base(archive), "named as helm package names it")
+		assert.Equal(t, prev.Version.String(), c.Metadata.Version, archive)
+		assert.Equal(t, c.Metadata.Name+"-"+prev.Version.String()+".tgz", filepath.Base(archive), "named as helm package names it")
 		found[c.Metadata.Name] = true
 	}
-	require.True(t, found["kubernetes-nodes"], "release %s keeps no archive of the pool chart in releases/%s/: package that release's charts there (make package DIST=releases/%s at its tag)", prev.version, prev.version, prev.version)
+	require.True(t, found["kubernetes-nodes"], "release %s keeps no archive of the pool chart in releases/%s/: package that release's charts there (make package DIST=releases/%s at its tag)", prev.Version, prev.Version, prev.Version)
 }
 
 // workerimage builds the CLI once per test binary.
@@ -291,16 +246,17 @@ func TestRollsNothingAsClaimed(t *testing.T) {
 		t.Skip("builds the CLI")
 	}
 	newest := changelog(t)[0]
-	prev, dir := previous(t)
-	base := filepath.Join(dir, "kubernetes-nodes-"+prev.version.String()+".tgz")
+	prev, _ := previous(t)
+	_, base, err := support.PreviousPoolChart()
+	require.NoError(t, err)
 	bin := workerimage(t)
 
-	if newest.pools != rollsNothing {
-		t.Skipf("release %s says %q, not %q: rollcheck it against your cluster before upgrading", newest.version, newest.pools, rollsNothing)
+	if newest.Pools != rollsNothing {
+		t.Skipf("release %s says %q, not %q: rollcheck it against your cluster before upgrading", newest.Version, newest.Pools, rollsNothing)
 	}
 	for what, c := range pools {
 		code, out := rollcheck(t, bin, base, render.PoolChart, c.args...)
-		assert.Equal(t, 0, code, "release %s says it rolls nothing, but against %s (release %s) %s rolls a pool or could not check one:\n%s", newest.version, base, prev.version, what, out)
+		assert.Equal(t, 0, code, "release %s says it rolls nothing, but against %s (release %s) %s rolls a pool or could not check one:\n%s", newest.Version, base, prev.Version, what, out)
 		assert.Regexp(t, c.summary, out, what)
 		if c.summary == runningPools {
 			madeByTheHead(t, bin, base, c.args)

@@ -377,23 +377,45 @@ func renderKeys(t *testing.T, m *render.Manifest) map[string]bool {
 	return keys
 }
 
+// tenantValuesSeeds are FuzzTenantValuesSchemaOff's seeds: a valid pool, a
+// pool valid in other ways, and payloads in every fuzzed string.
+var tenantValuesSeeds = [][7]string{
+	{defaultSchematic, "v1.13.6", "https://factory.talos.dev", "replicated", "ingress", "factory.talos.dev/installer", "https://m.internal/v2"},
+	{"abc", "v1.13.0-alpha.1", "http://mirror.internal:8080/", "", "a.b_c-d", "r.internal:5000/i", "http://m.internal:5000"},
+	{"abc\nkind: Secret", "v1.13.6", "https://x", "null", "x: y\n---\nkind: ClusterRoleBinding", "r/i\n  x: y", "https://m\n  x: y"},
+	{"abc", "v1.13.6", "https://x/\"}\n---\nkind: Secret", "0123", "{{ .Release.Name }}", "{a: b}", "{a: b}"},
+	{"a b", "v1.13.6 #", "https://x/$(id)", "on", "", "", ""},
+}
+
+// tenantValuesRelease is the release FuzzTenantValuesSchemaOff renders as:
+// schema validation off.
+var tenantValuesRelease = render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+
+// tenantValues places FuzzTenantValuesSchemaOff's strings where a tenant writes them.
+func tenantValues(schematicID, version, factoryURL, storageClass, role, installerRepository, endpoint string) map[string]interface{} {
+	return map[string]interface{}{
+		"cluster":      testCluster,
+		"storageClass": storageClass,
+		"roles":        []interface{}{role},
+		"talos": map[string]interface{}{
+			"installerRepository": installerRepository,
+			"registryMirrors":     map[string]interface{}{"docker.io": map[string]interface{}{"endpoints": []interface{}{endpoint}}},
+		},
+		"osImage": map[string]interface{}{"factory": map[string]interface{}{"schematicID": schematicID, "version": version, "imageFactoryURL": factoryURL}},
+	}
+}
+
 // FuzzTenantValuesSchemaOff: with schema validation off, whatever a tenant
 // writes into the strings the pool chart interpolates (image fields, class,
 // role, installer repository, mirror endpoint), the render either refuses with
 // the chart's own message, or yields exactly the pool's documents in its
 // namespace, with no key the same values without the payload would not have.
 func FuzzTenantValuesSchemaOff(f *testing.F) {
-	for _, seed := range [][7]string{
-		{defaultSchematic, "v1.13.6", "https://factory.talos.dev", "replicated", "ingress", "factory.talos.dev/installer", "https://m.internal/v2"},
-		{"abc", "v1.13.0-alpha.1", "http://mirror.internal:8080/", "", "a.b_c-d", "r.internal:5000/i", "http://m.internal:5000"},
-		{"abc\nkind: Secret", "v1.13.6", "https://x", "null", "x: y\n---\nkind: ClusterRoleBinding", "r/i\n  x: y", "https://m\n  x: y"},
-		{"abc", "v1.13.6", "https://x/\"}\n---\nkind: Secret", "0123", "{{ .Release.Name }}", "{a: b}", "{a: b}"},
-		{"a b", "v1.13.6 #", "https://x/$(id)", "on", "", "", ""},
-	} {
+	for _, seed := range tenantValuesSeeds {
 		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4], seed[5], seed[6])
 	}
 	c := poolChart(f)
-	rel := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	rel := tenantValuesRelease
 	neutral, err := render.Render(c, render.Options{Release: rel, Values: vals(f, `
 cluster: acme
 roles: [r]
@@ -404,16 +426,7 @@ osImage: {factory: {}}
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, schematicID, version, factoryURL, storageClass, role, installerRepository, endpoint string) {
-		values := map[string]interface{}{
-			"cluster":      testCluster,
-			"storageClass": storageClass,
-			"roles":        []interface{}{role},
-			"talos": map[string]interface{}{
-				"installerRepository": installerRepository,
-				"registryMirrors":     map[string]interface{}{"docker.io": map[string]interface{}{"endpoints": []interface{}{endpoint}}},
-			},
-			"osImage": map[string]interface{}{"factory": map[string]interface{}{"schematicID": schematicID, "version": version, "imageFactoryURL": factoryURL}},
-		}
+		values := tenantValues(schematicID, version, factoryURL, storageClass, role, installerRepository, endpoint)
 		var m *render.Manifest
 		var err error
 		requireWithinCostBound(t, "tenant values", func() {
@@ -459,6 +472,36 @@ func requireChartRefusal(t *testing.T, err error) bool {
 	return true
 }
 
+// trustedImportsSeeds are FuzzTrustedImportsSchemaOff's seeds (a CA and a
+// checksum each), around the CA ca.
+func trustedImportsSeeds(ca string) [][2]string {
+	return [][2]string{
+		{ca, testChecksum},
+		{ca + ca, "md5:5d41402abc4b2a76b9719d911017c592"},
+		{ca + "kind: Secret\n", "sha256:x\nkind: Secret"},
+		{"-----BEGIN CERTIFICATE-----\nMI\"}\n---\nkind: Secret\n-----END CERTIFICATE-----\n", "sha1:{{ .Release.Name }}"},
+		{strings.ReplaceAll(ca, "\n", "\r\n"), "sha512:" + strings.Repeat("0", 128)},
+		{"", ""},
+	}
+}
+
+// trustedImportsPoolRelease is the pool release FuzzTrustedImportsSchemaOff
+// renders as: schema validation off.
+var trustedImportsPoolRelease = render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+
+// trustedImportsPoolValues are the pool values FuzzTrustedImportsSchemaOff
+// writes a CA into: the pool's own talos.imageFactoryCA, or with key
+// "_cluster" the platform's default for it.
+func trustedImportsPoolValues(key string, v interface{}) map[string]interface{} {
+	values := map[string]interface{}{"cluster": testCluster, "talos": map[string]interface{}{"imageFactoryURL": "https://factory.mirror.internal"}}
+	if key == "_cluster" {
+		values["_cluster"] = map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": v}}
+	} else {
+		values["talos"].(map[string]interface{})["imageFactoryCA"] = v
+	}
+	return values
+}
+
 // FuzzTrustedImportsSchemaOff: with schema validation off, whatever is written
 // into a CA (the pool's, the platform's default for it, the catalog's) or a
 // catalog entry's checksum is refused with the chart's own message, or reaches
@@ -469,28 +512,13 @@ func FuzzTrustedImportsSchemaOff(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	for _, seed := range [][2]string{
-		{string(ca), testChecksum},
-		{string(ca) + string(ca), "md5:5d41402abc4b2a76b9719d911017c592"},
-		{string(ca) + "kind: Secret\n", "sha256:x\nkind: Secret"},
-		{"-----BEGIN CERTIFICATE-----\nMI\"}\n---\nkind: Secret\n-----END CERTIFICATE-----\n", "sha1:{{ .Release.Name }}"},
-		{strings.ReplaceAll(string(ca), "\n", "\r\n"), "sha512:" + strings.Repeat("0", 128)},
-		{"", ""},
-	} {
+	for _, seed := range trustedImportsSeeds(string(ca)) {
 		f.Add(seed[0], seed[1])
 	}
 	pc, cc := poolChart(f), catalogChart(f)
-	poolRel := render.Release{Name: testRelease, Namespace: testNamespace, SkipSchemaValidation: true}
+	poolRel := trustedImportsPoolRelease
 	catalogRel := render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}
-	poolValues := func(key string, v interface{}) map[string]interface{} {
-		values := map[string]interface{}{"cluster": testCluster, "talos": map[string]interface{}{"imageFactoryURL": "https://factory.mirror.internal"}}
-		if key == "_cluster" {
-			values["_cluster"] = map[string]interface{}{"talos": map[string]interface{}{"imageFactoryCA": v}}
-		} else {
-			values["talos"].(map[string]interface{})["imageFactoryCA"] = v
-		}
-		return values
-	}
+	poolValues := trustedImportsPoolValues
 	catalogValues := func(ca, checksum interface{}) map[string]interface{} {
 		return map[string]interface{}{"imageFactoryCA": ca, "images": []interface{}{map[string]interface{}{"schematicID": "abc", "version": "v1.13.6", "checksum": checksum}}}
 	}

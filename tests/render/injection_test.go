@@ -103,38 +103,51 @@ func expectedDisk(builtin bool, schematicID, version, factoryURL string) map[str
 	}
 }
 
+// imageFieldsSeeds are FuzzImageFields' seeds (each on the factory path and
+// the builtin path): valid image fields, and payloads in each.
+var imageFieldsSeeds = [][3]string{
+	{defaultSchematic, "v1.13.6", "https://factory.talos.dev"},
+	{"abc", "v1.13.0-alpha.1", "http://mirror.internal:8080/"},
+	{"abc\nkind: Secret", "v1.13.6", "https://x"},
+	{"abc", "v1.13.6\n  evil: true", "https://x"},
+	{"abc", "v1.13.6", "https://x/\"}\n---\nkind: Secret"},
+	{"a b", "v1.13.6 #", "https://x/$(id)"},
+	{"abc", "v1.13.6", "https://x/`id`"},
+}
+
+// imageFieldsRelease is the release FuzzImageFields renders as.
+var imageFieldsRelease = render.Release{Name: testRelease, Namespace: testNamespace}
+
+// imageFieldsValues places FuzzImageFields' strings in a pool's osImage
+// (factory or builtin) and its talos.imageFactoryURL.
+func imageFieldsValues(schematicID, version, factoryURL string, builtin bool) map[string]interface{} {
+	path := "factory"
+	if builtin {
+		path = "builtin"
+	}
+	fields := map[string]interface{}{"schematicID": schematicID, "version": version}
+	if !builtin {
+		fields["imageFactoryURL"] = factoryURL
+	}
+	return map[string]interface{}{
+		"cluster": testCluster,
+		"talos":   map[string]interface{}{"imageFactoryURL": factoryURL},
+		"osImage": map[string]interface{}{path: fields},
+	}
+}
+
 // FuzzImageFields: whatever a tenant writes into the image fields, the render
 // either refuses, or yields exactly the four objects with a disk whose source
 // is exactly the intended string and no extra key, and the matching installer.
 func FuzzImageFields(f *testing.F) {
-	for _, seed := range [][3]string{
-		{defaultSchematic, "v1.13.6", "https://factory.talos.dev"},
-		{"abc", "v1.13.0-alpha.1", "http://mirror.internal:8080/"},
-		{"abc\nkind: Secret", "v1.13.6", "https://x"},
-		{"abc", "v1.13.6\n  evil: true", "https://x"},
-		{"abc", "v1.13.6", "https://x/\"}\n---\nkind: Secret"},
-		{"a b", "v1.13.6 #", "https://x/$(id)"},
-		{"abc", "v1.13.6", "https://x/`id`"},
-	} {
+	for _, seed := range imageFieldsSeeds {
 		f.Add(seed[0], seed[1], seed[2], false)
 		f.Add(seed[0], seed[1], seed[2], true)
 	}
 	c := poolChart(f)
 	f.Fuzz(func(t *testing.T, schematicID, version, factoryURL string, builtin bool) {
-		path := "factory"
-		if builtin {
-			path = "builtin"
-		}
-		fields := map[string]interface{}{"schematicID": schematicID, "version": version}
-		if !builtin {
-			fields["imageFactoryURL"] = factoryURL
-		}
-		values := map[string]interface{}{
-			"cluster": testCluster,
-			"talos":   map[string]interface{}{"imageFactoryURL": factoryURL},
-			"osImage": map[string]interface{}{path: fields},
-		}
-		m, err := render.Render(c, render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: values})
+		values := imageFieldsValues(schematicID, version, factoryURL, builtin)
+		m, err := render.Render(c, render.Options{Release: imageFieldsRelease, Values: values})
 		if err != nil {
 			return // refused: always acceptable
 		}
