@@ -57,22 +57,30 @@ func TestReleaseNameFromTheFileNameIsExplained(t *testing.T) {
 
 // When values.schema.json refuses, plan leads with what the chart's own check
 // says of the same values, which names the fix, and gives the schema's rule
-// after; the schema's pattern reads as written, once escaped in JSON and not
-// at all in text. An unknown key gets the known key nearest to it.
+// after. A rule the schema leaves to the chart (a pattern: the form's x-form,
+// issue 60) is the chart's words alone, with no schema line. An unknown key
+// gets the known key nearest to it.
 func TestRefusalsLeadWithTheChartsWords(t *testing.T) {
-	values := writeTemp(t, "workers.yaml", "cluster: acme\ndiskSize: 20GB\n")
+	values := writeTemp(t, "workers.yaml", "cluster: acme\ndiskSize: true\n")
 	r := cli(t, "plan", "-values", values)
 	assert.Equal(t, exitAttn, r.code)
-	assert.Contains(t, r.stdout, "\nresult       refused: pool kubernetes-acme-workers: diskSize \"20GB\" is not a plain value: it is not a Kubernetes quantity; it is written into an object as it is, so set diskSize to a quantity such as 20Gi (at most 32 characters, below 8Ei, no finer than 1n)\n")
+	assert.Contains(t, r.stdout, "\nresult       refused: pool kubernetes-acme-workers: diskSize true (a boolean) is not a plain value: it is not a string; it is written into an object as it is, so set diskSize to a quantity such as 20Gi (at most 32 characters, below 8Ei, no finer than 1n)\n")
 	assert.Contains(t, r.stdout, "\nschema says  values don't meet the specifications of the schema(s)")
-	assert.Contains(t, r.stdout, `'20GB' does not match pattern '^[0-9]+(\.[0-9]+)?`, "the pattern as the schema's regex reads")
+	assert.Contains(t, r.stdout, "- at '/diskSize': got boolean, want string")
 	assert.Less(t, strings.Index(r.stdout, "\nresult "), strings.Index(r.stdout, "\nschema says "), "the chart's words first")
 
 	rep := decode[report.PlanReport](t, cli(t, "plan", "-values", values, "-o", "json"))
-	assert.Contains(t, rep.SchemaRefusal, `'^[0-9]+(\.[0-9]+)?`, "JSON decodes to the regex itself")
+	assert.Contains(t, rep.SchemaRefusal, "- at '/diskSize': got boolean, want integer")
 	assert.Contains(t, rep.Refusal, "such as 20Gi")
 	assert.False(t, rep.SchemaOnly)
 	assert.Empty(t, rep.Suggestions, "no unknown key")
+
+	pattern := writeTemp(t, "workers.yaml", "cluster: acme\ndiskSize: 20GB\n")
+	r = cli(t, "plan", "-values", pattern)
+	assert.Equal(t, exitAttn, r.code)
+	assert.Contains(t, r.stdout, "refused: pool kubernetes-acme-workers: diskSize \"20GB\" is not a plain value: it is not a Kubernetes quantity; it is written into an object as it is, so set diskSize to a quantity such as 20Gi (at most 32 characters, below 8Ei, no finer than 1n)\n")
+	assert.NotContains(t, r.stdout, "\nschema says ")
+	assert.Empty(t, decode[report.PlanReport](t, cli(t, "plan", "-values", pattern, "-o", "json")).SchemaRefusal)
 
 	typoFile := writeTemp(t, "workers.yaml", "cluster: acme\nosimage: {}\ntalos:\n  schematicId: abc\n")
 	typo := decode[report.PlanReport](t, cli(t, "plan", "-values", typoFile, "-o", "json"))
@@ -100,14 +108,12 @@ func TestSchemaOnlyRefusalIsSaid(t *testing.T) {
 	schemaPath := filepath.Join(dir, "packages", "apps", "kubernetes-nodes", "values.schema.json")
 	raw, err := os.ReadFile(schemaPath)
 	require.NoError(t, err)
-	// A schema that also demands a maximum of 1 worker, which the templates allow.
+	// A schema that also demands (for Helm, beside its x-form) a maximum of 1
+	// worker, which the templates allow.
 	stricter := strings.Replace(string(raw), `"maxReplicas": {
+      "type": "integer",`, `"maxReplicas": {
       "type": "integer",
-      "minimum": 0,
-      "maximum": 2147483647`, `"maxReplicas": {
-      "type": "integer",
-      "minimum": 0,
-      "maximum": 1`, 1)
+      "maximum": 1,`, 1)
 	require.NotEqual(t, string(raw), stricter, "the schema declares maxReplicas")
 	require.NoError(t, os.WriteFile(schemaPath, []byte(stricter), 0o600))
 	chartDir := filepath.Join(dir, "packages", "apps", "kubernetes-nodes")

@@ -83,3 +83,50 @@ func TestOpenAPISchemaKeepsMarkedNodesAsWritten(t *testing.T) {
 	assert.Equal(t, `{"properties":{"o":{"description":"d","x-hint":1,"allOf":[`+
 		`{"type":"object","additionalProperties":false,"maxProperties":1,"properties":{"a":{"type":"string"}}}]}}}`+"\n", string(got))
 }
+
+// A node's x-form keywords take its place in the node, at every depth
+// (inside a size bound's then, a reference's target and x-form itself), and
+// the rest is as OpenAPISchema writes it; Form merges them and changes
+// nothing else.
+func TestFormKeywordsAreMergedInPlace(t *testing.T) {
+	schema := []byte(`{
+	  "$schema": "http://json-schema.org/draft-07/schema#",
+	  "type": "object",
+	  "x-form": {"required": ["a"], "allOf": [{"anyOf": [{"not": {"required": ["b"]}}, {"required": ["a"]}]}]},
+	  "properties": {
+	    "a": {"type": "string", "x-form": {"pattern": "^x$", "maxLength": 3}, "description": "d"},
+	    "b": {"$ref": "#/definitions/q"},
+	    "c": {"type": "array", "maxItems": 2, "if": {"maxItems": 2}, "then": {"items": {"type": "string"}, "x-form": {"uniqueItems": true}}},
+	    "o": {"type": "object", "x-form": {"maxProperties": 1}, "x-not-defaulted": true}
+	  },
+	  "definitions": {"q": {"type": "integer", "x-form": {"minimum": 1}}}
+	}`)
+	got, err := rdschema.OpenAPISchema(schema, nil)
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"object","required":["a"],"allOf":[{"anyOf":[{"not":{"required":["b"]}},{"required":["a"]}]}],"properties":{`+
+		`"a":{"type":"string","pattern":"^x$","maxLength":3,"description":"d"},`+
+		`"b":{"type":"integer","minimum":1},`+
+		`"c":{"type":"array","maxItems":2,"items":{"type":"string"},"uniqueItems":true},`+
+		`"o":{"allOf":[{"type":"object","maxProperties":1}]}}}`+"\n", string(got))
+
+	form, err := rdschema.Form(schema, "s.json")
+	require.NoError(t, err)
+	assert.Contains(t, string(form), `"b":{"$ref":"#/definitions/q"}`, "Form keeps references")
+	assert.Contains(t, string(form), `"definitions":{"q":{"type":"integer","minimum":1}}`)
+	assert.Contains(t, string(form), `"c":{"type":"array","maxItems":2,"if":{"maxItems":2},"then":{"items":{"type":"string"},"uniqueItems":true}}`, "Form keeps size bounds as written")
+	assert.NotContains(t, string(form), "x-form")
+
+	for schema, want := range map[string]string{
+		`{"type": "string", "pattern": "a", "x-form": {"pattern": "b"}}`: `x-form sets "pattern", which its node sets too`,
+		`{"x-form": {"x-form": {}}}`:                                     `x-form sets "x-form"`,
+		`{"x-form": ["pattern"]}`:                                        "not an object of keywords",
+		`{"x-form": {"pattern": "^a$"}} {}`:                              "text after the schema",
+	} {
+		_, err := rdschema.Form([]byte(schema), "s.json")
+		require.Error(t, err, schema)
+		assert.Contains(t, err.Error(), want, schema)
+		_, err = rdschema.OpenAPISchema([]byte(schema), nil)
+		require.Error(t, err, schema)
+		assert.Contains(t, err.Error(), want, schema)
+	}
+}

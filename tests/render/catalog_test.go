@@ -299,19 +299,25 @@ func TestCatalogRefusals(t *testing.T) {
 	}
 }
 
-// Most malformed values never reach the template: values.schema.json refuses them first.
-func TestCatalogSchemaRefusesBeforeTheTemplate(t *testing.T) {
-	for _, v := range []string{
-		"images: [{version: v1.13.6}]",
-		"images: [{schematicID: ABC, version: v1.13.6}]",
-		"images: [{schematicID: abc, version: v1.13}]",
-		"{imageFactoryURL: factory.talos.dev}",
-		"{storage: 6 GB}",
-		"images: [abc]",
+// A malformed value reaches the template with the schema on, and the operator
+// reads the template's words (values.schema.json leaves patterns and required
+// keys to its x-form); a value of the wrong shape is the schema's still.
+func TestCatalogRefusesInItsOwnWordsWithTheSchemaOn(t *testing.T) {
+	for v, want := range map[string]string{
+		"images: [{version: v1.13.6}]":                   "has no schematicID",
+		"images: [{schematicID: ABC, version: v1.13.6}]": `"ABC"`,
+		"images: [{schematicID: abc, version: v1.13}]":   `"v1.13"`,
+		"{imageFactoryURL: factory.talos.dev}":           `imageFactoryURL "factory.talos.dev"`,
+		"{storage: 6 GB}":                                `storage "6 GB"`,
 	} {
-		_, err := renderCatalog(t, vals(t, v), nil)
-		requireRefusal(t, err, "values don't meet the specifications of the schema")
+		_, on := renderCatalog(t, vals(t, v), nil)
+		_, off := renderCatalogAs(t, render.Release{Name: catalogRelease, Namespace: catalogNamespace, SkipSchemaValidation: true}, vals(t, v), nil)
+		requireRefusal(t, on, want)
+		require.NotContains(t, on.Error(), schemaHeader, v)
+		require.Equal(t, off.Error(), on.Error(), v)
 	}
+	_, err := renderCatalog(t, vals(t, "images: [abc]"), nil)
+	requireRefusal(t, err, schemaHeader, "- at '/images/0': got string, want object")
 }
 
 // catalogLiveValues are the entries that created testdata/catalog/goldens.yaml, plus

@@ -112,8 +112,10 @@ func TestRDOpenAPISchemaIsThePoolChartsSchema(t *testing.T) {
 	assert.ErrorContains(t, err, rdschema.PoolSchema+" is not JSON")
 }
 
-// The openAPISchema accepts and refuses what the pool chart's own schema does
-// (references inlined and internal keys left out change nothing): the pool
+// The openAPISchema accepts and refuses what the pool chart's own schema
+// states, its x-form rules merged (references inlined and internal keys left
+// out change nothing), and refuses all that Helm's reading of it (x-form
+// left to the templates) refuses: the pool
 // chart with its schema replaced by the ApplicationDefinition's, over every
 // example pool, every committed golden pool's values, and values each
 // reference's target refuses. The ApplicationDefinition's validates what a
@@ -163,13 +165,18 @@ func TestRDSchemaValidatesAsThePoolChartsSchema(t *testing.T) {
 		inputs[snippet] = vals(t, snippet)
 	}
 	internal := poolInternalKeys(t)
+	raw, err := os.ReadFile(support.Path(rdschema.PoolSchema))
+	require.NoError(t, err)
+	form, err := rdschema.Form(raw, rdschema.PoolSchema)
+	require.NoError(t, err)
 	refused := 0
 	for name, v := range inputs {
 		pool, err := support.LoadChart(render.PoolChart)
 		require.NoError(t, err)
 		full, err := chartutil.CoalesceValues(pool, v)
 		require.NoError(t, err)
-		asPool := chartutil.ValidateAgainstSchema(pool, full)
+		asHelm := chartutil.ValidateAgainstSchema(pool, full)
+		asPool := chartutil.ValidateAgainstSingleSchema(full, form)
 		spec := map[string]interface{}{}
 		for k, val := range full {
 			if !strings.HasPrefix(k, "_") && !slices.Contains(internal, k) {
@@ -178,6 +185,9 @@ func TestRDSchemaValidatesAsThePoolChartsSchema(t *testing.T) {
 		}
 		asApp := chartutil.ValidateAgainstSingleSchema(spec, []byte(openAPI))
 		assert.Equal(t, asPool == nil, asApp == nil, "%s: the pool chart's schema says %v, the ApplicationDefinition's %v", name, asPool, asApp)
+		if asHelm != nil {
+			assert.Error(t, asApp, "%s: what Helm's schema refuses, the form refuses", name)
+		}
 		if asPool != nil {
 			refused++
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -16,52 +17,7 @@ const catalogChart = render.CatalogChart
 
 func TestCatalogSchema(t *testing.T) {
 	s := compile(t, catalogChart)
-	checkCases(t, s, []string{
-		"{}",
-		"{images: []}",
-		"{images: [{schematicID: abc, version: v1.13.6}]}",
-		"{images: [{schematicID: abc, version: v1.13.6, retire: true}, {schematicID: abc, version: v1.13.5, retire: false}]}",
-		"{images: [{schematicID: a-1, version: v1.14.0-beta.1, imageFactoryURL: 'http://10.0.0.5:8080/talos/', storage: 1.5Ti, storageClass: ''}]}",
-		"{imageFactoryURL: 'https://factory.talos.dev/', storage: 6144Mi, storageClass: ''}",
-		"{cloneSubjects: []}",
-		"{cloneSubjects: [{kind: Group, name: 'system:serviceaccounts:tenant-acme'}]}",
-		"{cloneSubjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: 'system:serviceaccounts'}]}",
-		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: tenant-acme}]}",
-		"{cloneSubjects: [{kind: ServiceAccount, apiGroup: '', name: default, namespace: tenant-acme}]}",
-		// The API server fills an empty apiGroup in for the kind.
-		"{cloneSubjects: [{kind: Group, name: x, apiGroup: ''}]}",
-		// Which kind takes a namespace and which apiGroup is the template's
-		// rule, worded there (tests/render): the schema could only say
-		// "'allOf' failed" and "false schema".
-		"{cloneSubjects: [{kind: ServiceAccount, name: default}]}",
-		"{cloneSubjects: [{kind: Group, name: x, namespace: other}]}",
-		"{cloneSubjects: [{kind: ServiceAccount, name: default, namespace: other, apiGroup: rbac.authorization.k8s.io}]}",
-	}, []string{
-		"{unknown: 1}",
-		"{images: {schematicID: abc, version: v1.13.6}}",
-		"{images: [abc]}",
-		"{images: [{version: v1.13.6}]}",
-		"{images: [{schematicID: abc}]}",
-		"{images: [{schematicID: ABC, version: v1.13.6}]}",
-		"{images: [{schematicID: abc-, version: v1.13.6}]}",
-		"{images: [{schematicID: abc, version: 1.13.6}]}",
-		"{images: [{schematicID: abc, version: v1.13}]}",
-		"{images: [{schematicID: abc, version: v1.14.0-RC1}]}",
-		"{images: [{schematicID: abc, version: v1.13.6, extra: 1}]}",
-		"{images: [{schematicID: abc, version: v1.13.6, storage: 6}]}",
-		"{images: [{schematicID: abc, version: v1.13.6, retire: 'true'}]}",
-		"{images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'ftp://x'}]}",
-		"{imageFactoryURL: factory.talos.dev}",
-		"{imageFactoryURL: 'https://f.internal/a b'}",
-		"{imageFactoryURL: 'https://f.internal/$x'}",
-		"{imageFactoryURL: 'https://f.internal/\"'}",
-		"{imageFactoryURL: 'https://f.internal/#x'}",
-		"{storage: 6 GB}",
-		"{storage: 6}",
-		"{storageClass: 1}",
-		"{cloneSubjects: [{kind: Group}]}",
-		"{cloneSubjects: [{kind: Role, name: x}]}",
-	})
+	checkCases(t, s, support.CatalogSchemaCases.Accepted, support.CatalogSchemaCases.Refused)
 }
 
 // definedPatterns reads the patterns a chart's templates check, from the YAML
@@ -106,8 +62,14 @@ func TestCatalogSchemaPatternsAreTheTemplates(t *testing.T) {
 	}
 }
 
+// chartFile reads a file of the repository; a chart's values.schema.json is
+// read with its x-form rules merged (formText), where the rules it states
+// live.
 func chartFile(t *testing.T, rel string) string {
 	t.Helper()
+	if dir, ok := strings.CutSuffix(rel, "/values.schema.json"); ok {
+		return formText(t, dir)
+	}
 	raw, err := os.ReadFile(filepath.Join(support.RepoRoot(), rel))
 	require.NoError(t, err)
 	return string(raw)

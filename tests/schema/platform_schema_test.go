@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -11,30 +12,7 @@ const platformChart = render.PlatformChart
 
 func TestPlatformSchema(t *testing.T) {
 	s := compile(t, platformChart)
-	checkCases(t, s, []string{
-		"{}",
-		"{bundles: {enabledPackages: [cozystack.kubernetes-worker-image], disabledPackages: [cozystack.kubernetes-worker-image]}}",
-		"{kubernetesWorkerImage: {}}",
-		"{kubernetesWorkerImage: {imageFactoryURL: 'https://factory.mirror.internal/', storageClass: '', storage: 8Gi, images: []}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, imageFactoryURL: 'http://f.internal:8080', storage: 7Gi, storageClass: local}]}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, retire: true}]}}",
-	}, []string{
-		"{unknown: 1}",
-		"{bundles: {enabledPackages: cozystack.kubernetes-worker-image}}",
-		"{bundles: {enabledPackages: [a, a]}}",
-		"{bundles: {disabledPackages: ['']}}",
-		"{bundles: {other: []}}",
-		"{kubernetesWorkerImage: {cloneSubjects: []}}",
-		"{kubernetesWorkerImage: {imageFactoryURL: factory.talos.dev}}",
-		"{kubernetesWorkerImage: {storage: 8}}",
-		"{kubernetesWorkerImage: {storage: null}}",
-		"{kubernetesWorkerImage: {storageClass: 1}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc}]}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: ABC, version: v1.13.6}]}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13}]}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, extra: x}]}}",
-		"{kubernetesWorkerImage: {images: [{schematicID: abc, version: v1.13.6, retire: 1}]}}",
-	})
+	checkCases(t, s, support.PlatformSchemaCases.Accepted, support.PlatformSchemaCases.Refused)
 }
 
 // The platform checks the catalog settings with the catalog's own rules, so an

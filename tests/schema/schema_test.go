@@ -11,18 +11,59 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cozystack/golden-worker-images/internal/rdschema"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 )
 
+// compile reads the rules a chart's schema states: its values.schema.json
+// with every x-form merged (rdschema.Form), as a form validates them. What
+// Helm reads (the file as written, which leaves the x-form rules to the
+// templates' own words) is compileHelm.
 func compile(t *testing.T, chartDir string) *jsonschema.Schema {
+	t.Helper()
+	return compileText(t, chartDir+"/values.schema.json (x-form merged)", formText(t, chartDir))
+}
+
+// compileHelm compiles a chart's values.schema.json as written: what Helm
+// validates before any template runs.
+func compileHelm(t *testing.T, chartDir string) *jsonschema.Schema {
 	t.Helper()
 	path := filepath.Join(support.RepoRoot(), chartDir, "values.schema.json")
 	s, err := jsonschema.Compile(path)
 	require.NoError(t, err, "%s must compile", path)
 	return s
+}
+
+// compileForm compiles the pool's form schema: the ApplicationDefinition's
+// openAPISchema as generated (make generate), which the dashboard's form
+// validates a tenant's values against.
+func compileForm(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	return compileText(t, rdschema.Out, chartFile(t, rdschema.Out))
+}
+
+func compileText(t *testing.T, name, text string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft7
+	url := "file:///" + strings.ReplaceAll(name, " ", "_")
+	require.NoError(t, c.AddResource(url, strings.NewReader(text)), name)
+	s, err := c.Compile(url)
+	require.NoError(t, err, "%s must compile", name)
+	return s
+}
+
+// formText is a chart's values.schema.json with every x-form merged.
+func formText(t *testing.T, chartDir string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(support.RepoRoot(), chartDir, "values.schema.json"))
+	require.NoError(t, err)
+	form, err := rdschema.Form(raw, chartDir+"/values.schema.json")
+	require.NoError(t, err)
+	return string(form)
 }
 
 // document turns YAML into the JSON-shaped value the validator reads.
@@ -51,24 +92,6 @@ func checkCases(t *testing.T, s *jsonschema.Schema, accepted, refused []string) 
 	for _, v := range refused {
 		require.Error(t, s.Validate(document(t, v)), "schema must refuse %s", v)
 	}
-}
-
-// withCluster gives each flow-mapping pool snippet the one value a pool has
-// no default for (cluster, which the schema requires), unless it sets it: so
-// a refused snippet is refused for what it says, not for the missing cluster.
-func withCluster(snippets ...string) []string {
-	out := make([]string, len(snippets))
-	for i, s := range snippets {
-		switch {
-		case strings.Contains(s, "cluster:") && !strings.Contains(s, "_cluster:"), strings.Contains(s, "{cluster:"):
-			out[i] = s
-		case s == "{}":
-			out[i] = "{cluster: acme}"
-		default:
-			out[i] = "{cluster: acme, " + strings.TrimPrefix(s, "{")
-		}
-	}
-	return out
 }
 
 // Every chart's own values.yaml passes its own schema; the pool chart's with
