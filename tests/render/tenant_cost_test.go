@@ -20,10 +20,8 @@ import (
 // The cost bound docs/design.md sets for one render: any values file of up to
 // 1 MiB renders or is refused within 250 ms (reported by the benchmark, never
 // asserted) and 64 MB allocated (asserted: allocations do not depend on load).
-// Under -tags rendercrosscheck every render also runs Helm's engine
-// (render.EnginesPerRender), so the bound is one render's per engine.
 const (
-	costBoundBytes  = 64 << 20 * render.EnginesPerRender
+	costBoundBytes  = 64 << 20
 	valuesFileBytes = 1 << 20
 )
 
