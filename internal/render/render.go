@@ -99,28 +99,19 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
-	// Helm's own coalescing, then its own schema check, kept apart so a
-	// schema refusal is told by its type (SchemaError) and still reads as
-	// Helm words it (asked again, with the check, only when it refuses).
-	rel := chartutil.ReleaseOptions{
+	// Helm's own coalescing and schema check, in Helm's own words.
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
 		Name:      opts.Release.Name,
 		Namespace: opts.Release.Namespace,
 		Revision:  opts.Release.Revision(),
 		IsInstall: !opts.Release.Upgrade,
 		IsUpgrade: opts.Release.Upgrade,
-	}
-	caps := opts.Capabilities()
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, rel, caps, true)
+	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
 	if err != nil {
-		return nil, err
-	}
-	if !opts.Release.SkipSchemaValidation {
-		coalesced, _ := vals["Values"].(chartutil.Values)
-		if chartutil.ValidateAgainstSchema(chrt, coalesced) != nil {
-			if _, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, rel, caps, false); err != nil {
-				return nil, &SchemaError{Err: err}
-			}
+		if !opts.Release.SkipSchemaValidation && strings.HasPrefix(err.Error(), helmSchemaRefusal) {
+			return nil, &SchemaError{Err: err}
 		}
+		return nil, err
 	}
 	var files map[string]string
 	if p := opts.Provider(); p == nil {
@@ -371,6 +362,13 @@ const ValuesFileIs = "a values file is a YAML map of the pool's values, such as 
 
 // SchemaError is a render refused by the chart's values.schema.json, before
 // any template ran: Helm's own message.
+
+// helmSchemaRefusal starts Helm's error for values its schema refuses
+// (chartutil.ToRenderValuesWithSchemaValidation), and no other error of it:
+// coalescing, the one other step that can fail, words its own. Asking Helm
+// again without the check would tell them apart too, at the price of copying
+// the values twice, which a 1 MiB values file makes 50 MB.
+const helmSchemaRefusal = "values don't meet the specifications of the schema(s) in the following chart(s):\n"
 type SchemaError struct{ Err error }
 
 func (e *SchemaError) Error() string { return e.Err.Error() }
