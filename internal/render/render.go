@@ -360,15 +360,15 @@ func MergeValues(base, over map[string]any) map[string]any {
 // ValuesFileIs says what a values file must be, for the messages that refuse one.
 const ValuesFileIs = "a values file is a YAML map of the pool's values, such as `cluster: acme`"
 
-// SchemaError is a render refused by the chart's values.schema.json, before
-// any template ran: Helm's own message.
-
 // helmSchemaRefusal starts Helm's error for values its schema refuses
 // (chartutil.ToRenderValuesWithSchemaValidation), and no other error of it:
 // coalescing, the one other step that can fail, words its own. Asking Helm
 // again without the check would tell them apart too, at the price of copying
 // the values twice, which a 1 MiB values file makes 50 MB.
 const helmSchemaRefusal = "values don't meet the specifications of the schema(s) in the following chart(s):\n"
+
+// SchemaError is a render refused by the chart's values.schema.json, before
+// any template ran: Helm's own message.
 type SchemaError struct{ Err error }
 
 func (e *SchemaError) Error() string { return e.Err.Error() }
