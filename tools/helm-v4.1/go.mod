@@ -1,3 +1,7 @@
+// Tools module: Helm v4.1 (v4.1.1, the Helm Cozystack's helm-controller v1.5.0
+// links) renders the charts for the tests that compare it with Helm v3 and the
+// newest v4. One module holds one Helm v4, and the project's go.mod holds the
+// newest, so v4.1 is a module of its own.
 module github.com/cozystack/golden-worker-images/tools/helm-v4.1
 
 go 1.26.8
