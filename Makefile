@@ -20,13 +20,12 @@ generate:
 ## test: the whole Go suite (render, schema, CLI) and the real API server tier.
 test: unit integration
 
-## unit: the fast suite alone (no API server), with the Talos patch check and
-## Prometheus's promtool over the catalog's alert rules (tests/monitoring).
-## tests/render runs with -tags rendercrosscheck: each of its renders also
-## runs Helm's own engine, which must give the same bytes and refusals.
-unit: talos promtool
-	PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool $(GO) test $$($(GO) list ./... | grep -v '/tests/render$$')
-	$(GO) test -tags rendercrosscheck ./tests/render/
+## unit: the fast suite alone (no API server), with the Talos patch check,
+## Prometheus's promtool over the catalog's alert rules (tests/monitoring) and
+## Helm v4.1 (tools/helm-v4.1), under which tests/render renders every golden
+## case, the corners chart and the refusals again, as under the newest v4.
+unit: talos promtool helm-v4.1
+	PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool HELM_V4_1=$(abspath $(HELMV41_BIN))/helm-v4.1 $(GO) test ./...
 
 ## talos: Talos's own config patcher applies every golden pool's machine-config
 ## patch; tests/talos is its own module, so Talos never enters go.mod.
@@ -38,8 +37,8 @@ talos:
 ## run with kubectl against it, promtool evaluating the alert rules over
 ## what kube-state-metrics exported, and Flux's helm-controller reconciling
 ## a pool's HelmRelease as Cozystack writes it.
-integration: apiserver kubectl kube-state-metrics promtool helm-controller
-	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool HELM_CONTROLLER=$(abspath $(HC_BIN))/helm-controller $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
+integration: apiserver kubectl kube-state-metrics promtool helm-controller helm-v4.1
+	KUBE_APISERVER_BIN_DIR=$(CURDIR)/$(APISERVER_BIN) KUBECTL=$(CURDIR)/$(BIN)/kubectl KUBE_STATE_METRICS=$(abspath $(KSM_BIN))/kube-state-metrics PROMTOOL=$(abspath $(PROMTOOL_BIN))/promtool HELM_CONTROLLER=$(abspath $(HC_BIN))/helm-controller HELM_V4_1=$(abspath $(HELMV41_BIN))/helm-v4.1 $(GO) test -tags integration -count=1 -v -timeout 30m ./tests/integration/...
 
 # kube-apiserver and etcd are built from tools/apiserver (its own go.mod, so
 # k8s.io/kubernetes never enters the project's module graph) once, then reused.
@@ -71,9 +70,10 @@ $(APISERVER_BIN)/etcd: tools/apiserver/go.mod
 PROMTOOL_BIN ?= .cache/promtool/bin
 KSM_BIN ?= .cache/kube-state-metrics/bin
 HC_BIN ?= .cache/helm-controller/bin
+HELMV41_BIN ?= .cache/helm-v4.1/bin
 
-## tools: build promtool, kube-state-metrics and helm-controller (once).
-tools: promtool kube-state-metrics helm-controller
+## tools: build promtool, kube-state-metrics, helm-controller and Helm v4.1's renderer (once).
+tools: promtool kube-state-metrics helm-controller helm-v4.1
 
 ## promtool: build Prometheus's promtool into .cache/promtool/bin (once), with
 ## Prometheus's own remove_all_sd tag: checking rules needs no service discovery,
@@ -190,6 +190,18 @@ $(HC_BIN)/helm-controller: tools/helm-controller/go.mod
 		-o $(abspath $@).tmp github.com/fluxcd/helm-controller
 	mv $@.tmp $@
 
+## helm-v4.1: build tools/helm-v4.1 into .cache/helm-v4.1/bin (once): it
+## renders a chart with Helm v4.1, the Helm Cozystack's helm-controller v1.5.0
+## links (go.mod holds the newest v4, and one module holds one v4), for the
+## tests that compare Helm v3, v4.1 and the newest v4 byte for byte.
+.PHONY: helm-v4.1
+helm-v4.1: $(HELMV41_BIN)/helm-v4.1
+
+$(HELMV41_BIN)/helm-v4.1: tools/helm-v4.1/go.mod tools/helm-v4.1/main.go
+	@mkdir -p $(@D)
+	cd tools/helm-v4.1 && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $(abspath $@).tmp .
+	mv $@.tmp $@
+
 ## kubectl: build kubectl into bin/ from the Kubernetes module tools/apiserver
 ## builds the server from (same release); the tier runs the pool's reconcile
 ## Job's script with it.
@@ -287,6 +299,7 @@ vet:
 	$(GO) vet -tags integration ./tests/integration/...
 	cd tools/crds && $(GO) vet ./...
 	cd tools/registry && $(GO) vet ./...
+	cd tools/helm-v4.1 && $(GO) vet ./...
 	cd tools/cdi && $(GO) vet ./clonetoken
 	cd tests/talos && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); [ -z "$$out" ] || { echo "gofmt would change: $$out"; exit 1; }

@@ -32,3 +32,29 @@ func HelpersOnly(chrt *chart.Chart) *chart.Chart {
 	}
 	return &cp
 }
+
+// ChartFiles lists a loaded chart as the files a loader would make it of
+// again (for Helm v4, whose loader reads a chart itself): its templates as
+// they are now (WithTemplate and HelpersOnly edit those), its other files as
+// loaded, and each dependency under charts/<name>/ (also those attached after
+// loading, which its own files do not list).
+func ChartFiles(chrt *chart.Chart) []*chart.File {
+	return chartFiles(chrt, "")
+}
+
+func chartFiles(chrt *chart.Chart, prefix string) []*chart.File {
+	var out []*chart.File
+	for _, f := range chrt.Raw {
+		if strings.HasPrefix(f.Name, "templates/") || strings.HasPrefix(f.Name, "charts/") {
+			continue
+		}
+		out = append(out, &chart.File{Name: prefix + f.Name, Data: f.Data})
+	}
+	for _, f := range chrt.Templates {
+		out = append(out, &chart.File{Name: prefix + f.Name, Data: f.Data})
+	}
+	for _, dep := range chrt.Dependencies() {
+		out = append(out, chartFiles(dep, path.Join(prefix+"charts", dep.Name())+"/")...)
+	}
+	return out
+}

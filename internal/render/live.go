@@ -15,10 +15,15 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Live is Helm's client provider for a real cluster (the one behind
-// engine.RenderWithClient, which Helm does not export): it finds a kind's
-// resource by discovery of its group version and hands out a dynamic client.
-// Unlike Helm's it keeps one client and caches discovery per group version.
+// Live is the CLI's client provider for a real cluster, which Render hands
+// to Helm's engine.RenderWithClientProvider (and internal/fleet reads
+// with): it finds a kind's resource by discovery of its group version and
+// hands out a dynamic client. Helm's own (behind engine.RenderWithClient,
+// which helm-controller uses) makes a discovery client, asks discovery and
+// makes a dynamic client at every lookup; this one keeps one client, caches
+// discovery per group version, and answers a kind its group version does not
+// serve with ErrKindNotServed (Helm's would ask for a resource with no name).
+// Errors of discovery read as Helm's do.
 type Live struct {
 	disc discovery.DiscoveryInterface
 	dyn  dynamic.Interface

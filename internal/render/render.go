@@ -1,7 +1,10 @@
-// Package render drives Helm's own template engine against a cluster (a
-// cluster-state file, a live cluster, or none), the way `helm install` and
-// `helm template` do, so that the operator CLI and the tests see exactly the
-// bytes Helm would apply. It holds no test doubles: those live in tests/support.
+// Package render renders the charts with Helm v3's own engine
+// (helm.sh/helm/v3/pkg/engine: its Render, and RenderWithClientProvider for
+// lookups) against a cluster (a cluster-state file, a live cluster, or none),
+// the way `helm install` and `helm template` do and as Flux's helm-controller
+// calls it, so that the operator CLI and the tests see exactly the bytes Helm
+// would apply. None of Helm's code is carried here: Helm is called. It holds
+// no test doubles: those live in tests/support.
 package render
 
 import (
@@ -84,70 +87,38 @@ func (r Release) Revision() int {
 	return 1
 }
 
-// Render renders chrt with Helm v3 and returns its manifest, or Helm's error
-// (a template `fail`, a schema violation), a *LookupError when the cluster
-// answered a lookup with an error, or ErrValuesTooDeep before Helm copies
-// values nested past MaxValuesDepth. Helm v4 renders through package helmv4,
-// which the CLI does not link.
-//
-// Helm's values, schema check and capabilities are Helm's own; its templates
-// run in executeTemplates, Helm v3's engine with each template parsed once
-// per process (the same bytes and errors: RenderWithHelm is the reference
-// it is tested against).
+// Render renders chrt as `helm install` (or `helm upgrade`, or `helm
+// template` with no cluster) does, with Helm v3's own values, schema check
+// and engine (engine.Render, or engine.RenderWithClientProvider with a
+// cluster), as Flux's helm-controller calls them. It returns the manifest,
+// or Helm's error (a template `fail`, a schema violation), a *LookupError
+// when the cluster answered a lookup with an error, or ErrValuesTooDeep
+// before Helm copies values nested past MaxValuesDepth. Helm v4 renders
+// through package helmv4, which the CLI does not link.
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
-	return renderWith(templateEngine, chrt, opts)
-}
-
-// RenderWithHelm is Render with Helm v3's own engine (engine.Render, or
-// engine.RenderWithClientProvider with a cluster) running the templates,
-// parsing all of them on every render as Flux's helm-controller does.
-func RenderWithHelm(chrt *chart.Chart, opts Options) (*Manifest, error) {
-	return renderWith(helmEngine, chrt, opts)
-}
-
-// A templateRunner executes a chart's templates over the values Helm made
-// of a render's options, against p (nil: no cluster), giving each rendered
-// file's text by its path.
-type templateRunner func(chrt *chart.Chart, vals chartutil.Values, p engine.ClientProvider) (map[string]string, error)
-
-// templateEngine runs Render's templates.
-var templateEngine templateRunner = executeTemplates
-
-func helmEngine(chrt *chart.Chart, vals chartutil.Values, p engine.ClientProvider) (map[string]string, error) {
-	if p == nil {
-		return engine.Render(chrt, vals)
-	}
-	return engine.RenderWithClientProvider(chrt, vals, p)
-}
-
-func renderWith(run templateRunner, chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
-	// Helm's own coalescing, then its own schema check with its own message,
-	// kept apart so a schema refusal is told by its type (SchemaError).
+	// Helm's own coalescing and schema check, in Helm's own words.
 	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
 		Name:      opts.Release.Name,
 		Namespace: opts.Release.Namespace,
 		Revision:  opts.Release.Revision(),
 		IsInstall: !opts.Release.Upgrade,
 		IsUpgrade: opts.Release.Upgrade,
-	}, opts.Capabilities(), true)
+	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
 	if err != nil {
-		return nil, err
-	}
-	if !opts.Release.SkipSchemaValidation {
-		coalesced, _ := vals["Values"].(chartutil.Values)
-		if err := validateValues(chrt, coalesced); err != nil {
-			return nil, &SchemaError{Err: fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s", err.Error())}
+		if !opts.Release.SkipSchemaValidation && strings.HasPrefix(err.Error(), helmSchemaRefusal) {
+			return nil, &SchemaError{Err: err}
 		}
+		return nil, err
 	}
 	var files map[string]string
 	if p := opts.Provider(); p == nil {
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return run(chrt, vals, nil) })
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.Render(chrt, vals) })
 	} else {
 		rec := &recordingProvider{inner: p}
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return run(chrt, vals, rec) })
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.RenderWithClientProvider(chrt, vals, rec) })
 		if cause := rec.failure(); err != nil && cause != nil && !errors.Is(err, ErrTooSlow) {
 			return nil, &LookupError{Err: cause, render: err}
 		}
@@ -388,6 +359,13 @@ func MergeValues(base, over map[string]any) map[string]any {
 
 // ValuesFileIs says what a values file must be, for the messages that refuse one.
 const ValuesFileIs = "a values file is a YAML map of the pool's values, such as `cluster: acme`"
+
+// helmSchemaRefusal starts Helm's error for values its schema refuses
+// (chartutil.ToRenderValuesWithSchemaValidation), and no other error of it:
+// coalescing, the one other step that can fail, words its own. Asking Helm
+// again without the check would tell them apart too, at the price of copying
+// the values twice, which a 1 MiB values file makes 50 MB.
+const helmSchemaRefusal = "values don't meet the specifications of the schema(s) in the following chart(s):\n"
 
 // SchemaError is a render refused by the chart's values.schema.json, before
 // any template ran: Helm's own message.

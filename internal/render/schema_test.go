@@ -72,32 +72,3 @@ func TestReadValuesSaysWhatTheFileIs(t *testing.T) {
 		}
 	}
 }
-
-// The chart's schema is compiled once and reused; values it takes render,
-// values it refuses still get Helm's message (the test above). A chart with
-// a subchart schema is left to Helm's check whole, so a subchart's refusal
-// still refuses.
-func TestSchemaCompiledOnce(t *testing.T) {
-	c := schemaChart()
-	first := compiledSchema(c)
-	if first == nil || compiledSchema(c) != first {
-		t.Fatalf("the schema is not compiled once: %p, then %p", first, compiledSchema(c))
-	}
-	if err := validateValues(c, chartutil.Values{"size": "20Gi"}); err != nil {
-		t.Fatalf("valid values refused: %v", err)
-	}
-
-	sub := &chart.Chart{Metadata: &chart.Metadata{Name: "sub", Version: "0.1.0", APIVersion: "v2"},
-		Schema: []byte(`{"type": "object", "properties": {"n": {"type": "integer"}}}`)}
-	c.AddDependency(sub)
-	if compiledSchema(c) != nil {
-		t.Fatal("a chart with a subchart schema is compiled here, not left to Helm")
-	}
-	err := validateValues(c, chartutil.Values{"size": "20Gi", "sub": map[string]any{"n": "x"}})
-	if err == nil || !strings.Contains(err.Error(), "sub:") {
-		t.Fatalf("the subchart's schema does not refuse: %v", err)
-	}
-	if err := validateValues(c, chartutil.Values{"size": "20Gi", "sub": map[string]any{"n": 3}}); err != nil {
-		t.Fatalf("valid subchart values refused: %v", err)
-	}
-}

@@ -221,19 +221,3 @@ func BenchmarkTemplateParse(b *testing.B) {
 		})
 	}
 }
-
-// BenchmarkParsedOnceAgainstHelmsEngine: a clone pool's whole render
-// (values, schema, templates, lookups) with the templates run by Helm's own
-// engine, which parses them all on every render, and by render.Render,
-// which parses each once per process; alternately, under the same load.
-func BenchmarkParsedOnceAgainstHelmsEngine(b *testing.B) {
-	c := poolChart(b)
-	cluster := benchCluster(b, 10)
-	values := vals(b, "{cluster: acme, osImage: {builtin: {}}}")
-	opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace}, Values: values, Cluster: cluster}
-	with := func(engine support.Renderer) func() error {
-		return func() error { _, err := engine(c, opts); return err }
-	}
-	b.ReportAllocs()
-	ratio(b, "x-helms-engine", with(render.RenderWithHelm), with(render.Render))
-}

@@ -1,30 +1,20 @@
 package render
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/url"
-	"path"
-	"regexp"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
-	"text/template"
 
-	"github.com/Masterminds/sprig/v3"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/api/validate/content"
-	"sigs.k8s.io/yaml"
 )
 
 // validatingChart is the pool chart reduced to its named templates (and the
 // library's) plus one template that runs the value guards and the image
-// resolution: Helm parses far less per render, so a fuzzer reaches depth.
+// resolution: Helm's engine, which parses every template on every render,
+// parses far less per render, so a fuzzer reaches depth.
 func validatingChart(t testing.TB) *chart.Chart {
 	t.Helper()
 	keep := func(c *chart.Chart, files ...string) *chart.Chart {
@@ -49,167 +39,6 @@ func validatingChart(t testing.TB) *chart.Chart {
 	reduced.SetDependencies(libs...)
 	return render.WithTemplate(reduced, "templates/validate.yaml",
 		[]byte(`{{- include "kubernetes-nodes.validate" . }}{{- include "kubernetes-nodes.ensureImage" . }}`))
-}
-
-// helperRenderer executes the validating chart's templates the way Helm's
-// engine does, but parses them once: Helm parses every template on every
-// render, which is most of a render's time, so a fuzzer through Helm itself
-// stays shallow. TestHelperRendererAgreesWithHelm keeps it honest: for every
-// seed and every hostile payload both give the same output or the same error.
-type helperRenderer struct {
-	chart *chart.Chart
-	tmpl  *template.Template
-	// depth counts nested includes per template name, as Helm's include does.
-	depth map[string]int
-}
-
-// helmErrDelims are the markers Helm's fail puts around a message so its error
-// cleanup can find the chart's own words.
-const helmErrStart, helmErrEnd = "HELM_ERR_START", "HELM_ERR_END"
-
-var helmErrMessage = regexp.MustCompile(helmErrStart + `((?s).*)` + helmErrEnd)
-
-// regexCache: sprig's regexMatch compiles its pattern on every call; the
-// answer does not depend on compiling it again.
-var regexCache sync.Map
-
-func cachedRegexMatch(pattern, s string) bool {
-	re, ok := regexCache.Load(pattern)
-	if !ok {
-		compiled, err := regexp.Compile(pattern)
-		if err != nil {
-			return false
-		}
-		re, _ = regexCache.LoadOrStore(pattern, compiled)
-	}
-	return re.(*regexp.Regexp).MatchString(s)
-}
-
-func newHelperRenderer(t testing.TB, c *chart.Chart) *helperRenderer {
-	t.Helper()
-	h := &helperRenderer{chart: c, depth: map[string]int{}}
-	funcs := sprig.TxtFuncMap()
-	delete(funcs, "env")
-	delete(funcs, "expandenv")
-	helm := template.FuncMap{
-		"regexMatch": cachedRegexMatch,
-		"toYaml": func(v interface{}) string {
-			data, err := yaml.Marshal(v)
-			if err != nil {
-				return ""
-			}
-			return strings.TrimSuffix(string(data), "\n")
-		},
-		"fromYaml": func(s string) map[string]interface{} {
-			m := map[string]interface{}{}
-			if err := yaml.Unmarshal([]byte(s), &m); err != nil {
-				m["Error"] = err.Error()
-			}
-			return m
-		},
-		"toJson": func(v interface{}) string {
-			data, err := json.Marshal(v)
-			if err != nil {
-				return ""
-			}
-			return string(data)
-		},
-		"fromJsonArray": func(s string) []interface{} {
-			a := []interface{}{}
-			if err := json.Unmarshal([]byte(s), &a); err != nil {
-				a = []interface{}{err.Error()}
-			}
-			return a
-		},
-		"fail": func(msg string) (string, error) {
-			return "", errors.New(helmErrStart + msg + helmErrEnd)
-		},
-		// No cluster: Helm's lookup answers an empty map.
-		"lookup": func(string, string, string, string) (map[string]interface{}, error) {
-			return map[string]interface{}{}, nil
-		},
-		"include": func(name string, data interface{}) (string, error) {
-			if h.depth[name] > 1000 {
-				return "", fmt.Errorf("rendering template has a nested reference name: %s", name)
-			}
-			h.depth[name]++
-			defer func() { h.depth[name]-- }()
-			var buf strings.Builder
-			err := h.tmpl.ExecuteTemplate(&buf, name, data)
-			return buf.String(), err
-		},
-	}
-	for name, fn := range helm {
-		funcs[name] = fn
-	}
-	h.tmpl = template.New("gotpl").Option("missingkey=zero").Funcs(funcs)
-	var parse func(c *chart.Chart)
-	parse = func(c *chart.Chart) {
-		for _, dep := range c.Dependencies() {
-			parse(dep)
-		}
-		for _, f := range c.Templates {
-			if _, err := h.tmpl.New(path.Join(c.ChartFullPath(), f.Name)).Parse(string(f.Data)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	parse(c)
-	return h
-}
-
-// render executes every non-partial template of the chart for values, with
-// schema validation off, and returns the output by template name, or the
-// error as Helm words it ("execution error at (...): <the fail message>").
-func (h *helperRenderer) render(rel render.Release, values map[string]interface{}) (map[string]string, error) {
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(h.chart, values, chartutil.ReleaseOptions{
-		Name: rel.Name, Namespace: rel.Namespace, Revision: rel.Revision(), IsInstall: !rel.Upgrade, IsUpgrade: rel.Upgrade,
-	}, chartutil.DefaultCapabilities, true)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, f := range h.chart.Templates {
-		if !strings.HasPrefix(path.Base(f.Name), "_") {
-			names = append(names, path.Join(h.chart.ChartFullPath(), f.Name))
-		}
-	}
-	sort.Strings(names)
-	out := map[string]string{}
-	// One root context for every file of the chart, as Helm shares it: what a
-	// template memoizes there, the next file reads.
-	top := map[string]interface{}{
-		"Chart":        h.chart.Metadata,
-		"Release":      vals["Release"],
-		"Capabilities": vals["Capabilities"],
-		"Values":       vals["Values"],
-	}
-	for _, name := range names {
-		top["Template"] = map[string]interface{}{"Name": name, "BasePath": path.Join(h.chart.ChartFullPath(), "templates")}
-		var buf strings.Builder
-		if err := h.tmpl.ExecuteTemplate(&buf, name, top); err != nil {
-			return nil, helmExecError(err)
-		}
-		out[name] = strings.ReplaceAll(buf.String(), "<no value>", "")
-	}
-	return out, nil
-}
-
-// helmExecError words a template error as Helm's engine does: the chart's fail
-// message with its location; any other error as is.
-func helmExecError(err error) error {
-	var exec template.ExecError
-	if !errors.As(err, &exec) {
-		return err
-	}
-	parts := strings.SplitN(err.Error(), ": ", 3)
-	if len(parts) != 3 {
-		return err
-	}
-	if m := helmErrMessage.FindStringSubmatch(parts[2]); m != nil {
-		return fmt.Errorf("execution error at (%s): %s", parts[1], m[1])
-	}
-	return err
 }
 
 // validatingSeeds: a valid pool, and pools wrong in every fuzzed field.
@@ -237,12 +66,11 @@ func validatingValues(storageClass, instanceType, role, installer, endpoint, sch
 	}
 }
 
-// TestHelperRendererAgreesWithHelm: the fuzzer's parse-once renderer and
-// Helm's engine give the same bytes or the same error for every seed, and for
-// every hostile payload in each fuzzed field of the valid seed.
-func TestHelperRendererAgreesWithHelm(t *testing.T) {
+// TestValidatingChartRefusesAsTheChart: every seed, and every hostile
+// payload in each fuzzed field of the valid seed, renders through Helm's
+// engine or is refused by the chart's own fail; both outcomes are reached.
+func TestValidatingChartRefusesAsTheChart(t *testing.T) {
 	c := validatingChart(t)
-	h := newHelperRenderer(t, c)
 	var cases [][8]interface{}
 	for _, seed := range validatingSeeds {
 		var row [8]interface{}
@@ -259,22 +87,12 @@ func TestHelperRendererAgreesWithHelm(t *testing.T) {
 		}
 	}
 	refused := 0
-	for i, row := range cases {
-		values := validatingValues(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
-		want, wantErr := render.Render(c, render.Options{Release: validatingRelease, Values: values})
-		files, gotErr := h.render(validatingRelease, validatingValues(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7]))
-		if wantErr != nil {
+	for _, row := range cases {
+		_, err := render.Render(c, render.Options{Release: validatingRelease, Values: validatingValues(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])})
+		if requireChartRefusal(t, err) {
 			refused++
-			require.Error(t, gotErr, "case %d: Helm refuses, the fast renderer renders", i)
-			require.Equal(t, wantErr.Error(), gotErr.Error(), "case %d", i)
-			continue
 		}
-		require.NoError(t, gotErr, "case %d: Helm renders, the fast renderer refuses", i)
-		got, err := render.NewManifest(files)
-		require.NoError(t, err)
-		require.Equal(t, want.Text(), got.Text(), "case %d", i)
 	}
-	// Both outcomes are compared, not only one.
 	require.Greater(t, refused, 10)
 	require.Less(t, refused, len(cases))
 }
@@ -290,11 +108,11 @@ func FuzzValidatingHelpers(f *testing.F) {
 	for _, seed := range validatingSeeds {
 		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4], seed[5], seed[6], seed[7])
 	}
-	h := newHelperRenderer(f, validatingChart(f))
+	c := validatingChart(f)
 	f.Fuzz(func(t *testing.T, storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL string) {
 		var err error
 		requireWithinCostBound(t, "validating helpers", func() {
-			_, err = h.render(validatingRelease, validatingValues(storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL))
+			_, err = render.Render(c, render.Options{Release: validatingRelease, Values: validatingValues(storageClass, instanceType, role, installer, endpoint, schematicID, version, factoryURL)})
 		})
 		if requireChartRefusal(t, err) {
 			return

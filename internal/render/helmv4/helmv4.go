@@ -1,13 +1,12 @@
-// Package helmv4 renders the harness's charts with Helm v4's loader, values
-// and engine, to prove they render the same bytes as under Helm v3. It is a
+// Package helmv4 renders the harness's charts with the newest Helm v4's
+// loader, values and engine (the one go.mod names; tools/helm-v4.1 renders
+// with Helm v4.1, Cozystack's helm-controller's), to prove they render the
+// same bytes as under Helm v3. It is a
 // package of its own because every Helm v4 package links client-go's fake
 // clientsets (through k8s.io/client-go/kubernetes), which the CLI must not.
 package helmv4
 
 import (
-	"path"
-	"strings"
-
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/engine"
@@ -26,7 +25,7 @@ func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
 	if err := render.CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
-	c, err := loaderv4.LoadFiles(chartFiles(chrt, ""))
+	c, err := loaderv4.LoadFiles(chartFiles(chrt))
 	if err != nil {
 		return nil, err
 	}
@@ -52,23 +51,11 @@ func renderFiles(c *chartv2.Chart, vals common.Values, p engine.ClientProvider) 
 	return enginev4.RenderWithClientProvider(c, vals, p)
 }
 
-// chartFiles lists a loaded chart as the files it came from, under prefix:
-// its templates as they are now (WithTemplate and HelpersOnly edit those),
-// its other files as loaded, and each dependency under charts/<name>/ (also
-// those attached after loading, which its own files do not list).
-func chartFiles(chrt *chart.Chart, prefix string) []*archive.BufferedFile {
+// chartFiles is the chart as v4's loader takes its files.
+func chartFiles(chrt *chart.Chart) []*archive.BufferedFile {
 	var out []*archive.BufferedFile
-	for _, f := range chrt.Raw {
-		if strings.HasPrefix(f.Name, "templates/") || strings.HasPrefix(f.Name, "charts/") {
-			continue
-		}
-		out = append(out, &archive.BufferedFile{Name: prefix + f.Name, Data: f.Data})
-	}
-	for _, f := range chrt.Templates {
-		out = append(out, &archive.BufferedFile{Name: prefix + f.Name, Data: f.Data})
-	}
-	for _, dep := range chrt.Dependencies() {
-		out = append(out, chartFiles(dep, path.Join(prefix+"charts", dep.Name())+"/")...)
+	for _, f := range render.ChartFiles(chrt) {
+		out = append(out, &archive.BufferedFile{Name: f.Name, Data: f.Data})
 	}
 	return out
 }
