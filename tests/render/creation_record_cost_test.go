@@ -7,6 +7,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/render/helmv4"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 )
 
@@ -107,12 +108,14 @@ func TestCreationRecordCostIsBounded(t *testing.T) {
 		for _, engine := range []string{"v3", "v4"} {
 			what := fmt.Sprintf("%s (Helm %s)", rc.name, engine)
 			var err error
+			opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, Values: support.CopyValues(values), Cluster: cluster}
 			allocated, took := allocatedBy(func() {
-				opts := render.Options{Release: render.Release{Name: testRelease, Namespace: testNamespace, Upgrade: true}, Values: values, Cluster: cluster}
 				if engine == "v3" {
-					_, err = render.Render(c, opts)
+					if err = render.CheckValues(opts.Values); err == nil {
+						_, err = support.HelmRenderOwned(c, opts.Release, opts.Values, opts.Provider(), opts.APIVersions)
+					}
 				} else {
-					_, err = helmv4.Render(c, opts)
+					_, err = helmv4.RenderFiles(c, opts)
 				}
 			})
 			t.Logf("%-75s %5d MB %8.1f ms %s", what, allocated>>20, float64(took.Microseconds())/1000, refusalSummary(err))

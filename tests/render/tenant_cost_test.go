@@ -19,11 +19,15 @@ import (
 
 // The cost bound docs/design.md sets for one render: any values file of up to
 // 1 MiB renders or is refused within 250 ms (reported by the benchmark, never
-// asserted) and 80 MB allocated (asserted: allocations do not depend on load,
-// but vary from run to run: the costliest cases, a megabyte of mirrors or of
-// registry CAs, take 50 to 65 MB under Helm v3's engine and v4's alike).
+// asserted) and 64 MB allocated (asserted). The render measured is Helm's own,
+// as helm-controller makes it (values coalesced and checked, the engine, the
+// manifests sorted; v4: the files rendered): what the CLI then parses out of
+// the manifests is the CLI's cost, not the process that renders every
+// tenant's pools. Under Helm's engine the costliest cases (a 524,000-item
+// list Helm copies before any template runs, a megabyte of mirrors or of
+// registry CAs) take 50 to 59 MB.
 const (
-	costBoundBytes  = 80 << 20
+	costBoundBytes  = 64 << 20
 	valuesFileBytes = 1 << 20
 )
 
@@ -300,7 +304,7 @@ func costChart(t testing.TB, which string) (*chart.Chart, render.Release, *suppo
 // TestTenantValuesCostIsBounded: every field filled as expensively as a 1 MiB
 // values file allows, under Helm v3 and v4, with schema validation on and
 // off, renders or is refused with the chart's (or the schema's) own message,
-// and allocates at most 80 MB. The time each took is logged; the benchmark
+// and allocates at most 64 MB. The time each took is logged; the benchmark
 // BenchmarkWorstTenantValues reports it.
 func TestTenantValuesCostIsBounded(t *testing.T) {
 	for _, cc := range costCases() {
@@ -314,12 +318,14 @@ func TestTenantValuesCostIsBounded(t *testing.T) {
 			for _, engine := range []string{"v3", "v4"} {
 				what := fmt.Sprintf("%s (%d bytes of JSON, Helm %s, schema off: %v)", cc.name, len(data), engine, skip)
 				var err error
+				opts := render.Options{Release: rel, Values: support.CopyValues(values), Cluster: cluster}
 				allocated, took := allocatedBy(func() {
-					opts := render.Options{Release: rel, Values: values, Cluster: cluster}
 					if engine == "v3" {
-						_, err = render.Render(c, opts)
+						if err = render.CheckValues(opts.Values); err == nil {
+							_, err = support.HelmRenderOwned(c, rel, opts.Values, opts.Provider(), opts.APIVersions)
+						}
 					} else {
-						_, err = helmv4.Render(c, opts)
+						_, err = helmv4.RenderFiles(c, opts)
 					}
 				})
 				t.Logf("%-90s %5d MB %8.1f ms %s", what, allocated>>20, float64(took.Microseconds())/1000, refusalSummary(err))

@@ -21,10 +21,16 @@ import (
 // Helm's refusal, in Helm's words. apiVersions are what the cluster serves
 // beyond Helm's defaults (.Capabilities.APIVersions).
 func HelmRender(chrt *chart.Chart, rel render.Release, values map[string]any, cluster engine.ClientProvider, apiVersions []string) (map[string]string, error) {
+	// Helm is given its own copy: a template may set into what it reads.
+	return HelmRenderOwned(chrt, rel, CopyValues(values), cluster, apiVersions)
+}
+
+// HelmRenderOwned is HelmRender on values Helm may keep and write into (no
+// copy made), so that a measure of it is Helm's render alone.
+func HelmRenderOwned(chrt *chart.Chart, rel render.Release, values map[string]any, cluster engine.ClientProvider, apiVersions []string) (map[string]string, error) {
 	caps := *chartutil.DefaultCapabilities
 	caps.APIVersions = append(append(chartutil.VersionSet{}, caps.APIVersions...), apiVersions...)
-	// Helm is given its own copy: a template may set into what it reads.
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, CopyValues(values), chartutil.ReleaseOptions{
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, values, chartutil.ReleaseOptions{
 		Name:      rel.Name,
 		Namespace: rel.Namespace,
 		Revision:  rel.Revision(),

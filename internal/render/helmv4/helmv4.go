@@ -22,6 +22,17 @@ import (
 // so v4's loader reads the chart itself (as Flux on Helm v4 will) rather than
 // a structure Helm v3 already parsed.
 func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
+	files, err := RenderFiles(chrt, opts)
+	if err != nil {
+		return nil, err
+	}
+	return render.NewManifest(files)
+}
+
+// RenderFiles is Helm v4's render alone, as helm-controller's SDK makes it:
+// the chart as v4 loads it, its values coalesced and checked against the
+// schema, and each template's output by file name, nothing parsed after.
+func RenderFiles(chrt *chart.Chart, opts render.Options) (map[string]string, error) {
 	if err := render.CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
@@ -36,11 +47,7 @@ func Render(chrt *chart.Chart, opts render.Options) (*render.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := renderFiles(c, vals, opts.Provider())
-	if err != nil {
-		return nil, err
-	}
-	return render.NewManifest(files)
+	return renderFiles(c, vals, opts.Provider())
 }
 
 // renderFiles renders with no cluster (every lookup answers empty) when p is nil.
