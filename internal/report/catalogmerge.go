@@ -230,3 +230,16 @@ func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
 }
+
+// setIn sets a value at a path of nested maps, making the maps it lacks.
+func setIn(m map[string]any, path []string, value any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = value
+}

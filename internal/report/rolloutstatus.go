@@ -223,10 +223,3 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 	}
 	return st
 }
-
-// Generation is an object's metadata.generation, read as the API wrote it
-// or as a state file holds it.
-func Generation(obj map[string]any) int64 {
-	n, _ := fleet.Int64(obj, "metadata", "generation")
-	return n
-}

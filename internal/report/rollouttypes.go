@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
@@ -336,38 +335,6 @@ type TargetKnown struct {
 	// Asked are the factories' version lists asked (GET <factory>/versions),
 	// each with the CA it was trusted with.
 	Asked []string `json:"asked,omitempty"`
-}
-
-// SurgeRestore is the maxSurge a rollout writes into a pool's spec.values
-// for the roll, and the pool's own it puts back after its last wave: the
-// rolling update is not part of the machine template, so neither write
-// rolls a worker.
-type SurgeRestore struct {
-	// Wrote is the maxSurge the move writes.
-	Wrote int64 `json:"wrote"`
-	// Had: the pool's spec.values held maxSurge before, Own its value;
-	// else the key is removed.
-	Had bool `json:"had"`
-	Own any  `json:"own,omitempty"`
-}
-
-// Text says what happens to the pool's maxSurge, for the plan and events.
-func (s *SurgeRestore) Text() string {
-	own := "the key removed, as the pool sets none"
-	if s.Had {
-		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
-	}
-	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)", s.Wrote, own)
-}
-
-// ResumedText says what happens to the maxSurge an earlier run wrote into a
-// pool and did not put back, for the plan.
-func (s *SurgeRestore) ResumedText() string {
-	own := "the key removed, as the pool set none"
-	if s.Had {
-		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
-	}
-	return fmt.Sprintf("set to %d by an earlier run to hold its bound, restored after the last wave (%s)", s.Wrote, own)
 }
 
 // OtherFactory says that a pool will import from another Image Factory

@@ -143,19 +143,6 @@ func (e *valuesEdit) switchToBuiltin(d *DiskReport, values map[string]any) (sche
 	return schematicID, version
 }
 
-// setIn sets a value at a path of nested maps, making the maps it lacks.
-func setIn(m map[string]any, path []string, value any) {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = value
-}
-
 // MergePatch applies a JSON merge patch (RFC 7386) to values, as the API
 // server applies one to a document: a map merges key by key, null removes
 // a key, anything else replaces. Neither argument is written to. It works
