@@ -22,14 +22,14 @@ var probeEntry = map[string]any{"schematicID": "workerimage-new-entry", "version
 // newEntry is what the catalog gives a new entry: the factory it imports
 // from (and where the chart took it), and its storage.
 type newEntry struct {
-	url     Sourced
+	URL     Sourced
 	storage string
 }
 
-// catalogChangeBase is what a catalog change adopt or rollout prints starts
+// CatalogChangeBase is what a catalog change adopt or rollout prints starts
 // from: where the cluster's catalog values are written (ReadCatalogHome),
 // and what the catalog gives a new entry with them (newEntryOf).
-func catalogChangeBase(t Target) (CatalogHome, newEntry, error) {
+func CatalogChangeBase(t Target) (CatalogHome, newEntry, error) {
 	home, err := ReadCatalogHome(t)
 	if err != nil {
 		return CatalogHome{}, newEntry{}, err
@@ -56,7 +56,7 @@ func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
 	set, _ := vals["imageFactoryURL"].(string)
 	probe := jsonCopy(vals)
 	probe["images"] = []any{probeEntry}
-	entries, err := catalogGoldens(chrt, t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, probe))
+	entries, err := catalogGoldens(chrt, t.Options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, probe))
 	if err != nil {
 		return newEntry{}, err
 	}
@@ -69,7 +69,7 @@ func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
 		if s, _ := vals["storage"].(string); s != "" {
 			storage = s
 		}
-		return newEntry{url: Sourced{url, "the cluster's catalog values' imageFactoryURL, else the catalog chart's default: the chart refuses those values (workerimage catalog shows why)"}, storage: storage}, nil
+		return newEntry{URL: Sourced{url, "the cluster's catalog values' imageFactoryURL, else the catalog chart's default: the chart refuses those values (workerimage catalog shows why)"}, storage: storage}, nil
 	}
 	e := entries[0]
 	var source string
@@ -83,7 +83,7 @@ func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
 	default:
 		source = "the catalog chart's built-in factory: the cluster's catalog values set neither imageFactoryURL nor tenantWorkers.talos.imageFactoryURL"
 	}
-	return newEntry{url: Sourced{e.Factory, source}, storage: e.Storage}, nil
+	return newEntry{URL: Sourced{e.Factory, source}, storage: e.Storage}, nil
 }
 
 // tenantFactoryNow is the Image Factory new pools are given now: where the
@@ -119,11 +119,11 @@ func tenantFactoryNow(t Target, home CatalogHome) (*Sourced, error) {
 	return &Sourced{u, "the catalog publishes it for new pools: talos.imageFactoryURL of ConfigMap " + golden.Namespace + "/" + TenantDefaultsConfigMap}, nil
 }
 
-// withFactoryNotes says of each entry of the catalog change whose goldens
+// WithFactoryNotes says of each entry of the catalog change whose goldens
 // import from another Image Factory than the one new pools are given: a new
 // entry or added class (goldens the change creates), the key to set; a kept
 // one, that its goldens stay as they were imported.
-func withFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
+func WithFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
 	if !c.Changed {
 		return nil
 	}

@@ -12,8 +12,10 @@
 // One record per target, named for it and holding it (a record holding
 // another target, or none, is not read as this one's): every run to that
 // target (the same command run again after a stop, another selection, the
-// next part of a fleet) reads and adds to the same record. The plan reads it
-// here; internal/apply writes it, one key per HelmRelease.
+// next part of a fleet) reads and adds to the same record. The record, its
+// keys and its read are here, as pins reads every record; internal/rollout
+// names and reads the record of its target, internal/apply writes it, one
+// key per HelmRelease.
 
 package report
 
@@ -35,7 +37,7 @@ const (
 	// RecordNamespace is where rollout keeps its records: the platform's
 	// namespace, which tenants cannot write.
 	RecordNamespace = platformNamespace
-	recordPrefix    = "workerimage-rollout-"
+	RecordPrefix    = "workerimage-rollout-"
 	// recordTargetKey holds the target the record is named for (the CA as
 	// the digest of its certificates, never the PEM).
 	recordTargetKey = "target"
@@ -98,16 +100,16 @@ type RolloutRecord struct {
 	legacy  bool
 }
 
-// recordNamed is the empty record named name of target (its JSON, as the
+// RecordNamed is the empty record named name of target (its JSON, as the
 // record's target key holds it).
-func recordNamed(name, target string) *RolloutRecord {
+func RecordNamed(name, target string) *RolloutRecord {
 	return &RolloutRecord{Name: name, target: target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(target)}
 }
 
 // Empty is a record of the same target holding no write: a record
 // rewritten from scratch.
 func (r *RolloutRecord) Empty() *RolloutRecord {
-	return recordNamed(r.Name, r.target)
+	return RecordNamed(r.Name, r.target)
 }
 
 // Ref is the record as the plan names it: ConfigMap <namespace>/<name>.
@@ -257,10 +259,10 @@ func (r *RolloutRecord) ConfigMap() (*unstructured.Unstructured, error) {
 // asks what each recorded rollout still moves, whatever its target).
 func readStoredRecord(cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	target, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)
-	return decodeRecordInto(recordNamed(cm.GetName(), target), cm)
+	return DecodeRecordInto(RecordNamed(cm.GetName(), target), cm)
 }
 
-func decodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*RolloutRecord, error) {
+func DecodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if got, ok := data[recordTargetKey]; !ok || got != r.target {
 		// A record under this name for another target (a digest's
@@ -342,10 +344,10 @@ func splitWaveKey(k string) (run string, wave int) {
 	return run, wave
 }
 
-// wrote says whether the HelmRelease is as the rollout's write left it: the
+// Wrote says whether the HelmRelease is as the rollout's write left it: the
 // record holds a write of it, by UID the same object, at the generation it
 // is at now. When not, why, in a phrase.
-func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
+func (r *RolloutRecord) Wrote(hr *unstructured.Unstructured) (bool, string) {
 	w, ok := r.Written(hr.GetNamespace(), hr.GetName())
 	switch {
 	case !ok:
@@ -356,17 +358,6 @@ func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
 		return false, fmt.Sprintf("on the target, changed since this tool wrote it (the rollout's record, %s, holds generation %d of it; it is at generation %d now)", r.Ref(), w.Generation, Generation(hr.Object))
 	}
 	return true, ""
-}
-
-// surgeToRestore is the maxSurge the record's write of hr bounded its roll
-// with, and the pool's own to put back: only while the write is the
-// rollout's as hr is now (wrote), nil otherwise or when it wrote none.
-func (r *RolloutRecord) surgeToRestore(hr *unstructured.Unstructured) *SurgeRestore {
-	if ours, _ := r.wrote(hr); !ours {
-		return nil
-	}
-	w, _ := r.Written(hr.GetNamespace(), hr.GetName())
-	return w.Surge
 }
 
 // WriteBytes is what a write of HelmRelease namespace/name in a wave of a

@@ -63,9 +63,9 @@ func WithoutPath(err error) error {
 	return err
 }
 
-// shellWord is a as a shell reads it back: as it is when it holds only
+// ShellWord is a as a shell reads it back: as it is when it holds only
 // characters no shell treats specially, else single-quoted.
-func shellWord(a string) string {
+func ShellWord(a string) string {
 	for _, r := range a {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r)) {
 			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"

@@ -12,16 +12,52 @@
 // in the same change as the move: the strategy is not part of the machine
 // template, so it rolls nothing the move does not.
 
-package report
+package rollout
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 
+	"github.com/cozystack/golden-worker-images/internal/report"
+
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
+
+// resolve is maxSurge and maxUnavailable for a pool of workers, as Cluster
+// API resolves them: a percentage of the workers, maxSurge rounded up and
+// maxUnavailable down; unset, Cluster API's defaults (1 and 0); both 0,
+// maxUnavailable 1; maxUnavailable at most the workers.
+func resolve(r report.RollingStrategy, workers int64) (surge, unavailable int64) {
+	scaled := func(v *intstr.IntOrString, def int32, roundUp bool) int64 {
+		if v == nil {
+			d := intstr.FromInt32(def)
+			v = &d
+		}
+		n, err := intstr.GetScaledValueFromIntOrPercent(v, int(workers), roundUp)
+		if err != nil || n < 0 {
+			return 0
+		}
+		return int64(n)
+	}
+	surge, unavailable = scaled(r.MaxSurge, 1, true), scaled(r.MaxUnavailable, 0, false)
+	if surge == 0 && unavailable == 0 {
+		unavailable = 1
+	}
+	return surge, min(unavailable, workers)
+}
+
+// atOnce is how many of its toReplace workers a pool of workers replaces
+// at once: the new machines that wait to become available at once, at
+// least one while any is left, never more than are left.
+func atOnce(r report.RollingStrategy, workers, toReplace int64) int64 {
+	if toReplace <= 0 || workers <= 0 {
+		return 0
+	}
+	surge, unavailable := resolve(r, workers)
+	return max(1, min(surge+unavailable, toReplace))
+}
 
 // RollingUpdate is what a pool's roll replaces at once by: its
 // MachineDeployment's maxSurge and maxUnavailable, resolved for its workers.
@@ -53,8 +89,8 @@ func flagValue(flag string, n int64) string { return flag + " " + strconv.Format
 // workers within bound at once, given its rolling update r: the largest
 // that does, so it replaces as many at once as the bound allows. ok is
 // false when none does: its maxUnavailable alone is above the bound.
-func boundSurge(r rollingUpdate, workers, bound int64) (surge int64, ok bool) {
-	_, unavailable := r.resolve(workers)
+func boundSurge(r report.RollingStrategy, workers, bound int64) (surge int64, ok bool) {
+	_, unavailable := resolve(r, workers)
 	if unavailable > bound {
 		return 0, false
 	}
@@ -93,7 +129,7 @@ func surgeText(v *intstr.IntOrString) string {
 // atOnceText says what a pool replaces at once, for a note.
 func atOnceText(n int64, path string) string {
 	if path == "clone" {
-		return fmt.Sprintf("clones %s at once", Count(int(n), "disk"))
+		return fmt.Sprintf("clones %s at once", report.Count(int(n), "disk"))
 	}
-	return fmt.Sprintf("replaces %s at once", Count(int(n), "worker"))
+	return fmt.Sprintf("replaces %s at once", report.Count(int(n), "worker"))
 }
