@@ -190,7 +190,7 @@ const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
-	m, facts, err := renderWithFacts(chrt, t.options(rel, vals))
+	m, facts, err := renderWithFacts(chrt, t.Options(rel, vals))
 	return planFrom(chrt, t, rel, vals, m, facts, err, false)
 }
 
@@ -198,7 +198,7 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 // answers: m, facts, err), so a pool rendered once is not rendered again.
 // helpersAsked: the render was refused and facts are the chart's helpers'
 // answer already asked for the same values (helperFacts), not asked again.
-func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error, helpersAsked bool) (*PlanReport, *render.Manifest, error) {
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *ChartFacts, err error, helpersAsked bool) (*PlanReport, *render.Manifest, error) {
 	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
 		refusal, prob := RenderFailure(err)
@@ -211,7 +211,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 			// The schema's message quotes its patterns JSON-escaped; shown as written in the schema's regex.
 			rep.SchemaRefusal = strings.ReplaceAll(refusal, `\\`, `\`)
 			rep.Refusal = rep.SchemaRefusal
-			opts := t.options(rel, vals)
+			opts := t.Options(rel, vals)
 			opts.Release.SkipSchemaValidation = true
 			if _, _, err := renderWithFacts(chrt, opts); err != nil {
 				chartSays, prob := RenderFailure(err)
@@ -227,7 +227,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
 		if !helpersAsked {
-			if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			if facts, _, err = HelperFacts(chrt, t.Options(rel, vals)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -258,7 +258,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		for _, f := range cd.FromCatalog {
 			rep.CreatedWith.FromCatalog = append(rep.CreatedWith.FromCatalog, string(f))
 		}
-		running := runningFromFacts(facts)
+		running := RunningFromFacts(facts)
 		if running.Kubernetes != "" {
 			rep.Kubernetes = &Sourced{Value: running.Kubernetes, Source: running.KubernetesSource}
 		}
@@ -274,7 +274,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 
 // machineConfigFromFacts is the chart's answer, with empty lists said as
 // such in JSON rather than null.
-func machineConfigFromFacts(f *chartFacts) *MachineConfigReport {
+func machineConfigFromFacts(f *ChartFacts) *MachineConfigReport {
 	r := f.MachineConfig
 	r.RegistryMirrors = append([]RegistryMirror{}, r.RegistryMirrors...)
 	r.RegistryConfig = append([]RegistryConfigHost{}, r.RegistryConfig...)
@@ -284,7 +284,7 @@ func machineConfigFromFacts(f *chartFacts) *MachineConfigReport {
 	return &r
 }
 
-func diskFromFacts(f *chartFacts) *DiskReport {
+func diskFromFacts(f *ChartFacts) *DiskReport {
 	ds := f.DiskSource
 	d := &DiskReport{
 		Path:        "http",
