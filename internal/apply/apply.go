@@ -204,6 +204,11 @@ func (r *run) wave(ctx context.Context, i int) bool {
 		pending = append(pending, pw)
 	}
 	deadline := started.Add(r.o.Timeout)
+	if r.o.Tick != nil {
+		// The terminal shows the wave at once, even when every pool is on the
+		// target at the first look.
+		r.o.Tick(fmt.Sprintf("wave %d of %d: 0 of %s on the target, %s of %s", w.Wave, n, report.Count(len(pending), "pool"), r.o.Now().Sub(started).Round(time.Second), r.o.Timeout))
+	}
 	for {
 		ready := 0
 		for _, pw := range pending {
