@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -96,6 +97,9 @@ func (r Release) Revision() int {
 // before Helm copies values nested past MaxValuesDepth. Helm v4 renders
 // through package helmv4, which the CLI does not link.
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	if h := observer.Load(); h != nil {
+		(*h)(chrt, opts)
+	}
 	if err := CheckValues(opts.Values); err != nil {
 		return nil, err
 	}
@@ -127,6 +131,21 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 		return nil, err
 	}
 	return NewManifest(files)
+}
+
+// observer is told of each Render before it runs (Observe).
+var observer atomic.Pointer[func(*chart.Chart, Options)]
+
+// Observe has f told of every Render from now on, before Helm runs it (nil:
+// no longer): how a test counts the renders a verb makes, and a benchmark
+// replays them through Helm alone. f may be called from several goroutines
+// at once.
+func Observe(f func(chrt *chart.Chart, opts Options)) {
+	if f == nil {
+		observer.Store(nil)
+		return
+	}
+	observer.Store(&f)
 }
 
 // Manifest is a render's documents in the order Helm prints them for
