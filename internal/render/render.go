@@ -97,6 +97,17 @@ func (r Release) Revision() int {
 // before Helm copies values nested past MaxValuesDepth. Helm v4 renders
 // through package helmv4, which the CLI does not link.
 func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	r, err := RenderLazy(chrt, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Manifest()
+}
+
+// RenderLazy renders as Render does, and leaves each document unread until
+// it is asked for (Rendered): a report that reads a few objects of a render
+// does not parse the others. Helm's work is the same.
+func RenderLazy(chrt *chart.Chart, opts Options) (*Rendered, error) {
 	if h := observer.Load(); h != nil {
 		(*h)(chrt, opts)
 	}
@@ -130,7 +141,7 @@ func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewManifest(files)
+	return NewRendered(files), nil
 }
 
 // observer is told of each Render before it runs (Observe).
@@ -173,6 +184,11 @@ func str(v any) string {
 
 // NewManifest orders an engine's rendered files as `helm template` prints them.
 func NewManifest(files map[string]string) (*Manifest, error) {
+	return NewRendered(files).Manifest()
+}
+
+// manifestFiles are the rendered files `helm template` prints, in its order.
+func manifestFiles(files map[string]string) []string {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
@@ -180,20 +196,7 @@ func NewManifest(files map[string]string) (*Manifest, error) {
 		}
 	}
 	sort.Strings(names)
-	m := &Manifest{}
-	for _, name := range names {
-		for _, text := range SplitDocuments(files[name]) {
-			obj := map[string]any{}
-			if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
-				return nil, fmt.Errorf("%s: rendered YAML does not parse: %w\n%s", name, err, text)
-			}
-			if len(obj) == 0 {
-				continue
-			}
-			m.Docs = append(m.Docs, Doc{Source: name, Text: text, Object: obj})
-		}
-	}
-	return m, nil
+	return names
 }
 
 // SplitDocuments splits a multi-document YAML stream on `---` lines and drops

@@ -6,6 +6,8 @@
 package report
 
 import (
+	"reflect"
+
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
@@ -48,10 +50,17 @@ const (
 	annAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 )
 
+// renderedDocs is a render read whole (*render.Manifest) or as asked
+// (*render.Rendered).
+type renderedDocs interface {
+	One(kind string) (render.Doc, error)
+	Find(kind, name string) (render.Doc, bool)
+}
+
 // readRender reads a render for renderRead; nothing of a render refused.
-func readRender(m *render.Manifest) renderRead {
+func readRender(m renderedDocs) renderRead {
 	var r renderRead
-	if m == nil {
+	if m == nil || reflect.ValueOf(m).IsNil() {
 		return r
 	}
 	if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
@@ -80,12 +89,12 @@ func readRender(m *render.Manifest) renderRead {
 // (renderWithFacts): the render rendered, or, refused, with the helpers'
 // facts already asked (helperFacts). The render is read and let go, and of
 // the report only what the rollout's plan reads is kept (forPlanning).
-func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *chartFacts, err error) (*plannedNow, error) {
-	rep, m, err := planFrom(chrt, t, rel, vals, m, facts, err, err != nil)
+func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *chartFacts, err error) (*plannedNow, error) {
+	rep, _, err := planFrom(chrt, t, rel, vals, r, facts, err, err != nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return &plannedNow{report: rep.forPlanning(), read: readRender(m)}, nil
+	return &plannedNow{report: rep.forPlanning(), read: readRender(r)}, nil
 }
 
 // forPlanning is the part of a pool's report as it is that the rollout's
