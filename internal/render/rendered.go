@@ -1,12 +1,91 @@
 package render
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+
 	"sigs.k8s.io/yaml"
 )
+
+// Render renders chrt as `helm install` (or `helm upgrade`, or `helm
+// template` with no cluster) does, with Helm v3's own values, schema check
+// and engine (engine.Render, or engine.RenderWithClientProvider with a
+// cluster), as Flux's helm-controller calls them. It returns the manifest,
+// or Helm's error (a template `fail`, a schema violation), a *LookupError
+// when the cluster answered a lookup with an error, or ErrValuesTooDeep
+// before Helm copies values nested past MaxValuesDepth. Helm v4 renders
+// through package helmv4, which the CLI does not link.
+func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
+	r, err := RenderLazy(chrt, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Manifest()
+}
+
+// RenderLazy renders as Render does, and leaves each document unread until
+// it is asked for (Rendered): a report that reads a few objects of a render
+// does not parse the others. Helm's work is the same.
+func RenderLazy(chrt *chart.Chart, opts Options) (*Rendered, error) {
+	if h := observer.Load(); h != nil {
+		(*h)(chrt, opts)
+	}
+	if err := CheckValues(opts.Values); err != nil {
+		return nil, err
+	}
+	// Helm's own coalescing and schema check, in Helm's own words.
+	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
+		Name:      opts.Release.Name,
+		Namespace: opts.Release.Namespace,
+		Revision:  opts.Release.Revision(),
+		IsInstall: !opts.Release.Upgrade,
+		IsUpgrade: opts.Release.Upgrade,
+	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
+	if err != nil {
+		if !opts.Release.SkipSchemaValidation && strings.HasPrefix(err.Error(), helmSchemaRefusal) {
+			return nil, &SchemaError{Err: err}
+		}
+		return nil, err
+	}
+	var files map[string]string
+	if p := opts.Provider(); p == nil {
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.Render(chrt, vals) })
+	} else {
+		rec := &recordingProvider{inner: p}
+		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.RenderWithClientProvider(chrt, vals, rec) })
+		if cause := rec.failure(); err != nil && cause != nil && !errors.Is(err, ErrTooSlow) {
+			return nil, &LookupError{Err: cause, render: err}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return NewRendered(files), nil
+}
+
+// NewManifest orders an engine's rendered files as `helm template` prints them.
+func NewManifest(files map[string]string) (*Manifest, error) {
+	return NewRendered(files).Manifest()
+}
+
+// manifestFiles are the rendered files `helm template` prints, in its order.
+func manifestFiles(files map[string]string) []string {
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
 
 // Rendered is a render's documents as Helm's engine wrote them, each parsed
 // only when first asked for. A plan reads a few objects of each pool's
