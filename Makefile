@@ -325,7 +325,7 @@ KUBE_APISERVER_BIN_DIR ?= $(CURDIR)/$(APISERVER_BIN)
 bench:
 	$(GO) test ./tests/render -run '^$$' -bench . -benchmem
 	$(GO) test ./internal/fleet ./internal/report -run '^$$' -bench . -skip BenchmarkRolloutPlan -benchmem -benchtime 5x
-	$(GO) test ./internal/report -run '^$$' -bench BenchmarkRolloutPlan -benchtime 1x -timeout 60m
+	$(GO) test ./internal/rollout -run '^$$' -bench BenchmarkRolloutPlan -benchtime 1x -timeout 60m
 	KUBE_APISERVER_BIN_DIR=$(KUBE_APISERVER_BIN_DIR) $(GO) test -tags integration ./tests/integration/ -run '^$$' -bench BenchmarkUpgradeCost -v -timeout 30m
 
 .PHONY: FORCE

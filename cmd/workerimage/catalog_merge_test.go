@@ -8,6 +8,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,7 +169,7 @@ func TestRolloutPackageKeepsEntriesNotCreatedYet(t *testing.T) {
 	state := writeTemp(t, "cluster.yaml", strings.Replace(raw, listed, "            additionalStorageClasses: [ceph-rbd]\n          - {schematicID: "+defaultSchematic+", version: v1.13.7, storage: 8Gi}\n---", 1))
 	res := cli(t, "rollout", "--to-talos", "v1.13.8", "-n", "tenant-acme", "--cluster", state, "-o", "json")
 	require.NotEqual(t, exitProblem, res.code, res.stderr)
-	rep := decode[report.RolloutPlan](t, res)
+	rep := decode[rollout.RolloutPlan](t, res)
 	require.NotNil(t, rep.Catalog)
 	var versions []string
 	for _, e := range rep.Catalog.Images {

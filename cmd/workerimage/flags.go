@@ -16,6 +16,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
@@ -42,7 +43,7 @@ type app struct {
 	terminal       func(w io.Writer) (width int, ok bool)
 	// factory reads the Image Factory rollout asks (its version list, wave
 	// 1's images); nil: the real one. Tests give a stand-in.
-	factory *report.FactoryReader
+	factory *rollout.FactoryReader
 
 	// out is what a verb prints, written to stdout only when it succeeds,
 	// so bad input or a cluster that fails halfway leaves nothing behind but

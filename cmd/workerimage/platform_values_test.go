@@ -8,6 +8,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -139,7 +140,7 @@ func TestRolloutCatalogChangeFollowsWhatRuns(t *testing.T) {
 	withPackage := writeTemp(t, "cluster.yaml", string(base)+catalogPackageOf("{storageClass: replicated, tenantWorkers: {talos: {imageFactoryURL: https://factory.mirror.internal}}}"))
 	res := cli(t, append(args, "--cluster", withPackage, "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, res.stderr)
-	r := decode[report.RolloutPlan](t, res)
+	r := decode[rollout.RolloutPlan](t, res)
 	require.NotNil(t, r.Catalog)
 	require.True(t, r.Catalog.Changed)
 	assert.Equal(t, report.ShapePackage, r.Catalog.ChangeShape)
@@ -157,7 +158,7 @@ func TestRolloutCatalogChangeFollowsWhatRuns(t *testing.T) {
 	withRecord := writeTemp(t, "cluster.yaml", string(base)+platformRecord(t, map[string]any{"kubernetesWorkerImage": map[string]any{"storageClass": "replicated"}}))
 	res = cli(t, append(args, "--cluster", withRecord, "-o", "json")...)
 	require.Equal(t, exitAttn, res.code, res.stderr)
-	r = decode[report.RolloutPlan](t, res)
+	r = decode[rollout.RolloutPlan](t, res)
 	assert.Equal(t, report.ShapePlatform, r.Catalog.ChangeShape)
 	assert.True(t, strings.HasPrefix(r.Catalog.Values, "kubernetesWorkerImage:\n  storageClass: replicated\n  images:\n"), r.Catalog.Values)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/apply"
 	"github.com/cozystack/golden-worker-images/internal/output"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/spf13/cobra"
 )
 
@@ -31,7 +32,7 @@ const (
 func (a *app) rolloutCommand() *cobra.Command {
 	var (
 		in       = fleetFlags{toPlan: true}
-		o        report.RolloutOptions
+		o        rollout.RolloutOptions
 		doApply  bool
 		timeout  time.Duration
 		poll     time.Duration
@@ -134,7 +135,7 @@ each as one JSON object per line.`,
 			if err != nil {
 				return err
 			}
-			plan, err := report.Rollout(r.chart, r.target, r.facts, o)
+			plan, err := rollout.Rollout(r.chart, r.target, r.facts, o)
 			if err != nil {
 				return err
 			}
@@ -206,7 +207,7 @@ func readCA(path string) (string, error) {
 // of the stream), then, when it can start, runs it, printing each event as it
 // comes: the events stream to stdout (a wave can take an hour), progress
 // goes to stderr on a terminal.
-func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *report.RolloutPlan, o apply.Options) error {
+func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *rollout.RolloutPlan, o apply.Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -217,7 +218,7 @@ func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *report.Rollo
 		output.Rollout(&buf, plan, r.options)
 		buf.WriteString("\n")
 	} else {
-		output.RolloutEvent(&buf, report.RolloutEvent{Time: time.Now(), Event: report.EventPlan, Message: "the plan", Plan: plan}, r.options)
+		output.RolloutEvent(&buf, rollout.RolloutEvent{Time: time.Now(), Event: rollout.EventPlan, Message: "the plan", Plan: plan}, r.options)
 	}
 	_, _ = a.stdout.Write(buf.Bytes())
 	if !plan.CanStart {
@@ -227,8 +228,8 @@ func (a *app) applyRollout(ctx context.Context, r *fleetRead, plan *report.Rollo
 	}
 	progress := a.progress()
 	o.Tick = progress
-	emit := func(e report.RolloutEvent) {
-		if e.Event == report.EventProgress && progress != nil && r.options.Format == "text" {
+	emit := func(e rollout.RolloutEvent) {
+		if e.Event == rollout.EventProgress && progress != nil && r.options.Format == "text" {
 			progress(e.Message)
 			return
 		}

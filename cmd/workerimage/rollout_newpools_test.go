@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,11 +16,11 @@ import (
 
 // rolloutCatalogOf runs rollout with -o json from the repository's root and
 // returns its plan; the factory is never asked (each target is known).
-func rolloutCatalogOf(t *testing.T, args ...string) (*report.RolloutPlan, result) {
+func rolloutCatalogOf(t *testing.T, args ...string) (*rollout.RolloutPlan, result) {
 	t.Helper()
 	res := cliFactory(t, &factoryStandIn{}, append(append([]string{"rollout"}, args...), "-o", "json")...)
 	require.Contains(t, []int{exitOK, exitAttn}, res.code, res.stderr)
-	var plan report.RolloutPlan
+	var plan rollout.RolloutPlan
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &plan), res.stdout)
 	return &plan, res
 }

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -33,8 +33,8 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func (f *factoryStandIn) reader() *report.FactoryReader {
-	return &report.FactoryReader{Transport: func(string) (http.RoundTripper, error) {
+func (f *factoryStandIn) reader() *rollout.FactoryReader {
+	return &rollout.FactoryReader{Transport: func(string) (http.RoundTripper, error) {
 		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 			f.mu.Lock()
 			f.asked = append(f.asked, req.Method+" "+req.URL.String())
@@ -122,7 +122,7 @@ func TestRolloutBlocksAPoolOffTheMirror(t *testing.T) {
 		assert.Contains(t, r.stdout, "\nresult  will not start: 1 pool blocked (above)\n")
 	}
 	r := cliFactory(t, &factoryStandIn{}, "rollout", "--to-talos", "v1.13.7", "--pool", "tenant-beta/kubernetes-nodes-beta-web", "--cluster", exampleCluster, "-o", "json")
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	command := strings.Fields(plan.FactoryCommand)
 	require.Equal(t, []string{"workerimage", "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--pool", "tenant-beta/kubernetes-nodes-beta-web", "--wave", "5", "--max-clones", "10"}, command)
 	r = cliFactory(t, &factoryStandIn{}, append(command[1:], "--cluster", exampleCluster)...)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +36,7 @@ import (
 type rolloutCluster struct {
 	// factory stands in for the Image Factory (wave 1's images); nil: the
 	// real one, which a test never reaches.
-	factory *report.FactoryReader
+	factory *rollout.FactoryReader
 	c       *support.Cluster
 	served  []string
 	targets map[string]string // HelmRelease -> template, from the plan
@@ -58,7 +59,7 @@ func newRolloutCluster(t *testing.T, move bool) *rolloutCluster {
 	rc := &rolloutCluster{c: c, served: served, targets: map[string]string{}, stop: make(chan struct{})}
 	// The templates each pool moves to, as the plan names them.
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--cluster", rolloutFixture, "-o", "json")
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	for _, p := range append(plan.Pools(), plan.Blocked...) {
 		rc.targets[p.HelmRelease] = p.MachineTemplate.Target
 	}
@@ -177,28 +178,28 @@ func TestRolloutApplyJSONEvents(t *testing.T) {
 	rc := newRolloutCluster(t, true)
 	r := runRollout(t, rc, false, append(applyBeta, "-o", "json")...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var events []report.RolloutEvent
+	var events []rollout.RolloutEvent
 	sc := bufio.NewScanner(strings.NewReader(r.stdout))
 	sc.Buffer(nil, 1<<22)
 	for sc.Scan() {
-		var e report.RolloutEvent
+		var e rollout.RolloutEvent
 		require.NoError(t, json.Unmarshal(sc.Bytes(), &e), "one JSON object a line: %s", sc.Text())
 		assert.False(t, e.Time.IsZero(), e.Event)
 		events = append(events, e)
 	}
 	require.NotEmpty(t, events)
-	assert.Equal(t, report.EventPlan, events[0].Event)
+	assert.Equal(t, rollout.EventPlan, events[0].Event)
 	require.NotNil(t, events[0].Plan)
 	assert.Equal(t, 3, events[0].Plan.Selected)
-	assert.Equal(t, report.EventDone, events[len(events)-1].Event)
+	assert.Equal(t, rollout.EventDone, events[len(events)-1].Event)
 	seen := map[string]int{}
 	for _, e := range events {
 		seen[e.Event]++
 		switch e.Event {
-		case report.EventWave:
+		case rollout.EventWave:
 			assert.Equal(t, 2, e.Waves)
 			assert.NotEmpty(t, e.Pools)
-		case report.EventReady, report.EventProgress:
+		case rollout.EventReady, rollout.EventProgress:
 			require.NotNil(t, e.Status, e.Message)
 			assert.NotEmpty(t, e.Pool)
 		}
@@ -217,7 +218,7 @@ func TestRolloutApplyJSONEvents(t *testing.T) {
 }
 
 func withoutProgress(m map[string]int) map[string]int {
-	delete(m, report.EventProgress)
+	delete(m, rollout.EventProgress)
 	return m
 }
 
@@ -246,11 +247,11 @@ func TestRolloutApplyKeepsItsRecord(t *testing.T) {
 	r := runRollout(t, rc, false, append(args, "--apply", "--poll", "5ms", "--timeout", "50ms")...)
 	require.Equal(t, exitAttn, r.code, r.stdout)
 	require.Equal(t, 1, rc.patches())
-	name := report.NewRolloutRecord(report.RolloutTarget{TalosVersion: "v1.13.7"}).Name
+	name := rollout.NewRolloutRecord(rollout.RolloutTarget{TalosVersion: "v1.13.7"}).Name
 	assert.Contains(t, r.stdout, "\nrecord    ConfigMap cozy-system/"+name+": --apply adds each HelmRelease it patches")
 	cm, err := rc.c.Get("v1", "ConfigMap", "cozy-system", name)
 	require.NoError(t, err)
-	rec, err := report.DecodeRolloutRecord(report.RolloutTarget{TalosVersion: "v1.13.7"}, cm)
+	rec, err := rollout.DecodeRolloutRecord(rollout.RolloutTarget{TalosVersion: "v1.13.7"}, cm)
 	require.NoError(t, err)
 	batch, err := rc.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-beta", "kubernetes-nodes-beta-batch")
 	require.NoError(t, err)
@@ -265,20 +266,20 @@ func TestRolloutApplyKeepsItsRecord(t *testing.T) {
 	spot, err := rc.c.Get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "tenant-beta", "kubernetes-nodes-beta-spot")
 	require.NoError(t, err)
 	require.NoError(t, unstructured.SetNestedField(spot.Object, "v1.13.7", "spec", "values", "talos", "version"))
-	spot.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: report.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "helm.toolkit.fluxcd.io/v2",
+	spot.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: rollout.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "helm.toolkit.fluxcd.io/v2",
 		Time: &metav1.Time{Time: time.Now()}, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:values":{"f:talos":{"f:version":{}}}}}`)}}})
 	hrs, _, _ := rc.c.GetClientFor("helm.toolkit.fluxcd.io/v2", "HelmRelease")
-	_, err = hrs.Namespace("tenant-beta").Update(t.Context(), spot, metav1.UpdateOptions{FieldManager: report.FieldManager})
+	_, err = hrs.Namespace("tenant-beta").Update(t.Context(), spot, metav1.UpdateOptions{FieldManager: rollout.FieldManager})
 	require.NoError(t, err)
 
 	r = runRollout(t, rc, false, append(args, "-o", "json")...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	states := map[string]string{}
 	for _, p := range append(plan.Pools(), plan.OnTarget...) {
 		states[p.HelmRelease] = p.State + ": " + p.Reason
 	}
-	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "the recorded pool comes first, waited for")
+	assert.Equal(t, rollout.StateRolling, plan.Waves[0].Pools[0].State, "the recorded pool comes first, waited for")
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-batch", plan.Waves[0].Pools[0].HelmRelease)
 	assert.Nil(t, plan.Waves[0].Pools[0].ValuesChange, "not patched again")
 	assert.Regexp(t, `^on-target: on the target by its own values \(the rollout's record, ConfigMap cozy-system/`+name+`, holds no write of it\), so not waited on: `, states["tenant-beta/kubernetes-nodes-beta-spot"])
@@ -286,9 +287,9 @@ func TestRolloutApplyKeepsItsRecord(t *testing.T) {
 	require.NoError(t, rc.c.Delete("v1", "ConfigMap", "cozy-system", name))
 	r = runRollout(t, rc, false, append(args, "-o", "json")...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan = decode[report.RolloutPlan](t, r)
+	plan = decode[rollout.RolloutPlan](t, r)
 	for _, p := range plan.Pools() {
-		assert.NotEqual(t, report.StateRolling, p.State, "%s: no record, nothing on its way", p.HelmRelease)
+		assert.NotEqual(t, rollout.StateRolling, p.State, "%s: no record, nothing on its way", p.HelmRelease)
 	}
 	for _, p := range plan.OnTarget {
 		assert.Contains(t, p.Reason, "holds no write of it), so not waited on", p.HelmRelease)
@@ -315,9 +316,9 @@ func TestRolloutApplyNeverStartsABlockedPlan(t *testing.T) {
 	r = runRollout(t, rc, false, "--to-talos", "v1.13.8", "--apply", "--poll", "5ms", "--timeout", "1s", "-o", "json")
 	assert.Equal(t, exitAttn, r.code)
 	assert.Equal(t, 1, strings.Count(r.stdout, "\n"), r.stdout)
-	var e report.RolloutEvent
+	var e rollout.RolloutEvent
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &e))
-	assert.Equal(t, report.EventPlan, e.Event)
+	assert.Equal(t, rollout.EventPlan, e.Event)
 	assert.False(t, e.Plan.CanStart)
 	assert.Equal(t, 0, rc.patches())
 }
@@ -383,7 +384,7 @@ func TestRolloutHelp(t *testing.T) {
 func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--cluster", rolloutFixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	assert.True(t, plan.CanStart)
 	var moving []string
 	for _, p := range plan.Pools() {
@@ -393,12 +394,12 @@ func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
 		"tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web", "tenant-gamma/kubernetes-nodes-gamma-edge"}, moving)
 	require.Len(t, plan.CannotMove, 1)
 	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.CannotMove[0].HelmRelease)
-	assert.Equal(t, report.StateNotDeployed, plan.CannotMove[0].State)
+	assert.Equal(t, rollout.StateNotDeployed, plan.CannotMove[0].State)
 	assert.Empty(t, plan.Blocked)
 	// --exclude leaves it out altogether; --strict stops on it.
 	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--exclude", "tenant-gamma/kubernetes-gamma-big", "--cluster", rolloutFixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	assert.Empty(t, decode[report.RolloutPlan](t, r).CannotMove)
+	assert.Empty(t, decode[rollout.RolloutPlan](t, r).CannotMove)
 	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--flavor", defaultSchematic+"/v1.13", "--strict", "--cluster", rolloutFixture)
 	assert.Equal(t, exitAttn, r.code)
 	assert.Contains(t, r.stdout, "result  will not start: --strict, and 1 pool cannot move (above)")
@@ -409,7 +410,7 @@ func TestRolloutMovesTheExampleFleetPastAPoolThatCannotMove(t *testing.T) {
 func TestRolloutFactoryWithItsCA(t *testing.T) {
 	r := cli(t, "rollout", "--to-factory", "https://factory.mirror.internal", "--factory-ca", filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"), "--pool", "tenant-beta/kubernetes-nodes-beta-web", "--cluster", rolloutFixture, "-o", "json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	require.Len(t, plan.Pools(), 1)
 	web := plan.Pools()[0]
 	pem, err := os.ReadFile(filepath.Join(support.RepoRoot(), "examples", "platform", "mirror-ca.pem"))
@@ -432,7 +433,7 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	require.NoError(t, err)
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--flavor", defaultSchematic+"/v1.13", "--cluster", fixture, "-o", "json")
 	require.Equal(t, exitAttn, r.code, "blocked for its factory: "+r.stderr)
-	plan := decode[report.RolloutPlan](t, r)
+	plan := decode[rollout.RolloutPlan](t, r)
 	require.Equal(t, 1, plan.OtherFactoryPools)
 	require.Equal(t, 1, plan.OtherFactoryBlocked)
 	command := strings.Fields(plan.FactoryCommand)
@@ -445,7 +446,7 @@ func TestRolloutFactoryCommandAsPrinted(t *testing.T) {
 	require.NoError(t, os.WriteFile("mirror-ca.pem", pem, 0o600))
 	r = cli(t, append(command[1:], "--cluster", fixture, "-o", "json")...)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	again := decode[report.RolloutPlan](t, r)
+	again := decode[rollout.RolloutPlan](t, r)
 	require.Len(t, again.Pools(), 1)
 	web := again.Pools()[0]
 	assert.Equal(t, "tenant-alpha/kubernetes-nodes-alpha-web", web.HelmRelease)
@@ -488,7 +489,7 @@ func TestRolloutApplyWritesMaxSurgeInTheSamePatch(t *testing.T) {
 	assert.Equal(t, rc.targets["tenant-acme/kubernetes-nodes-acme-golden"], running)
 	after := runRollout(t, rc, false, append(args, "-o", "json")...)
 	require.Equal(t, exitOK, after.code, after.stderr)
-	again := decode[report.RolloutPlan](t, after)
+	again := decode[rollout.RolloutPlan](t, after)
 	require.Len(t, again.OnTarget, 1, "restored, it is on the target: its template is the one the move rendered")
 	assert.Equal(t, running, again.OnTarget[0].MachineTemplate.Current)
 

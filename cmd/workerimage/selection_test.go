@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,14 +63,14 @@ func TestASelectionFlagWithAValueSelects(t *testing.T) {
 	r := cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--cluster", rolloutFixture, "-o", "json",
 		"-n=tenant-beta", "--pool=tenant-beta/kubernetes-nodes-beta-web,kubernetes-nodes-beta-spot", "--exclude=kubernetes-nodes-beta-spot", "--flavor="+flavorMinor)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan := decode[report.RolloutPlan](t, r)
-	assert.Equal(t, report.RolloutSelection{Namespace: "tenant-beta", Pools: []string{"tenant-beta/kubernetes-nodes-beta-web", "kubernetes-nodes-beta-spot"}, Flavor: flavorMinor, Exclude: []string{"kubernetes-nodes-beta-spot"}}, plan.Selection)
+	plan := decode[rollout.RolloutPlan](t, r)
+	assert.Equal(t, rollout.RolloutSelection{Namespace: "tenant-beta", Pools: []string{"tenant-beta/kubernetes-nodes-beta-web", "kubernetes-nodes-beta-spot"}, Flavor: flavorMinor, Exclude: []string{"kubernetes-nodes-beta-spot"}}, plan.Selection)
 	require.Len(t, plan.Pools(), 1)
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Pools()[0].HelmRelease)
 
 	r = cli(t, "rollout", "--to-talos", "v1.13.7", "--to-factory", "https://factory.mirror.internal", "--cluster", rolloutFixture, "-o", "json", "-n", "tenant-beta", "--pool", "kubernetes-nodes-beta-web", "--pool", "kubernetes-nodes-beta-spot", "--flavor", flavorMinor)
 	require.Equal(t, exitOK, r.code, r.stderr)
-	plan = decode[report.RolloutPlan](t, r)
+	plan = decode[rollout.RolloutPlan](t, r)
 	assert.Equal(t, []string{"kubernetes-nodes-beta-web", "kubernetes-nodes-beta-spot"}, plan.Selection.Pools, "repeated, in order")
 	assert.Len(t, plan.Pools(), 2)
 

@@ -1,8 +1,11 @@
-// Package apply moves pools to a rollout's target, as internal/report
-// planned it: wave by wave, it patches each pool's HelmRelease spec.values
-// (the storage behind Cozystack's KubernetesNodes application, never a
-// valuesFrom Secret), then waits until helm-controller has released the new
-// generation and Cluster API has rolled the pool's MachineDeployment onto
+// Package apply moves pools to a rollout's target, as internal/rollout
+// planned it; it decides nothing of the move (which pools, what values, the
+// waves and their bounds are the plan's), only when a write may go: wave by
+// wave, it patches each pool's HelmRelease spec.values (the storage behind
+// Cozystack's KubernetesNodes application, never a valuesFrom Secret) while
+// the HelmRelease is at the generation the plan read, then waits until
+// helm-controller has released the new generation and Cluster API has
+// rolled the pool's MachineDeployment onto
 // the new template, before the next wave. It stops at the first pool that
 // fails or a wave that times out, saying which and why; run again, the plan
 // skips the pools already on the target and waits for those the rollout's
@@ -22,6 +25,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"helm.sh/helm/v3/pkg/engine"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,8 +49,8 @@ type Options struct {
 	// terminal's progress line; not an event).
 	Tick func(line string)
 	// Factory asks the Image Factory for wave 1's images before the first
-	// patch (report.CheckWaveImages); nil: report.FactoryReader{}.
-	Factory *report.FactoryReader
+	// patch (rollout.CheckWaveImages); nil: rollout.FactoryReader{}.
+	Factory *rollout.FactoryReader
 }
 
 func (o *Options) defaults() {
@@ -73,9 +77,9 @@ func (o *Options) defaults() {
 // run is one rollout under way.
 type run struct {
 	p     engine.ClientProvider
-	plan  *report.RolloutPlan
+	plan  *rollout.RolloutPlan
 	o     Options
-	emit  func(report.RolloutEvent)
+	emit  func(rollout.RolloutEvent)
 	start time.Time
 	// record is the rollout's record as this run read and wrote it; mine
 	// is this run's own writes not on the target yet: what a record deleted
@@ -89,23 +93,23 @@ type run struct {
 // surgeWrite is a pool whose patch wrote a maxSurge, and its HelmRelease's
 // UID as patched.
 type surgeWrite struct {
-	pool report.RolloutPool
+	pool rollout.RolloutPool
 	uid  string
 }
 
 // poolWait is one pool of the wave under way.
 type poolWait struct {
-	pool report.RolloutPool
+	pool rollout.RolloutPool
 	// generation is the HelmRelease generation it must be Ready at.
 	generation int64
-	last       report.RolloutStatus
+	last       rollout.RolloutStatus
 	seen, done bool
 }
 
 // Run moves the plan's pools, wave by wave, telling emit each step. done is
 // false when it stopped (a pool failed, a wave timed out, ctx ended): the
 // events say where and why. It refuses a plan that cannot start.
-func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan, o Options, emit func(report.RolloutEvent)) (done bool, err error) {
+func Run(ctx context.Context, p engine.ClientProvider, plan *rollout.RolloutPlan, o Options, emit func(rollout.RolloutEvent)) (done bool, err error) {
 	if !plan.CanStart {
 		return false, fmt.Errorf("the plan cannot start: %d selected pools are blocked", len(plan.Blocked))
 	}
@@ -117,12 +121,12 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 	if len(plan.Waves) > 0 {
 		// A read, before anything is written: an image the factory does not
 		// serve is a wave that waits out its timeout.
-		asked, err := report.CheckWaveImages(ctx, plan.Waves[0], o.Factory)
+		asked, err := rollout.CheckWaveImages(ctx, plan.Waves[0], o.Factory)
 		if err != nil {
 			return false, err
 		}
 		if len(asked) > 0 {
-			r.event(report.RolloutEvent{Event: report.EventImagesChecked, Wave: 1, Waves: len(plan.Waves),
+			r.event(rollout.RolloutEvent{Event: rollout.EventImagesChecked, Wave: 1, Waves: len(plan.Waves),
 				Message: "wave 1's images are served by their factory: " + strings.Join(asked, ", ")})
 		}
 	}
@@ -133,7 +137,7 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 	}
 	if patches(plan) || len(r.surgesPlanned()) > 0 {
 		if why := r.openRecord(ctx); why != "" {
-			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(plan.Waves), Elapsed: r.since(r.start),
+			r.event(rollout.RolloutEvent{Event: rollout.EventStopped, Waves: len(plan.Waves), Elapsed: r.since(r.start),
 				Message: "stopped before wave 1: " + why + "; nothing was patched"})
 			return false, nil
 		}
@@ -147,12 +151,12 @@ func Run(ctx context.Context, p engine.ClientProvider, plan *report.RolloutPlan,
 		return false, nil
 	}
 	pools := len(plan.Pools())
-	r.event(report.RolloutEvent{Event: report.EventDone, Waves: len(plan.Waves), Elapsed: r.since(r.start),
+	r.event(rollout.RolloutEvent{Event: rollout.EventDone, Waves: len(plan.Waves), Elapsed: r.since(r.start),
 		Message: fmt.Sprintf("done: %s on the target, in %s", report.Count(pools, "pool"), report.Count(len(plan.Waves), "wave"))})
 	return true, nil
 }
 
-func (r *run) event(e report.RolloutEvent) {
+func (r *run) event(e rollout.RolloutEvent) {
 	e.Time = r.o.Now()
 	r.emit(e)
 }
@@ -170,17 +174,17 @@ func (r *run) wave(ctx context.Context, i int) bool {
 		names = append(names, p.HelmRelease)
 	}
 	started := r.o.Now()
-	r.event(report.RolloutEvent{Event: report.EventWave, Wave: w.Wave, Waves: n, Pools: names,
+	r.event(rollout.RolloutEvent{Event: rollout.EventWave, Wave: w.Wave, Waves: n, Pools: names,
 		Message: fmt.Sprintf("wave %d of %d: %s: %s", w.Wave, n, report.Count(len(w.Pools), "pool"), strings.Join(names, ", "))})
 	var pending []*poolWait
 	for _, p := range w.Pools {
 		pw := &poolWait{pool: p, generation: p.Generation}
-		if p.State != report.StateMoves && p.SurgeRestore != nil {
+		if p.State != rollout.StateMoves && p.SurgeRestore != nil {
 			// Rolling from an earlier run that bounded it: its own maxSurge
 			// is put back after the last wave, as for this run's moves.
 			r.surges = append(r.surges, surgeWrite{pool: p, uid: p.UID})
 		}
-		if p.State == report.StateMoves {
+		if p.State == rollout.StateMoves {
 			gen, uid, why := r.patch(ctx, p)
 			if why != "" {
 				r.stop(w, pending, started, p.HelmRelease, why)
@@ -190,7 +194,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 			if p.SurgeRestore != nil {
 				r.surges = append(r.surges, surgeWrite{pool: p, uid: uid})
 			}
-			r.event(report.RolloutEvent{Event: report.EventPatched, Wave: w.Wave, Waves: n, Pool: p.HelmRelease, Generation: gen, Elapsed: r.since(started),
+			r.event(rollout.RolloutEvent{Event: rollout.EventPatched, Wave: w.Wave, Waves: n, Pool: p.HelmRelease, Generation: gen, Elapsed: r.since(started),
 				Message: fmt.Sprintf("patched %s: %s (generation %d -> %d), to render %s", p.HelmRelease, changesText(p.Changes), p.Generation, gen, p.MachineTemplate.Target)})
 			if why := r.recordWrite(ctx, w.Wave, p, uid, gen); why != "" {
 				r.stop(w, append(pending, pw), started, p.HelmRelease, why)
@@ -213,7 +217,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 				return false
 			}
 			if st.Failed != "" {
-				r.event(report.RolloutEvent{Event: report.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+				r.event(rollout.RolloutEvent{Event: rollout.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
 					Message: fmt.Sprintf("failed %s: %s", pw.pool.HelmRelease, st.Failed)})
 				r.stop(w, pending, started, pw.pool.HelmRelease, st.Failed)
 				return false
@@ -221,12 +225,12 @@ func (r *run) wave(ctx context.Context, i int) bool {
 			if st.Done() {
 				pw.done = true
 				ready++
-				r.event(report.RolloutEvent{Event: report.EventReady, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+				r.event(rollout.RolloutEvent{Event: rollout.EventReady, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
 					Message: fmt.Sprintf("ready %s: %s; %s", pw.pool.HelmRelease, st.HelmRelease, st.MachineDeployment)})
 				continue
 			}
 			if !pw.seen || st != pw.last {
-				r.event(report.RolloutEvent{Event: report.EventProgress, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+				r.event(rollout.RolloutEvent{Event: rollout.EventProgress, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
 					Message: fmt.Sprintf("waiting %s: %s; %s", pw.pool.HelmRelease, st.HelmRelease, st.MachineDeployment)})
 			}
 			pw.seen, pw.last = true, st
@@ -240,7 +244,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 					msg += fmt.Sprintf("; they stay in the rollout's record until its next write: %s", why)
 				}
 			}
-			r.event(report.RolloutEvent{Event: report.EventWaveDone, Wave: w.Wave, Waves: n, Pools: names, Elapsed: r.since(started), Message: msg})
+			r.event(rollout.RolloutEvent{Event: rollout.EventWaveDone, Wave: w.Wave, Waves: n, Pools: names, Elapsed: r.since(started), Message: msg})
 			return true
 		}
 		if r.o.Tick != nil {
@@ -251,7 +255,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 				if !pw.done {
 					st := pw.last
 					why := fmt.Sprintf("timed out after %s (--timeout, per wave): %s; %s", r.o.Timeout, st.HelmRelease, st.MachineDeployment)
-					r.event(report.RolloutEvent{Event: report.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
+					r.event(rollout.RolloutEvent{Event: rollout.EventFailed, Wave: w.Wave, Waves: n, Pool: pw.pool.HelmRelease, Generation: pw.generation, Status: &st, Elapsed: r.since(started),
 						Message: fmt.Sprintf("failed %s: %s", pw.pool.HelmRelease, why)})
 					r.stop(w, pending, started, pw.pool.HelmRelease, why)
 					return false
@@ -267,7 +271,7 @@ func (r *run) wave(ctx context.Context, i int) bool {
 
 // stop says where the rollout stopped: the pool and why, the pools of the
 // wave still rolling in the cluster, the waves not started, and how to go on.
-func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time, pool, why string) {
+func (r *run) stop(w rollout.RolloutWave, pending []*poolWait, started time.Time, pool, why string) {
 	var rolling []string
 	for _, pw := range pending {
 		if !pw.done {
@@ -295,7 +299,7 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 		}
 		msg += fmt.Sprintf("; the maxSurge written to hold the bound stays in %s until the next run to the same target puts it back after its last wave (the rollout's record %s keeps each pool's own); to put it back yourself once it has rolled: %s", report.Count(len(r.surges), "pool"), r.recordRef(), strings.Join(restore, "; "))
 	}
-	r.event(report.RolloutEvent{Event: report.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
+	r.event(rollout.RolloutEvent{Event: rollout.EventStopped, Wave: w.Wave, Waves: len(r.plan.Waves), Pool: pool, Pools: rolling, Elapsed: r.since(r.start), Message: msg})
 }
 
 // openRecord reads the rollout's record, or creates it, before anything is
@@ -306,7 +310,7 @@ func (r *run) stop(w report.RolloutWave, pending []*poolWait, started time.Time,
 // It checks that the record, with the largest wave's patches, fits (each
 // wave's pools leave it once the wave is done). It says why it could not.
 func (r *run) openRecord(ctx context.Context) string {
-	r.record = report.NewRolloutRecord(r.plan.Target)
+	r.record = rollout.NewRolloutRecord(r.plan.Target)
 	r.mine = r.record.Empty()
 	c, err := r.records()
 	if err != nil {
@@ -319,7 +323,7 @@ func (r *run) openRecord(ctx context.Context) string {
 	case err != nil:
 		return recordAccess(r.record, "read", err)
 	default:
-		if r.record, err = report.DecodeRolloutRecord(r.plan.Target, cm); err != nil {
+		if r.record, err = rollout.DecodeRolloutRecord(r.plan.Target, cm); err != nil {
 			return err.Error()
 		}
 	}
@@ -339,7 +343,7 @@ func (r *run) openRecord(ctx context.Context) string {
 		probe := 0
 		for _, p := range w.Pools {
 			_, name, _ := strings.Cut(p.HelmRelease, "/")
-			if _, held := r.record.Written(p.Namespace, name); p.State == report.StateMoves && !held {
+			if _, held := r.record.Written(p.Namespace, name); p.State == rollout.StateMoves && !held {
 				n := report.WriteBytes(w.Wave, written(p, p.Generation+1))
 				if p.SurgeRestore != nil {
 					surges += n
@@ -357,7 +361,7 @@ func (r *run) openRecord(ctx context.Context) string {
 	case absent:
 		fresh, err := r.record.ConfigMap()
 		if err == nil {
-			_, err = c.Create(ctx, fresh, metav1.CreateOptions{FieldManager: report.FieldManager})
+			_, err = c.Create(ctx, fresh, metav1.CreateOptions{FieldManager: rollout.FieldManager})
 		}
 		if err != nil {
 			return recordAccess(r.record, "created", err)
@@ -368,13 +372,13 @@ func (r *run) openRecord(ctx context.Context) string {
 		whole, err := r.record.ConfigMap()
 		if err == nil {
 			whole.SetResourceVersion(cm.GetResourceVersion())
-			_, err = c.Update(ctx, whole, metav1.UpdateOptions{FieldManager: report.FieldManager})
+			_, err = c.Update(ctx, whole, metav1.UpdateOptions{FieldManager: rollout.FieldManager})
 		}
 		if err != nil {
 			return recordAccess(r.record, "written", err)
 		}
 		r.record.Stored()
-		r.event(report.RolloutEvent{Event: report.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
+		r.event(rollout.RolloutEvent{Event: rollout.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
 			Message: fmt.Sprintf("the rollout's record %s was written whole: %s", r.record.Ref(), why)})
 	default:
 		if why := r.flush(ctx); why != "" {
@@ -386,10 +390,10 @@ func (r *run) openRecord(ctx context.Context) string {
 
 // surgesPlanned are the pools whose maxSurge an earlier run wrote and this
 // one puts back: on the target (Restore), or rolling in a wave.
-func (r *run) surgesPlanned() []report.RolloutPool {
-	out := append([]report.RolloutPool{}, r.plan.Restore...)
+func (r *run) surgesPlanned() []rollout.RolloutPool {
+	out := append([]rollout.RolloutPool{}, r.plan.Restore...)
 	for _, p := range r.plan.Pools() {
-		if p.State != report.StateMoves && p.SurgeRestore != nil {
+		if p.State != rollout.StateMoves && p.SurgeRestore != nil {
 			out = append(out, p)
 		}
 	}
@@ -398,9 +402,9 @@ func (r *run) surgesPlanned() []report.RolloutPool {
 
 // patches: the plan patches a pool (a plan of pools rolling already only
 // waits).
-func patches(plan *report.RolloutPlan) bool {
+func patches(plan *rollout.RolloutPlan) bool {
 	for _, p := range plan.Pools() {
-		if p.State == report.StateMoves {
+		if p.State == rollout.StateMoves {
 			return true
 		}
 	}
@@ -427,7 +431,7 @@ func (r *run) records() (dynamic.ResourceInterface, error) {
 
 // written is the record's entry of a pool's HelmRelease at generation,
 // with the maxSurge its patch writes and the pool's own, if it writes one.
-func written(p report.RolloutPool, generation int64) report.RecordedWrite {
+func written(p rollout.RolloutPool, generation int64) report.RecordedWrite {
 	_, name, _ := strings.Cut(p.HelmRelease, "/")
 	return report.RecordedWrite{Namespace: p.Namespace, Name: name, UID: p.UID, Generation: generation, Surge: p.SurgeRestore}
 }
@@ -435,7 +439,7 @@ func written(p report.RolloutPool, generation int64) report.RecordedWrite {
 // recordRef names the record, opened or not.
 func (r *run) recordRef() string {
 	if r.record == nil {
-		return report.NewRolloutRecord(r.plan.Target).Ref()
+		return rollout.NewRolloutRecord(r.plan.Target).Ref()
 	}
 	return r.record.Ref()
 }
@@ -443,7 +447,7 @@ func (r *run) recordRef() string {
 // recordWrite adds the pool's patch (the UID of the HelmRelease it wrote,
 // the generation it gave it) to the rollout's record. It says why it could
 // not.
-func (r *run) recordWrite(ctx context.Context, wave int, p report.RolloutPool, uid string, generation int64) string {
+func (r *run) recordWrite(ctx context.Context, wave int, p rollout.RolloutPool, uid string, generation int64) string {
 	w := written(p, generation)
 	w.UID = uid
 	r.record.Add(report.WaveKey(r.start, wave), w)
@@ -490,7 +494,7 @@ func (r *run) flush(ctx context.Context) string {
 		err = cerr
 	}
 	for attempt := 0; err == nil && attempt < 5; attempt++ {
-		if _, err = c.Patch(ctx, r.record.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager}); err == nil {
+		if _, err = c.Patch(ctx, r.record.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: rollout.FieldManager}); err == nil {
 			r.record.Stored()
 			return ""
 		}
@@ -505,7 +509,7 @@ func (r *run) flush(ctx context.Context) string {
 		if cm, err = whole.ConfigMap(); err != nil {
 			break
 		}
-		_, err = c.Create(ctx, cm, metav1.CreateOptions{FieldManager: report.FieldManager})
+		_, err = c.Create(ctx, cm, metav1.CreateOptions{FieldManager: rollout.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			// Another run created it first: patch this run's writes into it.
 			err = nil
@@ -522,7 +526,7 @@ func (r *run) flush(ctx context.Context) string {
 		}
 		whole.Stored()
 		r.record = whole
-		r.event(report.RolloutEvent{Event: report.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
+		r.event(rollout.RolloutEvent{Event: rollout.EventRecord, Waves: len(r.plan.Waves), Elapsed: r.since(r.start),
 			Message: fmt.Sprintf("the rollout's record %s was deleted during the run: created again with every write of this run not on the target yet (%s); writes of earlier runs it held are gone, and a later run reads those pools as on the target by their own values", r.record.Ref(), report.Count(whole.Len(), "HelmRelease"))})
 		return ""
 	}
@@ -537,7 +541,7 @@ func (r *run) flush(ctx context.Context) string {
 // patch's tests): a HelmRelease its tenant edited, or deleted and created
 // again, since is not overwritten. It returns the generation the patch gave
 // it and its UID, or why it could not.
-func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64, uid, why string) {
+func (r *run) patch(ctx context.Context, p rollout.RolloutPool) (generation int64, uid, why string) {
 	ns, name, _ := strings.Cut(p.HelmRelease, "/")
 	c, _, err := r.p.GetClientFor(fleet.HelmReleaseAPI, "HelmRelease")
 	if err != nil {
@@ -553,7 +557,7 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 	if err != nil {
 		return 0, "", fmt.Sprintf("HelmRelease %s: encoding the patch: %v", p.HelmRelease, err)
 	}
-	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager})
+	obj, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: rollout.FieldManager})
 	if err != nil {
 		now, getErr := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
 		switch {
@@ -571,19 +575,19 @@ func (r *run) patch(ctx context.Context, p report.RolloutPool) (generation int64
 
 // recreated: the HelmRelease under the pool's name is not the object the
 // plan read (a plan that read no UID has none to compare).
-func recreated(p report.RolloutPool, uid types.UID) bool {
+func recreated(p rollout.RolloutPool, uid types.UID) bool {
 	return p.UID != "" && string(uid) != p.UID
 }
 
-func recreatedText(p report.RolloutPool, uid types.UID) string {
+func recreatedText(p rollout.RolloutPool, uid types.UID) string {
 	return fmt.Sprintf("HelmRelease %s changed since the plan: deleted and created again (uid %s, now %s)", p.HelmRelease, p.UID, uid)
 }
 
 // status reads where a pool is: its HelmRelease, the object the plan read,
 // at the generation it must be Ready at, its MachineDeployment against the template it must run.
-func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, error) {
+func (r *run) status(ctx context.Context, pw *poolWait) (rollout.RolloutStatus, error) {
 	p := pw.pool
-	var st report.RolloutStatus
+	var st rollout.RolloutStatus
 	if ns, name, ok := strings.Cut(p.HelmRelease, "/"); ok {
 		hr, err := fleet.Get(ctx, r.p, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
 		if err != nil {
@@ -600,7 +604,7 @@ func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, e
 			st.HelmRelease = st.Failed
 			return st, nil
 		}
-		st.HelmReleaseReady, st.Failed, st.HelmRelease = report.HelmReleaseStatus(hr.Object, pw.generation)
+		st.HelmReleaseReady, st.Failed, st.HelmRelease = rollout.HelmReleaseStatus(hr.Object, pw.generation)
 		if st.Failed != "" {
 			st.HelmRelease = st.Failed
 		}
@@ -613,14 +617,14 @@ func (r *run) status(ctx context.Context, pw *poolWait) (report.RolloutStatus, e
 	if md != nil {
 		obj = md.Object
 	}
-	m := report.MachineDeploymentRolledOut(obj, p.MachineTemplate.Target, p.Workers)
+	m := rollout.MachineDeploymentRolledOut(obj, p.MachineTemplate.Target, p.Workers)
 	st.Template, st.Replicas, st.UpdatedReplicas, st.ReadyReplicas = m.Template, m.Replicas, m.UpdatedReplicas, m.ReadyReplicas
 	st.RolledOut, st.MachineDeployment = m.RolledOut, m.Says
 	return st, nil
 }
 
 // changesText is a pool's changes on one line: field from -> to.
-func changesText(changes []report.ValueChange) string {
+func changesText(changes []rollout.ValueChange) string {
 	var parts []string
 	for _, c := range changes {
 		if c.Removed {
@@ -645,7 +649,7 @@ func (r *run) restoreSurges(ctx context.Context) bool {
 		restore := surgeRestoreCommand(p)
 		why := r.restoreSurge(ctx, sw)
 		if why != "" {
-			r.event(report.RolloutEvent{Event: report.EventStopped, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
+			r.event(rollout.RolloutEvent{Event: rollout.EventStopped, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
 				Message: fmt.Sprintf("every wave is done, but the maxSurge %d written into %s to hold the bound was not put back: %s; put its own back yourself (%s), or it stays: every later roll of the pool keeps that surge", s.Wrote, p.HelmRelease, why, restore)})
 			return false
 		}
@@ -663,7 +667,7 @@ func (r *run) restoreSurges(ctx context.Context) bool {
 			// so a later run does not read it as one to put back.
 			msg += fmt.Sprintf("; it stays in the rollout's record until its next write: %s", why)
 		}
-		r.event(report.RolloutEvent{Event: report.EventSurgeRestored, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
+		r.event(rollout.RolloutEvent{Event: rollout.EventSurgeRestored, Waves: len(r.plan.Waves), Pool: p.HelmRelease, Elapsed: r.since(r.start),
 			Message: msg})
 	}
 	return true
@@ -704,7 +708,7 @@ func (r *run) restoreSurge(ctx context.Context, sw surgeWrite) string {
 	if err != nil {
 		return fmt.Sprintf("HelmRelease %s: %v", p.HelmRelease, err)
 	}
-	if _, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager}); err != nil {
+	if _, err := c.Namespace(ns).Patch(ctx, name, types.JSONPatchType, body, metav1.PatchOptions{FieldManager: rollout.FieldManager}); err != nil {
 		return fmt.Sprintf("patching HelmRelease %s (generation %d): %v", p.HelmRelease, now.GetGeneration(), err)
 	}
 	return ""
@@ -712,7 +716,7 @@ func (r *run) restoreSurge(ctx context.Context, sw surgeWrite) string {
 
 // surgeRestoreCommand is the kubectl command that puts a pool's own
 // maxSurge back by hand (removes the key where it had none).
-func surgeRestoreCommand(p report.RolloutPool) string {
+func surgeRestoreCommand(p rollout.RolloutPool) string {
 	ns, name, _ := strings.Cut(p.HelmRelease, "/")
 	if s := p.SurgeRestore; s != nil && s.Had {
 		own, _ := json.Marshal(s.Own)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/apply"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,7 +72,7 @@ func key(kind, ns, name string) string { return kind + "/" + ns + "/" + name }
 
 // pool adds a pool's HelmRelease at generation 1, released, and its
 // MachineDeployment on template running with workers, all updated.
-func (c *cluster) pool(name, running, next string, workers int64) report.RolloutPool {
+func (c *cluster) pool(name, running, next string, workers int64) rollout.RolloutPool {
 	ns, hr, _ := strings.Cut(name, "/")
 	md := "kubernetes-" + strings.TrimPrefix(hr, "kubernetes-nodes-")
 	c.objs[key("HelmRelease", ns, hr)] = &unstructured.Unstructured{Object: map[string]any{
@@ -87,11 +88,11 @@ func (c *cluster) pool(name, running, next string, workers int64) report.Rollout
 		"status":   map[string]any{"observedGeneration": int64(1), "replicas": workers, "updatedReplicas": workers, "readyReplicas": workers},
 	}}
 	c.next[hr] = next
-	return report.RolloutPool{HelmRelease: name, Namespace: ns, Release: hr, Pool: md, State: report.StateMoves, Generation: 1, UID: "uid-" + hr, Workers: workers, MachineDeployment: true,
-		Changes:         []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}},
+	return rollout.RolloutPool{HelmRelease: name, Namespace: ns, Release: hr, Pool: md, State: rollout.StateMoves, Generation: 1, UID: "uid-" + hr, Workers: workers, MachineDeployment: true,
+		Changes:         []rollout.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: "talos.version", To: "v1.13.7"}},
 		ValuesChange:    map[string]any{"talos": map[string]any{"version": "v1.13.7"}},
 		SpecValues:      map[string]any{"cluster": "c", "talos": map[string]any{"version": "v1.13.7"}},
-		MachineTemplate: report.RolloutTemplates{Running: running, Current: running, Target: next}}
+		MachineTemplate: rollout.RolloutTemplates{Running: running, Current: running, Target: next}}
 }
 
 func (c *cluster) get(kind, ns, name string) *unstructured.Unstructured {
@@ -210,7 +211,7 @@ func (r *resource) Create(_ context.Context, obj *unstructured.Unstructured, opt
 	if r.c.denied[r.kind] {
 		return nil, apierrors.NewForbidden(gr, obj.GetName(), fmt.Errorf("User \"tenant\" cannot create resource"))
 	}
-	if opts.FieldManager != report.FieldManager {
+	if opts.FieldManager != rollout.FieldManager {
 		return nil, fmt.Errorf("field manager %q", opts.FieldManager)
 	}
 	k := key(r.kind, r.ns, obj.GetName())
@@ -245,7 +246,7 @@ func (r *resource) Update(_ context.Context, obj *unstructured.Unstructured, opt
 	if r.c.denied[r.kind] {
 		return nil, apierrors.NewForbidden(gr, obj.GetName(), fmt.Errorf("User \"tenant\" cannot update resource"))
 	}
-	if opts.FieldManager != report.FieldManager {
+	if opts.FieldManager != rollout.FieldManager {
 		return nil, fmt.Errorf("field manager %q", opts.FieldManager)
 	}
 	k := key(r.kind, r.ns, obj.GetName())
@@ -277,7 +278,7 @@ func (r *resource) Patch(ctx context.Context, name string, pt types.PatchType, d
 	if o == nil {
 		return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "helmreleases"}, name)
 	}
-	if pt != types.JSONPatchType || opts.FieldManager != report.FieldManager {
+	if pt != types.JSONPatchType || opts.FieldManager != rollout.FieldManager {
 		return nil, fmt.Errorf("patch type %s, field manager %q", pt, opts.FieldManager)
 	}
 	patch, err := jsonpatch.DecodePatch(data)
@@ -313,7 +314,7 @@ func (r *resource) patchRecord(name string, pt types.PatchType, data []byte, opt
 	if r.c.denied[r.kind] {
 		return nil, apierrors.NewForbidden(gr, name, fmt.Errorf("User \"tenant\" cannot patch resource"))
 	}
-	if pt != types.MergePatchType || opts.FieldManager != report.FieldManager {
+	if pt != types.MergePatchType || opts.FieldManager != rollout.FieldManager {
 		return nil, fmt.Errorf("patch type %s, field manager %q", pt, opts.FieldManager)
 	}
 	k := key(r.kind, r.ns, name)
@@ -341,9 +342,9 @@ func (r *resource) patchRecord(name string, pt types.PatchType, data []byte, opt
 
 // run runs a plan on the cluster with a clock each sleep advances, the
 // controllers stepping once per poll, and returns what it emitted.
-func (c *cluster) run(t *testing.T, ctx context.Context, plan *report.RolloutPlan, timeout time.Duration) (bool, []report.RolloutEvent) {
+func (c *cluster) run(t *testing.T, ctx context.Context, plan *rollout.RolloutPlan, timeout time.Duration) (bool, []rollout.RolloutEvent) {
 	t.Helper()
-	var events []report.RolloutEvent
+	var events []rollout.RolloutEvent
 	o := apply.Options{
 		Timeout: timeout,
 		Poll:    10 * time.Second,
@@ -357,24 +358,24 @@ func (c *cluster) run(t *testing.T, ctx context.Context, plan *report.RolloutPla
 			return nil
 		},
 	}
-	done, err := apply.Run(ctx, c, plan, o, func(e report.RolloutEvent) { events = append(events, e) })
+	done, err := apply.Run(ctx, c, plan, o, func(e rollout.RolloutEvent) { events = append(events, e) })
 	require.NoError(t, err)
 	return done, events
 }
 
-func planOf(waves ...[]report.RolloutPool) *report.RolloutPlan {
-	p := &report.RolloutPlan{CanStart: true, WaveSize: 2}
+func planOf(waves ...[]rollout.RolloutPool) *rollout.RolloutPlan {
+	p := &rollout.RolloutPlan{CanStart: true, WaveSize: 2}
 	for i, pools := range waves {
-		p.Waves = append(p.Waves, report.RolloutWave{Wave: i + 1, Pools: pools})
+		p.Waves = append(p.Waves, rollout.RolloutWave{Wave: i + 1, Pools: pools})
 	}
 	return p
 }
 
 // kinds lists the events as "<event> <pool>".
-func kinds(events []report.RolloutEvent) []string {
+func kinds(events []rollout.RolloutEvent) []string {
 	var out []string
 	for _, e := range events {
-		if e.Event == report.EventProgress {
+		if e.Event == rollout.EventProgress {
 			continue
 		}
 		out = append(out, strings.TrimSpace(e.Event+" "+e.Pool))
@@ -392,7 +393,7 @@ func TestRunMovesPoolsWaveByWave(t *testing.T) {
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 3)
 	b := c.pool("tenant-b/kubernetes-nodes-b-batch", "kubernetes-b-batch-111111", "kubernetes-b-batch-222222", 0)
 	d := c.pool("tenant-c/kubernetes-nodes-c-edge", "kubernetes-c-edge-111111", "kubernetes-c-edge-222222", 1)
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}, []report.RolloutPool{d}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a, b}, []rollout.RolloutPool{d}), time.Hour)
 	require.True(t, done)
 	assert.Equal(t, []string{
 		"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-batch",
@@ -412,13 +413,13 @@ func TestRunMovesPoolsWaveByWave(t *testing.T) {
 	hr := c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")
 	assert.Equal(t, int64(2), hr.GetGeneration())
 	for _, e := range events {
-		if e.Event == report.EventPatched {
+		if e.Event == rollout.EventPatched {
 			assert.Equal(t, int64(2), e.Generation, "the generation the patch answered")
 			assert.Contains(t, e.Message, "talos.version v1.13.6 -> v1.13.7 (generation 1 -> 2)")
 		}
-		if e.Event == report.EventReady && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
+		if e.Event == rollout.EventReady && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
 			require.NotNil(t, e.Status)
-			assert.Equal(t, report.RolloutStatus{HelmRelease: "HelmRelease Ready at generation 2", HelmReleaseReady: true,
+			assert.Equal(t, rollout.RolloutStatus{HelmRelease: "HelmRelease Ready at generation 2", HelmReleaseReady: true,
 				MachineDeployment: "MachineDeployment on kubernetes-a-web-222222: 3 of 3 updated, 3 ready, 3 in all", Template: "kubernetes-a-web-222222",
 				Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, RolledOut: true}, *e.Status)
 		}
@@ -426,7 +427,7 @@ func TestRunMovesPoolsWaveByWave(t *testing.T) {
 	// While a-web rolls, each change it makes is one progress event, none twice.
 	var progress []string
 	for _, e := range events {
-		if e.Event == report.EventProgress && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
+		if e.Event == rollout.EventProgress && e.Pool == "tenant-a/kubernetes-nodes-a-web" {
 			progress = append(progress, e.Status.MachineDeployment)
 		}
 	}
@@ -454,7 +455,7 @@ func TestRunStopsAtTheFirstFailure(t *testing.T) {
 		b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
 		d := c.pool("tenant-c/kubernetes-nodes-c-web", "kubernetes-c-web-111111", "kubernetes-c-web-222222", 2)
 		c.flux["kubernetes-nodes-b-web"] = how
-		done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}, []report.RolloutPool{d}), time.Hour)
+		done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a, b}, []rollout.RolloutPool{d}), time.Hour)
 		assert.False(t, done, how)
 		got := kinds(events)
 		assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "failed tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, got, how)
@@ -476,11 +477,11 @@ func TestRunStopsAtTheFirstFailure(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	c.flux["kubernetes-nodes-a-web"] = "retry"
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.True(t, done, "the previous generation's failures are waited through: %v", kinds(events))
 	var progress bool
 	for _, e := range events {
-		progress = progress || (e.Event == report.EventProgress && strings.Contains(e.Message, "HelmRelease Ready is Unknown at generation 2"))
+		progress = progress || (e.Event == rollout.EventProgress && strings.Contains(e.Message, "HelmRelease Ready is Unknown at generation 2"))
 	}
 	assert.True(t, progress, "the release under way is a progress event: %v", kinds(events))
 }
@@ -493,7 +494,7 @@ func TestRunStopsWhenAWaveTimesOut(t *testing.T) {
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
 	c.capiStuck["kubernetes-b-web"] = true
 	start := c.now
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a, b}), 5*time.Minute)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a, b}), 5*time.Minute)
 	assert.False(t, done)
 	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "patched tenant-b/kubernetes-nodes-b-web", "ready tenant-a/kubernetes-nodes-a-web", "failed tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
 	failed := events[len(events)-2]
@@ -512,7 +513,7 @@ func TestRunNeverOverwritesAnEditSinceThePlan(t *testing.T) {
 	edited := c.objs[key("HelmRelease", "tenant-b", "kubernetes-nodes-b-web")]
 	_ = unstructured.SetNestedField(edited.Object, int64(4), "spec", "values", "minReplicas")
 	edited.SetGeneration(2)
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
 	assert.Contains(t, events[len(events)-1].Message, "HelmRelease tenant-b/kubernetes-nodes-b-web changed since the plan (generation 1, now 2): not overwritten")
@@ -522,7 +523,7 @@ func TestRunNeverOverwritesAnEditSinceThePlan(t *testing.T) {
 	c = newCluster()
 	a = c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	delete(c.objs, key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web"))
-	done, events = c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	done, events = c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.False(t, done)
 	assert.Contains(t, events[len(events)-1].Message, "HelmRelease tenant-a/kubernetes-nodes-a-web is gone since the plan")
 
@@ -537,7 +538,7 @@ func TestRunNeverOverwritesAnEditSinceThePlan(t *testing.T) {
 			c.mu.Unlock()
 		}
 	}
-	done, events = c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	done, events = c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, "failed tenant-a/kubernetes-nodes-a-web: HelmRelease tenant-a/kubernetes-nodes-a-web is gone", events[len(events)-2].Message)
 }
@@ -565,7 +566,7 @@ func TestRunNeverWritesAHelmReleaseCreatedAgain(t *testing.T) {
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
 	c.recreate("tenant-b", "kubernetes-nodes-b-web")
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
 	assert.Contains(t, events[len(events)-1].Message, "at tenant-b/kubernetes-nodes-b-web: HelmRelease tenant-b/kubernetes-nodes-b-web changed since the plan: deleted and created again (uid uid-kubernetes-nodes-b-web, now uid-again-kubernetes-nodes-b-web): not written; run again to plan with what it holds now")
@@ -590,7 +591,7 @@ func TestRunStopsWhenAHelmReleaseIsCreatedAgainDuringTheWait(t *testing.T) {
 			c.recreate("tenant-a", "kubernetes-nodes-a-web")
 		}
 	}
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{d}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{d}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "failed tenant-a/kubernetes-nodes-a-web", "stopped tenant-a/kubernetes-nodes-a-web"}, kinds(events))
 	assert.Equal(t, "failed tenant-a/kubernetes-nodes-a-web: HelmRelease tenant-a/kubernetes-nodes-a-web changed since the plan: deleted and created again (uid uid-kubernetes-nodes-a-web, now uid-again-kubernetes-nodes-a-web): not waited on; run again to plan with what it holds now", events[len(events)-2].Message)
@@ -605,8 +606,8 @@ func TestRunWaitsForPoolsLeftRolling(t *testing.T) {
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
 	hr := c.objs[key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")]
 	hr.SetGeneration(2)
-	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = report.StateRolling, 2, nil, nil, nil
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = rollout.StateRolling, 2, nil, nil, nil
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.True(t, done)
 	assert.Empty(t, c.patches)
 	assert.Equal(t, []string{"wave", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "done"}, kinds(events))
@@ -622,10 +623,10 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 			cancel()
 		}
 	}
-	done, events := c.run(t, ctx, planOf([]report.RolloutPool{a}), time.Hour)
+	done, events := c.run(t, ctx, planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.False(t, done)
 	last := events[len(events)-1]
-	assert.Equal(t, report.EventStopped, last.Event)
+	assert.Equal(t, rollout.EventStopped, last.Event)
 	assert.Contains(t, last.Message, "stopped in wave 1 of 1: interrupted (context canceled); patched and not on the target yet (they go on in the cluster): tenant-a/kubernetes-nodes-a-web")
 }
 
@@ -634,23 +635,23 @@ func TestRunStopsWhenInterrupted(t *testing.T) {
 func TestRunRefusesAPlanThatCannotStart(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
-	plan := planOf([]report.RolloutPool{a})
+	plan := planOf([]rollout.RolloutPool{a})
 	plan.CanStart = false
-	_, err := apply.Run(t.Context(), c, plan, apply.Options{Timeout: time.Minute}, func(report.RolloutEvent) {})
+	_, err := apply.Run(t.Context(), c, plan, apply.Options{Timeout: time.Minute}, func(rollout.RolloutEvent) {})
 	require.Error(t, err)
 	plan.CanStart = true
-	_, err = apply.Run(t.Context(), c, plan, apply.Options{}, func(report.RolloutEvent) {})
+	_, err = apply.Run(t.Context(), c, plan, apply.Options{}, func(rollout.RolloutEvent) {})
 	require.Error(t, err)
 	assert.Empty(t, c.patches)
 }
 
 // record reads the rollout's record of plan from the cluster.
-func (c *cluster) record(t *testing.T, plan *report.RolloutPlan) *report.RolloutRecord {
+func (c *cluster) record(t *testing.T, plan *rollout.RolloutPlan) *report.RolloutRecord {
 	t.Helper()
-	name := report.NewRolloutRecord(plan.Target).Name
+	name := rollout.NewRolloutRecord(plan.Target).Name
 	cm := c.get("ConfigMap", report.RecordNamespace, name)
 	require.NotNil(t, cm, "no record %s/%s", report.RecordNamespace, name)
-	rec, err := report.DecodeRolloutRecord(plan.Target, cm)
+	rec, err := rollout.DecodeRolloutRecord(plan.Target, cm)
 	require.NoError(t, err)
 	return rec
 }
@@ -665,9 +666,9 @@ func TestRunRecordsEachWrite(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
-	plan := planOf([]report.RolloutPool{a}, []report.RolloutPool{b})
-	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
-	name := report.NewRolloutRecord(plan.Target).Name
+	plan := planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b})
+	plan.Target = rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := rollout.NewRolloutRecord(plan.Target).Name
 	var atFirstPatch *unstructured.Unstructured
 	c.onStep = func(step int) {
 		if step == 1 {
@@ -678,7 +679,7 @@ func TestRunRecordsEachWrite(t *testing.T) {
 	done, events := c.run(t, t.Context(), plan, time.Hour)
 	require.True(t, done, "%v", kinds(events))
 	require.NotNil(t, atFirstPatch, "the record is written with the first patch")
-	first, err := report.DecodeRolloutRecord(plan.Target, atFirstPatch)
+	first, err := rollout.DecodeRolloutRecord(plan.Target, atFirstPatch)
 	require.NoError(t, err)
 	w, ok := first.Written("tenant-a", "kubernetes-nodes-a-web")
 	require.True(t, ok, "wave 1's pool is in the record before the wave waits")
@@ -702,7 +703,7 @@ func TestRunStopsBeforeAnyPatchWithoutItsRecord(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	c.denied["ConfigMap"] = true
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.False(t, done)
 	assert.Empty(t, c.patches)
 	assert.Equal(t, []string{"stopped"}, kinds(events))
@@ -722,7 +723,7 @@ func TestRunStopsWhenAWriteCannotBeRecorded(t *testing.T) {
 		c.denied["ConfigMap"] = true
 		c.mu.Unlock()
 	}
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b}, []report.RolloutPool{d}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b}, []rollout.RolloutPool{d}), time.Hour)
 	assert.False(t, done)
 	assert.Equal(t, []string{"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done", "wave", "patched tenant-b/kubernetes-nodes-b-web", "stopped tenant-b/kubernetes-nodes-b-web"}, kinds(events))
 	stopped := events[len(events)-1]
@@ -740,13 +741,13 @@ func TestRunKeepsAnotherRunsWritesInTheRecord(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	c.flux["kubernetes-nodes-a-web"] = "hold"
-	plan := planOf([]report.RolloutPool{a})
+	plan := planOf([]rollout.RolloutPool{a})
 	other := report.RecordedWrite{Namespace: "tenant-z", Name: "kubernetes-nodes-z-web", UID: "uid-z", Generation: 5}
 	c.onRecordUpdate = func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		cm := c.objs[key("ConfigMap", report.RecordNamespace, report.NewRolloutRecord(plan.Target).Name)]
-		rec, err := report.DecodeRolloutRecord(plan.Target, cm)
+		cm := c.objs[key("ConfigMap", report.RecordNamespace, rollout.NewRolloutRecord(plan.Target).Name)]
+		rec, err := rollout.DecodeRolloutRecord(plan.Target, cm)
 		require.NoError(t, err)
 		rec.Add(report.WaveKey(c.now.Add(-time.Hour), 1), other)
 		next, err := rec.ConfigMap()
@@ -772,9 +773,9 @@ func TestRunCreatesADeletedRecordAgainWithEveryWrite(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 1)
-	plan := planOf([]report.RolloutPool{a, b})
-	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
-	name := report.NewRolloutRecord(plan.Target).Name
+	plan := planOf([]rollout.RolloutPool{a, b})
+	plan.Target = rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := rollout.NewRolloutRecord(plan.Target).Name
 	c.onRecordUpdate = func() {
 		// a's write: let it land; b's: the record is deleted first.
 		c.onRecordUpdate = func() {
@@ -790,7 +791,7 @@ func TestRunCreatesADeletedRecordAgainWithEveryWrite(t *testing.T) {
 	assert.Equal(t, "the rollout's record ConfigMap cozy-system/"+name+" was deleted during the run: created again with every write of this run not on the target yet (2 HelmReleases); writes of earlier runs it held are gone, and a later run reads those pools as on the target by their own values", events[3].Message)
 	rec := c.record(t, plan)
 	assert.Equal(t, 2, rec.Len())
-	for _, p := range []report.RolloutPool{a, b} {
+	for _, p := range []rollout.RolloutPool{a, b} {
 		_, hr, _ := strings.Cut(p.HelmRelease, "/")
 		w, ok := rec.Written(p.Namespace, hr)
 		require.True(t, ok, p.HelmRelease)
@@ -804,9 +805,9 @@ func TestRunCreatesADeletedRecordAgainWithEveryWrite(t *testing.T) {
 func TestRunWritesItsRecordOverAnotherTargets(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
-	plan := planOf([]report.RolloutPool{a})
-	plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
-	name := report.NewRolloutRecord(plan.Target).Name
+	plan := planOf([]rollout.RolloutPool{a})
+	plan.Target = rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	name := rollout.NewRolloutRecord(plan.Target).Name
 	c.objs[key("ConfigMap", report.RecordNamespace, name)] = &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": report.RecordNamespace, "resourceVersion": "1"},
 		"data": map[string]any{"target": `{"talosVersion":"v9.9.9"}`, "20260822T000000Z.wave-1": `[{"namespace":"tenant-z","name":"kubernetes-nodes-z-web","uid":"u","generation":3}]`},
@@ -834,7 +835,7 @@ func rollInParts(t *testing.T, n, part, wave int) (written, most int) {
 // writes a maxSurge (put back after its run's last wave).
 func rollInPartsSurged(t *testing.T, n, part, wave int, surged bool) (written, most int) {
 	c := newCluster()
-	var pools []report.RolloutPool
+	var pools []rollout.RolloutPool
 	for i := range n {
 		name := fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i)
 		if surged {
@@ -844,12 +845,12 @@ func rollInPartsSurged(t *testing.T, n, part, wave int, surged bool) (written, m
 		}
 	}
 	for from := 0; from < n; from += part {
-		var waves [][]report.RolloutPool
+		var waves [][]rollout.RolloutPool
 		for w := from; w < min(from+part, n); w += wave {
 			waves = append(waves, pools[w:min(w+wave, from+part, n)])
 		}
 		plan := planOf(waves...)
-		plan.Target = report.RolloutTarget{TalosVersion: "v1.13.7"}
+		plan.Target = rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 		done, events := c.run(t, t.Context(), plan, time.Hour)
 		require.True(t, done, "part from %d: %s", from, events[len(events)-1].Message)
 	}
@@ -892,11 +893,11 @@ func TestRunRecordKeepsSurgesWithinItsBytes(t *testing.T) {
 	assert.Greater(t, surgedMost, 1000*200, "the run's surged pools held at once, until put back")
 
 	c := newCluster()
-	var pools []report.RolloutPool
+	var pools []rollout.RolloutPool
 	for i := range 6000 {
 		pools = append(pools, c.surged(fmt.Sprintf("tenant-%05d/kubernetes-nodes-p%05d-web", i, i), "kubernetes-p-111111", "kubernetes-p-222222", 1, nil))
 	}
-	var waves [][]report.RolloutPool
+	var waves [][]rollout.RolloutPool
 	for w := 0; w < len(pools); w += 100 {
 		waves = append(waves, pools[w:w+100])
 	}
@@ -913,8 +914,8 @@ func TestRunWritesNoRecordWhenItPatchesNothing(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2)
 	c.objs[key("HelmRelease", "tenant-a", "kubernetes-nodes-a-web")].SetGeneration(2)
-	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = report.StateRolling, 2, nil, nil, nil
-	done, _ := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+	a.State, a.Generation, a.ValuesChange, a.SpecValues, a.Changes = rollout.StateRolling, 2, nil, nil, nil
+	done, _ := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 	assert.True(t, done)
 	assert.Zero(t, c.recordWrites)
 }
@@ -924,10 +925,10 @@ func TestRunWritesNoRecordWhenItPatchesNothing(t *testing.T) {
 func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 	c := newCluster()
 	a := c.pool("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 1)
-	plan := planOf([]report.RolloutPool{a})
+	plan := planOf([]rollout.RolloutPool{a})
 	// Writes of pools still rolling until 10 KiB more would not fit: no
 	// room for the wave's 100.
-	rec := report.NewRolloutRecord(plan.Target)
+	rec := rollout.NewRolloutRecord(plan.Target)
 	for i := 0; rec.FitsWith(10<<10) == nil; i++ {
 		rec.Add(report.WaveKey(c.now.Add(-time.Hour), 1+i/100), report.RecordedWrite{Namespace: fmt.Sprintf("tenant-%06d", i), Name: "kubernetes-nodes-" + strings.Repeat("x", 40), UID: fmt.Sprintf("%036d", i), Generation: 2})
 	}
@@ -935,7 +936,7 @@ func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 	require.NoError(t, err)
 	cm.SetResourceVersion("1")
 	c.objs[key("ConfigMap", report.RecordNamespace, rec.Name)] = cm
-	var pools []report.RolloutPool
+	var pools []rollout.RolloutPool
 	for i := range 100 {
 		pools = append(pools, c.pool(fmt.Sprintf("tenant-b/kubernetes-nodes-b-%03d", i), "kubernetes-b-111111", "kubernetes-b-222222", 1))
 	}
@@ -949,7 +950,7 @@ func TestRunStopsWhenTheRecordWouldOverflow(t *testing.T) {
 
 // surged is a pool whose move writes maxSurge to hold a bound: own is the
 // pool's maxSurge before (nil: none).
-func (c *cluster) surged(name, running, next string, workers int64, own any) report.RolloutPool {
+func (c *cluster) surged(name, running, next string, workers int64, own any) rollout.RolloutPool {
 	p := c.pool(name, running, next, workers)
 	ns, hr, _ := strings.Cut(name, "/")
 	restore := &report.SurgeRestore{Wrote: 0}
@@ -973,7 +974,7 @@ func TestRunRestoresTheSurgeAfterTheLastWave(t *testing.T) {
 	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 3, nil)
 	b := c.surged("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2, int64(4))
 	d := c.pool("tenant-c/kubernetes-nodes-c-edge", "kubernetes-c-edge-111111", "kubernetes-c-edge-222222", 1)
-	done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}, []report.RolloutPool{b, d}), time.Hour)
+	done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b, d}), time.Hour)
 	require.True(t, done)
 	assert.Equal(t, []string{
 		"wave", "patched tenant-a/kubernetes-nodes-a-web", "ready tenant-a/kubernetes-nodes-a-web", "wave-done",
@@ -1002,7 +1003,7 @@ func TestRunRestoresTheSurgeAfterTheLastWave(t *testing.T) {
 	assert.EqualValues(t, 4, values("tenant-b", "kubernetes-nodes-b-web")["maxSurge"])
 	assert.Equal(t, int64(2), c.get("HelmRelease", "tenant-c", "kubernetes-nodes-c-edge").GetGeneration(), "c-edge: its move only")
 	for _, e := range events {
-		if e.Event == report.EventSurgeRestored && e.Pool == "tenant-b/kubernetes-nodes-b-web" {
+		if e.Event == rollout.EventSurgeRestored && e.Pool == "tenant-b/kubernetes-nodes-b-web" {
 			assert.Equal(t, "restored tenant-b/kubernetes-nodes-b-web: maxSurge 0 back to its own 4 (the rolling update only: no worker rolls)", e.Message)
 		}
 	}
@@ -1017,7 +1018,7 @@ func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
 	a := c.surged("tenant-a/kubernetes-nodes-a-web", "kubernetes-a-web-111111", "kubernetes-a-web-222222", 2, nil)
 	b := c.pool("tenant-b/kubernetes-nodes-b-web", "kubernetes-b-web-111111", "kubernetes-b-web-222222", 2)
 	c.flux["kubernetes-nodes-b-web"] = "fail"
-	plan := planOf([]report.RolloutPool{a}, []report.RolloutPool{b})
+	plan := planOf([]rollout.RolloutPool{a}, []rollout.RolloutPool{b})
 	done, events := c.run(t, t.Context(), plan, time.Hour)
 	assert.False(t, done)
 	assert.NotContains(t, kinds(events), "surge-restored tenant-a/kubernetes-nodes-a-web")
@@ -1025,7 +1026,7 @@ func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
 	v, _, _ := unstructured.NestedMap(c.get("HelmRelease", "tenant-a", "kubernetes-nodes-a-web").Object, "spec", "values")
 	assert.EqualValues(t, 0, v["maxSurge"])
 	stopped := events[len(events)-1]
-	name := report.NewRolloutRecord(plan.Target).Name
+	name := rollout.NewRolloutRecord(plan.Target).Name
 	assert.Contains(t, stopped.Message, `; the maxSurge written to hold the bound stays in 1 pool until the next run to the same target puts it back after its last wave (the rollout's record ConfigMap cozy-system/`+name+` keeps each pool's own); to put it back yourself once it has rolled: kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type json -p '[{"op":"remove","path":"/spec/values/maxSurge"}]'`)
 	w, ok := c.record(t, plan).Written("tenant-a", "kubernetes-nodes-a-web")
 	require.True(t, ok, "its wave is done, and the record keeps its surge")
@@ -1034,7 +1035,7 @@ func TestRunLeavesTheSurgeWhenItStops(t *testing.T) {
 
 // The run after one that stopped before its last wave puts back the
 // maxSurge the stopped run wrote, from what the record keeps (the plan
-// gives it, report.Rollout reading the record): a pool on the target now
+// gives it, rollout.Rollout reading the record): a pool on the target now
 // (Restore) and a pool still rolling from it (a wave's, waited on), each
 // to its own (removed where it had none), after this run's last wave; the
 // record then holds neither. A run with no pool to patch still opens the
@@ -1046,14 +1047,14 @@ func TestRunRestoresTheSurgeAStoppedRunWrote(t *testing.T) {
 	e := c.surged("tenant-e/kubernetes-nodes-e-web", "kubernetes-e-web-111111", "kubernetes-e-web-222222", 1, nil)
 	x := c.pool("tenant-x/kubernetes-nodes-x-web", "kubernetes-x-web-111111", "kubernetes-x-web-222222", 1)
 	c.flux["kubernetes-nodes-x-web"] = "fail"
-	first := planOf([]report.RolloutPool{a, e}, []report.RolloutPool{b}, []report.RolloutPool{x})
+	first := planOf([]rollout.RolloutPool{a, e}, []rollout.RolloutPool{b}, []rollout.RolloutPool{x})
 	done, _ := c.run(t, t.Context(), first, time.Hour)
 	require.False(t, done, "stopped at x, after a's and b's waves")
 	rec := c.record(t, first)
 
-	// The next run's plan, as report.Rollout makes it from the record: a
+	// The next run's plan, as rollout.Rollout makes it from the record: a
 	// on the target, b (say) rolling still, each with what the record kept.
-	resumed := func(p report.RolloutPool, state string) report.RolloutPool {
+	resumed := func(p rollout.RolloutPool, state string) rollout.RolloutPool {
 		_, hr, _ := strings.Cut(p.HelmRelease, "/")
 		w, ok := rec.Written(p.Namespace, hr)
 		require.True(t, ok, p.HelmRelease)
@@ -1061,10 +1062,10 @@ func TestRunRestoresTheSurgeAStoppedRunWrote(t *testing.T) {
 		p.State, p.Generation, p.UID, p.SurgeRestore, p.ValuesChange, p.Changes = state, w.Generation, w.UID, w.Surge, nil, nil
 		return p
 	}
-	onTarget, rolling := resumed(a, report.StateOnTarget), resumed(b, report.StateRolling)
-	second := planOf([]report.RolloutPool{rolling})
-	second.OnTarget = []report.RolloutPool{onTarget}
-	second.Restore = []report.RolloutPool{onTarget}
+	onTarget, rolling := resumed(a, rollout.StateOnTarget), resumed(b, rollout.StateRolling)
+	second := planOf([]rollout.RolloutPool{rolling})
+	second.OnTarget = []rollout.RolloutPool{onTarget}
+	second.Restore = []rollout.RolloutPool{onTarget}
 	c.patches = nil
 	done, events := c.run(t, t.Context(), second, time.Hour)
 	require.True(t, done, events[len(events)-1].Message)
@@ -1078,7 +1079,7 @@ func TestRunRestoresTheSurgeAStoppedRunWrote(t *testing.T) {
 	assert.NotContains(t, values("tenant-a", "kubernetes-nodes-a-web"), "maxSurge")
 	assert.EqualValues(t, 3, values("tenant-b", "kubernetes-nodes-b-web")["maxSurge"])
 	after := c.record(t, second)
-	for _, p := range []report.RolloutPool{a, b} {
+	for _, p := range []rollout.RolloutPool{a, b} {
 		_, hr, _ := strings.Cut(p.HelmRelease, "/")
 		_, ok := after.Written(p.Namespace, hr)
 		assert.False(t, ok, "%s: put back, the record keeps nothing of it", p.HelmRelease)
@@ -1087,7 +1088,7 @@ func TestRunRestoresTheSurgeAStoppedRunWrote(t *testing.T) {
 	// A run with only a pool to put back (e, left out of the run before):
 	// nothing to move or wait for, and the record is opened for it.
 	third := planOf()
-	third.Restore = []report.RolloutPool{resumed(e, report.StateOnTarget)}
+	third.Restore = []rollout.RolloutPool{resumed(e, rollout.StateOnTarget)}
 	c.patches = nil
 	done, events = c.run(t, t.Context(), third, time.Hour)
 	require.True(t, done, events[len(events)-1].Message)
@@ -1118,11 +1119,11 @@ func TestRunRestoresNoSurgeSetSince(t *testing.T) {
 			o.SetAnnotations(map[string]string{"edited": how})
 			require.NoError(t, unstructured.SetNestedField(o.Object, int64(2), "spec", "values", "maxSurge"))
 		}
-		done, events := c.run(t, t.Context(), planOf([]report.RolloutPool{a}), time.Hour)
+		done, events := c.run(t, t.Context(), planOf([]rollout.RolloutPool{a}), time.Hour)
 		assert.False(t, done, how)
 		require.Len(t, c.patches, 1, "%s: nothing written after the move", how)
 		last := events[len(events)-1]
-		assert.Equal(t, report.EventStopped, last.Event, how)
+		assert.Equal(t, rollout.EventStopped, last.Event, how)
 		assert.Contains(t, last.Message, "every wave is done, but the maxSurge 0 written into tenant-a/kubernetes-nodes-a-web to hold the bound was not put back: ", how)
 		assert.Contains(t, last.Message, `kubectl patch helmrelease kubernetes-nodes-a-web -n tenant-a --type merge -p '{"spec":{"values":{"maxSurge":5}}}'`, how)
 		assert.Contains(t, last.Message, "its spec.values maxSurge is 2 now, not the 0 this run wrote: someone set it since, and it is theirs", how)

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 // Rollout writes rollout's plan, with the catalog's values to paste when a
 // golden is missing (as adopt writes them).
-func Rollout(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
+func Rollout(out *bytes.Buffer, r *rollout.RolloutPlan, o Options) {
 	withValues := *r
 	if r.Catalog != nil && r.Catalog.Changed {
 		c := *r.Catalog
@@ -26,7 +27,7 @@ func Rollout(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 
 // RolloutEvent writes one event of a rollout under way: in JSON, one object
 // on one line; in YAML, one document; in text, its line.
-func RolloutEvent(out *bytes.Buffer, e report.RolloutEvent, o Options) {
+func RolloutEvent(out *bytes.Buffer, e rollout.RolloutEvent, o Options) {
 	switch o.Format {
 	case "json":
 		raw, err := json.Marshal(e)
@@ -46,7 +47,7 @@ func RolloutEvent(out *bytes.Buffer, e report.RolloutEvent, o Options) {
 	}
 }
 
-func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
+func writeRolloutText(out *bytes.Buffer, r *rollout.RolloutPlan, o Options) {
 	head := newTable(o)
 	head.row("cluster", r.Cluster)
 	head.row("pools", poolsRead(r.Chart, r.PoolChart))
@@ -88,7 +89,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 	// Each list is a table of its own, so its columns align only with its own rows.
 	for _, l := range []struct {
 		title    string
-		pools    []report.RolloutPool
+		pools    []rollout.RolloutPool
 		whenNone bool
 	}{
 		{"on the target already (skipped)", r.OnTarget, true},
@@ -141,7 +142,7 @@ func writeRolloutText(out *bytes.Buffer, r *report.RolloutPlan, o Options) {
 }
 
 // boundsText says what bounds a wave: pools, workers, clones per golden.
-func boundsText(r *report.RolloutPlan) string {
+func boundsText(r *rollout.RolloutPlan) string {
 	text := report.Count(r.WaveSize, "pool")
 	if r.MaxWorkers > 0 {
 		text += fmt.Sprintf(", %s replaced at once", report.Count(r.MaxWorkers, "worker"))
@@ -154,7 +155,7 @@ func boundsText(r *report.RolloutPlan) string {
 
 // boundsExceptText names the waves a pool has to itself because it alone is
 // above a bound: those waves do not keep it, and the header says so.
-func boundsExceptText(r *report.RolloutPlan) string {
+func boundsExceptText(r *rollout.RolloutPlan) string {
 	var alone []string
 	for _, w := range r.Waves {
 		if w.Alone != "" {
@@ -172,7 +173,7 @@ func boundsExceptText(r *report.RolloutPlan) string {
 
 // factoryText says that a pool will import from another factory than new
 // pools get, and what that does where its workers cannot reach it.
-func factoryText(o *report.OtherFactory, withCommand bool) string {
+func factoryText(o *rollout.OtherFactory, withCommand bool) string {
 	text := fmt.Sprintf("imports from %s once moved, not from %s, where new pools import from (%s): if its workers cannot reach %s, they never boot and the wave waits out --timeout", o.ImageFactoryURL, o.Published, o.PublishedFrom, o.ImageFactoryURL)
 	if !withCommand {
 		return text + "; the factory line below moves both in one re-image"
@@ -181,11 +182,11 @@ func factoryText(o *report.OtherFactory, withCommand bool) string {
 }
 
 // factoryCAText says what the command's --factory-ca file holds.
-func factoryCAText(o *report.OtherFactory) string { return report.FactoryCAFileText(o) }
+func factoryCAText(o *rollout.OtherFactory) string { return rollout.FactoryCAFileText(o) }
 
 // factorySummaryText counts the pools that will import from another factory
 // than new pools get, with the command that moves them all when one does.
-func factorySummaryText(r *report.RolloutPlan) string {
+func factorySummaryText(r *rollout.RolloutPlan) string {
 	says := "each says so above"
 	if r.OtherFactoryPools == 1 {
 		says = "it says so above"
@@ -197,7 +198,7 @@ func factorySummaryText(r *report.RolloutPlan) string {
 	if r.FactoryCommand == "" {
 		return text + "; they get different factories, so each pool's command is above"
 	}
-	var first *report.OtherFactory
+	var first *rollout.OtherFactory
 	for _, p := range append(r.Pools(), r.Blocked...) {
 		if p.OtherFactory != nil {
 			first = p.OtherFactory
@@ -214,7 +215,7 @@ func cannotMoveTitle(strict bool) string {
 	return "cannot move (left where they are, each with its fix; the rest moves)"
 }
 
-func selectionText(s report.RolloutSelection) string {
+func selectionText(s rollout.RolloutSelection) string {
 	var parts []string
 	if s.Namespace != "" {
 		parts = append(parts, "namespace "+s.Namespace)
@@ -240,7 +241,7 @@ func selectionText(s report.RolloutSelection) string {
 	return strings.Join(parts, ", ")
 }
 
-func targetText(t report.RolloutTarget) string {
+func targetText(t rollout.RolloutTarget) string {
 	var parts []string
 	if t.TalosVersion != "" {
 		flavor := "Talos " + t.TalosVersion
@@ -264,7 +265,7 @@ func targetText(t report.RolloutTarget) string {
 	return strings.Join(parts, "; ")
 }
 
-func waveText(w report.RolloutWave) string {
+func waveText(w rollout.RolloutWave) string {
 	line := fmt.Sprintf("wave %d: %s, %s to replace", w.Wave, report.Count(len(w.Pools), "pool"), report.Count(int(w.WorkersToReplace), "worker"))
 	if w.WorkersAtOnce > 0 {
 		line += fmt.Sprintf(", %d at once", w.WorkersAtOnce)
@@ -280,7 +281,7 @@ func waveText(w report.RolloutWave) string {
 	return line
 }
 
-func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
+func writeRolloutPool(tb *table, p rollout.RolloutPool, factoryCommand string) {
 	workers := report.Count(int(p.Workers), "worker")
 	if !p.MachineDeployment {
 		workers = "no MachineDeployment yet"
@@ -289,7 +290,7 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 		workers += fmt.Sprintf(" (%d left to replace)", p.ToReplace)
 	}
 	tb.raw(fmt.Sprintf("  pool %s (%s): %s, %s", p.HelmRelease, p.Pool, workers, p.State))
-	if p.State == report.StateRolling {
+	if p.State == rollout.StateRolling {
 		tb.row("    now", p.Reason)
 	}
 	for _, b := range p.Behind {
@@ -322,7 +323,7 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	if p.Note != "" {
 		tb.row("    note", p.Note)
 	}
-	if s := p.SurgeRestore; s != nil && p.State == report.StateMoves {
+	if s := p.SurgeRestore; s != nil && p.State == rollout.StateMoves {
 		tb.row("    surge", s.Text())
 	} else if s != nil {
 		tb.row("    surge", s.ResumedText())
@@ -332,7 +333,7 @@ func writeRolloutPool(tb *table, p report.RolloutPool, factoryCommand string) {
 	}
 }
 
-func diskText(f *report.RolloutFlavor) string {
+func diskText(f *rollout.RolloutFlavor) string {
 	if f.Path == "clone" {
 		return "clone of " + f.Golden
 	}
@@ -343,14 +344,14 @@ func diskText(f *report.RolloutFlavor) string {
 	return fmt.Sprintf("HTTP import of %s/%s%s", f.SchematicID.Value, f.Version.Value, url)
 }
 
-func changeText(c report.ValueChange) string {
+func changeText(c rollout.ValueChange) string {
 	if c.Removed {
 		return fmt.Sprintf("%s removed (%s)", c.Field, c.Source)
 	}
 	return fmt.Sprintf("%s: %s -> %s  (it came from %s)", c.Field, report.OrNone(c.From), c.To, c.Source)
 }
 
-func writeRolloutList(tb *table, title string, pools []report.RolloutPool) {
+func writeRolloutList(tb *table, title string, pools []rollout.RolloutPool) {
 	if len(pools) == 0 {
 		tb.raw(title + ": none")
 		return

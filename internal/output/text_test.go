@@ -9,6 +9,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -86,12 +87,12 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 	adopt.Catalog.Changed = true
 	adopt.Catalog.Values = catalogValuesYAML(adopt.Catalog)
 
-	var rollout report.RolloutPlan
-	fillStrings(reflect.ValueOf(&rollout))
-	rollout.Waves[0].Pools[0].ValuesChange = map[string]any{"talos": map[string]any{"version": support.HostileText}, "osImage": map[string]any{"factory": nil}}
-	rollout.Catalog.Changed = true
-	rollout.Catalog.Values = catalogValuesYAML(*rollout.Catalog)
-	var event report.RolloutEvent
+	var moves rollout.RolloutPlan
+	fillStrings(reflect.ValueOf(&moves))
+	moves.Waves[0].Pools[0].ValuesChange = map[string]any{"talos": map[string]any{"version": support.HostileText}, "osImage": map[string]any{"factory": nil}}
+	moves.Catalog.Changed = true
+	moves.Catalog.Values = catalogValuesYAML(*moves.Catalog)
+	var event rollout.RolloutEvent
 	fillStrings(reflect.ValueOf(&event))
 
 	var catalog report.CatalogReport
@@ -108,7 +109,7 @@ func TestTextReportsEscapeEveryString(t *testing.T) {
 			"rollcheck": func(b *bytes.Buffer) { writeRollText(b, &roll, o) },
 			"adopt":     func(b *bytes.Buffer) { writeAdoptText(b, &adopt, o) },
 			"catalog":   func(b *bytes.Buffer) { writeCatalogPreviewText(b, &catalog, o) },
-			"rollout":   func(b *bytes.Buffer) { writeRolloutText(b, &rollout, o) },
+			"rollout":   func(b *bytes.Buffer) { writeRolloutText(b, &moves, o) },
 			"event":     func(b *bytes.Buffer) { RolloutEvent(b, event, o) },
 			"version":   func(b *bytes.Buffer) { Version(b, version, o) },
 		} {

@@ -23,7 +23,7 @@ import (
 // the report. pins' verdicts sort the pools: cloning, HTTP, not resolved.
 func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 	// Each pool is planned twice; the goldens pins read are the catalog.
-	t.Catalog = f.stored
+	t.Catalog = f.Stored
 	pins := Pins(f, t.Desc, chrt.Metadata.Name)
 	rep := &AdoptReport{Cluster: t.Desc, Chart: chrt.Metadata.Name, Flavors: []AdoptFlavor{}, Cloning: []PoolPin{}, RefusedToday: []PoolPin{}, Unresolved: pins.Unresolved, PoolChart: pins.PoolChart,
 		UnreadNamespaces: pins.UnreadNamespaces, Ignored: pins.Ignored}
@@ -32,16 +32,16 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 	}
 	sort.Slice(rep.Cloning, func(i, j int) bool { return rep.Cloning[i].HelmRelease < rep.Cloning[j].HelmRelease })
 	// A pool is its release, in its namespace: no two pools share one.
-	byRelease := map[string]resolvedPool{}
-	for _, rp := range f.pools {
-		byRelease[rp.pin.Namespace+"/"+rp.pin.Release] = rp
+	byRelease := map[string]ResolvedPool{}
+	for _, rp := range f.Pools {
+		byRelease[rp.Pin.Namespace+"/"+rp.Pin.Release] = rp
 	}
 	var pools []AdoptPool
 	for i, p := range pins.HTTPPools {
-		t.progress("rendering HTTP pool %d of %d as it is and switched: %s", i+1, len(pins.HTTPPools), p.HelmRelease)
+		t.Progressf("rendering HTTP pool %d of %d as it is and switched: %s", i+1, len(pins.HTTPPools), p.HelmRelease)
 		rp := byRelease[p.Namespace+"/"+p.Release]
 		var md map[string]any
-		if u := f.machineDeployments[rp.pin.Namespace+"/"+rp.pin.Pool]; u != nil {
+		if u := f.MachineDeployments[rp.Pin.Namespace+"/"+rp.Pin.Pool]; u != nil {
 			md = u.Object
 		}
 		ap, refusal, err := adoptPoolOf(chrt, t, rp, md)
@@ -55,21 +55,21 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 		}
 		pools = append(pools, ap)
 	}
-	home, newEntry, err := catalogChangeBase(t)
+	home, newEntry, err := CatalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}
-	catalogURL := newEntry.url
+	catalogURL := newEntry.URL
 	for i := range pools {
 		p := &pools[i]
-		p.GoldenImageFactoryURL = goldenFactoryURL(f.stored, *p, catalogURL.Value)
-		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.imageFactoryURL
+		p.GoldenImageFactoryURL = goldenFactoryURL(f.Stored, *p, catalogURL.Value)
+		p.OtherImageFactoryURL = p.GoldenImageFactoryURL != "" && p.GoldenImageFactoryURL != p.ImageFactoryURL
 	}
 	rep.Flavors = groupAdoptPools(pools)
-	if rep.Catalog, err = catalogFor(home, f.stored, pools, catalogURL); err != nil {
+	if rep.Catalog, err = CatalogFor(home, f.Stored, pools, catalogURL); err != nil {
 		return nil, err
 	}
-	if err := withFactoryNotes(t, home, &rep.Catalog); err != nil {
+	if err := WithFactoryNotes(t, home, &rep.Catalog); err != nil {
 		return nil, err
 	}
 	rep.Savings = savingsOf(pools, rep.Catalog, newEntry.storage)
@@ -83,11 +83,11 @@ func Adopt(chrt *chart.Chart, t Target, f *PinsFacts) (*AdoptReport, error) {
 // appends, else its flavor's plain golden's (a per-class golden is imported
 // as its entry's); for a flavor with no golden yet, the catalog's URL.
 func goldenFactoryURL(stored map[string]fleet.Golden, p AdoptPool, catalogURL string) string {
-	suffix := golden.ImagePath(p.schematicID, p.version)
+	suffix := golden.ImagePath(p.SchematicID, p.Version)
 	if p.Switched != nil && p.Switched.GoldenSourceURL != "" {
 		return strings.TrimSuffix(p.Switched.GoldenSourceURL, suffix)
 	}
-	if g, ok := stored[golden.Name(p.schematicID, p.version)]; ok && g.URL != "" {
+	if g, ok := stored[golden.Name(p.SchematicID, p.Version)]; ok && g.URL != "" {
 		return strings.TrimSuffix(g.URL, suffix)
 	}
 	if p.Outcome == OutcomeNeedsEntry {
@@ -98,9 +98,9 @@ func goldenFactoryURL(stored map[string]fleet.Golden, p AdoptPool, catalogURL st
 
 // adoptPoolOf renders one HTTP pool as it is (refusal: the chart refuses it
 // today) and switched to osImage.builtin with the flavor it boots.
-func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any) (AdoptPool, string, error) {
-	ap := AdoptPool{HelmRelease: rp.pin.HelmRelease, Release: rp.release.Name, Namespace: rp.release.Namespace, Pool: rp.pin.Pool, BytesPerImport: UnknownBytes}
-	now, read, err := rp.planNow(chrt, t)
+func adoptPoolOf(chrt *chart.Chart, t Target, rp ResolvedPool, md map[string]any) (AdoptPool, string, error) {
+	ap := AdoptPool{HelmRelease: rp.Pin.HelmRelease, Release: rp.Release.Name, Namespace: rp.Release.Namespace, Pool: rp.Pin.Pool, BytesPerImport: UnknownBytes}
+	now, read, err := rp.PlanNow(chrt, t)
 	if err != nil {
 		return ap, "", err
 	}
@@ -108,10 +108,10 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 		return ap, now.Refusal, nil
 	}
 	d := now.DiskSource
-	ap.schematicID, ap.version = d.SchematicID.Value, d.Version.Value
+	ap.SchematicID, ap.Version = d.SchematicID.Value, d.Version.Value
 	ap.ImageSources = ImageSources{SchematicID: d.SchematicID.Source, Version: d.Version.Source}
 	if d.ImageFactoryURL != nil {
-		ap.imageFactoryURL, ap.ImageSources.ImageFactoryURL = d.ImageFactoryURL.Value, d.ImageFactoryURL.Source
+		ap.ImageFactoryURL, ap.ImageSources.ImageFactoryURL = d.ImageFactoryURL.Value, d.ImageFactoryURL.Source
 	}
 	ap.MachineTemplate.Current = now.MachineTemplate
 	ap.MinReplicas, ap.MaxReplicas = read.minReplicas, read.maxReplicas
@@ -120,15 +120,15 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 		ap.Workers = wholeNumber(fleet.Text(md, "status", "replicas"))
 	}
 
-	vals, change, replaces := switchToBuiltin(rp.values, d)
+	vals, change, replaces := switchToBuiltin(rp.Values, d)
 	ap.ValuesChange, ap.Replaces = change, replaces
-	sw, _, err := Plan(chrt, t, rp.release, vals)
+	sw, _, err := Plan(chrt, t, rp.Release, vals)
 	if err != nil {
 		return ap, "", err
 	}
 	ap.Switched = sw.DiskSource
 	ap.MachineTemplate.New = sw.MachineTemplate
-	ap.Outcome = switchOutcome(sw)
+	ap.Outcome = SwitchOutcome(sw)
 	if sw.Result != "renders" {
 		ap.Refusal = sw.Refusal
 	}
@@ -148,7 +148,7 @@ func adoptPoolOf(chrt *chart.Chart, t Target, rp resolvedPool, md map[string]any
 // booting the flavor it boots now (builtinFor). It replaces the pool's own
 // osImage, since both paths at once are refused.
 func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map[string]any, replaces string) {
-	builtin := builtinFor(d)
+	builtin := BuiltinFor(d)
 	switched = make(map[string]any, len(values)+1)
 	for k, v := range values {
 		switched[k] = v
@@ -165,11 +165,11 @@ func switchToBuiltin(values map[string]any, d *DiskReport) (switched, change map
 	return switched, map[string]any{"osImage": map[string]any{"builtin": builtin}}, replaces
 }
 
-// builtinFor is osImage.builtin booting the flavor d resolves: its fields
+// BuiltinFor is osImage.builtin booting the flavor d resolves: its fields
 // fall back to talos.* (the pool's own, else what it runs, else the chart's
 // default: the chart words each such source starting with the field), so only a field the chart took from elsewhere (osImage.factory, a
 // platform default recorded at creation) is written.
-func builtinFor(d *DiskReport) map[string]any {
+func BuiltinFor(d *DiskReport) map[string]any {
 	builtin := map[string]any{}
 	if !strings.HasPrefix(d.SchematicID.Source, "talos.schematicID") {
 		builtin["schematicID"] = d.SchematicID.Value
@@ -180,11 +180,11 @@ func builtinFor(d *DiskReport) map[string]any {
 	return builtin
 }
 
-// switchOutcome reads the chart's answer for a switched pool: whether it
+// SwitchOutcome reads the chart's answer for a switched pool: whether it
 // renders, and when not, which golden it lacks (the chart's golden choice
 // "none": no golden of the flavor on the pool's class; the plain golden
 // absent, or on another class), else its refusal.
-func switchOutcome(sw *PlanReport) string {
+func SwitchOutcome(sw *PlanReport) string {
 	d := sw.DiskSource
 	if sw.Result == "renders" {
 		if d != nil && d.GoldenFoundAs == "DataVolume" && d.GoldenPhase != "Succeeded" {
@@ -208,7 +208,7 @@ func groupAdoptPools(pools []AdoptPool) []AdoptFlavor {
 	byFlavor := map[key]map[string][]AdoptPool{}
 	var keys []key
 	for _, p := range pools {
-		k := key{p.schematicID, p.version, p.imageFactoryURL}
+		k := key{p.SchematicID, p.Version, p.ImageFactoryURL}
 		if byFlavor[k] == nil {
 			byFlavor[k] = map[string][]AdoptPool{}
 			keys = append(keys, k)

@@ -110,7 +110,7 @@ type AdoptPool struct {
 	BytesPerImport string `json:"bytesPerImport"`
 
 	// Flavor, for grouping.
-	schematicID, version, imageFactoryURL string
+	SchematicID, Version, ImageFactoryURL string `json:"-"`
 }
 
 // ImageSources say where each part of a pool's flavor came from.
@@ -165,7 +165,7 @@ type AdoptSavings struct {
 // Boots is the flavor the pool boots today: its schematicID, version and
 // image factory URL, as the chart resolved them.
 func (p AdoptPool) Boots() (schematicID, version, imageFactoryURL string) {
-	return p.schematicID, p.version, p.imageFactoryURL
+	return p.SchematicID, p.Version, p.ImageFactoryURL
 }
 
 // Class is the switched pool's StorageClass, as the chart resolved it; ""

@@ -88,13 +88,13 @@ type Defaults struct {
 // patch, factory URL.
 func Behind(r Running, catalog map[string]fleet.Golden) []BehindReason {
 	var out []BehindReason
-	running, err := talosVersion(r.Version)
+	running, err := TalosVersion(r.Version)
 	if err == nil {
 		if g, v := newestCatalogPatch(r, running, catalog); g != "" {
 			out = append(out, BehindReason{Kind: BehindCatalogPatch, From: r.Version, To: v,
 				Detail: fmt.Sprintf("golden %s/%s (Succeeded)", golden.Namespace, g)})
 		}
-		if def, err := talosVersion(r.Defaults.Version); err == nil && r.SchematicID == r.Defaults.SchematicID && def.GreaterThan(running) {
+		if def, err := TalosVersion(r.Defaults.Version); err == nil && r.SchematicID == r.Defaults.SchematicID && def.GreaterThan(running) {
 			detail := fmt.Sprintf("the chart's Talos release for new pools (schematic %s)", r.Defaults.SchematicID)
 			if r.Defaults.VersionFrom != "" {
 				detail = fmt.Sprintf("the Talos release for new pools, %s (schematic %s)", r.Defaults.VersionFrom, r.Defaults.SchematicID)
@@ -145,7 +145,7 @@ func newestCatalogPatch(r Running, running *semver.Version, catalog map[string]f
 		if r.Class != "" && class != "" && class != r.Class {
 			continue
 		}
-		v, err := talosVersion(fl.Version)
+		v, err := TalosVersion(fl.Version)
 		if err != nil || v.Major() != running.Major() || v.Minor() != running.Minor() || !v.GreaterThan(running) {
 			continue
 		}
@@ -157,9 +157,9 @@ func newestCatalogPatch(r Running, running *semver.Version, catalog map[string]f
 	return name, version
 }
 
-// talosVersion reads a Talos release, vMAJOR.MINOR.PATCH with an optional
+// TalosVersion reads a Talos release, vMAJOR.MINOR.PATCH with an optional
 // pre-release suffix, ordered as semantic versions are.
-func talosVersion(v string) (*semver.Version, error) {
+func TalosVersion(v string) (*semver.Version, error) {
 	if !strings.HasPrefix(v, "v") {
 		return nil, fmt.Errorf("%q is not a release", v)
 	}
@@ -175,8 +175,8 @@ func kubernetesMinor(release string) string {
 	return parts[0] + "." + parts[1]
 }
 
-// runningFromFacts is what the chart resolved, as Behind reads it.
-func runningFromFacts(f *chartFacts) Running {
+// RunningFromFacts is what the chart resolved, as Behind reads it.
+func RunningFromFacts(f *ChartFacts) Running {
 	ds := f.DiskSource
 	r := Running{
 		SchematicID: string(ds.SchematicID), Version: string(ds.Version),

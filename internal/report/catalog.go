@@ -17,7 +17,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
 
-// catalogFor is the images list with what the pools wait for: a per-class
+// CatalogFor is the images list with what the pools wait for: a per-class
 // golden adds the pool's class to its flavor's entry; a missing flavor gets
 // an entry on the class most of its pools are on, the others as additional
 // classes, and no imageFactoryURL of its own: it imports from the catalog's
@@ -27,7 +27,7 @@ import (
 // Every entry the cluster's catalog values list stays in the list, created
 // or not: an entry whose golden is not in cozy-public yet is kept as they
 // write it (listedEntries).
-func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) (AdoptCatalog, error) {
+func CatalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptPool, catalogURL Sourced) (AdoptCatalog, error) {
 	listed, err := imagesOf(home.CatalogValues(), "")
 	if err != nil {
 		return AdoptCatalog{}, err
@@ -35,13 +35,13 @@ func catalogFor(home CatalogHome, stored map[string]fleet.Golden, pools []AdoptP
 	_, listsImages := home.CatalogValues()["images"]
 	c := catalogEntriesFor(stored, listedEntries(listed, listsImages, stored, catalogURL), pools, catalogURL)
 	if c.Changed {
-		c.at(home)
+		c.At(home)
 	}
 	return c, nil
 }
 
-// at writes the change where home holds the catalog's values.
-func (c *AdoptCatalog) at(home CatalogHome) {
+// At writes the change where home holds the catalog's values.
+func (c *AdoptCatalog) At(home CatalogHome) {
 	c.ChangeShape, c.ValuesFrom, c.WholePlatform = home.Shape, home.From, home.Shape == ShapePlatform
 	c.Platform, c.Package = home.Platform, home.Package
 }
@@ -104,7 +104,7 @@ func catalogEntriesFor(stored map[string]fleet.Golden, listed []CatalogEntry, po
 		if p.Outcome != OutcomeNeedsEntry && p.Outcome != OutcomeNeedsPerClass {
 			continue
 		}
-		plain := golden.Name(p.schematicID, p.version)
+		plain := golden.Name(p.SchematicID, p.Version)
 		if e := byPlain[plain]; e != nil {
 			e.addClass(p.Class())
 			e.Pools = append(e.Pools, p.HelmRelease)
@@ -113,7 +113,7 @@ func catalogEntriesFor(stored map[string]fleet.Golden, listed []CatalogEntry, po
 		}
 		w := missing[plain]
 		if w == nil {
-			w = &wanted{schematicID: p.schematicID, version: p.version, classes: map[string]int{}}
+			w = &wanted{schematicID: p.SchematicID, version: p.Version, classes: map[string]int{}}
 			missing[plain] = w
 		}
 		w.classes[p.Class()]++
@@ -160,8 +160,8 @@ func catalogEntriesFor(stored map[string]fleet.Golden, listed []CatalogEntry, po
 // addURLPool lists p when it boots the flavor from another factory URL than
 // the entry's goldens import from.
 func (e *CatalogEntry) addURLPool(p AdoptPool) {
-	if e.ImportsFrom != "" && p.imageFactoryURL != e.ImportsFrom {
-		e.OtherURLPools = append(e.OtherURLPools, URLPool{HelmRelease: p.HelmRelease, ImageFactoryURL: p.imageFactoryURL})
+	if e.ImportsFrom != "" && p.ImageFactoryURL != e.ImportsFrom {
+		e.OtherURLPools = append(e.OtherURLPools, URLPool{HelmRelease: p.HelmRelease, ImageFactoryURL: p.ImageFactoryURL})
 	}
 }
 

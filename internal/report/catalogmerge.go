@@ -45,7 +45,7 @@ type CatalogRemoval struct {
 // held. Neither map is written to.
 func reuseValues(file, held map[string]any) map[string]any {
 	// CoalesceTables writes into both maps: merge copies.
-	return chartutil.CoalesceTables(copyMap(file), copyMap(held))
+	return chartutil.CoalesceTables(CopyMap(file), CopyMap(held))
 }
 
 // mergeWords say how the -f files met the values held, for where the
@@ -214,12 +214,12 @@ func removedText(v any) string {
 	return string(raw)
 }
 
-// copyMap is a copy of m, every map in it copied too (lists shared).
-func copyMap(m map[string]any) map[string]any {
+// CopyMap is a copy of m, every map in it copied too (lists shared).
+func CopyMap(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))
 	for k, v := range m {
 		if sub, ok := v.(map[string]any); ok {
-			v = copyMap(sub)
+			v = CopyMap(sub)
 		}
 		out[k] = v
 	}
@@ -229,4 +229,17 @@ func copyMap(m map[string]any) map[string]any {
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l
+}
+
+// SetIn sets a value at a path of nested maps, making the maps it lacks.
+func SetIn(m map[string]any, path []string, value any) {
+	for _, k := range path[:len(path)-1] {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[path[len(path)-1]] = value
 }

@@ -19,20 +19,20 @@ import (
 // is what it gives any new entry that sets nothing of its own.
 var probeEntry = map[string]any{"schematicID": "workerimage-new-entry", "version": "v0.0.0"}
 
-// newEntry is what the catalog gives a new entry: the factory it imports
+// NewEntry is what the catalog gives a new entry: the factory it imports
 // from (and where the chart took it), and its storage.
-type newEntry struct {
-	url     Sourced
+type NewEntry struct {
+	URL     Sourced
 	storage string
 }
 
-// catalogChangeBase is what a catalog change adopt or rollout prints starts
+// CatalogChangeBase is what a catalog change adopt or rollout prints starts
 // from: where the cluster's catalog values are written (ReadCatalogHome),
 // and what the catalog gives a new entry with them (newEntryOf).
-func catalogChangeBase(t Target) (CatalogHome, newEntry, error) {
+func CatalogChangeBase(t Target) (CatalogHome, NewEntry, error) {
 	home, err := ReadCatalogHome(t)
 	if err != nil {
-		return CatalogHome{}, newEntry{}, err
+		return CatalogHome{}, NewEntry{}, err
 	}
 	e, err := newEntryOf(t, home)
 	return home, e, err
@@ -44,21 +44,21 @@ func catalogChangeBase(t Target) (CatalogHome, newEntry, error) {
 // default or a fallback, is the one reported). Where the chart refuses those
 // values, the values' own imageFactoryURL, else the chart's default, and
 // the report says the chart refused.
-func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
+func newEntryOf(t Target, home CatalogHome) (NewEntry, error) {
 	vals, err := homeCatalogValues(home)
 	if err != nil {
-		return newEntry{}, err
+		return NewEntry{}, err
 	}
 	chrt, err := fleet.CatalogChart()
 	if err != nil {
-		return newEntry{}, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
+		return NewEntry{}, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
 	set, _ := vals["imageFactoryURL"].(string)
 	probe := jsonCopy(vals)
 	probe["images"] = []any{probeEntry}
-	entries, err := catalogGoldens(chrt, t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, probe))
+	entries, err := catalogGoldens(chrt, t.Options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, probe))
 	if err != nil {
-		return newEntry{}, err
+		return NewEntry{}, err
 	}
 	if len(entries) == 0 {
 		url, _ := chrt.Values["imageFactoryURL"].(string)
@@ -69,7 +69,7 @@ func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
 		if s, _ := vals["storage"].(string); s != "" {
 			storage = s
 		}
-		return newEntry{url: Sourced{url, "the cluster's catalog values' imageFactoryURL, else the catalog chart's default: the chart refuses those values (workerimage catalog shows why)"}, storage: storage}, nil
+		return NewEntry{URL: Sourced{url, "the cluster's catalog values' imageFactoryURL, else the catalog chart's default: the chart refuses those values (workerimage catalog shows why)"}, storage: storage}, nil
 	}
 	e := entries[0]
 	var source string
@@ -83,7 +83,7 @@ func newEntryOf(t Target, home CatalogHome) (newEntry, error) {
 	default:
 		source = "the catalog chart's built-in factory: the cluster's catalog values set neither imageFactoryURL nor tenantWorkers.talos.imageFactoryURL"
 	}
-	return newEntry{url: Sourced{e.Factory, source}, storage: e.Storage}, nil
+	return NewEntry{URL: Sourced{e.Factory, source}, storage: e.Storage}, nil
 }
 
 // tenantFactoryNow is the Image Factory new pools are given now: where the
@@ -119,11 +119,11 @@ func tenantFactoryNow(t Target, home CatalogHome) (*Sourced, error) {
 	return &Sourced{u, "the catalog publishes it for new pools: talos.imageFactoryURL of ConfigMap " + golden.Namespace + "/" + TenantDefaultsConfigMap}, nil
 }
 
-// withFactoryNotes says of each entry of the catalog change whose goldens
+// WithFactoryNotes says of each entry of the catalog change whose goldens
 // import from another Image Factory than the one new pools are given: a new
 // entry or added class (goldens the change creates), the key to set; a kept
 // one, that its goldens stay as they were imported.
-func withFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
+func WithFactoryNotes(t Target, home CatalogHome, c *AdoptCatalog) error {
 	if !c.Changed {
 		return nil
 	}

@@ -349,9 +349,9 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
 	rep := &CatalogReport{Cluster: t.Desc, ValuesFrom: valuesFrom, Values: values, Goldens: []CatalogGolden{}, CloneRole: []string{}, CAConfigMaps: []string{}}
-	opts := t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, values)
+	opts := t.Options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, values)
 
-	t.progress("rendering the catalog chart")
+	t.Progressf("rendering the catalog chart")
 	m, err := render.Render(chrt, opts)
 	if err != nil {
 		rep.Result = "refused"
@@ -398,7 +398,7 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	}
 	var live map[string]fleet.Golden
 	if t.Provider != nil {
-		t.progress("reading the goldens in %s", golden.Namespace)
+		t.Progressf("reading the goldens in %s", golden.Namespace)
 		g, err := fleet.ReadGoldens(context.Background(), t.Provider)
 		if err != nil {
 			return nil, err
@@ -412,7 +412,7 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	var retiring []string
 	listed := map[string]bool{}
 	for i, e := range entries {
-		t.progress("checking golden %d of %d: %s", i+1, len(entries), e.Name)
+		t.Progressf("checking golden %d of %d: %s", i+1, len(entries), e.Name)
 		listed[e.Name] = true
 		g := CatalogGolden{Name: e.Name, Entry: e.Label, SourceURL: e.URL, Storage: e.Storage, StorageClass: e.StorageClass, InCloneRole: inRole[e.Name], factory: e.Factory, factoryFrom: e.From.Factory, createsFrom: e.Factory}
 		if s, ok := live[e.Name]; ok {
@@ -466,7 +466,7 @@ func CatalogPreview(t Target, values map[string]any, valuesFrom string) (*Catalo
 	// flavors new pools take by default (in use with no cluster read too).
 	if len(retiring) > 0 {
 		if t.Provider != nil {
-			t.progress("asking the catalog chart who uses %s", Count(len(retiring), "retiring golden"))
+			t.Progressf("asking the catalog chart who uses %s", Count(len(retiring), "retiring golden"))
 		}
 		users, err := fleet.GoldenUsers(chrt, t.Provider, retiring, values["tenantWorkers"])
 		if err != nil {

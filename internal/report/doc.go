@@ -1,14 +1,14 @@
 // Package report answers the operator CLI's questions about worker pools as
-// Go values, printing nothing (internal/output writes them):
+// Go values, printing nothing (internal/output writes them). It decides what
+// a pool, a golden, a chart upgrade or a catalog change does against a
+// cluster; it moves nothing and plans no move: internal/rollout plans a move
+// on these answers (it reads the fleet with ReadPinsToPlan and asks Plan),
+// internal/apply runs it.
 //
 //	Plan            what will this pool do against my cluster?
 //	Rollcheck       will this chart upgrade roll any worker? (RollcheckDeployed: against what runs)
 //	Pins            can I delete this golden? (OneGolden, WithDeleteSteps)
 //	Adopt           which pools still import over HTTP, and what moving them to goldens takes
-//	Rollout         which pools a move to a new Talos, the chart's defaults, a golden or a
-//	                factory changes, how, in which waves, and what keeps it from starting
-//	                (internal/apply runs it, reading where each pool is with
-//	                HelmReleaseStatus and MachineDeploymentRolledOut)
 //	CatalogPreview  what will the catalog chart do with these values against my cluster?
 //	Version         which binary is this, and which charts does it carry?
 //	Behind          how is each pool behind what a new pool gets now? (Pins: the fleet's pools behind)
@@ -26,7 +26,8 @@
 // adopttypes; adopt on all of them; rollcheck on facts, target and chart;
 // suggest on words; pinsone on pinstypes and suggest; catalogpreview on
 // facts, target, suggest and adopttypes; behind on facts and target;
-// version on nothing; rollouttypes on plan, adopttypes and behind;
-// rolloutstatus on words and catalogpreview; rolloutvalues on rollouttypes
-// and adopt; rollout on all of them.
+// version on nothing; rollingupdate on nothing here; record (the
+// rollout's record, its keys and its read: pins reads every record too,
+// internal/rollout names one for its target, internal/apply writes it) on
+// words and platformvalues.
 package report

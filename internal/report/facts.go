@@ -47,12 +47,12 @@ machineConfig:
 `)
 }
 
-// scalar reads any YAML scalar as its text: the chart's toYaml writes a size
+// Scalar reads any YAML scalar as its text: the chart's toYaml writes a size
 // such as 21474836480 as a number and "6Gi" as a string.
-type scalar string
+type Scalar string
 
 // UnmarshalJSON reads a string or a number as its text.
-func (s *scalar) UnmarshalJSON(b []byte) error {
+func (s *Scalar) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*s = ""
 		return nil
@@ -62,87 +62,87 @@ func (s *scalar) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &v); err != nil {
 			return err
 		}
-		*s = scalar(v)
+		*s = Scalar(v)
 		return nil
 	}
-	*s = scalar(b)
+	*s = Scalar(b)
 	return nil
 }
 
-// chartFacts mirrors what kubernetes-nodes.diskSource (or, when the guards
+// ChartFacts mirrors what kubernetes-nodes.diskSource (or, when the guards
 // refuse, kubernetes-nodes.osImage) and kubernetes-nodes.creationDefaults return.
-type chartFacts struct {
-	Pool       scalar `json:"pool"`
+type ChartFacts struct {
+	Pool       Scalar `json:"pool"`
 	DiskSource struct {
 		Clone                 bool   `json:"clone"`
-		Golden                scalar `json:"golden"`
-		URL                   scalar `json:"url"`
-		StorageClassName      scalar `json:"storageClassName"`
-		SchematicID           scalar `json:"schematicID"`
-		SchematicIDSource     scalar `json:"schematicIDSource"`
-		Version               scalar `json:"version"`
-		VersionSource         scalar `json:"versionSource"`
-		ImageFactoryURL       scalar `json:"imageFactoryURL"`
-		ImageFactoryURLSource scalar `json:"imageFactoryURLSource"`
-		CertConfigMap         scalar `json:"certConfigMap"`
-		ImageFactoryCASource  scalar `json:"imageFactoryCASource"`
+		Golden                Scalar `json:"golden"`
+		URL                   Scalar `json:"url"`
+		StorageClassName      Scalar `json:"storageClassName"`
+		SchematicID           Scalar `json:"schematicID"`
+		SchematicIDSource     Scalar `json:"schematicIDSource"`
+		Version               Scalar `json:"version"`
+		VersionSource         Scalar `json:"versionSource"`
+		ImageFactoryURL       Scalar `json:"imageFactoryURL"`
+		ImageFactoryURLSource Scalar `json:"imageFactoryURLSource"`
+		CertConfigMap         Scalar `json:"certConfigMap"`
+		ImageFactoryCASource  Scalar `json:"imageFactoryCASource"`
 		Preview               bool   `json:"preview"`
 		Report                *struct {
-			GoldenPhase       scalar `json:"goldenPhase"`
-			GoldenFoundAs     scalar `json:"goldenFoundAs"`
-			RunningTemplate   scalar `json:"runningTemplate"`
-			ReadyWorkers      scalar `json:"readyWorkers"`
-			PoolClassSource   scalar `json:"poolClassSource"`
-			GoldenClass       scalar `json:"goldenClass"`
-			GoldenClassSource scalar `json:"goldenClassSource"`
-			GoldenSize        scalar `json:"goldenSize"`
+			GoldenPhase       Scalar `json:"goldenPhase"`
+			GoldenFoundAs     Scalar `json:"goldenFoundAs"`
+			RunningTemplate   Scalar `json:"runningTemplate"`
+			ReadyWorkers      Scalar `json:"readyWorkers"`
+			PoolClassSource   Scalar `json:"poolClassSource"`
+			GoldenClass       Scalar `json:"goldenClass"`
+			GoldenClassSource Scalar `json:"goldenClassSource"`
+			GoldenSize        Scalar `json:"goldenSize"`
 			GoldenRetiring    bool   `json:"goldenRetiring"`
 			// GoldenChoice is plain, per-class or none (no golden of the
 			// flavor on the pool's class: only in a refused pool's report).
-			GoldenChoice        scalar       `json:"goldenChoice"`
-			GoldenChoiceReason  scalar       `json:"goldenChoiceReason"`
-			PerClassGolden      scalar       `json:"perClassGolden"`
-			CloneStrategy       scalar       `json:"cloneStrategy"`
-			CloneStrategySource scalar       `json:"cloneStrategySource"`
+			GoldenChoice        Scalar       `json:"goldenChoice"`
+			GoldenChoiceReason  Scalar       `json:"goldenChoiceReason"`
+			PerClassGolden      Scalar       `json:"perClassGolden"`
+			CloneStrategy       Scalar       `json:"cloneStrategy"`
+			CloneStrategySource Scalar       `json:"cloneStrategySource"`
 			FallbackChecks      []chartCheck `json:"fallbackChecks"`
 		} `json:"report"`
 	} `json:"diskSource"`
 	CreationDefaults struct {
-		Origin          scalar `json:"origin"`
-		ImageFactoryURL scalar `json:"imageFactoryURL"`
-		OSImage         scalar `json:"osImage"`
-		From            scalar `json:"from"`
+		Origin          Scalar `json:"origin"`
+		ImageFactoryURL Scalar `json:"imageFactoryURL"`
+		OSImage         Scalar `json:"osImage"`
+		From            Scalar `json:"from"`
 		ImageFactoryCA  bool   `json:"imageFactoryCA"`
 		// FromCatalog names the fields taken from the catalog's published
 		// defaults rather than _cluster.
-		FromCatalog []scalar `json:"fromCatalog"`
+		FromCatalog []Scalar `json:"fromCatalog"`
 	} `json:"creationDefaults"`
 	// Behind is kubernetes-nodes.behindFacts: the Kubernetes release the
 	// pool runs, and what the chart and the platform give a new pool now.
 	Behind struct {
 		Kubernetes struct {
-			Minor   scalar `json:"minor"`
-			Release scalar `json:"release"`
-			Source  scalar `json:"source"`
+			Minor   Scalar `json:"minor"`
+			Release Scalar `json:"release"`
+			Source  Scalar `json:"source"`
 		} `json:"kubernetes"`
 		Defaults struct {
-			SchematicID     scalar `json:"schematicID"`
-			Version         scalar `json:"version"`
-			ImageFactoryURL scalar `json:"imageFactoryURL"`
+			SchematicID     Scalar `json:"schematicID"`
+			Version         Scalar `json:"version"`
+			ImageFactoryURL Scalar `json:"imageFactoryURL"`
 			// ImageFactoryURLFrom names the catalog's published defaults
 			// when the URL came from there; "" for _cluster or the built-in.
-			ImageFactoryURLFrom scalar `json:"imageFactoryURLFrom"`
+			ImageFactoryURLFrom Scalar `json:"imageFactoryURLFrom"`
 			// VersionFrom names the channel the Talos release came from
 			// (the platform's _cluster, the catalog's published defaults);
 			// "" for the chart's built-in.
-			VersionFrom scalar `json:"versionFrom"`
+			VersionFrom Scalar `json:"versionFrom"`
 			// SchematicIDFrom names the channel the schematic came from,
 			// as VersionFrom does.
-			SchematicIDFrom    scalar            `json:"schematicIDFrom"`
-			KubernetesReleases map[string]scalar `json:"kubernetesReleases"`
+			SchematicIDFrom    Scalar            `json:"schematicIDFrom"`
+			KubernetesReleases map[string]Scalar `json:"kubernetesReleases"`
 			// TalosMinors are the Talos minors the chart's support rows
 			// list (kubernetes-nodes.talosSupportMatrix), sorted.
-			TalosMinors []scalar `json:"talosMinors"`
+			TalosMinors []Scalar `json:"talosMinors"`
 		} `json:"defaults"`
 	} `json:"behind"`
 	// MachineConfig is kubernetes-nodes.machineConfigFacts, in the shape
@@ -161,16 +161,16 @@ type chartFacts struct {
 // chartCheck is one outcome the chart recorded for the check behind one of
 // its host-assisted-fallback refusals (4 to 9).
 type chartCheck struct {
-	Refusal scalar `json:"refusal"`
-	Outcome scalar `json:"outcome"`
-	Detail  scalar `json:"detail"`
+	Refusal Scalar `json:"refusal"`
+	Outcome Scalar `json:"outcome"`
+	Detail  Scalar `json:"detail"`
 }
 
 // takeFacts removes the facts file from r and parses it: the chart's
 // answers are read from the file itself, once.
-func takeFacts(chrt *chart.Chart, r *render.Rendered) (*chartFacts, error) {
+func takeFacts(chrt *chart.Chart, r *render.Rendered) (*ChartFacts, error) {
 	text, ok := r.Take(chrt.Name() + "/" + factsTemplate)
-	var f chartFacts
+	var f ChartFacts
 	if !ok || !strings.Contains(text, "kind: "+FactsKind) {
 		return nil, fmt.Errorf("the render has no %s document", FactsKind)
 	}
@@ -183,7 +183,7 @@ func takeFacts(chrt *chart.Chart, r *render.Rendered) (*chartFacts, error) {
 
 // renderWithFacts renders the whole chart, as Helm would, plus the facts;
 // the render's documents are read only as they are asked for.
-func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Rendered, *chartFacts, error) {
+func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Rendered, *ChartFacts, error) {
 	r, err := render.RenderLazy(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err != nil {
 		return nil, nil, err
@@ -192,7 +192,7 @@ func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Rendered, 
 	return r, f, err
 }
 
-// helperFacts renders only the chart's helpers, so none of its objects' guards
+// HelperFacts renders only the chart's helpers, so none of its objects' guards
 // run (an unknown instancetype, say): the disk source with its clone guards;
 // when those refuse, the same in a render made only to report; when even that
 // is refused, the image resolution alone (which golden, from where).
@@ -200,7 +200,7 @@ func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Rendered, 
 // chart's own words where its schema refused first (as plan leads with them),
 // else the schema's. facts is nil when even the image does not resolve; err is
 // a cluster problem.
-func helperFacts(chrt *chart.Chart, opts render.Options) (facts *chartFacts, refusal string, err error) {
+func HelperFacts(chrt *chart.Chart, opts render.Options) (facts *ChartFacts, refusal string, err error) {
 	helpers := render.HelpersOnly(chrt)
 	m, err := render.RenderLazy(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err == nil {

@@ -36,10 +36,10 @@ var planGC struct {
 	prevLimit int64
 }
 
-// withPlanGC sets planGCPercent and planMemoryLimit until the returned func
+// WithPlanGC sets planGCPercent and planMemoryLimit until the returned func
 // is called, except what the user set (GOGC, GOMEMLIMIT). Overlapping plans
 // share them: the last to end restores what they found.
-func withPlanGC() (restore func()) {
+func WithPlanGC() (restore func()) {
 	planGC.Lock()
 	defer planGC.Unlock()
 	if planGC.users == 0 {
@@ -67,11 +67,11 @@ func withPlanGC() (restore func()) {
 	}
 }
 
-// retune sets the collector's target for the heap live now (at the last
+// Retune sets the collector's target for the heap live now (at the last
 // collection): the highest, up to planGCPercent, whose heap stays within
 // planHeapBudget, at least planGCPercentMin. A plan's workers call it as
 // they go; it changes nothing outside withPlanGC, or with GOGC set.
-func retune() {
+func Retune() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(sample)
 	if sample[0].Value.Kind() != metrics.KindUint64 {

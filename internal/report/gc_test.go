@@ -26,8 +26,8 @@ func TestWithPlanGCRestoresAfterTheLast(t *testing.T) {
 			t.Fatalf("%s the memory limit is %d, want %d", when, got, planMemoryLimit)
 		}
 	}
-	endA := withPlanGC()
-	endB := withPlanGC()
+	endA := WithPlanGC()
+	endB := WithPlanGC()
 	during("during two plans")
 	endA()
 	during("with one plan still going")
@@ -38,7 +38,7 @@ func TestWithPlanGCRestoresAfterTheLast(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != 3<<30 {
 		t.Fatalf("after both plans the memory limit is %d, want the 3 GiB found before", got)
 	}
-	retune()
+	Retune()
 	if got := debug.SetGCPercent(90); got != 90 {
 		t.Fatalf("retune outside a plan changed the target to %d", got)
 	}
@@ -53,8 +53,8 @@ func TestWithPlanGCLeavesTheUsersSettings(t *testing.T) {
 	defer debug.SetGCPercent(before)
 	beforeLimit := debug.SetMemoryLimit(math.MaxInt64)
 	defer debug.SetMemoryLimit(beforeLimit)
-	end := withPlanGC()
-	retune()
+	end := WithPlanGC()
+	Retune()
 	if got := debug.SetGCPercent(120); got != 120 {
 		t.Fatalf("with GOGC set the target is %d during a plan, want the 120 found", got)
 	}

@@ -27,13 +27,13 @@ func NoneSelected(what, asked, holds string, known []string) error {
 // disk, or pool objects none of whose pools could be read, sorted.
 func (f *PinsFacts) namespaces() []string {
 	set := map[string]bool{}
-	for _, p := range f.pools {
-		set[p.pin.Namespace] = true
+	for _, p := range f.Pools {
+		set[p.Pin.Namespace] = true
 	}
 	for _, d := range f.disks {
 		set[d.Namespace] = true
 	}
-	for _, u := range f.unread {
+	for _, u := range f.Unread {
 		set[u.Namespace] = true
 	}
 	return SortedKeys(set)
@@ -60,10 +60,10 @@ func (f *PinsFacts) InNamespace(ns string) (*PinsFacts, error) {
 		return f, err
 	}
 	out := *f
-	out.pools, out.disks, out.unread, out.ignored = nil, nil, nil, nil
-	for _, p := range f.pools {
-		if p.pin.Namespace == ns {
-			out.pools = append(out.pools, p)
+	out.Pools, out.disks, out.Unread, out.Ignored = nil, nil, nil, nil
+	for _, p := range f.Pools {
+		if p.Pin.Namespace == ns {
+			out.Pools = append(out.Pools, p)
 		}
 	}
 	for _, d := range f.disks {
@@ -71,14 +71,14 @@ func (f *PinsFacts) InNamespace(ns string) (*PinsFacts, error) {
 			out.disks = append(out.disks, d)
 		}
 	}
-	for _, u := range f.unread {
+	for _, u := range f.Unread {
 		if u.Namespace == ns {
-			out.unread = append(out.unread, u)
+			out.Unread = append(out.Unread, u)
 		}
 	}
-	for _, i := range f.ignored {
+	for _, i := range f.Ignored {
 		if objectIn(i.Object, ns) {
-			out.ignored = append(out.ignored, i)
+			out.Ignored = append(out.Ignored, i)
 		}
 	}
 	return &out, nil

@@ -11,7 +11,7 @@ import (
 // Pins decides, from what the cluster holds, which golden each pool
 // and disk pins and which goldens nothing pins.
 func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
-	rep := PinsReport{Cluster: cluster, Chart: chartName, PoolChart: f.poolChart, UnreadNamespaces: f.unread, Ignored: f.ignored}
+	rep := PinsReport{Cluster: cluster, Chart: chartName, PoolChart: f.PoolChart, UnreadNamespaces: f.Unread, Ignored: f.Ignored}
 	goldens := map[string]*GoldenPins{}
 	golden := func(name string) *GoldenPins {
 		if g, ok := goldens[name]; ok {
@@ -22,10 +22,10 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 		return g
 	}
 	anyChecksum := false
-	for _, s := range f.stored {
+	for _, s := range f.Stored {
 		anyChecksum = anyChecksum || s.Checksum != ""
 	}
-	for name, s := range f.stored {
+	for name, s := range f.Stored {
 		g := golden(name)
 		g.FoundAs, g.Phase, g.Retiring, g.SourceURL = s.FoundAs, s.Phase, s.Retiring, s.URL
 		g.CertConfigMap, g.Checksum = s.CertConfigMap, s.Checksum
@@ -37,11 +37,11 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 		}
 	}
 	rep.PoolsBehind = []PoolBehind{}
-	for _, rp := range f.pools {
-		p := rp.pin
-		if rp.facts != nil {
-			running := runningFromFacts(rp.facts)
-			if behind := Behind(running, f.stored); len(behind) > 0 {
+	for _, rp := range f.Pools {
+		p := rp.Pin
+		if rp.Facts != nil {
+			running := RunningFromFacts(rp.Facts)
+			if behind := Behind(running, f.Stored); len(behind) > 0 {
 				rep.PoolsBehind = append(rep.PoolsBehind, PoolBehind{HelmRelease: p.HelmRelease, Release: p.Release, Namespace: p.Namespace, Refusal: p.Refusal, Running: &running, Behind: behind})
 			}
 		}
@@ -75,7 +75,7 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 
 	rep.Goldens = []GoldenPins{}
 	rep.Unused = []string{}
-	rep.PoolsRead = len(f.pools)
+	rep.PoolsRead = len(f.Pools)
 	for _, n := range SortedKeys(goldens) {
 		g := goldens[n]
 		sort.Slice(g.Pools, func(i, j int) bool { return g.Pools[i].HelmRelease < g.Pools[j].HelmRelease })
@@ -102,7 +102,7 @@ func Pins(f *PinsFacts, cluster, chartName string) PinsReport {
 			g.NewerThanEveryPool = f.newerThanEveryPool(fl.SchematicID, fl.Version)
 			g.SafeToDelete = g.NewPoolsDefault == "" && len(g.RolloutTargets) == 0 && !g.NewerThanEveryPool
 		}
-		if g.SafeToDelete && len(f.unread) > 0 {
+		if g.SafeToDelete && len(f.Unread) > 0 {
 			g.SafeToDelete, g.NotConcluded = false, true
 		}
 		if g.Retiring {
@@ -228,17 +228,17 @@ func (f *PinsFacts) rolloutTargetsOf(schematicID, version string) []string {
 // newerThanEveryPool: some pool runs this schematic and Talos minor, and
 // every such pool runs an older patch than version.
 func (f *PinsFacts) newerThanEveryPool(schematicID, version string) bool {
-	v, err := talosVersion(version)
+	v, err := TalosVersion(version)
 	if err != nil {
 		return false
 	}
 	seen := false
-	for _, rp := range f.pools {
-		if rp.facts == nil {
+	for _, rp := range f.Pools {
+		if rp.Facts == nil {
 			continue
 		}
-		r := runningFromFacts(rp.facts)
-		running, err := talosVersion(r.Version)
+		r := RunningFromFacts(rp.Facts)
+		running, err := TalosVersion(r.Version)
 		if err != nil || r.SchematicID != schematicID || running.Major() != v.Major() || running.Minor() != v.Minor() {
 			continue
 		}

@@ -23,7 +23,7 @@ func TestPinsVerdictsFromFacts(t *testing.T) {
 		absent   = "talos-worker-abc-v1.13.7"
 	)
 	f := &PinsFacts{
-		stored: map[string]fleet.Golden{
+		Stored: map[string]fleet.Golden{
 			used:     {FoundAs: "DataVolume", Phase: "Succeeded", Checksum: "sha256:00", CertConfigMap: "kubernetes-worker-image-ca"},
 			perClass: {FoundAs: "DataVolume", Phase: "Succeeded", Checksum: "sha256:01"},
 			byDisk:   {FoundAs: "PersistentVolumeClaim", Checksum: "sha256:02", CertConfigMap: "kubernetes-worker-image-ca"},
@@ -34,11 +34,11 @@ func TestPinsVerdictsFromFacts(t *testing.T) {
 			{Namespace: "tenant-acme", Name: "d1", Golden: used, Pool: "kubernetes-acme-workers"},
 			{Namespace: "tenant-evil", Name: "d2", Golden: byDisk, Pool: "kubernetes-acme-workers", NoPool: true},
 		},
-		pools: []resolvedPool{
-			{pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-workers", Namespace: "tenant-acme", Pool: "kubernetes-acme-workers", Golden: used, Class: "replicated", GoldenChoice: "plain"}, clone: true},
-			{pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-slow", Namespace: "tenant-acme", Pool: "kubernetes-acme-slow", Golden: absent, Class: "slow", GoldenChoice: "none", perClassGolden: absent + "--slow"}, clone: true},
-			{pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-http", Pool: "kubernetes-acme-http"}},
-			{pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-bad", Refusal: "pool bad: refused"}},
+		Pools: []ResolvedPool{
+			{Pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-workers", Namespace: "tenant-acme", Pool: "kubernetes-acme-workers", Golden: used, Class: "replicated", GoldenChoice: "plain"}, clone: true},
+			{Pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-slow", Namespace: "tenant-acme", Pool: "kubernetes-acme-slow", Golden: absent, Class: "slow", GoldenChoice: "none", perClassGolden: absent + "--slow"}, clone: true},
+			{Pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-http", Pool: "kubernetes-acme-http"}},
+			{Pin: PoolPin{HelmRelease: "tenant-acme/kubernetes-nodes-acme-bad", Refusal: "pool bad: refused"}},
 		},
 		users: &fleet.Users{
 			Users:  map[string][]string{used: {"tenant-acme/DataVolume/d1"}, byDisk: {"tenant-evil/DataVolume/d2"}, byTempl: {"tenant-acme/KubevirtMachineTemplate/t1"}},

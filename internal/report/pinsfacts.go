@@ -31,13 +31,13 @@ func ReadPins(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) 
 // let go), so planning it renders it no more. Where the whole chart
 // refuses, the pool is read as ReadPins reads it, and planned from that.
 func ReadPinsToPlan(chrt *chart.Chart, t Target, o fleet.Options) (*PinsFacts, error) {
-	defer withPlanGC()()
+	defer WithPlanGC()()
 	return readPins(chrt, t, o, true)
 }
 
 func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFacts, error) {
 	ctx := context.Background()
-	t.progress("reading the pools (HelmReleases and Helm release records)")
+	t.Progressf("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(ctx, t.Provider, o)
 	if err != nil {
 		return nil, fmt.Errorf("%v", err)
@@ -52,12 +52,12 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 		}
 		return nil, fmt.Errorf("could not read the pools: %s, yet the cluster runs %s (%s); without the pools no golden can be called unused. Run it where the pools' HelmReleases (or Helm release Secrets) are readable, or name their chart source with --artifact KIND/NAMESPACE/NAME", why, Count(len(fl.PoolObjects), "pool object"), FirstFive(fl.PoolObjects))
 	}
-	t.progress("reading the goldens and worker disks")
+	t.Progressf("reading the goldens and worker disks")
 	g, err := fleet.ReadGoldens(ctx, t.Provider)
 	if err != nil {
 		return nil, err
 	}
-	f := &PinsFacts{stored: g.Stored, machineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, unread: fl.Unread(), ignored: fl.Ignored, poolChart: fl.PoolChart.String()}
+	f := &PinsFacts{Stored: g.Stored, MachineDeployments: g.MachineDeployments, poolObjects: fl.PoolObjects, Unread: fl.Unread(), Ignored: fl.Ignored, PoolChart: fl.PoolChart.String()}
 	for _, d := range g.Disks {
 		f.addDisk(diskOf(d))
 	}
@@ -65,23 +65,23 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 	// Pools: resolved by the chart itself, each object the renders look up
 	// read once for them all, each pool planned against the goldens just read.
 	rt := t
-	rt.Provider = fleetSnapshot(t.Provider)
-	rt.Catalog = f.stored
-	if f.pools, err = resolvePools(chrt, rt, fl.Pools, whole); err != nil {
+	rt.Provider = FleetSnapshot(t.Provider)
+	rt.Catalog = f.Stored
+	if f.Pools, err = resolvePools(chrt, rt, fl.Pools, whole); err != nil {
 		return nil, err
 	}
 
 	// Who uses each golden the report names: the catalog chart's answer.
 	names := map[string]bool{}
-	for n := range f.stored {
+	for n := range f.Stored {
 		names[n] = true
 	}
 	for _, d := range f.disks {
 		names[d.Golden] = true
 	}
-	for _, rp := range f.pools {
-		if rp.pin.Golden != "" {
-			names[rp.pin.Golden] = true
+	for _, rp := range f.Pools {
+		if rp.Pin.Golden != "" {
+			names[rp.Pin.Golden] = true
 		}
 	}
 	catalog, err := fleet.CatalogChart()
@@ -94,7 +94,7 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 	if err != nil {
 		return nil, err
 	}
-	t.progress("asking the catalog chart who uses %s", Count(len(names), "golden"))
+	t.Progressf("asking the catalog chart who uses %s", Count(len(names), "golden"))
 	if f.users, err = fleet.GoldenUsers(catalog, t.Provider, SortedKeys(names), catalogValues["tenantWorkers"]); err != nil {
 		if _, prob := RenderFailure(err); prob != nil {
 			return nil, prob
@@ -124,8 +124,8 @@ func readPins(chrt *chart.Chart, t Target, o fleet.Options, whole bool) (*PinsFa
 // resolvePools resolves the pools, in their order, one render per core at
 // once: each render is CPU alone (a lookup is an API request at most), and
 // a fleet's pools are independent. The first error in the pools' order wins.
-func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) ([]resolvedPool, error) {
-	out := make([]resolvedPool, len(pools))
+func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) ([]ResolvedPool, error) {
+	out := make([]ResolvedPool, len(pools))
 	errs := make([]error, len(pools))
 	var (
 		mu   sync.Mutex
@@ -146,10 +146,10 @@ func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) (
 					return
 				}
 				out[i], errs[i] = resolvePool(chrt, t, pools[i], whole)
-				retune()
+				Retune()
 				mu.Lock()
 				done++
-				t.progress("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())
+				t.Progressf("rendering pool %d of %d: %s", done, len(pools), pools[i].ID())
 				mu.Unlock()
 			}
 		}()
@@ -169,7 +169,7 @@ func resolvePools(chrt *chart.Chart, t Target, pools []fleet.Pool, whole bool) (
 // write that annotation, so it counts only where the disk's own namespace
 // holds that MachineDeployment.
 func (f *PinsFacts) addDisk(d DiskPin) {
-	d.NoPool = d.Pool == "" || f.machineDeployments[d.Namespace+"/"+d.Pool] == nil
+	d.NoPool = d.Pool == "" || f.MachineDeployments[d.Namespace+"/"+d.Pool] == nil
 	f.disks = append(f.disks, d)
 }
 
@@ -214,15 +214,15 @@ func diskOf(disk fleet.Disk) DiskPin {
 // it is from that render (planWhole): when it renders, its facts are those
 // the helpers give, the guards having passed; when it refuses, the pool is
 // resolved as above and planned with those facts.
-func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (resolvedPool, error) {
+func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (ResolvedPool, error) {
 	p := PoolPin{HelmRelease: pool.ID(), Release: pool.Release, Namespace: pool.Namespace, FoundBy: pool.FoundBy, Unresolved: pool.Unresolved}
 	rel := render.Release{Name: pool.Release, Namespace: pool.Namespace, Upgrade: true}
 	if pool.Unresolved != "" {
-		return resolvedPool{pin: p, release: rel, helmRelease: pool.HelmRelease}, nil
+		return ResolvedPool{Pin: p, Release: rel, HelmRelease: pool.HelmRelease}, nil
 	}
 	vals := pool.Values
 	var (
-		facts   *chartFacts
+		facts   *ChartFacts
 		m       *render.Rendered
 		refused error // the whole render's refusal
 		refusal string
@@ -230,21 +230,21 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 		err     error
 	)
 	if whole {
-		m, facts, refused = renderWithFacts(chrt, t.options(rel, vals))
+		m, facts, refused = renderWithFacts(chrt, t.Options(rel, vals))
 	}
 	if !whole || refused != nil {
-		if facts, refusal, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
-			return resolvedPool{}, err
+		if facts, refusal, err = HelperFacts(chrt, t.Options(rel, vals)); err != nil {
+			return ResolvedPool{}, err
 		}
 	}
 	if whole {
 		if now, err = planWhole(chrt, t, rel, vals, m, facts, refused); err != nil {
-			return resolvedPool{}, err
+			return ResolvedPool{}, err
 		}
 	}
 	p.Refusal = refusal
 	if facts == nil {
-		return resolvedPool{pin: p, release: rel, values: vals, helmRelease: pool.HelmRelease, now: now}, nil
+		return ResolvedPool{Pin: p, Release: rel, Values: vals, HelmRelease: pool.HelmRelease, Now: now}, nil
 	}
 	p.Pool = string(facts.Pool)
 	if facts.DiskSource.Clone {
@@ -255,20 +255,20 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (reso
 		p.GoldenChoice = string(r.GoldenChoice)
 		p.perClassGolden = string(r.PerClassGolden)
 	}
-	return resolvedPool{pin: p, clone: facts.DiskSource.Clone, release: rel, values: vals, facts: facts, now: now, helmRelease: pool.HelmRelease}, nil
+	return ResolvedPool{Pin: p, clone: facts.DiskSource.Clone, Release: rel, Values: vals, Facts: facts, Now: now, HelmRelease: pool.HelmRelease}, nil
 }
 
-// planNow is Plan of the pool as it is: as ReadPinsToPlan planned it (what
+// PlanNow is Plan of the pool as it is: as ReadPinsToPlan planned it (what
 // the rollout's plan reads of it, forPlanning), else rendered now.
-func (rp resolvedPool) planNow(chrt *chart.Chart, t Target) (*PlanReport, renderRead, error) {
-	if rp.now != nil {
-		return rp.now.report, rp.now.read, nil
+func (rp ResolvedPool) PlanNow(chrt *chart.Chart, t Target) (*PlanReport, RenderRead, error) {
+	if rp.Now != nil {
+		return rp.Now.report, rp.Now.read, nil
 	}
-	rep, m, err := Plan(chrt, t, rp.release, rp.values)
+	rep, m, err := Plan(chrt, t, rp.Release, rp.Values)
 	if err != nil {
-		return nil, renderRead{}, err
+		return nil, RenderRead{}, err
 	}
-	return rep, readRender(m), nil
+	return rep, ReadRender(m), nil
 }
 
 // readRolloutTargets reads the target of each rollout record in
@@ -289,7 +289,7 @@ func readRolloutTargets(ctx context.Context, t Target, pools map[string]bool) ([
 	}
 	var out []rolloutTarget
 	for _, cm := range cms {
-		if !strings.HasPrefix(cm.GetName(), recordPrefix) || cm.GetNamespace() != RecordNamespace {
+		if !strings.HasPrefix(cm.GetName(), RecordPrefix) || cm.GetNamespace() != RecordNamespace {
 			continue
 		}
 		record, err := readStoredRecord(&cm)

@@ -68,7 +68,7 @@ func retiresThroughEntry(g GoldenPins, flavorInUse []string) bool {
 // it) with retire: true in place of its default entry or after them.
 func retireValues(home CatalogHome, defaults []map[string]any, g GoldenPins, f *PinsFacts) map[string]any {
 	flavorGoldens := map[string]fleet.Golden{}
-	for name, s := range f.stored {
+	for name, s := range f.Stored {
 		if fl, ok := golden.Parse(name); ok && fl.Plain == g.Flavor {
 			flavorGoldens[name] = s
 		}
@@ -86,13 +86,13 @@ func retireValues(home CatalogHome, defaults []map[string]any, g GoldenPins, f *
 			images, placed = append(images, retiring), true
 			continue
 		}
-		images = append(images, copyMap(d))
+		images = append(images, CopyMap(d))
 	}
 	if !placed && retiring != nil {
 		images = append(images, retiring)
 	}
 	if home.Shape == ShapePlatform {
-		platform := copyMap(home.Platform)
+		platform := CopyMap(home.Platform)
 		section := asMap(platform["kubernetesWorkerImage"])
 		if section == nil {
 			section = map[string]any{}
@@ -101,7 +101,7 @@ func retireValues(home CatalogHome, defaults []map[string]any, g GoldenPins, f *
 		platform["kubernetesWorkerImage"] = section
 		return platform
 	}
-	values := copyMap(home.CatalogValues())
+	values := CopyMap(home.CatalogValues())
 	values["images"] = images
 	return home.WithCatalogValues(values)
 }
@@ -265,7 +265,7 @@ func CatalogEntryFor(t Target, name string) (*NotCreated, error) {
 	if err != nil {
 		return nil, fmt.Errorf("built-in chart %s: %v", render.CatalogChart, err)
 	}
-	entries, err := catalogGoldens(chrt, t.options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, vals))
+	entries, err := catalogGoldens(chrt, t.Options(render.Release{Name: catalogRelease, Namespace: golden.Namespace, Upgrade: true}, vals))
 	if err != nil {
 		return nil, err
 	}

@@ -134,7 +134,7 @@ func TestRetireStepWritesTheDefaultListOut(t *testing.T) {
 	id := chartDefault[0]["schematicID"].(string)
 	old := golden.Name(id, "v1.13.5")
 	url := "https://factory.talos.dev" + golden.ImagePath(id, "v1.13.5")
-	facts := &PinsFacts{stored: map[string]fleet.Golden{old: {FoundAs: "DataVolume", Phase: "Succeeded", URL: url, Storage: "6Gi", Class: "replicated"}}}
+	facts := &PinsFacts{Stored: map[string]fleet.Golden{old: {FoundAs: "DataVolume", Phase: "Succeeded", URL: url, Storage: "6Gi", Class: "replicated"}}}
 	gp := GoldenPins{Name: old, Flavor: old, FoundAs: "DataVolume", SafeToDelete: true}
 
 	for _, c := range []struct {

@@ -234,10 +234,10 @@ type DiskPin struct {
 // PinsFacts is what pins reads from the cluster, before any verdict: the
 // report is assembled from it in pins.go, as plan's is from chartFacts.
 type PinsFacts struct {
-	// stored are the goldens cozy-public holds, by name.
-	stored map[string]fleet.Golden
+	// Stored are the goldens cozy-public holds, by name.
+	Stored map[string]fleet.Golden
 	disks  []DiskPin
-	pools  []resolvedPool
+	Pools  []ResolvedPool
 	// users are, by golden, what the catalog chart counts as using it
 	// (kubernetes-worker-image.goldenUsers, its retirement rule): disks and
 	// KubevirtMachineTemplates, as "<namespace>/<kind>/<name>". The report
@@ -246,47 +246,47 @@ type PinsFacts struct {
 	// poolObjects are the pool MachineDeployments and KubevirtMachineTemplates
 	// the cluster holds (fleet.Fleet.PoolObjects).
 	poolObjects []string
-	// machineDeployments are the cluster's MachineDeployments by
+	// MachineDeployments are the cluster's MachineDeployments by
 	// "<namespace>/<name>": a disk belongs to the pool its annotation names
 	// only where that pool's MachineDeployment is.
-	machineDeployments map[string]*unstructured.Unstructured
+	MachineDeployments map[string]*unstructured.Unstructured
 	// caConfigMaps are the catalog's CA ConfigMaps in cozy-public
 	// (kubernetes-worker-image-ca, and -<schematicID>-<version> for an
 	// entry's own), with the PEM each holds; now is when they were read.
 	caConfigMaps map[string]string
 	now          time.Time
-	// unread are the namespaces holding pool objects none of whose pools
+	// Unread are the namespaces holding pool objects none of whose pools
 	// could be read; ignored the tenant objects not read as pools.
-	unread  []fleet.UnreadNamespace
-	ignored []fleet.Ignored
-	// poolChart is fleet.PoolChart, as the reports name it.
-	poolChart string
+	Unread  []fleet.UnreadNamespace
+	Ignored []fleet.Ignored
+	// PoolChart is fleet.PoolChart, as the reports name it.
+	PoolChart string
 	// rolloutTargets are the flavors the rollouts recorded in
 	// RecordNamespace move pools to.
 	rolloutTargets []rolloutTarget
 }
 
-type resolvedPool struct {
-	pin PoolPin
+type ResolvedPool struct {
+	Pin PoolPin
 	// clone: the pool clones pin.Golden; false for an HTTP import or a pool
 	// whose image does not resolve.
 	clone bool
-	// release and values are what the pool was rendered with; facts is what
+	// Release and Values are what the pool was rendered with; Facts is what
 	// the chart answered (nil when the image does not resolve).
-	release render.Release
-	values  map[string]any
-	facts   *chartFacts
-	// now is the pool planned as it is, when the pools were read to be
+	Release render.Release
+	Values  map[string]any
+	Facts   *ChartFacts
+	// Now is the pool planned as it is, when the pools were read to be
 	// planned (ReadPinsToPlan): its report and what planning reads of its
 	// render, so it is not rendered again; the render itself is not kept.
 	// nil otherwise, and once the pool is planned.
-	now *plannedNow
-	// helmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
+	Now *plannedNow
+	// HelmRelease is "<namespace>/<name>" of its HelmRelease, "" for a
 	// release installed without one.
-	helmRelease string
+	HelmRelease string
 }
 
-// rolloutTarget is the flavor a rollout's record (rolloutrecord.go) is named
+// rolloutTarget is the flavor a rollout's record (record.go) is named
 // for: schematicID "" when the rollout keeps each pool's own schematic.
 type rolloutTarget struct {
 	record, schematicID, version string

@@ -190,7 +190,7 @@ const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
-	r, facts, err := renderWithFacts(chrt, t.options(rel, vals))
+	r, facts, err := renderWithFacts(chrt, t.Options(rel, vals))
 	return planFrom(chrt, t, rel, vals, r, facts, err, false, true)
 }
 
@@ -201,7 +201,7 @@ func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) 
 // objects: the report lists the render's objects, and the render is
 // returned read whole (Plan); else only the documents the report reads are
 // parsed, and no manifest is returned (a fleet's plan, planWhole).
-func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *chartFacts, err error, helpersAsked, objects bool) (*PlanReport, *render.Manifest, error) {
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *ChartFacts, err error, helpersAsked, objects bool) (*PlanReport, *render.Manifest, error) {
 	var m *render.Manifest
 	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
@@ -215,7 +215,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 			// The schema's message quotes its patterns JSON-escaped; shown as written in the schema's regex.
 			rep.SchemaRefusal = strings.ReplaceAll(refusal, `\\`, `\`)
 			rep.Refusal = rep.SchemaRefusal
-			opts := t.options(rel, vals)
+			opts := t.Options(rel, vals)
 			opts.Release.SkipSchemaValidation = true
 			if _, _, err := renderWithFacts(chrt, opts); err != nil {
 				chartSays, prob := RenderFailure(err)
@@ -231,7 +231,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		// What the pool would have done, as far as the chart resolves it
 		// without the guard that refused.
 		if !helpersAsked {
-			if facts, _, err = helperFacts(chrt, t.options(rel, vals)); err != nil {
+			if facts, _, err = HelperFacts(chrt, t.Options(rel, vals)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -267,7 +267,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		for _, f := range cd.FromCatalog {
 			rep.CreatedWith.FromCatalog = append(rep.CreatedWith.FromCatalog, string(f))
 		}
-		running := runningFromFacts(facts)
+		running := RunningFromFacts(facts)
 		if running.Kubernetes != "" {
 			rep.Kubernetes = &Sourced{Value: running.Kubernetes, Source: running.KubernetesSource}
 		}
@@ -283,7 +283,7 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 
 // machineConfigFromFacts is the chart's answer, with empty lists said as
 // such in JSON rather than null.
-func machineConfigFromFacts(f *chartFacts) *MachineConfigReport {
+func machineConfigFromFacts(f *ChartFacts) *MachineConfigReport {
 	r := f.MachineConfig
 	r.RegistryMirrors = append([]RegistryMirror{}, r.RegistryMirrors...)
 	r.RegistryConfig = append([]RegistryConfigHost{}, r.RegistryConfig...)
@@ -293,7 +293,7 @@ func machineConfigFromFacts(f *chartFacts) *MachineConfigReport {
 	return &r
 }
 
-func diskFromFacts(f *chartFacts) *DiskReport {
+func diskFromFacts(f *ChartFacts) *DiskReport {
 	ds := f.DiskSource
 	d := &DiskReport{
 		Path:        "http",

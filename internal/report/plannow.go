@@ -15,32 +15,32 @@ import (
 )
 
 // plannedNow is a pool planned as it is: its report, and what planning
-// reads of its render (renderRead).
+// reads of its render (RenderRead).
 type plannedNow struct {
 	report *PlanReport
-	read   renderRead
+	read   RenderRead
 }
 
-// renderRead is what the reports that plan a pool (rollout, adopt) read of
+// RenderRead is what the reports that plan a pool (rollout, adopt) read of
 // a render besides its PlanReport, taken from it at once so the render
 // itself need not be kept: a fleet's renders held at once would be most of
 // the heap.
-type renderRead struct {
-	// diskSize is the worker disk's storage request in the
+type RenderRead struct {
+	// DiskSize is the worker disk's storage request in the
 	// KubevirtMachineTemplate: what CDI's temporary claim in cozy-public
 	// asks for while it clones.
-	diskSize string
-	// kubernetes is the release the MachineDeployment runs; minReplicas and
+	DiskSize string
+	// Kubernetes is the release the MachineDeployment runs; minReplicas and
 	// maxReplicas are its autoscaler annotations; rollingUpdate is its
 	// rolling update.
-	kubernetes, minReplicas, maxReplicas string
-	rollingUpdate                        rollingUpdate
-	// caDigest names the certificates of the CA the worker disk's HTTP
+	Kubernetes, minReplicas, maxReplicas string
+	RollingUpdate                        RollingStrategy
+	// CADigest names the certificates of the CA the worker disk's HTTP
 	// import trusts (the ConfigMap its certConfigMap names, as rendered:
 	// CertificatesDigest); "" when it trusts none but CDI's system store.
-	caDigest string
-	// caPEM is that CA's text, what an image URL is checked trusting.
-	caPEM string
+	CADigest string
+	// CAPEM is that CA's text, what an image URL is checked trusting.
+	CAPEM string
 }
 
 // The MachineDeployment's cluster-autoscaler annotations: the pool's
@@ -57,9 +57,9 @@ type renderedDocs interface {
 	Find(kind, name string) (render.Doc, bool)
 }
 
-// readRender reads a render for renderRead; nothing of a render refused.
-func readRender(m renderedDocs) renderRead {
-	var r renderRead
+// readRender reads a render for RenderRead; nothing of a render refused.
+func ReadRender(m renderedDocs) RenderRead {
+	var r RenderRead
 	if m == nil || reflect.ValueOf(m).IsNil() {
 		return r
 	}
@@ -67,20 +67,20 @@ func readRender(m renderedDocs) renderRead {
 		dvts, _, _ := unstructured.NestedSlice(kmt.Object, "spec", "template", "spec", "virtualMachineTemplate", "spec", "dataVolumeTemplates")
 		if len(dvts) > 0 {
 			dv, _ := dvts[0].(map[string]any)
-			r.diskSize = fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
+			r.DiskSize = fleet.Text(dv, "spec", "storage", "resources", "requests", "storage")
 			if name := fleet.Text(dv, "spec", "source", "http", "certConfigMap"); name != "" {
 				if cm, ok := m.Find("ConfigMap", name); ok {
-					r.caPEM = fleet.Text(cm.Object, "data", fleet.CAKey)
-					r.caDigest = CertificatesDigest(r.caPEM)
+					r.CAPEM = fleet.Text(cm.Object, "data", fleet.CAKey)
+					r.CADigest = CertificatesDigest(r.CAPEM)
 				}
 			}
 		}
 	}
 	if md, err := m.One("MachineDeployment"); err == nil {
-		r.kubernetes = fleet.Text(md.Object, "spec", "template", "spec", "version")
+		r.Kubernetes = fleet.Text(md.Object, "spec", "template", "spec", "version")
 		r.minReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMin)
 		r.maxReplicas = fleet.Text(md.Object, "metadata", "annotations", annAutoscalerMax)
-		r.rollingUpdate = readRollingUpdate(md.Object)
+		r.RollingUpdate = ReadRollingUpdate(md.Object)
 	}
 	return r
 }
@@ -89,12 +89,12 @@ func readRender(m renderedDocs) renderRead {
 // (renderWithFacts): the render rendered, or, refused, with the helpers'
 // facts already asked (helperFacts). The render is read and let go, and of
 // the report only what the rollout's plan reads is kept (forPlanning).
-func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *chartFacts, err error) (*plannedNow, error) {
+func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *ChartFacts, err error) (*plannedNow, error) {
 	rep, _, err := planFrom(chrt, t, rel, vals, r, facts, err, err != nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return &plannedNow{report: rep.forPlanning(), read: readRender(r)}, nil
+	return &plannedNow{report: rep.forPlanning(), read: ReadRender(r)}, nil
 }
 
 // forPlanning is the part of a pool's report as it is that the rollout's

@@ -192,7 +192,7 @@ func (r *RollReport) check(t *Target, headChart *chart.Chart, pools []RollInput,
 		if r.ignore(in) {
 			continue
 		}
-		t.progress("rendering pool %d of %d: %s", i+1, len(pools), in.source)
+		t.Progressf("rendering pool %d of %d: %s", i+1, len(pools), in.source)
 		p := PoolRoll{Values: in.source, Release: in.release.Name, Namespace: in.release.Namespace, Unresolved: in.unresolved, Status: "values not resolved"}
 		if in.unresolved == "" {
 			err := sides(in, &p)
@@ -292,7 +292,7 @@ func RollInputsFromFiles(globs []string, release, namespace string) ([]RollInput
 // of whose pools could be read is a pool input not resolved: never checked,
 // never "no roll".
 func RollInputsFromCluster(t Target, o fleet.Options, namespace string) ([]RollInput, error) {
-	t.progress("reading the pools (HelmReleases and Helm release records)")
+	t.Progressf("reading the pools (HelmReleases and Helm release records)")
 	fl, err := fleet.Read(context.Background(), t.Provider, o)
 	if err != nil {
 		return nil, fmt.Errorf("%v", err)
@@ -400,7 +400,7 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 	if withFacts {
 		rendered = render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false))
 	}
-	opts := t.options(rel, vals)
+	opts := t.Options(rel, vals)
 	if p := opts.Provider(); p != nil {
 		// A chart named on the command line reads what the pool chart reads.
 		opts.Cluster = render.OnlyKinds(p, poolChartKinds())
@@ -419,7 +419,7 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 		if err != nil {
 			return RollSide{}, err
 		}
-		running := runningFromFacts(facts)
+		running := RunningFromFacts(facts)
 		s.running = &running
 	}
 	m, err := r.Manifest()

@@ -80,7 +80,7 @@ func upstreamDefaults(poolChart *chart.Chart, t Target, in RollInput, headReadsR
 	if !ok || !strings.HasPrefix(in.source, "helmrelease ") || in.unresolved != "" || poolChart == nil {
 		return nil, nil
 	}
-	without := copyMap(in.values)
+	without := CopyMap(in.values)
 	talos, _ := without["talos"].(map[string]any)
 	written := map[string]bool{}
 	for _, d := range upstreamDefaulted {
@@ -93,7 +93,7 @@ func upstreamDefaults(poolChart *chart.Chart, t Target, in RollInput, headReadsR
 	if len(written) == 0 && headReadsRecord {
 		return nil, nil
 	}
-	facts, _, err := helperFacts(poolChart, t.options(in.release, without))
+	facts, _, err := HelperFacts(poolChart, t.Options(in.release, without))
 	if err != nil || facts == nil {
 		return nil, err
 	}
@@ -125,14 +125,14 @@ func upstreamDefaults(poolChart *chart.Chart, t Target, in RollInput, headReadsR
 // values field from a pool's HelmRelease, or set it.
 func removeCommand(ns, name, field string) string {
 	op, _ := json.Marshal([]map[string]string{{"op": "remove", "path": "/spec/values/" + strings.ReplaceAll(field, ".", "/")}})
-	return fmt.Sprintf("kubectl patch helmrelease %s -n %s --type json -p %s", name, ns, shellWord(string(op)))
+	return fmt.Sprintf("kubectl patch helmrelease %s -n %s --type json -p %s", name, ns, ShellWord(string(op)))
 }
 
 func setCommand(ns, name, field, value string) string {
 	patch := map[string]any{}
-	setIn(patch, append([]string{"spec", "values"}, strings.Split(field, ".")...), value)
+	SetIn(patch, append([]string{"spec", "values"}, strings.Split(field, ".")...), value)
 	raw, _ := json.Marshal(patch)
-	return fmt.Sprintf("kubectl patch helmrelease %s -n %s --type merge -p %s", name, ns, shellWord(string(raw)))
+	return fmt.Sprintf("kubectl patch helmrelease %s -n %s --type merge -p %s", name, ns, ShellWord(string(raw)))
 }
 
 // definesTemplate says whether the chart, or a chart it depends on, defines

@@ -11,13 +11,13 @@ import (
 // KubevirtMachineTemplate.
 var poolOwnKinds = map[string]bool{"HelmRelease": true, "MachineDeployment": true, "KubevirtMachineTemplate": true}
 
-// fleetSnapshot is render.Snapshot for a report over a fleet: what many
+// FleetSnapshot is render.Snapshot for a report over a fleet: what many
 // pools read (cluster-scoped objects, the goldens and published defaults
 // in cozy-public, a namespace's values Secret) is read once for them all,
 // while each pool's own objects are read as they are asked for and not
 // kept: kept, every pool's would be held until the report ends, a heap
 // that grows with the fleet for answers asked once. nil stays nil.
-func fleetSnapshot(p engine.ClientProvider) engine.ClientProvider {
+func FleetSnapshot(p engine.ClientProvider) engine.ClientProvider {
 	if p == nil {
 		return nil
 	}

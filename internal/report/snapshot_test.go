@@ -77,7 +77,7 @@ metadata: {name: kubernetes-nodes-acme-workers, namespace: tenant-acme}
 `))
 	require.NoError(t, err)
 	cluster := &gets{ClientProvider: render.NewState(objs...), n: map[string]int{}}
-	snap := fleetSnapshot(cluster)
+	snap := FleetSnapshot(cluster)
 	ctx := context.Background()
 	for range 3 {
 		for _, o := range objs {
@@ -87,5 +87,5 @@ metadata: {name: kubernetes-nodes-acme-workers, namespace: tenant-acme}
 		}
 	}
 	require.Equal(t, map[string]int{"StorageClass": 1, "Secret": 1, "MachineDeployment": 3, "KubevirtMachineTemplate": 3, "HelmRelease": 3}, cluster.n)
-	require.Nil(t, fleetSnapshot(nil))
+	require.Nil(t, FleetSnapshot(nil))
 }

@@ -45,14 +45,14 @@ func (t Target) catalog() (map[string]fleet.Golden, error) {
 	return ReadCatalog(t)
 }
 
-// progress tells Progress, when there is one.
-func (t Target) progress(format string, args ...any) {
+// Progressf tells Progress, when there is one.
+func (t Target) Progressf(format string, args ...any) {
 	if t.Progress != nil {
 		t.Progress(fmt.Sprintf(format, args...))
 	}
 }
 
-func (t Target) options(rel render.Release, values map[string]any) render.Options {
+func (t Target) Options(rel render.Release, values map[string]any) render.Options {
 	return render.Options{Release: rel, Values: values, Cluster: t.Provider, APIVersions: t.APIVersions}
 }
 

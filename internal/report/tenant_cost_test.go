@@ -9,13 +9,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -204,12 +204,12 @@ func BenchmarkTenantObjectCost(b *testing.B) {
 			var baseBytes, withBytes uint64
 			var baseTime, withTime, baseCPU, withCPU time.Duration
 			for i := 0; i < b.N; i++ {
-				cpu := cpuTime()
+				cpu := support.CPUTime()
 				bytes, took := allocated(func() { _ = pinsReport(plain) })
-				baseBytes, baseTime, baseCPU = baseBytes+bytes, baseTime+took, baseCPU+cpuTime()-cpu
-				cpu = cpuTime()
+				baseBytes, baseTime, baseCPU = baseBytes+bytes, baseTime+took, baseCPU+support.CPUTime()-cpu
+				cpu = support.CPUTime()
 				bytes, took = allocated(func() { _ = pinsReport(st) })
-				withBytes, withTime, withCPU = withBytes+bytes, withTime+took, withCPU+cpuTime()-cpu
+				withBytes, withTime, withCPU = withBytes+bytes, withTime+took, withCPU+support.CPUTime()-cpu
 			}
 			n := float64(b.N)
 			b.ReportMetric(float64(baseTime.Milliseconds())/n, "base-ms/op")
@@ -240,15 +240,6 @@ func TestTenantObjectCostIsBounded(t *testing.T) {
 		t.Logf("%-34s %+6d MB %+8.1f ms", c.name, extra>>20, float64((took-baseTook).Microseconds())/1000)
 		require.LessOrEqual(t, extra, int64(tenantObjectBoundBytes), "%s: one tenant object added %d MB to the report", c.name, extra>>20)
 	}
-}
-
-// cpuTime is the CPU time the process has used, every thread's.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 func allocated(fn func()) (uint64, time.Duration) {

@@ -2,12 +2,12 @@ package report_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,23 +21,6 @@ const (
 	v135 = "talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.5"
 	v136 = "talos-worker-ce4c980550dd2ab1b17bbf2b08801c7eb59418eafe8f279833297925d67c7515-v1.13.6"
 )
-
-func exampleObjects(t *testing.T, drop ...string) []*unstructured.Unstructured {
-	t.Helper()
-	objs, err := render.LoadObjects(filepath.Join("..", "..", "examples", "cluster-state.yaml"))
-	require.NoError(t, err)
-	var out []*unstructured.Unstructured
-	for _, o := range objs {
-		keep := true
-		for _, kind := range drop {
-			keep = keep && o.GetKind() != kind
-		}
-		if keep {
-			out = append(out, o)
-		}
-	}
-	return out
-}
 
 // forgedRecord is a record Secret in tenant-evil, with Helm's type, name and
 // labels for release labelRelease, whose body names release bodyRelease in
@@ -83,10 +66,10 @@ func adoptPools(r *report.AdoptReport) map[string][]report.AdoptPool {
 // show acme's pool once, computed from acme's own values, as without it;
 // the record is listed as not read.
 func TestAForgedRecordChangesNoReport(t *testing.T) {
-	_, pinsBefore, adoptBefore := reports(t, exampleObjects(t))
+	_, pinsBefore, adoptBefore := reports(t, support.ExampleObjects(t))
 	forged := forgedRecord(t, "kubernetes-nodes-acme-workers", "kubernetes-nodes-acme-workers", "tenant-acme",
 		map[string]any{"cluster": "acme", "talos": map[string]any{"schematicID": "evil", "version": "v1.13.6"}})
-	_, pins, adopt := reports(t, append(exampleObjects(t), forged))
+	_, pins, adopt := reports(t, append(support.ExampleObjects(t), forged))
 
 	require.Len(t, adopt.Ignored, 1)
 	assert.Equal(t, "Secret tenant-evil/sh.helm.release.v1.kubernetes-nodes-acme-workers.v1", adopt.Ignored[0].Object)
@@ -114,12 +97,12 @@ func TestAHelmReleaseElsewhereHidesNoPool(t *testing.T) {
 			"releaseName": "kubernetes-nodes-old-w", "storageNamespace": "tenant-old",
 		},
 	}}}
-	_, pins, _ := reports(t, exampleObjects(t))
+	_, pins, _ := reports(t, support.ExampleObjects(t))
 	assert.Contains(t, pins.Unused, v135, "the neighbour: nothing uses v1.13.5")
 
 	for name, objs := range map[string][]*unstructured.Unstructured{
-		"the pool alone":          append(exampleObjects(t), &unstructured.Unstructured{Object: rec}),
-		"the pool beside a hider": append(append(exampleObjects(t), &unstructured.Unstructured{Object: rec}), hider...),
+		"the pool alone":          append(support.ExampleObjects(t), &unstructured.Unstructured{Object: rec}),
+		"the pool beside a hider": append(append(support.ExampleObjects(t), &unstructured.Unstructured{Object: rec}), hider...),
 	} {
 		_, pins, _ := reports(t, objs)
 		assert.NotContains(t, pins.Unused, v135, name)
@@ -140,7 +123,7 @@ func TestAHelmReleaseElsewhereHidesNoPool(t *testing.T) {
 // evil's own pool makes evil's namespace read, and every other namespace is
 // listed unread: no golden is safe to delete.
 func TestAForgedRecordDisarmsNoGuard(t *testing.T) {
-	objs := exampleObjects(t, "HelmRelease")
+	objs := support.ExampleObjects(t, "HelmRelease")
 	forged := forgedRecord(t, "kubernetes-nodes-acme-workers", "kubernetes-nodes-acme-workers", "tenant-acme", map[string]any{"cluster": "acme"})
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
@@ -170,7 +153,7 @@ func TestRollcheckListsWhatItDidNotRead(t *testing.T) {
 	forged := forgedRecord(t, "kubernetes-nodes-acme-workers", "kubernetes-nodes-acme-workers", "tenant-acme", map[string]any{"cluster": "acme"})
 	md := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "MachineDeployment",
 		"metadata": map[string]any{"name": "kubernetes-zeta-w", "namespace": "tenant-zeta"}}}
-	target := report.Target{Provider: render.NewState(append(exampleObjects(t), forged, md)...), Desc: "state"}
+	target := report.Target{Provider: render.NewState(append(support.ExampleObjects(t), forged, md)...), Desc: "state"}
 	in, err := report.RollInputsFromCluster(target, fleet.Options{Chart: "kubernetes-nodes"}, "")
 	require.NoError(t, err)
 	rep, err := report.Rollcheck(chrt, chrt, target, "base", "head", in)

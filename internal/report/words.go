@@ -62,3 +62,17 @@ func WithoutPath(err error) error {
 	}
 	return err
 }
+
+// ShellWord is a as a shell reads it back: as it is when it holds only
+// characters no shell treats specially, else single-quoted.
+func ShellWord(a string) string {
+	for _, r := range a {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r)) {
+			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	if a == "" {
+		return "''"
+	}
+	return a
+}

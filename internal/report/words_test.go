@@ -42,3 +42,19 @@ func TestRenderFailureTellsARefusalFromAClusterError(t *testing.T) {
 	require.Error(t, prob)
 	assert.Equal(t, "the cluster answered a lookup with an error: machinedeployments.cluster.x-k8s.io is forbidden: no", prob.Error())
 }
+
+// A word of the printed command reads back as itself in a shell: names,
+// URLs and flags as they are, anything else single-quoted.
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"--to-factory":                    "--to-factory",
+		"https://factory.mirror.internal": "https://factory.mirror.internal",
+		"tenant-a/kubernetes-nodes-a-web": "tenant-a/kubernetes-nodes-a-web",
+		"a b":                             "'a b'",
+		"it's":                            `'it'\''s'`,
+		"$(reboot)":                       "'$(reboot)'",
+		"":                                "''",
+	} {
+		assert.Equal(t, want, ShellWord(in), in)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"helm.sh/helm/v3/pkg/action"
 	corev1 "k8s.io/api/core/v1"
@@ -92,7 +92,7 @@ func testBootPathClonePool(t *testing.T, e *env, storage *cdiStorage, golden str
 	// released template, at the workers Cluster API's webhook defaulted.
 	waitFor(t, 2*time.Minute, "helm-controller released "+bootTenant+"/"+release, func() string {
 		obj, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", bootTenant, release)
-		ready, failed, says := report.HelmReleaseStatus(obj.Object, 1)
+		ready, failed, says := rollout.HelmReleaseStatus(obj.Object, 1)
 		if failed != "" {
 			t.Fatalf("%s/%s: %s", bootTenant, release, failed)
 		}
@@ -107,7 +107,7 @@ func testBootPathClonePool(t *testing.T, e *env, storage *cdiStorage, golden str
 	if !ok {
 		t.Fatalf("the release made no MachineDeployment %s", md)
 	}
-	if got := report.RunningTemplate(deployment.Object); got != template {
+	if got := rollout.RunningTemplate(deployment.Object); got != template {
 		t.Fatalf("MachineDeployment %s/%s runs %q, want the released %s", bootTenant, md, got, template)
 	}
 	if n, _, _ := unstructured.NestedInt64(deployment.Object, "spec", "replicas"); n != bootWorkers {
@@ -377,7 +377,7 @@ func testBootPathExamplePools(t *testing.T, e *env, generated *bootstrapDataLog)
 	for _, x := range examples {
 		waitFor(t, 2*time.Minute, "helm-controller's verdict on "+x.file, func() string {
 			obj, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", exampleTenant, x.release)
-			ready, failed, says := report.HelmReleaseStatus(obj.Object, 1)
+			ready, failed, says := rollout.HelmReleaseStatus(obj.Object, 1)
 			switch {
 			case x.plan.Result == "refused" && failed != "":
 				if !strings.Contains(failed, x.plan.Refusal) {

@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -785,7 +785,7 @@ func testCAPIRollout(t *testing.T, e *env) {
 	}
 	for {
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", tenant, mdName)
-		st := report.MachineDeploymentRolledOut(md.Object, newTemplate, workers)
+		st := rollout.MachineDeploymentRolledOut(md.Object, newTemplate, workers)
 		if st.ReadyReplicas == workers-1 {
 			if st.RolledOut || st.UpdatedReplicas != workers || st.Replicas != workers {
 				t.Errorf("with Node %s NotReady rollout reads %+v, want not rolled out with %d updated, %d ready, %d in all", left[0], st, workers, workers-1, workers)
@@ -814,7 +814,7 @@ func testCAPIZeroWorkers(t *testing.T, e *env) {
 	tpl := machineTemplateOf(t, m)
 	// 2 workers expected by a reader that does not find spec.replicas: the
 	// real one is there, so the verdict is Cluster API's.
-	if st := report.MachineDeploymentRolledOut(md.Object, tpl, 2); !st.RolledOut {
+	if st := rollout.MachineDeploymentRolledOut(md.Object, tpl, 2); !st.RolledOut {
 		t.Errorf("MachineDeployment %s/%s at zero workers reads %s", capiTenant, mdName, st.Says)
 	}
 	// Cluster API has reconciled it (a MachineSet at zero) and created no Machine.
@@ -855,7 +855,7 @@ func waitRolledOut(ctx context.Context, t *testing.T, e *env, namespace, name, t
 		if err != nil {
 			t.Fatalf("get MachineDeployment %s/%s: %v", namespace, name, err)
 		}
-		st := report.MachineDeploymentRolledOut(md.Object, template, workers)
+		st := rollout.MachineDeploymentRolledOut(md.Object, template, workers)
 		if st.Says != last {
 			last = st.Says
 			if seen != nil {

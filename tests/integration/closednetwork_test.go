@@ -16,6 +16,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -249,7 +250,7 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 	step(support.ClosedNetworkMirrorsNow, nil)
 	e.talosConfigHolds(t, ns, poolName(old), "image: factory.talos.dev/installer/", "https://registry.mirror.internal/v2/factory.talos.dev", "https://registry.mirror.internal/v2/docker.io", registryCA(t))
 	md, _ = e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(old))
-	if tpl := report.RunningTemplate(md.Object); tpl != oldTemplate {
+	if tpl := rollout.RunningTemplate(md.Object); tpl != oldTemplate {
 		t.Errorf("step 6: the pool created before rolled: %s -> %s", oldTemplate, tpl)
 	}
 
@@ -260,14 +261,14 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 		t.Errorf("step 7: the pool created before has talos %v, want the mirror and its CA", render.Get(hr.Object, "spec.values.talos"))
 	}
 	md, _ = e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(old))
-	moved := report.RunningTemplate(md.Object)
+	moved := rollout.RunningTemplate(md.Object)
 	if moved == oldTemplate || !strings.HasPrefix(diskURL(t, e, ns, moved), mirror+"/image/") {
 		t.Errorf("step 7: the pool created before runs %s (was %s), importing from %s", moved, oldTemplate, diskURL(t, e, ns, moved))
 	}
-	if st := report.MachineDeploymentRolledOut(md.Object, moved, 1); !st.RolledOut {
+	if st := rollout.MachineDeploymentRolledOut(md.Object, moved, 1); !st.RolledOut {
 		t.Errorf("step 7: the rollout ended before the pool rolled out: %s", st.Says)
 	}
-	if newMD, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(created)); report.RunningTemplate(newMD.Object) != newTemplate {
+	if newMD, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(created)); rollout.RunningTemplate(newMD.Object) != newTemplate {
 		t.Errorf("step 7: the new pool, on the mirror already, moved")
 	}
 
@@ -281,7 +282,7 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 		out := map[string]string{}
 		for _, r := range []string{old, created} {
 			md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(r))
-			out[r] = report.RunningTemplate(md.Object)
+			out[r] = rollout.RunningTemplate(md.Object)
 		}
 		return out
 	}
@@ -358,12 +359,12 @@ func testClosedNetworkPage(t *testing.T, e *env) {
 			t.Errorf("step 10: %s keeps a maxSurge %v the rollout wrote", r, v)
 		}
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(r))
-		tpl := report.RunningTemplate(md.Object)
+		tpl := rollout.RunningTemplate(md.Object)
 		if url := diskURL(t, e, ns, tpl); tpl == before[r] || !strings.HasPrefix(url, mirror+"/image/"+schematicID+"/"+fix+"/") {
 			t.Errorf("step 10: %s runs %s (was %s), importing %s", r, tpl, before[r], url)
 		}
 	}
-	if md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(fresh)); report.RunningTemplate(md.Object) != freshTemplate {
+	if md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, poolName(fresh)); rollout.RunningTemplate(md.Object) != freshTemplate {
 		t.Errorf("step 10: the new pool, on the fix already, moved")
 	}
 
@@ -475,7 +476,7 @@ func (e *env) releasedAndRolledOut(t *testing.T, namespace, release string, gene
 	t.Helper()
 	waitFor(t, 90*time.Second, "helm-controller released "+namespace+"/"+release, func() string {
 		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", namespace, release)
-		if ready, failed, says := report.HelmReleaseStatus(hr.Object, generation); !ready {
+		if ready, failed, says := rollout.HelmReleaseStatus(hr.Object, generation); !ready {
 			if failed != "" {
 				t.Fatalf("helm-controller's release of %s/%s: %s", namespace, release, failed)
 			}
@@ -493,8 +494,8 @@ func (e *env) releasedAndRolledOut(t *testing.T, namespace, release string, gene
 	var template string
 	waitFor(t, 90*time.Second, namespace+"/"+md+" rolled out", func() string {
 		obj, _ := e.get(t, capiAPIVersion, "MachineDeployment", namespace, md)
-		template = report.RunningTemplate(obj.Object)
-		if st := report.MachineDeploymentRolledOut(obj.Object, template, workers); !st.RolledOut {
+		template = rollout.RunningTemplate(obj.Object)
+		if st := rollout.MachineDeploymentRolledOut(obj.Object, template, workers); !st.RolledOut {
 			return st.Says
 		}
 		return ""

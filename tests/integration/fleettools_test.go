@@ -18,6 +18,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -74,15 +75,15 @@ func testFleetToolsOnRealControllers(t *testing.T, e *env) {
 	}
 	waitFor(t, 90*time.Second, moved.id()+" released again and rolled", func() string {
 		hr := e.mustGet(t, moved)
-		if ready, failed, says := report.HelmReleaseStatus(hr.Object, 2); !ready {
+		if ready, failed, says := rollout.HelmReleaseStatus(hr.Object, 2); !ready {
 			if failed != "" {
 				t.Fatalf("helm-controller's upgrade of %s: %s", moved.id(), failed)
 			}
 			return says
 		}
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", moved.namespace, moved.machineDeployment())
-		tpl := report.RunningTemplate(md.Object)
-		if st := report.MachineDeploymentRolledOut(md.Object, tpl, moved.workers); tpl == r.templates[moved.id()] || !st.RolledOut {
+		tpl := rollout.RunningTemplate(md.Object)
+		if st := rollout.MachineDeploymentRolledOut(md.Object, tpl, moved.workers); tpl == r.templates[moved.id()] || !st.RolledOut {
 			return st.Says
 		}
 		r.templates[moved.id()] = tpl

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	"helm.sh/helm/v3/pkg/chartutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,7 +173,7 @@ _namespace: {host: `+ns+`.example.org}`))
 		var hr map[string]any
 		waitFor(t, 120*time.Second, fmt.Sprintf("helm-controller released %s/%s at generation %d", ns, release, generation), func() string {
 			obj, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", ns, release)
-			ready, failed, says := report.HelmReleaseStatus(obj.Object, generation)
+			ready, failed, says := rollout.HelmReleaseStatus(obj.Object, generation)
 			if failed != "" {
 				t.Fatalf("%s/%s at generation %d: %s\nstatus: %v", ns, release, generation, failed, obj.Object["status"])
 			}
@@ -206,7 +206,7 @@ _namespace: {host: `+ns+`.example.org}`))
 	if !ok {
 		t.Fatalf("helm-controller's install made no MachineDeployment kubernetes-%s", app)
 	}
-	first := report.RunningTemplate(md.Object)
+	first := rollout.RunningTemplate(md.Object)
 
 	// 2. The application's values change (another Talos release): generation
 	// 2, upgraded to Helm's v2, a second history entry, a new template.
@@ -222,7 +222,7 @@ _namespace: {host: `+ns+`.example.org}`))
 		t.Errorf("status.history after the upgrade: %v, want v2 deployed first, then v1", history)
 	}
 	md, _ = e.get(t, capiAPIVersion, "MachineDeployment", ns, "kubernetes-"+app)
-	if second := report.RunningTemplate(md.Object); second == first || second == "" {
+	if second := rollout.RunningTemplate(md.Object); second == first || second == "" {
 		t.Errorf("the MachineDeployment names %q after the upgrade, want a template other than %q", second, first)
 	}
 	// 3. pins reads the pool from what helm-controller wrote: the
@@ -279,7 +279,7 @@ _namespace: {host: `+ns+`.example.org}`))
 	// rollout reads it as failed, with the chart's message and that
 	// helm-controller keeps retrying (RolloutRetryOnFailure runs rollout
 	// --apply on such a release).
-	if _, failed, _ := report.HelmReleaseStatus(hr, 3); !strings.Contains(failed, `UpgradeFailed: Helm upgrade failed for release `+ns+"/"+release) ||
+	if _, failed, _ := rollout.HelmReleaseStatus(hr, 3); !strings.Contains(failed, `UpgradeFailed: Helm upgrade failed for release `+ns+"/"+release) ||
 		!strings.Contains(failed, `instanceType "u1.nosuch"`) || !strings.Contains(failed, "helm-controller keeps retrying it on its own every 30s") {
 		t.Errorf("rollout reads the refused upgrade as failed=%q, want the chart's error and helm-controller retrying", failed)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -89,7 +89,7 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 			names = append(names, m.GetName()+" "+string(m.GetUID()))
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("template %s, MachineDeployment generation %d, Machines %v", report.RunningTemplate(md.Object), md.GetGeneration(), names)
+		return fmt.Sprintf("template %s, MachineDeployment generation %d, Machines %v", rollout.RunningTemplate(md.Object), md.GetGeneration(), names)
 	}
 	first := e.talosConfigHolds(t, ns, pool, firstMirror)
 	wantInstall := firstInstaller + "/" + schematicID + ":" + version
@@ -132,7 +132,7 @@ func testPublishedMirrorsNow(t *testing.T, e *env) {
 		if handled := fmt.Sprint(render.Get(hr.Object, "status.lastHandledForceAt")); handled != forceAt {
 			return "status.lastHandledForceAt is " + handled
 		}
-		if ready, failed, says := report.HelmReleaseStatus(hr.Object, generation); !ready {
+		if ready, failed, says := rollout.HelmReleaseStatus(hr.Object, generation); !ready {
 			if failed != "" {
 				t.Fatalf("helm-controller's forced upgrade of %s/%s: %s", ns, release, failed)
 			}

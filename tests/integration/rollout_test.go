@@ -16,6 +16,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/cozystack/golden-worker-images/tests/support"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -150,7 +151,7 @@ spec:
 	// The API server loads policies on its own time: frozen once a dry run
 	// of the move is refused.
 	md, _ := r.e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
-	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{"name": report.RunningTemplate(md.Object) + "-frozen"}}}}})
+	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{"name": rollout.RunningTemplate(md.Object) + "-frozen"}}}}})
 	waitFor(t, 30*time.Second, "the change freeze of "+p.id()+" in force", func() string {
 		_, err := r.e.client(t, capiAPIVersion, "MachineDeployment", p.namespace).Patch(t.Context(), p.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
 		if err == nil || !strings.Contains(err.Error(), "change freeze") {
@@ -199,13 +200,13 @@ func releases(hr *unstructured.Unstructured) (deployed int, history []string) {
 
 // rolloutEvents reads rollout -o json's output: the plan event, then one
 // event a line.
-func rolloutEvents(t *testing.T, out string) []report.RolloutEvent {
+func rolloutEvents(t *testing.T, out string) []rollout.RolloutEvent {
 	t.Helper()
-	var events []report.RolloutEvent
+	var events []rollout.RolloutEvent
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for sc.Scan() {
-		var ev report.RolloutEvent
+		var ev rollout.RolloutEvent
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("rollout -o json: a line that is not one JSON event: %v\n%s\nwhole output:\n%s", err, sc.Text(), out)
 		}
@@ -217,21 +218,21 @@ func rolloutEvents(t *testing.T, out string) []report.RolloutEvent {
 // applyRollout runs `workerimage rollout --kubeconfig ... ARGS --apply -o
 // json` and returns its events, the plan first; the test stops unless it
 // exits with want and prints the plan and at least one event after it.
-func (e *env) applyRollout(t *testing.T, want int, what string, args ...string) []report.RolloutEvent {
+func (e *env) applyRollout(t *testing.T, want int, what string, args ...string) []rollout.RolloutEvent {
 	t.Helper()
 	out, problem, code := e.workerimage(t, append(append([]string{"rollout", "--kubeconfig", e.kubeconfig}, args...), "--apply", "-o", "json")...)
 	events := rolloutEvents(t, out)
-	if code != want || len(events) < 2 || events[0].Event != report.EventPlan {
+	if code != want || len(events) < 2 || events[0].Event != rollout.EventPlan {
 		t.Fatalf("rollout --apply %s: exit %d, want %d after the plan event:\n%s%s", what, code, want, out, problem)
 	}
 	return events
 }
 
 // eventList is "<event> <pool>" per event but progress, as a reader scans them.
-func eventList(events []report.RolloutEvent) []string {
+func eventList(events []rollout.RolloutEvent) []string {
 	var out []string
 	for _, e := range events {
-		if e.Event != report.EventProgress {
+		if e.Event != rollout.EventProgress {
 			out = append(out, strings.TrimSpace(e.Event+" "+e.Pool))
 		}
 	}
@@ -331,7 +332,7 @@ _namespace: {host: `+ns+`.example.org}`))
 		released = append(released, p.namespace, p.release)
 		waitFor(t, 60*time.Second, "helm-controller installed "+p.id(), func() string {
 			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
-			if ready, failed, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
+			if ready, failed, says := rollout.HelmReleaseStatus(hr.Object, 1); !ready {
 				if failed != "" {
 					t.Fatalf("helm-controller's install of %s: %s", p.id(), failed)
 				}
@@ -352,12 +353,12 @@ _namespace: {host: `+ns+`.example.org}`))
 	waitFor(t, 90*time.Second, "the fleet settled", func() string {
 		for _, p := range pools {
 			hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
-			if ready, _, says := report.HelmReleaseStatus(hr.Object, 1); !ready {
+			if ready, _, says := rollout.HelmReleaseStatus(hr.Object, 1); !ready {
 				return p.id() + ": " + says
 			}
 			md, _ := e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
-			tpl := report.RunningTemplate(md.Object)
-			if st := report.MachineDeploymentRolledOut(md.Object, tpl, p.workers); !st.RolledOut {
+			tpl := rollout.RunningTemplate(md.Object)
+			if st := rollout.MachineDeploymentRolledOut(md.Object, tpl, p.workers); !st.RolledOut {
 				return p.id() + ": " + st.Says
 			}
 			r.templates[p.id()] = tpl
@@ -395,9 +396,9 @@ func testRollout(t *testing.T, e *env) {
 		names = append(names, p.id())
 	}
 	args := []string{"rollout", "--kubeconfig", e.kubeconfig, "--to-talos", to, "--flavor", schematicID + "/" + from, "--pool", strings.Join(names, ","), "--wave", "3"}
-	selected := func(plan *report.RolloutPlan) map[string]string {
+	selected := func(plan *rollout.RolloutPlan) map[string]string {
 		out := map[string]string{}
-		for _, list := range [][]report.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked} {
+		for _, list := range [][]rollout.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked} {
 			for _, p := range list {
 				if strings.HasPrefix(p.Namespace, "tenant-roll-") {
 					out[p.HelmRelease] = p.State
@@ -412,13 +413,13 @@ func testRollout(t *testing.T, e *env) {
 	start := time.Now()
 	out, _, code := e.workerimage(t, append(args, "-o", "json")...)
 	planRun := time.Since(start)
-	var plan report.RolloutPlan
+	var plan rollout.RolloutPlan
 	if err := json.Unmarshal([]byte(out), &plan); err != nil || code != 1 {
 		t.Fatalf("rollout plan without the v1.13.7 golden: exit %d, want 1 and a plan: %v\n%s", code, err, out)
 	}
 	want := map[string]string{
-		"tenant-roll-a/kubernetes-nodes-ra-golden": report.StateNeedsEntry, "tenant-roll-a/kubernetes-nodes-ra-spot": report.StateNeedsEntry,
-		"tenant-roll-b/kubernetes-nodes-rb-batch": report.StateNeedsEntry, "tenant-roll-b/kubernetes-nodes-rb-web": report.StateMoves, "tenant-roll-c/kubernetes-nodes-rc-edge": report.StateMoves,
+		"tenant-roll-a/kubernetes-nodes-ra-golden": rollout.StateNeedsEntry, "tenant-roll-a/kubernetes-nodes-ra-spot": rollout.StateNeedsEntry,
+		"tenant-roll-b/kubernetes-nodes-rb-batch": rollout.StateNeedsEntry, "tenant-roll-b/kubernetes-nodes-rb-web": rollout.StateMoves, "tenant-roll-c/kubernetes-nodes-rc-edge": rollout.StateMoves,
 	}
 	if got := selected(&plan); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("pools before the entry: %v, want %v", got, want)
@@ -440,7 +441,7 @@ func testRollout(t *testing.T, e *env) {
 	out, problem, code := e.workerimage(t, append(args, "--apply", "--timeout", "60s", "--poll", "200ms", "-o", "json")...)
 	firstRun := time.Since(start)
 	events := rolloutEvents(t, out)
-	if code != 1 || len(events) == 0 || events[0].Event != report.EventPlan {
+	if code != 1 || len(events) == 0 || events[0].Event != rollout.EventPlan {
 		t.Fatalf("rollout --apply with a failing pool: exit %d, want 1 after the plan event:\n%s%s", code, out, problem)
 	}
 	if !events[0].Plan.CanStart {
@@ -450,7 +451,7 @@ func testRollout(t *testing.T, e *env) {
 		}
 		t.Fatalf("the plan does not start: %s", strings.Join(blocked, "\n"))
 	}
-	if got := selected(events[0].Plan); len(got) != 5 || got[failing] != report.StateMoves {
+	if got := selected(events[0].Plan); len(got) != 5 || got[failing] != rollout.StateMoves {
 		t.Errorf("the plan that starts: %v, want the 5 pools moving", got)
 	}
 	wantEvents := []string{
@@ -461,10 +462,10 @@ func testRollout(t *testing.T, e *env) {
 		t.Errorf("events: %q, want %q first, then the failure of %s and the stop", got, wantEvents, failing)
 	}
 	for _, ev := range events {
-		if ev.Event == report.EventFailed && !strings.Contains(ev.Message, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed for release "+failing) {
+		if ev.Event == rollout.EventFailed && !strings.Contains(ev.Message, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed for release "+failing) {
 			t.Errorf("the failure says %q, want helm-controller's reason", ev.Message)
 		}
-		if ev.Event == report.EventReady && ev.Pool == "tenant-roll-b/kubernetes-nodes-rb-batch" && !strings.Contains(ev.Status.MachineDeployment, "at zero workers") {
+		if ev.Event == rollout.EventReady && ev.Pool == "tenant-roll-b/kubernetes-nodes-rb-batch" && !strings.Contains(ev.Status.MachineDeployment, "at zero workers") {
 			t.Errorf("the zero-worker pool is ready with %q, want its template named at zero workers", ev.Status.MachineDeployment)
 		}
 	}
@@ -497,12 +498,12 @@ func testRollout(t *testing.T, e *env) {
 	for _, p := range []rolloutPool{rolloutFleet[0], rolloutFleet[2]} {
 		waitFor(t, 60*time.Second, p.id()+" on the target", func() string {
 			hr := e.mustGet(t, p)
-			if ready, _, says := report.HelmReleaseStatus(hr.Object, 2); !ready {
+			if ready, _, says := rollout.HelmReleaseStatus(hr.Object, 2); !ready {
 				return says
 			}
 			md, _ := e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
-			tpl := report.RunningTemplate(md.Object)
-			if st := report.MachineDeploymentRolledOut(md.Object, tpl, p.workers); tpl == templates[p.id()] || !st.RolledOut {
+			tpl := rollout.RunningTemplate(md.Object)
+			if st := rollout.MachineDeploymentRolledOut(md.Object, tpl, p.workers); tpl == templates[p.id()] || !st.RolledOut {
 				return st.Says
 			}
 			return ""
@@ -523,7 +524,7 @@ func testRollout(t *testing.T, e *env) {
 	r.forceReconcile(t, spot)
 	waitFor(t, 60*time.Second, failing+" released again", func() string {
 		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", "tenant-roll-a", "kubernetes-nodes-ra-spot")
-		_, _, says := report.HelmReleaseStatus(hr.Object, 2)
+		_, _, says := rollout.HelmReleaseStatus(hr.Object, 2)
 		if !strings.Contains(says, "Ready at") {
 			return says
 		}
@@ -555,8 +556,8 @@ func testRollout(t *testing.T, e *env) {
 	for _, p := range rolloutFleet {
 		hr, _ := e.get(t, fleet.HelmReleaseAPI, "HelmRelease", p.namespace, p.release)
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", p.namespace, p.machineDeployment())
-		tpl := report.RunningTemplate(md.Object)
-		if ready, _, says := report.HelmReleaseStatus(hr.Object, 2); !ready || tpl == templates[p.id()] || !report.MachineDeploymentRolledOut(md.Object, tpl, p.workers).RolledOut {
+		tpl := rollout.RunningTemplate(md.Object)
+		if ready, _, says := rollout.HelmReleaseStatus(hr.Object, 2); !ready || tpl == templates[p.id()] || !rollout.MachineDeploymentRolledOut(md.Object, tpl, p.workers).RolledOut {
 			t.Errorf("%s after the rollout: %s, MachineDeployment on %s (was %s)", p.id(), says, tpl, templates[p.id()])
 		}
 		kmt, ok := e.get(t, kmtAPIVersion, kmtKind, p.namespace, tpl)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -155,11 +156,11 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	e.capi.neverBoot(forged.namespace, forged.machineDeployment(), true)
 	t.Cleanup(func() { e.capi.neverBoot(forged.namespace, forged.machineDeployment(), false) })
 	manifest := cozystackHelmRelease(forged.namespace, strings.TrimPrefix(forged.release, "kubernetes-nodes-"), forged.values)
-	if out, err := tenant.kubectl(t, manifest, "create", "--field-manager="+report.FieldManager, "-f", "-"); err != nil {
+	if out, err := tenant.kubectl(t, manifest, "create", "--field-manager="+rollout.FieldManager, "-f", "-"); err != nil {
 		t.Fatalf("the tenant's kubectl create of %s: %v\n%s", forged.id(), err, out)
 	}
 	waitFor(t, 60*time.Second, "helm-controller installed "+forged.id(), func() string {
-		ready, failed, says := report.HelmReleaseStatus(e.mustGet(t, forged).Object, 1)
+		ready, failed, says := rollout.HelmReleaseStatus(e.mustGet(t, forged).Object, 1)
 		if failed != "" {
 			t.Fatalf("helm-controller's install of %s: %s", forged.id(), failed)
 		}
@@ -173,9 +174,9 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	if _, err := e.client(t, capiAPIVersion, "MachineDeployment", ns).Patch(ctx, forged.machineDeployment(), types.MergePatchType, body, metav1.PatchOptions{}); err != nil {
 		t.Fatalf("replicas of %s: %v", forged.id(), err)
 	}
-	forgedWorkers := func() report.MachineDeploymentState {
+	forgedWorkers := func() rollout.MachineDeploymentState {
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", ns, forged.machineDeployment())
-		return report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), forged.workers)
+		return rollout.MachineDeploymentRolledOut(md.Object, rollout.RunningTemplate(md.Object), forged.workers)
 	}
 	waitFor(t, 60*time.Second, "Cluster API created "+forged.id()+"'s worker", func() string {
 		if st := forgedWorkers(); st.UpdatedReplicas != forged.workers || st.ReadyReplicas != 0 {
@@ -186,19 +187,19 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	hr := e.mustGet(t, forged)
 	var byRollout string
 	for _, f := range hr.GetManagedFields() {
-		if f.Manager == report.FieldManager && f.FieldsV1 != nil {
+		if f.Manager == rollout.FieldManager && f.FieldsV1 != nil {
 			byRollout = f.FieldsV1.String()
 		}
 	}
 	if !strings.Contains(byRollout, `"f:talos":{".":{},"f:version":{}}`) {
-		t.Fatalf("%s's managedFields do not say %s wrote talos.version, as the forgery needs: %v", forged.id(), report.FieldManager, hr.GetManagedFields())
+		t.Fatalf("%s's managedFields do not say %s wrote talos.version, as the forgery needs: %v", forged.id(), rollout.FieldManager, hr.GetManagedFields())
 	}
 
 	// 2. The record: the tenant cannot write it (here a record holding its
 	// pool as the rollout's write), though it writes the same ConfigMap in
 	// its own namespace.
 	plan := rolloutPlan(t, e, 0, "-n", ns, "--to-talos", to)
-	forgedRecord := report.NewRolloutRecord(plan.Target)
+	forgedRecord := rollout.NewRolloutRecord(plan.Target)
 	if report.RecordNamespace+"/"+forgedRecord.Name != plan.Record {
 		t.Fatalf("the plan names record %s, the target's is %s/%s", plan.Record, report.RecordNamespace, forgedRecord.Name)
 	}
@@ -207,7 +208,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tenant.client.Resource(configMapResource).Namespace(report.RecordNamespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: report.FieldManager})
+	_, err = tenant.client.Resource(configMapResource).Namespace(report.RecordNamespace).Create(ctx, cm, metav1.CreateOptions{FieldManager: rollout.FieldManager})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("%s creating the rollout's record %s: %v, want Forbidden", tenant.user, plan.Record, err)
 	}
@@ -223,9 +224,9 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 		t.Helper()
 		cm, ok := e.get(t, "v1", "ConfigMap", report.RecordNamespace, forgedRecord.Name)
 		if !ok {
-			return report.NewRolloutRecord(plan.Target)
+			return rollout.NewRolloutRecord(plan.Target)
 		}
-		record, err := report.DecodeRolloutRecord(plan.Target, cm)
+		record, err := rollout.DecodeRolloutRecord(plan.Target, cm)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 		for _, p := range plan.Pools() {
 			wave = append(wave, p.HelmRelease+" "+p.State)
 		}
-		if want := []string{behind.id() + " " + report.StateMoves}; len(plan.Waves) != 1 || fmt.Sprint(wave) != fmt.Sprint(want) {
+		if want := []string{behind.id() + " " + rollout.StateMoves}; len(plan.Waves) != 1 || fmt.Sprint(wave) != fmt.Sprint(want) {
 			t.Errorf("%v: waves %q (%d), want %q in one wave", sel, wave, len(plan.Waves), want)
 		}
 	}
@@ -274,7 +275,7 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 		t.Fatalf("no record %s after --apply", plan.Record)
 	}
 	patch, _ := json.Marshal(map[string]any{"data": cm.Object["data"]})
-	_, err = tenant.client.Resource(configMapResource).Namespace(report.RecordNamespace).Patch(ctx, forgedRecord.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: report.FieldManager})
+	_, err = tenant.client.Resource(configMapResource).Namespace(report.RecordNamespace).Patch(ctx, forgedRecord.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: rollout.FieldManager})
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("%s patching the rollout's record %s: %v, want Forbidden", tenant.user, plan.Record, err)
 	}
@@ -295,11 +296,11 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 	lift := r.freeze(t, forged)
 	t.Cleanup(lift)
 	body, _ = json.Marshal(map[string]any{"spec": map[string]any{"values": map[string]any{"instanceType": "u1.large"}}})
-	if _, err := tenant.client.Resource(helmReleaseResource).Namespace(ns).Patch(ctx, forged.release, types.MergePatchType, body, metav1.PatchOptions{FieldManager: report.FieldManager}); err != nil {
+	if _, err := tenant.client.Resource(helmReleaseResource).Namespace(ns).Patch(ctx, forged.release, types.MergePatchType, body, metav1.PatchOptions{FieldManager: rollout.FieldManager}); err != nil {
 		t.Fatalf("the tenant's patch of %s: %v", forged.id(), err)
 	}
 	waitFor(t, 60*time.Second, "helm-controller failed "+forged.id()+" at generation 2", func() string {
-		if _, failed, says := report.HelmReleaseStatus(e.mustGet(t, forged).Object, 2); failed == "" {
+		if _, failed, says := rollout.HelmReleaseStatus(e.mustGet(t, forged).Object, 2); failed == "" {
 			return says
 		}
 		return ""
@@ -333,10 +334,10 @@ func testRolloutForgedFieldManager(t *testing.T, e *env) {
 
 // rolloutPlan runs `workerimage rollout ARGS -o json` as the operator and
 // reads its plan; the test stops unless it exits with want.
-func rolloutPlan(t *testing.T, e *env, want int, args ...string) *report.RolloutPlan {
+func rolloutPlan(t *testing.T, e *env, want int, args ...string) *rollout.RolloutPlan {
 	t.Helper()
 	out, problem, code := e.workerimage(t, append(append([]string{"rollout", "--kubeconfig", e.kubeconfig}, args...), "-o", "json")...)
-	var plan report.RolloutPlan
+	var plan rollout.RolloutPlan
 	if err := json.Unmarshal([]byte(out), &plan); err != nil || code != want {
 		t.Fatalf("rollout %v: exit %d, want %d and a plan (%v):\n%s%s", args, code, want, err, out, problem)
 	}
@@ -346,22 +347,22 @@ func rolloutPlan(t *testing.T, e *env, want int, args ...string) *report.Rollout
 // assertForgedLeftOut: the tenant's pool is in no wave and not listed apart
 // (which would stop --strict); selected (by its namespace alone), it is on
 // the target by its own values, not waited on.
-func assertForgedLeftOut(t *testing.T, plan *report.RolloutPlan, forged rolloutPool, sel []string, selected bool) {
+func assertForgedLeftOut(t *testing.T, plan *rollout.RolloutPlan, forged rolloutPool, sel []string, selected bool) {
 	t.Helper()
 	for _, p := range plan.Pools() {
 		if p.HelmRelease == forged.id() {
 			t.Errorf("%v: %s is in a wave (%s: %s)", sel, forged.id(), p.State, p.Reason)
 		}
 	}
-	for _, p := range append(append([]report.RolloutPool{}, plan.CannotMove...), plan.Blocked...) {
+	for _, p := range append(append([]rollout.RolloutPool{}, plan.CannotMove...), plan.Blocked...) {
 		if p.HelmRelease == forged.id() {
 			t.Errorf("%v: %s is listed apart (%s: %s)", sel, forged.id(), p.State, p.Reason)
 		}
 	}
 	if p, ok := byHelmRelease(plan.OnTarget)[forged.id()]; ok {
 		prefix := "on the target by its own values (the rollout's record, ConfigMap " + plan.Record + ", holds no write of it), so not waited on: "
-		if p.State != report.StateOnTarget || !strings.HasPrefix(p.Reason, prefix) {
-			t.Errorf("%v: %s is %s: %q, want %s with %q", sel, forged.id(), p.State, p.Reason, report.StateOnTarget, prefix)
+		if p.State != rollout.StateOnTarget || !strings.HasPrefix(p.Reason, prefix) {
+			t.Errorf("%v: %s is %s: %q, want %s with %q", sel, forged.id(), p.State, p.Reason, rollout.StateOnTarget, prefix)
 		}
 	} else if selected {
 		t.Errorf("%v: %s, selected by its namespace, is not listed on the target: %+v", sel, forged.id(), plan.OnTarget)
@@ -369,8 +370,8 @@ func assertForgedLeftOut(t *testing.T, plan *report.RolloutPlan, forged rolloutP
 }
 
 // byHelmRelease indexes pools by HelmRelease.
-func byHelmRelease(pools []report.RolloutPool) map[string]report.RolloutPool {
-	out := map[string]report.RolloutPool{}
+func byHelmRelease(pools []rollout.RolloutPool) map[string]rollout.RolloutPool {
+	out := map[string]rollout.RolloutPool{}
 	for _, p := range pools {
 		out[p.HelmRelease] = p
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
-	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -164,7 +164,7 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 	}
 	waitFor(t, 60*time.Second, "Cluster API counts "+notReady.id()+"'s NotReady worker", func() string {
 		md, _ := e.get(t, capiAPIVersion, "MachineDeployment", notReady.namespace, notReady.machineDeployment())
-		if st := report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), notReady.workers); st.ReadyReplicas != 1 || st.UpdatedReplicas != 2 {
+		if st := rollout.MachineDeploymentRolledOut(md.Object, rollout.RunningTemplate(md.Object), notReady.workers); st.ReadyReplicas != 1 || st.UpdatedReplicas != 2 {
 			return st.Says
 		}
 		return ""
@@ -176,7 +176,7 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	waitFor(t, 60*time.Second, "helm-controller failed "+failed.id()+" at generation 2", func() string {
-		if _, failure, says := report.HelmReleaseStatus(e.mustGet(t, failed).Object, 2); failure == "" {
+		if _, failure, says := rollout.HelmReleaseStatus(e.mustGet(t, failed).Object, 2); failure == "" {
 			return says
 		}
 		return ""
@@ -192,7 +192,7 @@ func testRolloutNotReadyBystander(t *testing.T, e *env) {
 	for _, p := range append(events[0].Plan.Pools(), events[0].Plan.Blocked...) {
 		chosen = append(chosen, p.HelmRelease+" "+p.State)
 	}
-	if want := []string{moves.id() + " " + report.StateMoves}; fmt.Sprint(chosen) != fmt.Sprint(want) {
+	if want := []string{moves.id() + " " + rollout.StateMoves}; fmt.Sprint(chosen) != fmt.Sprint(want) {
 		t.Errorf("the plan's pools: %q, want %q alone", chosen, want)
 	}
 	for _, ev := range events[1:] {
@@ -303,7 +303,7 @@ func testRolloutRetryOnFailure(t *testing.T, e *env) {
 	e.createYAML(t, instancetypeYAML)
 	r.forceReconcile(t, failing)
 	waitFor(t, 90*time.Second, "helm-controller released "+failing.id()+" after the fix", func() string {
-		ready, _, says := report.HelmReleaseStatus(e.mustGet(t, failing).Object, 2)
+		ready, _, says := rollout.HelmReleaseStatus(e.mustGet(t, failing).Object, 2)
 		if !ready {
 			return says
 		}
@@ -357,11 +357,11 @@ func testRolloutStallTimesOut(t *testing.T, e *env) {
 	}
 	failed, stopped := events[len(events)-2], events[len(events)-1]
 	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", stuck.namespace, stuck.machineDeployment())
-	st := report.MachineDeploymentRolledOut(md.Object, report.RunningTemplate(md.Object), stuck.workers)
+	st := rollout.MachineDeploymentRolledOut(md.Object, rollout.RunningTemplate(md.Object), stuck.workers)
 	t.Logf("stopped after %s: %s; Cluster API's counts then: %s", took.Round(time.Millisecond), failed.Message, st.Says)
 	for _, part := range []string{
 		"timed out after " + timeout.String() + " (--timeout, per wave): HelmRelease Ready at generation 2",
-		"MachineDeployment rolling onto " + report.RunningTemplate(md.Object) + ": 2 of 2 updated, 1 ready",
+		"MachineDeployment rolling onto " + rollout.RunningTemplate(md.Object) + ": 2 of 2 updated, 1 ready",
 	} {
 		if !strings.Contains(failed.Message, part) {
 			t.Errorf("the failed event says %q, want %q in it", failed.Message, part)
@@ -443,7 +443,7 @@ func testRolloutTenantEdit(t *testing.T, e *env) {
 	// helm-controller releases the tenant's values, as written: no Talos
 	// version the rollout wrote, the same template as before.
 	waitFor(t, 60*time.Second, "helm-controller released the tenant's edit of "+second.id(), func() string {
-		ready, failed, says := report.HelmReleaseStatus(e.mustGet(t, second).Object, generation)
+		ready, failed, says := rollout.HelmReleaseStatus(e.mustGet(t, second).Object, generation)
 		if failed != "" {
 			t.Fatalf("helm-controller failed the tenant's edit of %s: %s", second.id(), failed)
 		}
@@ -458,12 +458,12 @@ func testRolloutTenantEdit(t *testing.T, e *env) {
 		t.Errorf("%s's values after the rollout: %v, want the tenant's alone (cluster ge, maxReplicas 7)", second.id(), vals)
 	}
 	for _, f := range hr.GetManagedFields() {
-		if f.Manager == report.FieldManager {
+		if f.Manager == rollout.FieldManager {
 			t.Errorf("%s carries fields of the rollout's manager: %s", second.id(), f.FieldsV1.String())
 		}
 	}
 	md, _ := e.get(t, capiAPIVersion, "MachineDeployment", second.namespace, second.machineDeployment())
-	if tpl := report.RunningTemplate(md.Object); tpl != r.templates[second.id()] {
+	if tpl := rollout.RunningTemplate(md.Object); tpl != r.templates[second.id()] {
 		t.Errorf("%s runs %s after the tenant's edit, want %s: maxReplicas rolls nothing", second.id(), tpl, r.templates[second.id()])
 	}
 	if v, _, _ := unstructured.NestedString(e.mustGet(t, first).Object, "spec", "values", "talos", "version"); v != to {

@@ -28,6 +28,7 @@ const module = "github.com/cozystack/golden-worker-images"
 var fileCheckedPackages = []string{
 	"./cmd/workerimage",
 	"./internal/report",
+	"./internal/rollout",
 	"./internal/output",
 	"./internal/fleet",
 	"./internal/golden",
@@ -37,8 +38,9 @@ var fileCheckedPackages = []string{
 
 // layer ranks every product package; a package may import only packages of
 // a strictly lower rank. golden and render are leaves; fleet reads the
-// cluster; report decides; output prints reports, apply writes what a
-// report planned; cmd wires flags to them.
+// cluster; report answers the questions; rollout plans a move on report's
+// answers; output prints reports and plans, apply writes what a rollout
+// planned; cmd wires flags to them.
 var layer = map[string]int{
 	module + "/internal/golden":        0,
 	module + "/internal/render":        0,
@@ -48,9 +50,10 @@ var layer = map[string]int{
 	module + "/internal/rdschema/gen":  2,
 	module + "/internal/fleet":         1,
 	module + "/internal/report":        2,
-	module + "/internal/output":        3,
-	module + "/internal/apply":         3,
-	module + "/cmd/workerimage":        4,
+	module + "/internal/rollout":       3,
+	module + "/internal/output":        4,
+	module + "/internal/apply":         4,
+	module + "/cmd/workerimage":        5,
 }
 
 // knownFileCycles lists file cycles accepted on purpose, keyed by package

@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // RepoRoot is the checkout's top folder, found from this source file so that
@@ -67,4 +69,26 @@ func MakePrints(target string) ([]byte, error) {
 		return out, fmt.Errorf("make -s %s: %w\n%s", target, err, stderr.String())
 	}
 	return out, nil
+}
+
+// ExampleObjects is the example cluster (examples/cluster-state.yaml), less
+// the objects of the kinds drop names: the fleet the report and rollout
+// tests read.
+func ExampleObjects(t testing.TB, drop ...string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := render.LoadObjects(Path("examples", "cluster-state.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		keep := true
+		for _, kind := range drop {
+			keep = keep && o.GetKind() != kind
+		}
+		if keep {
+			out = append(out, o)
+		}
+	}
+	return out
 }

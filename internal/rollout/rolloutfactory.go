@@ -7,13 +7,15 @@
 // command that moves flavor and factory in one re-image; with --to-factory
 // the target names the factory itself, and the plan says nothing of it.
 
-package report
+package rollout
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/golden"
@@ -31,20 +33,20 @@ const factoryCAFile = "mirror-ca.pem"
 // factory than new pools get (as the chart reported them when the fleet was
 // read: Behind's defaults); nil when it will not, or clones. catalogCA: the
 // catalog's published defaults carry a CA.
-func otherFactory(to *RolloutFlavor, rp resolvedPool, catalogCA bool) *OtherFactory {
-	if to == nil || to.Path != "http" || to.ImageFactoryURL == nil || rp.facts == nil {
+func otherFactory(to *RolloutFlavor, rp report.ResolvedPool, catalogCA bool) *OtherFactory {
+	if to == nil || to.Path != "http" || to.ImageFactoryURL == nil || rp.Facts == nil {
 		return nil
 	}
-	d := rp.facts.Behind.Defaults
+	d := rp.Facts.Behind.Defaults
 	published := string(d.ImageFactoryURL)
 	if published == "" || sameFactory(to.ImageFactoryURL.Value, published) {
 		return nil
 	}
 	o := &OtherFactory{ImageFactoryURL: to.ImageFactoryURL.Value, Published: published}
 	switch {
-	case fleet.Text(rp.values, "_cluster", "talos", "imageFactoryURL") != "":
+	case fleet.Text(rp.Values, "_cluster", "talos", "imageFactoryURL") != "":
 		o.PublishedFrom = "_cluster.talos.imageFactoryURL"
-		o.PublishedCA = fleet.Text(rp.values, "_cluster", "talos", "imageFactoryCA") != ""
+		o.PublishedCA = fleet.Text(rp.Values, "_cluster", "talos", "imageFactoryCA") != ""
 	case d.ImageFactoryURLFrom != "":
 		o.PublishedFrom = string(d.ImageFactoryURLFrom)
 		o.PublishedCA = catalogCA
@@ -64,7 +66,7 @@ func sameFactory(a, b string) bool {
 // publishedCatalogCA says whether the catalog's published defaults carry a
 // CA (talos.imageFactoryCA), read as the chart reads them: a value larger
 // than a pool reads is not read (every pool refuses it anyway).
-func publishedCatalogCA(t Target) (bool, error) {
+func publishedCatalogCA(t report.Target) (bool, error) {
 	text, err := publishedDefaultsText(t)
 	if err != nil || text == "" {
 		return false, err
@@ -82,11 +84,11 @@ func publishedCatalogCA(t Target) (bool, error) {
 
 // publishedDefaultsText is the catalog's published defaults as the chart
 // reads them: "" when there are none, or more than a pool reads.
-func publishedDefaultsText(t Target) (string, error) {
+func publishedDefaultsText(t report.Target) (string, error) {
 	if t.Provider == nil {
 		return "", nil
 	}
-	cm, err := fleet.Get(context.Background(), t.Provider, "v1", "ConfigMap", golden.Namespace, TenantDefaultsConfigMap)
+	cm, err := fleet.Get(context.Background(), t.Provider, "v1", "ConfigMap", golden.Namespace, report.TenantDefaultsConfigMap)
 	if err != nil || cm == nil {
 		return "", err
 	}
@@ -267,21 +269,7 @@ func rolloutCommand(plan *RolloutPlan, o *OtherFactory, only []string) string {
 		args = append(args, "--strict")
 	}
 	for i, a := range args {
-		args[i] = shellWord(a)
+		args[i] = report.ShellWord(a)
 	}
 	return strings.Join(args, " ")
-}
-
-// shellWord is a as a shell reads it back: as it is when it holds only
-// characters no shell treats specially, else single-quoted.
-func shellWord(a string) string {
-	for _, r := range a {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r)) {
-			return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	if a == "" {
-		return "''"
-	}
-	return a
 }

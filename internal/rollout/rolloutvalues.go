@@ -4,11 +4,13 @@
 // of the HelmRelease's spec.values. The chart then renders the patched
 // values, and only its answer says whether the change reached the pool.
 
-package report
+package rollout
 
 import (
 	"strconv"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
@@ -33,7 +35,7 @@ type valuesEdit struct {
 	surgeNote string
 }
 
-func newValuesEdit(createdWith *CreatedWith) *valuesEdit {
+func newValuesEdit(createdWith *report.CreatedWith) *valuesEdit {
 	e := &valuesEdit{patch: map[string]any{}}
 	if createdWith != nil && createdWith.OSImage != "" {
 		var os map[string]any
@@ -67,7 +69,7 @@ func osImagePathOf(source, field string) (path string, recorded, ok bool) {
 // chart took it from there (the recorded osImage becoming the pool's own,
 // which it then wins over), else at talos.<field>, which the chart falls
 // back to.
-func (e *valuesEdit) set(field string, cur Sourced, value string) {
+func (e *valuesEdit) set(field string, cur report.Sourced, value string) {
 	if cur.Value == value {
 		return
 	}
@@ -78,7 +80,7 @@ func (e *valuesEdit) set(field string, cur Sourced, value string) {
 		}
 		path = []string{"osImage", p, field}
 	}
-	setIn(e.patch, path, value)
+	report.SetIn(e.patch, path, value)
 	e.changes = append(e.changes, ValueChange{Field: strings.Join(path, "."), From: cur.Value, Source: cur.Source, To: value})
 }
 
@@ -86,7 +88,7 @@ func (e *valuesEdit) set(field string, cur Sourced, value string) {
 // own CA from, to the target's PEM, unless the pool has that PEM already;
 // cur is the CA the pool's import trusts now (nil: none), its ConfigMap as
 // the chart names it.
-func (e *valuesEdit) setCA(cur *Sourced, own string, target RolloutTarget) {
+func (e *valuesEdit) setCA(cur *report.Sourced, own string, target RolloutTarget) {
 	if own == target.FactoryCA {
 		return
 	}
@@ -94,8 +96,8 @@ func (e *valuesEdit) setCA(cur *Sourced, own string, target RolloutTarget) {
 	if cur != nil {
 		from, source = cur.Value, cur.Source
 	}
-	setIn(e.patch, []string{"talos", "imageFactoryCA"}, target.FactoryCA)
-	e.changes = append(e.changes, ValueChange{Field: "talos.imageFactoryCA", From: from, Source: source, To: "the PEM of " + OrNone(target.FactoryCAFrom)})
+	report.SetIn(e.patch, []string{"talos", "imageFactoryCA"}, target.FactoryCA)
+	e.changes = append(e.changes, ValueChange{Field: "talos.imageFactoryCA", From: from, Source: source, To: "the PEM of " + report.OrNone(target.FactoryCAFrom)})
 }
 
 // setSurge writes the pool value maxSurge, now cur (as rendered; nil
@@ -114,18 +116,18 @@ func (e *valuesEdit) takeRecorded() {
 	if _, ok := e.patch["osImage"]; ok {
 		return
 	}
-	e.patch["osImage"] = copyMap(e.recorded)
+	e.patch["osImage"] = report.CopyMap(e.recorded)
 }
 
 // switchToBuiltin sets osImage to clone the golden of the flavor d resolves
 // (builtinFor, as adopt proposes), dropping any other osImage path the
 // pool's values hold, and returns d's flavor with the sources it has once
 // switched, for the flavor's own change to follow.
-func (e *valuesEdit) switchToBuiltin(d *DiskReport, values map[string]any) (schematicID, version Sourced) {
-	builtin := builtinFor(d)
+func (e *valuesEdit) switchToBuiltin(d *report.DiskReport, values map[string]any) (schematicID, version report.Sourced) {
+	builtin := report.BuiltinFor(d)
 	os := map[string]any{"builtin": builtin}
 	if own, ok := values["osImage"].(map[string]any); ok {
-		for _, k := range SortedKeys(own) {
+		for _, k := range report.SortedKeys(own) {
 			if k != "builtin" {
 				os[k] = nil
 				e.changes = append(e.changes, ValueChange{Field: "osImage." + k, Removed: true, Source: "the pool's own osImage: a pool clones or imports, not both"})
@@ -133,7 +135,7 @@ func (e *valuesEdit) switchToBuiltin(d *DiskReport, values map[string]any) (sche
 		}
 	}
 	e.patch["osImage"] = os
-	schematicID, version = Sourced{d.SchematicID.Value, "talos.schematicID"}, Sourced{d.Version.Value, "talos.version"}
+	schematicID, version = report.Sourced{Value: d.SchematicID.Value, Source: "talos.schematicID"}, report.Sourced{Value: d.Version.Value, Source: "talos.version"}
 	if _, ok := builtin["schematicID"]; ok {
 		schematicID.Source = "osImage.builtin.schematicID"
 	}
@@ -141,19 +143,6 @@ func (e *valuesEdit) switchToBuiltin(d *DiskReport, values map[string]any) (sche
 		version.Source = "osImage.builtin.version"
 	}
 	return schematicID, version
-}
-
-// setIn sets a value at a path of nested maps, making the maps it lacks.
-func setIn(m map[string]any, path []string, value any) {
-	for _, k := range path[:len(path)-1] {
-		next, ok := m[k].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			m[k] = next
-		}
-		m = next
-	}
-	m[path[len(path)-1]] = value
 }
 
 // MergePatch applies a JSON merge patch (RFC 7386) to values, as the API

@@ -1,10 +1,11 @@
-package report_test
+package rollout_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"sigs.k8s.io/yaml"
 )
@@ -40,7 +41,7 @@ func TestHelmReleaseStatus(t *testing.T) {
 		{"stalled at the previous generation", `{observedGeneration: 3, conditions: [{type: Stalled, status: "True", observedGeneration: 3}, {type: Ready, status: "False", observedGeneration: 3}]}`, false, "", "waiting"},
 	} {
 		hr := object(t, "status: "+c.status)
-		ready, failed, says := report.HelmReleaseStatus(hr, 4)
+		ready, failed, says := rollout.HelmReleaseStatus(hr, 4)
 		assert.Equal(t, c.ready, ready, c.name)
 		if c.failed == "" {
 			assert.Empty(t, failed, c.name)
@@ -123,7 +124,7 @@ func TestHelmReleaseStatusRetryOnFailure(t *testing.T) {
   - {type: Released, status: "True", observedGeneration: 3, reason: UpgradeSucceeded}
 `, true, "", "HelmRelease Ready at generation 3"},
 	} {
-		ready, failed, says := report.HelmReleaseStatus(retryingRelease(t, c.status), 3)
+		ready, failed, says := rollout.HelmReleaseStatus(retryingRelease(t, c.status), 3)
 		assert.Equal(t, c.ready, ready, c.name)
 		assert.Equal(t, c.failed, failed, c.name)
 		assert.Contains(t, says, c.says, c.name)
@@ -161,7 +162,7 @@ func TestMachineDeploymentRolledOut(t *testing.T) {
 		{"spec.replicas wins over the plan's count", md(tpl, ", replicas: 3}\nstatus: {observedGeneration: 2, replicas: 3, updatedReplicas: 3, readyReplicas: 3"), 2, true, "3 of 3 updated"},
 		{"zero workers", md(tpl, "}\nstatus: {observedGeneration: 1"), 0, true, "at zero workers"},
 	} {
-		got := report.MachineDeploymentRolledOut(c.md, tpl, c.desired)
+		got := rollout.MachineDeploymentRolledOut(c.md, tpl, c.desired)
 		assert.Equal(t, c.done, got.RolledOut, c.name)
 		assert.Equal(t, c.name != "not observed" && c.name != "absent" && c.name != "old template" && c.name != "zero workers", got.Observed, c.name)
 		assert.Contains(t, got.Says, c.says, c.name)
@@ -173,20 +174,20 @@ func TestMachineDeploymentRolledOut(t *testing.T) {
 func TestMergePatch(t *testing.T) {
 	values := map[string]any{"cluster": "acme", "minReplicas": int64(2), "talos": map[string]any{"version": "v1.13.6", "registryMirrors": map[string]any{"docker.io": "x"}}, "osImage": map[string]any{"factory": map[string]any{}}}
 	patch := map[string]any{"talos": map[string]any{"version": "v1.13.7"}, "osImage": map[string]any{"builtin": map[string]any{}, "factory": nil}, "roles": []any{"a"}}
-	got := report.MergePatch(values, patch)
+	got := rollout.MergePatch(values, patch)
 	assert.Equal(t, map[string]any{"cluster": "acme", "minReplicas": int64(2), "talos": map[string]any{"version": "v1.13.7", "registryMirrors": map[string]any{"docker.io": "x"}}, "osImage": map[string]any{"builtin": map[string]any{}}, "roles": []any{"a"}}, got)
 	assert.Equal(t, "v1.13.6", values["talos"].(map[string]any)["version"], "the values are not written to")
-	assert.Equal(t, map[string]any{"a": "b"}, report.MergePatch(nil, map[string]any{"a": "b"}))
+	assert.Equal(t, map[string]any{"a": "b"}, rollout.MergePatch(nil, map[string]any{"a": "b"}))
 }
 
 func TestWorkersAndGeneration(t *testing.T) {
-	n, ok := report.Workers(object(t, "spec: {replicas: 4}\nstatus: {replicas: 3}"))
+	n, ok := rollout.Workers(object(t, "spec: {replicas: 4}\nstatus: {replicas: 3}"))
 	assert.True(t, ok)
 	assert.Equal(t, int64(4), n)
-	n, ok = report.Workers(object(t, "status: {replicas: 3}"))
+	n, ok = rollout.Workers(object(t, "status: {replicas: 3}"))
 	assert.True(t, ok)
 	assert.Equal(t, int64(3), n)
-	_, ok = report.Workers(object(t, "status: {}"))
+	_, ok = rollout.Workers(object(t, "status: {}"))
 	assert.False(t, ok)
 	assert.Equal(t, int64(7), report.Generation(object(t, "metadata: {generation: 7}")), "a state file's number")
 	assert.Equal(t, int64(7), report.Generation(map[string]any{"metadata": map[string]any{"generation": int64(7)}}), "the API's")

@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
@@ -80,7 +82,7 @@ func without(objs []*unstructured.Unstructured, keys ...string) []*unstructured.
 	return out
 }
 
-func rollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOptions) (*report.RolloutPlan, error) {
+func planRollout(t *testing.T, objs []*unstructured.Unstructured, o rollout.RolloutOptions) (*rollout.RolloutPlan, error) {
 	t.Helper()
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
@@ -96,27 +98,27 @@ func rollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOp
 	// would give (ReadPins: helpers only, then Plan).
 	f, err := report.ReadPinsToPlan(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
 	require.NoError(t, err)
-	plan, err := report.Rollout(chrt, target, f, o)
+	plan, err := rollout.Rollout(chrt, target, f, o)
 	again, err2 := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
 	require.NoError(t, err2)
-	planAgain, err2 := report.Rollout(chrt, target, again, o)
+	planAgain, err2 := rollout.Rollout(chrt, target, again, o)
 	require.Equal(t, fmt.Sprint(err2), fmt.Sprint(err), "the error, pools read to plan and read alone")
 	require.Equal(t, planAgain, plan, "the plan, pools read to plan and read alone")
 	return plan, err
 }
 
-func mustRollout(t *testing.T, objs []*unstructured.Unstructured, o report.RolloutOptions) *report.RolloutPlan {
+func mustRollout(t *testing.T, objs []*unstructured.Unstructured, o rollout.RolloutOptions) *rollout.RolloutPlan {
 	t.Helper()
-	plan, err := rollout(t, objs, o)
+	plan, err := planRollout(t, objs, o)
 	require.NoError(t, err)
 	return plan
 }
 
 // byPool indexes every pool of a plan, moving, on target, blocked or
 // listed apart.
-func byPool(p *report.RolloutPlan) map[string]report.RolloutPool {
-	out := map[string]report.RolloutPool{}
-	for _, list := range [][]report.RolloutPool{p.Pools(), p.OnTarget, p.Blocked, p.CannotMove} {
+func byPool(p *rollout.RolloutPlan) map[string]rollout.RolloutPool {
+	out := map[string]rollout.RolloutPool{}
+	for _, list := range [][]rollout.RolloutPool{p.Pools(), p.OnTarget, p.Blocked, p.CannotMove} {
 		for _, pool := range list {
 			out[pool.HelmRelease] = pool
 		}
@@ -137,7 +139,7 @@ func helmReleaseValues(values string) func(*unstructured.Unstructured) {
 // keptFrom is where the chart says an unset talos field of p comes from: the
 // template its MachineDeployment runs (the example fleet's pools leave
 // talos.* unset, so each runs the flavor it was created with).
-func keptFrom(field string, p report.RolloutPool) string {
+func keptFrom(field string, p rollout.RolloutPool) string {
 	return field + " unset: kept from what the pool runs, KubevirtMachineTemplate " + p.Namespace + "/" + p.MachineTemplate.Running
 }
 
@@ -149,7 +151,7 @@ func keptFrom(field string, p report.RolloutPool) string {
 // --strict.
 func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	objs := settledFleet(t, nil)
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2})
 	assert.Equal(t, 6, plan.Selected, "gamma-edge boots v1.13.4")
 	require.Len(t, plan.Waves, 3)
 	var order []string
@@ -162,11 +164,11 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	assert.Empty(t, plan.Blocked)
 	require.Len(t, plan.CannotMove, 1)
 	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.CannotMove[0].HelmRelease)
-	assert.Equal(t, report.StateNotDeployed, plan.CannotMove[0].State)
+	assert.Equal(t, rollout.StateNotDeployed, plan.CannotMove[0].State)
 	assert.Contains(t, plan.CannotMove[0].Reason, "no MachineDeployment tenant-gamma/kubernetes-gamma-big: the pool never deployed (the chart refuses it as it is: ")
 	assert.Contains(t, plan.CannotMove[0].Reason, `instanceType "u1.4xlarge"`)
 	assert.True(t, plan.CanStart, "gamma-big cannot move; it does not hold the others")
-	strict := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2, Strict: true})
+	strict := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 2, Strict: true})
 	assert.False(t, strict.CanStart, "--strict: all or nothing")
 	assert.Len(t, strict.CannotMove, 1)
 	assert.Len(t, strict.Pools(), 5, "the plan is the same")
@@ -185,8 +187,8 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 				}
 			}
 		}
-		assert.Equal(t, report.StateMoves, p.State, p.HelmRelease)
-		assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: source, To: "v1.13.7"}}, p.Changes, p.HelmRelease)
+		assert.Equal(t, rollout.StateMoves, p.State, p.HelmRelease)
+		assert.Equal(t, []rollout.ValueChange{{Field: "talos.version", From: "v1.13.6", Source: source, To: "v1.13.7"}}, p.Changes, p.HelmRelease)
 		assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange, p.HelmRelease)
 		assert.Equal(t, "v1.13.7", render.Get(p.SpecValues, "talos.version"), p.HelmRelease)
 		assert.Equal(t, int64(1), p.Generation)
@@ -233,7 +235,7 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 	assert.Equal(t, int64(0), plan.Waves[1].ClonesInFlight)
 	assert.Equal(t, "0", plan.Waves[1].TransientStorage)
 
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	assert.True(t, plan.CanStart)
 	assert.Len(t, plan.Waves, 1)
 	assert.Len(t, plan.Waves[0].Pools, 3)
@@ -243,25 +245,25 @@ func TestRolloutMovesTheFleetToTheNextPatch(t *testing.T) {
 // bad input, with the names it may have meant.
 func TestRolloutSelectsPoolsByName(t *testing.T) {
 	objs := settledFleet(t, nil)
-	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	target := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	for _, name := range []string{"kubernetes-nodes-acme-golden", "kubernetes-acme-golden", "tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-acme-golden"} {
-		plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{name}}, Target: target})
+		plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{name}}, Target: target})
 		assert.Equal(t, 1, plan.Selected, name)
 		assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-golden", plan.Pools()[0].HelmRelease, name)
 	}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-golden", "kubernetes-nodes-beta-web"}}, Target: target})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-acme-golden", "kubernetes-nodes-beta-web"}}, Target: target})
 	assert.Equal(t, 2, plan.Selected)
 
-	_, err := rollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"acme-golden"}}, Target: target})
+	_, err := planRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"acme-golden"}}, Target: target})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--pool acme-golden names no pool")
 	assert.Contains(t, err.Error(), "did you mean kubernetes-nodes-acme-golden, kubernetes-acme-golden?")
-	_, err = rollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-golden"}, Namespace: "tenant-beta"}, Target: target})
+	_, err = planRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-acme-golden"}, Namespace: "tenant-beta"}, Target: target})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "names no pool in namespace tenant-beta")
 
 	// --flavor keeps the pools booting it: gamma-edge alone boots v1.13.4.
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
 	assert.Equal(t, 1, plan.Selected)
 	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-edge", plan.Pools()[0].HelmRelease)
 }
@@ -272,26 +274,26 @@ func TestRolloutSelectsPoolsByName(t *testing.T) {
 // without it.
 func TestRolloutListsAPoolNotResolvedApart(t *testing.T) {
 	objs := without(settledFleet(t, nil), "Secret/tenant-gamma/cozystack-values")
-	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: target})
+	target := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-gamma"}, Target: target})
 	require.Len(t, plan.CannotMove, 2)
 	for _, p := range plan.CannotMove {
-		assert.Equal(t, report.StateUnresolved, p.State, p.HelmRelease)
+		assert.Equal(t, rollout.StateUnresolved, p.State, p.HelmRelease)
 		assert.Contains(t, p.Reason, "could not resolve Secret chart values reference 'tenant-gamma/cozystack-values'")
 	}
 	assert.Empty(t, plan.Blocked)
 	assert.True(t, plan.CanStart)
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: target, Strict: true})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-gamma"}, Target: target, Strict: true})
 	assert.False(t, plan.CanStart)
 
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: target})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: target})
 	assert.Empty(t, plan.Blocked)
 	assert.True(t, plan.CanStart)
 	require.Len(t, plan.Unknown, 2)
 	assert.Equal(t, "tenant-gamma/kubernetes-nodes-gamma-big", plan.Unknown[0].HelmRelease)
 	assert.Contains(t, plan.Unknown[0].Reason, "whether it is selected is not known, and rollout cannot move it: its values cannot be computed")
 	assert.Len(t, plan.Pools(), 5)
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: target})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: target})
 	assert.Empty(t, plan.Unknown, "another namespace's pools are not selected at all")
 }
 
@@ -300,41 +302,41 @@ func TestRolloutListsAPoolNotResolvedApart(t *testing.T) {
 // its words.
 func TestRolloutRefusesBadTargets(t *testing.T) {
 	for _, c := range []struct {
-		o    report.RolloutOptions
+		o    rollout.RolloutOptions
 		want string
 	}{
-		{report.RolloutOptions{WaveSize: 1}, "give a target"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Defaults: true, TalosVersion: "v1.13.7"}}, "leave out --to-talos"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{SchematicID: "abc"}}, "give its Talos version too"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{Builtin: true, FactoryURL: "https://x.example"}}, "give one of them"},
-		{report.RolloutOptions{WaveSize: 0, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--wave 0"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: "v1.13.6"}}, "want SCHEMATIC/VERSION"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/1.13"}}, "vMAJOR.MINOR for every patch of that minor"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.6/x"}}, "want SCHEMATIC/VERSION"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}}, "--factory-ca ca.pem is the CA of the factory a pool moves to: give --to-factory URL with it"},
-		{report.RolloutOptions{WaveSize: 1, MaxWorkers: -1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-workers -1"},
-		{report.RolloutOptions{WaveSize: 1, MaxClones: -1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-clones -1"},
-		{report.RolloutOptions{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Exclude: []string{""}}}, `--exclude "": give a pool`},
+		{rollout.RolloutOptions{WaveSize: 1}, "give a target"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{Defaults: true, TalosVersion: "v1.13.7"}}, "leave out --to-talos"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{SchematicID: "abc"}}, "give its Talos version too"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{Builtin: true, FactoryURL: "https://x.example"}}, "give one of them"},
+		{rollout.RolloutOptions{WaveSize: 0, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}, "--wave 0"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Flavor: "v1.13.6"}}, "want SCHEMATIC/VERSION"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Flavor: schematic + "/1.13"}}, "vMAJOR.MINOR for every patch of that minor"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.6/x"}}, "want SCHEMATIC/VERSION"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}}, "--factory-ca ca.pem is the CA of the factory a pool moves to: give --to-factory URL with it"},
+		{rollout.RolloutOptions{WaveSize: 1, MaxWorkers: -1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-workers -1"},
+		{rollout.RolloutOptions{WaveSize: 1, MaxClones: -1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}, "--max-clones -1"},
+		{rollout.RolloutOptions{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Exclude: []string{""}}}, `--exclude "": give a pool`},
 	} {
 		err := c.o.Check()
 		require.Error(t, err, "%+v", c.o)
 		assert.Contains(t, err.Error(), c.want)
 	}
-	for _, ok := range []report.RolloutOptions{
-		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: "abc"}, Selection: report.RolloutSelection{Flavor: flavor136}},
-		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"x"}}},
-		{WaveSize: 1, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: report.RolloutSelection{Flavor: schematic + "/v1.14.0-beta.1"}},
-		{WaveSize: 1, MaxWorkers: 0, MaxClones: 0, Target: report.RolloutTarget{FactoryURL: "https://f.example", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}},
+	for _, ok := range []rollout.RolloutOptions{
+		{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: "abc"}, Selection: rollout.RolloutSelection{Flavor: flavor136}},
+		{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"x"}}},
+		{WaveSize: 1, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.14.0-beta.1"}},
+		{WaveSize: 1, MaxWorkers: 0, MaxClones: 0, Target: rollout.RolloutTarget{FactoryURL: "https://f.example", FactoryCA: "pem", FactoryCAFrom: "ca.pem"}},
 	} {
 		require.NoError(t, ok.Check(), "the neighbour of each refusal: %+v", ok)
 	}
 
 	objs := settledFleet(t, nil)
-	_, err := rollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{TalosVersion: "1.13.7"}})
+	_, err := planRollout(t, objs, rollout.RolloutOptions{Target: rollout.RolloutTarget{TalosVersion: "1.13.7"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the target is refused by the chart")
 	assert.Contains(t, err.Error(), `version "1.13.7" (from talos.version) is malformed`)
-	_, err = rollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: "ftp://mirror"}})
+	_, err = planRollout(t, objs, rollout.RolloutOptions{Target: rollout.RolloutTarget{FactoryURL: "ftp://mirror"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "malformed")
 }
@@ -342,16 +344,16 @@ func TestRolloutRefusesBadTargets(t *testing.T) {
 // --to-defaults is what the chart gives a new pool: the pools on it are on
 // target (settled), the pool on v1.13.4 moves to it.
 func TestRolloutToTheChartsDefaults(t *testing.T) {
-	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma"}, Target: report.RolloutTarget{Defaults: true}})
+	plan := mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-gamma"}, Target: rollout.RolloutTarget{Defaults: true}})
 	assert.Equal(t, "v1.13.6", plan.Target.TalosVersion)
 	assert.Equal(t, schematic, plan.Target.SchematicID)
 	assert.Contains(t, plan.TargetFrom, "the chart's defaults for a new pool (kubernetes-nodes ")
 	pools := byPool(plan)
 	edge := pools["tenant-gamma/kubernetes-nodes-gamma-edge"]
-	assert.Equal(t, report.StateMoves, edge.State)
-	assert.Equal(t, []report.ValueChange{{Field: "talos.version", From: "v1.13.4", Source: "talos.version", To: "v1.13.6"}}, edge.Changes)
+	assert.Equal(t, rollout.StateMoves, edge.State)
+	assert.Equal(t, []rollout.ValueChange{{Field: "talos.version", From: "v1.13.4", Source: "talos.version", To: "v1.13.6"}}, edge.Changes)
 
-	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{Defaults: true}})
+	plan = mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{Defaults: true}})
 	assert.Empty(t, plan.Waves)
 	assert.Len(t, plan.OnTarget, 3, "every beta pool runs the defaults, rolled out")
 	for _, p := range plan.OnTarget {
@@ -374,10 +376,10 @@ func TestRolloutChangesTheFieldTheFlavorCameFrom(t *testing.T) {
 		},
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {version: v1.13.6, imageFactoryURL: 'https://factory.talos.dev'}}}"),
 	})
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	pools := byPool(plan)
 	golden := pools["tenant-acme/kubernetes-nodes-acme-golden"]
-	assert.Equal(t, []report.ValueChange{{Field: "osImage.builtin.version", From: "v1.13.6", Source: "osImage.builtin.version", To: "v1.13.7"}}, golden.Changes)
+	assert.Equal(t, []rollout.ValueChange{{Field: "osImage.builtin.version", From: "v1.13.6", Source: "osImage.builtin.version", To: "v1.13.7"}}, golden.Changes)
 	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.7"}}}, golden.ValuesChange)
 	assert.Equal(t, "osImage.builtin.version", golden.To.Version.Source)
 	workers := pools["tenant-acme/kubernetes-nodes-acme-workers"]
@@ -385,25 +387,25 @@ func TestRolloutChangesTheFieldTheFlavorCameFrom(t *testing.T) {
 	assert.Equal(t, "v1.13.7", render.Get(workers.SpecValues, "osImage.factory.version"))
 	assert.Equal(t, "https://factory.talos.dev", render.Get(workers.SpecValues, "osImage.factory.imageFactoryURL"), "the rest of the pool's own osImage stays")
 
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-spot"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-beta-spot"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	spot := plan.Pools()[0]
 	assert.Equal(t, "osImage.builtin.version", spot.Changes[0].Field)
 	assert.True(t, strings.HasPrefix(spot.Changes[0].Source, "the platform default _cluster.osImage.builtin.version recorded when the pool was created"), spot.Changes[0].Source)
 	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.7"}}}, spot.ValuesChange, "the recorded osImage, as the pool's own")
 	assert.Equal(t, "osImage.builtin.version", spot.To.Version.Source)
-	assert.Equal(t, report.StateMoves, spot.State)
+	assert.Equal(t, rollout.StateMoves, spot.State)
 
 	// A new schematic: both fields move; its golden is in no catalog entry.
 	other := strings.Repeat("a", 64)
-	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}})
+	plan = mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-acme"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}})
 	pools = byPool(plan)
 	acmeWorkers := pools["tenant-acme/kubernetes-nodes-acme-workers"]
-	assert.Equal(t, []report.ValueChange{
+	assert.Equal(t, []rollout.ValueChange{
 		{Field: "talos.schematicID", From: schematic, Source: keptFrom("talos.schematicID", acmeWorkers), To: other},
 		{Field: "talos.version", From: "v1.13.6", Source: keptFrom("talos.version", acmeWorkers), To: "v1.13.7"},
 	}, acmeWorkers.Changes)
-	assert.Equal(t, report.StateMoves, pools["tenant-acme/kubernetes-nodes-acme-workers"].State, "an HTTP pool needs no golden")
-	assert.Equal(t, report.StateNeedsEntry, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-acme/kubernetes-nodes-acme-workers"].State, "an HTTP pool needs no golden")
+	assert.Equal(t, rollout.StateNeedsEntry, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
 	require.NotNil(t, plan.Catalog)
 	last := plan.Catalog.Images[len(plan.Catalog.Images)-1]
 	assert.Equal(t, report.ChangeNew, last.Change)
@@ -418,18 +420,18 @@ func TestRolloutToBuiltin(t *testing.T) {
 	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {version: v1.13.6}}}"),
 	})
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{Builtin: true}})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-acme"}, Target: rollout.RolloutTarget{Builtin: true}})
 	pools := byPool(plan)
-	assert.Equal(t, report.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State, "clones already")
+	assert.Equal(t, rollout.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State, "clones already")
 	w := pools["tenant-acme/kubernetes-nodes-acme-workers"]
-	assert.Equal(t, report.StateMoves, w.State)
+	assert.Equal(t, rollout.StateMoves, w.State)
 	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{"version": "v1.13.6"}, "factory": nil}}, w.ValuesChange)
 	assert.Equal(t, map[string]any{"builtin": map[string]any{"version": "v1.13.6"}}, w.SpecValues["osImage"])
-	assert.Contains(t, w.Changes, report.ValueChange{Field: "osImage.factory", Removed: true, Source: "the pool's own osImage: a pool clones or imports, not both"})
+	assert.Contains(t, w.Changes, rollout.ValueChange{Field: "osImage.factory", Removed: true, Source: "the pool's own osImage: a pool clones or imports, not both"})
 	assert.Equal(t, "clone", w.To.Path)
 	assert.Equal(t, int64(3), w.ClonesInFlight)
 
-	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-acme-workers"}}, Target: report.RolloutTarget{Builtin: true, TalosVersion: "v1.13.7"}})
+	plan = mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-acme-workers"}}, Target: rollout.RolloutTarget{Builtin: true, TalosVersion: "v1.13.7"}})
 	w = plan.Pools()[0]
 	assert.Equal(t, map[string]any{"osImage": map[string]any{"builtin": map[string]any{}}, "talos": map[string]any{"version": "v1.13.7"}}, w.ValuesChange)
 	assert.Equal(t, v137, w.Golden)
@@ -443,10 +445,10 @@ func TestRolloutToFactory(t *testing.T) {
 	objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"HelmRelease/tenant-acme/kubernetes-nodes-acme-workers": helmReleaseValues("{cluster: acme, osImage: {factory: {imageFactoryURL: 'https://factory.talos.dev'}}}"),
 	})
-	plan := mustRollout(t, objs, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Target: rollout.RolloutTarget{FactoryURL: mirror}, Selection: rollout.RolloutSelection{Flavor: flavor136, Namespace: "tenant-acme"}})
 	pools := byPool(plan)
 	assert.Equal(t, "osImage.factory.imageFactoryURL", pools["tenant-acme/kubernetes-nodes-acme-workers"].Changes[0].Field)
-	assert.Equal(t, report.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
+	assert.Equal(t, rollout.StateOnTarget, pools["tenant-acme/kubernetes-nodes-acme-golden"].State)
 	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-golden"].Reason, "clones a golden")
 
 	// beta-web names the public factory in its own values (upstream's form
@@ -454,32 +456,32 @@ func TestRolloutToFactory(t *testing.T) {
 	// URL, which the pool's own URL does not take.
 	withCA := settledFleet(t, map[string]func(*unstructured.Unstructured){
 		"Secret/tenant-beta/cozystack-values": func(o *unstructured.Unstructured) {
-			o.Object["stringData"] = map[string]any{"values.yaml": "_cluster:\n  osImage: {builtin: {}}\n  talos:\n    imageFactoryURL: https://factory.mirror.internal\n    imageFactoryCA: |\n" + indent(certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)), "      ") + "_namespace: {host: beta.example.org}\n"}
+			o.Object["stringData"] = map[string]any{"values.yaml": "_cluster:\n  osImage: {builtin: {}}\n  talos:\n    imageFactoryURL: https://factory.mirror.internal\n    imageFactoryCA: |\n" + indent(support.Certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)), "      ") + "_namespace: {host: beta.example.org}\n"}
 			delete(o.Object, "data")
 		},
 	})
-	plan = mustRollout(t, withCA, report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Namespace: "tenant-beta"}})
+	plan = mustRollout(t, withCA, rollout.RolloutOptions{Target: rollout.RolloutTarget{FactoryURL: mirror}, Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}})
 	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
-	assert.Equal(t, []report.ValueChange{{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "talos.imageFactoryURL", To: mirror}}, web.Changes)
+	assert.Equal(t, []rollout.ValueChange{{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "talos.imageFactoryURL", To: mirror}}, web.Changes)
 	assert.Contains(t, web.Note, "takes no CA of the platform's")
 	// gamma-edge imports from the mirror already (recorded at creation).
-	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Target: report.RolloutTarget{FactoryURL: mirror}, Selection: report.RolloutSelection{Pools: []string{"kubernetes-gamma-edge"}}})
-	assert.Equal(t, report.StateOnTarget, plan.OnTarget[0].State)
+	plan = mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Target: rollout.RolloutTarget{FactoryURL: mirror}, Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-gamma-edge"}}})
+	assert.Equal(t, rollout.StateOnTarget, plan.OnTarget[0].State)
 	assert.Empty(t, plan.OnTarget[0].Note)
 }
 
 // Every way a pool keeps the rollout from starting, each beside its
 // neighbour that moves.
 func TestRolloutBlocksWithTheFix(t *testing.T) {
-	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	selection := report.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}
+	target := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	selection := rollout.RolloutSelection{Flavor: flavor136, Namespace: "tenant-beta"}
 
 	// The target golden absent: the catalog entry to add.
-	example := exampleObjects(t)
-	plan := mustRollout(t, example, report.RolloutOptions{Selection: selection, Target: target})
+	example := support.ExampleObjects(t)
+	plan := mustRollout(t, example, rollout.RolloutOptions{Selection: selection, Target: target})
 	pools := byPool(plan)
-	assert.Equal(t, report.StateNeedsEntry, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
-	assert.Equal(t, report.StateOtherFactory, pools["tenant-beta/kubernetes-nodes-beta-web"].State, "an HTTP pool needs no golden; it is blocked for the public factory, where the catalog publishes a mirror")
+	assert.Equal(t, rollout.StateNeedsEntry, pools["tenant-beta/kubernetes-nodes-beta-batch"].State)
+	assert.Equal(t, rollout.StateOtherFactory, pools["tenant-beta/kubernetes-nodes-beta-web"].State, "an HTTP pool needs no golden; it is blocked for the public factory, where the catalog publishes a mirror")
 	require.NotNil(t, plan.Catalog)
 	assert.True(t, plan.Catalog.Changed)
 	added := plan.Catalog.Images[len(plan.Catalog.Images)-1]
@@ -500,9 +502,9 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			onCeph = append(onCeph, o)
 		}
 	}
-	plan = mustRollout(t, onCeph, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", Builtin: true}})
+	plan = mustRollout(t, onCeph, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", Builtin: true}})
 	require.Len(t, plan.Blocked, 1)
-	assert.Equal(t, report.StateNeedsPerClass, plan.Blocked[0].State)
+	assert.Equal(t, rollout.StateNeedsPerClass, plan.Blocked[0].State)
 	require.NotNil(t, plan.Catalog)
 	var entry report.CatalogEntry
 	for _, e := range plan.Catalog.Images {
@@ -515,22 +517,22 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 
 	// The target golden importing, or failed: not Succeeded, which blocks.
 	for _, phase := range []string{"ImportInProgress", "Failed"} {
-		state := report.StateGoldenNotReady
+		state := rollout.StateGoldenNotReady
 		objs := settledFleet(t, map[string]func(*unstructured.Unstructured){
 			"DataVolume/cozy-public/" + v137: func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedField(o.Object, phase, "status", "phase"))
 			},
 		})
-		plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
+		plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: selection, Target: target})
 		pools = byPool(plan)
 		assert.Equal(t, state, pools["tenant-beta/kubernetes-nodes-beta-batch"].State, phase)
 		assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, v137, phase)
-		assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State, phase)
+		assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State, phase)
 		assert.False(t, plan.CanStart, phase)
 	}
 
 	// Each of the pool's own reasons: listed apart, the rest moves.
-	apart := func(plan *report.RolloutPlan, pool, state string) {
+	apart := func(plan *rollout.RolloutPlan, pool, state string) {
 		t.Helper()
 		require.Len(t, plan.CannotMove, 1, state)
 		assert.Equal(t, pool, plan.CannotMove[0].HelmRelease, state)
@@ -545,11 +547,11 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, true, "spec", "suspend"))
 		},
 	})
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
-	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateSuspended)
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", rollout.StateSuspended)
 	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "flux resume helmrelease kubernetes-nodes-beta-batch -n tenant-beta")
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 
 	// A HelmRelease a Flux Kustomization applies: it would undo the patch.
 	objs = settledFleet(t, map[string]func(*unstructured.Unstructured){
@@ -557,11 +559,11 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			o.SetLabels(map[string]string{"kustomize.toolkit.fluxcd.io/name": "tenants", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"})
 		},
 	})
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
-	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateKustomized)
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", rollout.StateKustomized)
 	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "applied by the Flux Kustomization flux-system/tenants")
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 
 	// A valuesFrom targetPath sets talos.version over spec.values: the
 	// change would not reach the render.
@@ -573,11 +575,11 @@ func TestRolloutBlocksWithTheFix(t *testing.T) {
 			}, "spec", "valuesFrom"))
 		},
 	}, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: pinned, namespace: tenant-beta}\ndata: {version: v1.13.6}\n")
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: selection, Target: target})
-	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", report.StateRefused)
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: selection, Target: target})
+	apart(plan, "tenant-beta/kubernetes-nodes-beta-batch", rollout.StateRefused)
 	pools = byPool(plan)
 	assert.Contains(t, pools["tenant-beta/kubernetes-nodes-beta-batch"].Reason, "its values change does not reach its render: the chart resolves version v1.13.6 from talos.version")
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
 }
 
 // A pool installed with helm install, without a HelmRelease, is refused
@@ -586,14 +588,14 @@ func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
 	rec, err := fleet.EncodeRecord("kubernetes-nodes-beta-plain", "tenant-beta", "kubernetes-nodes", 1, "deployed", map[string]any{"cluster": "beta"})
 	require.NoError(t, err)
 	objs := append(settledFleet(t, nil), &unstructured.Unstructured{Object: rec})
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	pools := byPool(plan)
 	plain := pools["tenant-beta/kubernetes-nodes-beta-plain"]
-	assert.Equal(t, report.StateNoHelmRelease, plain.State)
+	assert.Equal(t, rollout.StateNoHelmRelease, plain.State)
 	assert.Contains(t, plain.Reason, "helm upgrade --reuse-values")
 	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, plain.ValuesChange, "what to set is still said")
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
-	assert.Equal(t, []report.RolloutPool{plain}, plan.CannotMove)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, []rollout.RolloutPool{plain}, plan.CannotMove)
 	assert.True(t, plan.CanStart, "listed apart; the rest moves")
 }
 
@@ -601,16 +603,16 @@ func TestRolloutRefusesAPoolWithoutHelmRelease(t *testing.T) {
 // each HelmRelease named (namespace/name) as objs hold it now: its UID (one
 // is given it where it has none) and its generation, as a run of rollout
 // --apply leaves them once it patched it.
-func withRecord(t testing.TB, objs []*unstructured.Unstructured, target report.RolloutTarget, helmReleases ...string) []*unstructured.Unstructured {
+func withRecord(t testing.TB, objs []*unstructured.Unstructured, target rollout.RolloutTarget, helmReleases ...string) []*unstructured.Unstructured {
 	t.Helper()
 	return withRecordSurges(t, objs, target, nil, helmReleases...)
 }
 
 // withRecordSurges is withRecord with, for each HelmRelease surges names,
 // the maxSurge the write bounded its roll with and the pool's own before.
-func withRecordSurges(t testing.TB, objs []*unstructured.Unstructured, target report.RolloutTarget, surges map[string]*report.SurgeRestore, helmReleases ...string) []*unstructured.Unstructured {
+func withRecordSurges(t testing.TB, objs []*unstructured.Unstructured, target rollout.RolloutTarget, surges map[string]*report.SurgeRestore, helmReleases ...string) []*unstructured.Unstructured {
 	t.Helper()
-	rec := report.NewRolloutRecord(target)
+	rec := rollout.NewRolloutRecord(target)
 	for _, id := range helmReleases {
 		found := false
 		for _, o := range objs {
@@ -656,7 +658,7 @@ func managedBy(o *unstructured.Unstructured, manager, at string, fields ...strin
 // an earlier run moved (the rollout's record holds its write) whose workers
 // did not roll yet is waited for first.
 func TestRolloutResumesFromTheCluster(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	fleet := func(edit map[string]func(*unstructured.Unstructured)) []*unstructured.Unstructured {
 		return withRecord(t, settledFleet(t, edit), to137, "tenant-beta/kubernetes-nodes-beta-web")
 	}
@@ -673,11 +675,11 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 			},
 		}
 	}
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
 	plan := mustRollout(t, fleet(moved(true)), o)
 	pools := byPool(plan)
 	web := pools["tenant-beta/kubernetes-nodes-beta-web"]
-	assert.Equal(t, report.StateOnTarget, web.State)
+	assert.Equal(t, rollout.StateOnTarget, web.State)
 	assert.Empty(t, web.Changes)
 	assert.Contains(t, web.Reason, "MachineDeployment on kubernetes-beta-web-086b68: 2 of 2 updated, 2 ready")
 	assert.Len(t, plan.Pools(), 2)
@@ -686,7 +688,7 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	require.Len(t, plan.Waves, 2)
 	first := plan.Waves[0].Pools[0]
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", first.HelmRelease, "the pool left rolling comes first")
-	assert.Equal(t, report.StateRolling, first.State)
+	assert.Equal(t, rollout.StateRolling, first.State)
 	assert.Nil(t, first.ValuesChange, "it is waited for, not patched")
 	assert.Equal(t, "kubernetes-beta-web-086b68", first.MachineTemplate.Target)
 	assert.Contains(t, first.Reason, "MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated")
@@ -696,11 +698,11 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	// Selected by the flavor it left, the pool on its way is still found
 	// (it resolves to the target, not rolled out): waited for; once rolled
 	// out, it is no longer this rollout's.
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
+	byFlavor := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
 	plan = mustRollout(t, fleet(moved(false)), byFlavor)
 	assert.Equal(t, 3, plan.Selected)
 	assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", plan.Waves[0].Pools[0].HelmRelease)
-	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State)
+	assert.Equal(t, rollout.StateRolling, plan.Waves[0].Pools[0].State)
 	plan = mustRollout(t, fleet(moved(true)), byFlavor)
 	assert.Equal(t, 2, plan.Selected)
 	assert.Empty(t, plan.OnTarget)
@@ -718,7 +720,7 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 	}
 	plan = mustRollout(t, fleet(failed), o)
 	require.Len(t, plan.CannotMove, 1)
-	assert.Equal(t, report.StateReleaseFailed, plan.CannotMove[0].State)
+	assert.Equal(t, rollout.StateReleaseFailed, plan.CannotMove[0].State)
 	// Cozystack's RetryOnFailure (its spec.upgrade.strategy, every 30s): helm-controller retries on its own.
 	assert.Contains(t, plan.CannotMove[0].Reason, "HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed (helm-controller keeps retrying it on its own every 30s: fix its values so it releases, or stop the retries with flux suspend helmrelease kubernetes-nodes-beta-web -n tenant-beta; once fixed, flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force releases it at once); fix the cause, have helm-controller release it again (flux reconcile helmrelease kubernetes-nodes-beta-web -n tenant-beta --force), then run again")
 	assert.True(t, plan.CanStart, "listed apart: the other pools move")
@@ -730,7 +732,7 @@ func TestRolloutResumesFromTheCluster(t *testing.T) {
 // than the platform's; a pool moved to that patch is no longer behind, nor
 // selected.
 func TestRolloutSelectsPoolsBehind(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Behind: true, Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}
 	plan := mustRollout(t, mirroredFleet(t, nil), o)
 	assert.Equal(t, 3, plan.Selected)
 	pools := byPool(plan)
@@ -744,7 +746,7 @@ func TestRolloutSelectsPoolsBehind(t *testing.T) {
 	assert.Contains(t, kinds(pools["tenant-beta/kubernetes-nodes-beta-web"].Behind), report.BehindFactory, "HTTP from the built-in factory while the platform's is the mirror")
 
 	// acme-golden moved to v1.13.7 and rolled out: not behind any more.
-	acme := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true, Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	acme := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Behind: true, Namespace: "tenant-acme"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}
 	before := mustRollout(t, mirroredFleet(t, nil), acme)
 	assert.Equal(t, 2, before.Selected)
 	next := byPool(before)["tenant-acme/kubernetes-nodes-acme-golden"].MachineTemplate.Target
@@ -759,13 +761,13 @@ func TestRolloutSelectsPoolsBehind(t *testing.T) {
 	assert.Equal(t, 1, after.Selected)
 	require.Len(t, after.Blocked, 1, "on the public factory while the catalog publishes a mirror")
 	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-workers", after.Blocked[0].HelmRelease)
-	assert.Equal(t, report.StateOtherFactory, after.Blocked[0].State)
+	assert.Equal(t, rollout.StateOtherFactory, after.Blocked[0].State)
 }
 
 // Wave splitting: WaveSize pools a wave, the last holding the rest.
 func TestRolloutSplitsWaves(t *testing.T) {
 	for size, want := range map[int][]int{1: {1, 1, 1, 1, 1}, 2: {2, 2, 1}, 5: {5}, 50: {5}} {
-		plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Namespace: ""}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: size})
+		plan := mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Namespace: ""}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: size})
 		var got []int
 		for i, w := range plan.Waves {
 			assert.Equal(t, i+1, w.Wave)
@@ -802,9 +804,9 @@ func TestRolloutToTheChartsDefaultsMovesAKeptKubernetesPatch(t *testing.T) {
 	chartPatch := kubernetesRelease(t, chrt, "v1.35")
 	require.NotEqual(t, "v1.35.4", chartPatch, "the chart's patch is newer than the one kept")
 
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: report.RolloutTarget{Defaults: true}})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: rollout.RolloutTarget{Defaults: true}})
 	web := byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"]
-	assert.Equal(t, report.StateMoves, web.State, web.Reason)
+	assert.Equal(t, rollout.StateMoves, web.State, web.Reason)
 	require.Len(t, web.Changes, 1)
 	assert.Equal(t, "version", web.Changes[0].Field)
 	assert.Equal(t, "v1.35.4", web.Changes[0].From)
@@ -820,7 +822,7 @@ func TestRolloutToTheChartsDefaultsMovesAKeptKubernetesPatch(t *testing.T) {
 
 	// Once its MachineDeployment runs the chart's patch, it is on target.
 	settled := settledFleet(t, nil)
-	plan = mustRollout(t, settled, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: report.RolloutTarget{Defaults: true}})
+	plan = mustRollout(t, settled, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"tenant-beta/kubernetes-beta-web"}}, Target: rollout.RolloutTarget{Defaults: true}})
 	assert.Empty(t, plan.Waves)
 	assert.Len(t, plan.OnTarget, 1)
 }
@@ -869,8 +871,8 @@ func tenantMoved(t *testing.T, failed bool, managers ...func(*unstructured.Unstr
 // or not; one the rollout's record says this tool wrote, as it is now (same
 // UID, same generation), is (an earlier run's).
 func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	byFlavor := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
 	for _, failed := range []bool{false, true} {
 		plan := mustRollout(t, settledFleet(t, tenantMoved(t, failed)), byFlavor)
@@ -881,28 +883,28 @@ func TestRolloutMovesOnlyWhatWasChosen(t *testing.T) {
 	}
 
 	plan := mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web), byFlavor)
-	assert.Equal(t, report.StateRolling, plan.Waves[0].Pools[0].State, "the record holds this tool's write of it: on its way, waited on")
+	assert.Equal(t, rollout.StateRolling, plan.Waves[0].Pools[0].State, "the record holds this tool's write of it: on its way, waited on")
 	assert.Equal(t, web, plan.Waves[0].Pools[0].HelmRelease)
 	plan = mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, true)), to137, web), byFlavor)
-	assert.Equal(t, report.StateReleaseFailed, byPool(plan)[web].State)
+	assert.Equal(t, rollout.StateReleaseFailed, byPool(plan)[web].State)
 	assert.True(t, plan.CanStart, "listed apart, it holds nobody")
 
 	// A record of another target says nothing of this one.
-	plan = mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), report.RolloutTarget{TalosVersion: "v1.13.8"}, web), byFlavor)
+	plan = mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), rollout.RolloutTarget{TalosVersion: "v1.13.8"}, web), byFlavor)
 	assert.NotContains(t, byPool(plan), web, "the record of a rollout to v1.13.8")
 
 	// Selected by where it is, the tenant's pool is on the target and not
 	// waited on: no wave holds it.
-	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	byNamespace := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
 	plan = mustRollout(t, settledFleet(t, tenantMoved(t, false)), byNamespace)
-	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Equal(t, rollout.StateOnTarget, byPool(plan)[web].State)
 	assert.Regexp(t, `^on the target by its own values \(the rollout's record, ConfigMap cozy-system/workerimage-rollout-[0-9a-f]{10}, holds no write of it\), so not waited on: HelmRelease Ready at generation 1; MachineDeployment rolling onto kubernetes-beta-web-086b68: 1 of 2 updated`, byPool(plan)[web].Reason)
 	// Its release failed: the reason says why, as helm-controller does.
 	plan = mustRollout(t, settledFleet(t, tenantMoved(t, true)), byNamespace)
-	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
+	assert.Equal(t, rollout.StateOnTarget, byPool(plan)[web].State)
 	assert.Regexp(t, `holds no write of it\), so not waited on: HelmRelease not Ready at generation 2: UpgradeFailed: Helm upgrade failed \(helm-controller keeps retrying it on its own .*\); MachineDeployment rolling onto kubernetes-beta-web-086b68`, byPool(plan)[web].Reason)
 	assert.Len(t, plan.Pools(), 2)
-	assert.Equal(t, "cozy-system/"+report.NewRolloutRecord(to137).Name, plan.Record)
+	assert.Equal(t, "cozy-system/"+rollout.NewRolloutRecord(to137).Name, plan.Record)
 }
 
 // --flavor takes a schematic by the chart's rule (the library's
@@ -917,14 +919,14 @@ func TestRolloutFlavorTakesWhatTheChartTakes(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, "my-schematic", "spec", "values", "talos", "schematicID"))
 		},
 	})
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	for _, f := range []string{"my-schematic/v1.13", "my-schematic/v1.13.4"} {
-		plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: f}, Target: to137})
+		plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: f}, Target: to137})
 		assert.Equal(t, 1, plan.Selected, f)
 		assert.Contains(t, byPool(plan), edge, f)
 	}
 	for _, f := range []string{"My_Schematic/v1.13", strings.Repeat("a", 65) + "/v1.13", schematic + "/v1", schematic + "/v1.13.4-RC1", "-x/v1.13"} {
-		_, err := rollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: f}, Target: to137})
+		_, err := planRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: f}, Target: to137})
 		require.Error(t, err, f)
 		assert.Contains(t, err.Error(), "--flavor \""+f+"\": want SCHEMATIC/VERSION: SCHEMATIC a schematic ID as the chart takes one in talos.schematicID", f)
 	}
@@ -935,13 +937,13 @@ func TestRolloutFlavorTakesWhatTheChartTakes(t *testing.T) {
 // holds a write of is not rolling in this plan, and the plan says the
 // record was ignored and why.
 func TestRolloutIgnoresARecordForAnotherTarget(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	byNamespace := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
-	name := report.NewRolloutRecord(to137).Name
+	name := rollout.NewRolloutRecord(to137).Name
 
 	ours := mustRollout(t, withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web), byNamespace)
-	require.Equal(t, report.StateRolling, byPool(ours)[web].State, "this target's record: waited on")
+	require.Equal(t, rollout.StateRolling, byPool(ours)[web].State, "this target's record: waited on")
 	assert.Empty(t, ours.RecordIgnored)
 
 	for target, seen := range map[string]string{`{"talosVersion":"v9.9.9"}`: `is for target {"talosVersion":"v9.9.9"}`, "": "names no target"} {
@@ -953,7 +955,7 @@ func TestRolloutIgnoresARecordForAnotherTarget(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(cm.Object, target, "data", "target"))
 		}
 		plan := mustRollout(t, objs, byNamespace)
-		assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State, seen)
+		assert.Equal(t, rollout.StateOnTarget, byPool(plan)[web].State, seen)
 		assert.Contains(t, byPool(plan)[web].Reason, "on the target by its own values (the rollout's record, ConfigMap cozy-system/"+name+", holds no write of it), so not waited on", seen)
 		assert.Equal(t, "the ConfigMap cozy-system/"+name+" "+seen+`, not this rollout's {"talosVersion":"v1.13.7"}: not read as its record (no pool is waited on for it), and --apply writes this target's record over it`, plan.RecordIgnored)
 	}
@@ -962,8 +964,8 @@ func TestRolloutIgnoresARecordForAnotherTarget(t *testing.T) {
 // A record written as releases before wrote it (a list of writes per wave)
 // is read as it was: a pool it holds is on its way.
 func TestRolloutReadsARecordOfTheReleaseBefore(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	byNamespace := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
 	objs := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
 	cm := objs[len(objs)-1]
@@ -980,7 +982,7 @@ func TestRolloutReadsARecordOfTheReleaseBefore(t *testing.T) {
 	data[w.Wave] = string(list)
 	require.NoError(t, unstructured.SetNestedStringMap(cm.Object, data, "data"))
 	plan := mustRollout(t, objs, byNamespace)
-	assert.Equal(t, report.StateRolling, byPool(plan)[web].State)
+	assert.Equal(t, rollout.StateRolling, byPool(plan)[web].State)
 }
 
 // The field manager's name proves nothing: a tenant's client that writes
@@ -989,22 +991,22 @@ func TestRolloutReadsARecordOfTheReleaseBefore(t *testing.T) {
 // not selected as on its way, by every selection, its release failed or
 // not; and --strict does not stop for it.
 func TestRolloutIgnoresAForgedFieldManager(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
 	forged := func(o *unstructured.Unstructured) {
-		managedBy(o, report.FieldManager, "2026-08-23T00:00:00Z", "talos.version")
+		managedBy(o, rollout.FieldManager, "2026-08-23T00:00:00Z", "talos.version")
 	}
 	for _, c := range []struct {
 		failed bool
-		sel    report.RolloutSelection
+		sel    rollout.RolloutSelection
 	}{
-		{false, report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
-		{false, report.RolloutSelection{Namespace: "tenant-beta", Behind: true}},
-		{false, report.RolloutSelection{Namespace: "tenant-beta"}},
-		{true, report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
-		{true, report.RolloutSelection{Namespace: "tenant-beta"}},
+		{false, rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
+		{false, rollout.RolloutSelection{Namespace: "tenant-beta", Behind: true}},
+		{false, rollout.RolloutSelection{Namespace: "tenant-beta"}},
+		{true, rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}},
+		{true, rollout.RolloutSelection{Namespace: "tenant-beta"}},
 	} {
-		plan := mustRollout(t, settledFleet(t, tenantMoved(t, c.failed, forged)), report.RolloutOptions{Selection: c.sel, Target: to137, Strict: true})
+		plan := mustRollout(t, settledFleet(t, tenantMoved(t, c.failed, forged)), rollout.RolloutOptions{Selection: c.sel, Target: to137, Strict: true})
 		for _, p := range plan.Pools() {
 			assert.NotEqual(t, web, p.HelmRelease, "%+v: a forged field manager puts it in no wave", c)
 		}
@@ -1013,7 +1015,7 @@ func TestRolloutIgnoresAForgedFieldManager(t *testing.T) {
 		}
 		assert.True(t, plan.CanStart, "%+v", c)
 		if p, ok := byPool(plan)[web]; ok {
-			assert.Equal(t, report.StateOnTarget, p.State)
+			assert.Equal(t, rollout.StateOnTarget, p.State)
 			assert.Contains(t, p.Reason, "holds no write of it), so not waited on")
 		}
 	}
@@ -1024,10 +1026,10 @@ func TestRolloutIgnoresAForgedFieldManager(t *testing.T) {
 // generation 1 again), it is on the target, not waited on, and the plan
 // says what changed.
 func TestRolloutDoesNotWaitForAPoolChangedSinceItsWrite(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
-	byNamespace := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
+	byNamespace := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	byFlavor := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137}
 	hr := func(objs []*unstructured.Unstructured) *unstructured.Unstructured {
 		for _, o := range objs {
 			if o.GetKind() == "HelmRelease" && o.GetNamespace()+"/"+o.GetName() == web {
@@ -1041,8 +1043,8 @@ func TestRolloutDoesNotWaitForAPoolChangedSinceItsWrite(t *testing.T) {
 	edited := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
 	hr(edited).SetGeneration(2)
 	plan := mustRollout(t, edited, byNamespace)
-	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
-	assert.Contains(t, byPool(plan)[web].Reason, "on the target, changed since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+report.NewRolloutRecord(to137).Name+", holds generation 1 of it; it is at generation 2 now), so not waited on")
+	assert.Equal(t, rollout.StateOnTarget, byPool(plan)[web].State)
+	assert.Contains(t, byPool(plan)[web].Reason, "on the target, changed since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+rollout.NewRolloutRecord(to137).Name+", holds generation 1 of it; it is at generation 2 now), so not waited on")
 	assert.NotContains(t, byPool(mustRollout(t, edited, byFlavor)), web, "not on its way")
 
 	again := withRecord(t, settledFleet(t, tenantMoved(t, false)), to137, web)
@@ -1050,17 +1052,17 @@ func TestRolloutDoesNotWaitForAPoolChangedSinceItsWrite(t *testing.T) {
 	require.NotEmpty(t, written, "the fixture's HelmRelease has the UID the API server gave it")
 	hr(again).SetUID("uid-created-again")
 	plan = mustRollout(t, again, byNamespace)
-	assert.Equal(t, report.StateOnTarget, byPool(plan)[web].State)
-	assert.Contains(t, byPool(plan)[web].Reason, "on the target, deleted and created again since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+report.NewRolloutRecord(to137).Name+", holds uid "+written+"; it is uid-created-again now), so not waited on")
+	assert.Equal(t, rollout.StateOnTarget, byPool(plan)[web].State)
+	assert.Contains(t, byPool(plan)[web].Reason, "on the target, deleted and created again since this tool wrote it (the rollout's record, ConfigMap cozy-system/"+rollout.NewRolloutRecord(to137).Name+", holds uid "+written+"; it is uid-created-again now), so not waited on")
 	assert.NotContains(t, byPool(mustRollout(t, again, byFlavor)), web, "not on its way")
 }
 
 // A record that is not what rollout --apply writes is refused, naming the
 // key and the fix; an absent record is an empty one.
 func TestRolloutRefusesARecordItDidNotWrite(t *testing.T) {
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
-	name := report.NewRolloutRecord(to137).Name
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137}
+	name := rollout.NewRolloutRecord(to137).Name
 	hr := report.PoolKey("tenant-beta", "kubernetes-nodes-beta-web")
 	for data, want := range map[string]string{
 		`{"notes": "x"}`:                      `key "notes" is not a wave (<run>.wave-<n>) nor a HelmRelease's write (hr-...)`,
@@ -1075,7 +1077,7 @@ func TestRolloutRefusesARecordItDidNotWrite(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(data), &d))
 		d["target"] = `{"talosVersion":"v1.13.7"}`
 		cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": name, "namespace": "cozy-system"}, "data": d}}
-		_, err := rollout(t, append(settledFleet(t, nil), cm), o)
+		_, err := planRollout(t, append(settledFleet(t, nil), cm), o)
 		require.Error(t, err, data)
 		assert.Contains(t, err.Error(), "the rollout's record ConfigMap cozy-system/"+name+": "+want, data)
 		assert.Contains(t, err.Error(), "delete it (kubectl delete configmap -n cozy-system "+name+")", data)
@@ -1086,7 +1088,7 @@ func TestRolloutRefusesARecordItDidNotWrite(t *testing.T) {
 // pool is bad input, with the names it may have meant.
 func TestRolloutExcludes(t *testing.T) {
 	objs := settledFleet(t, nil)
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Exclude: []string{"tenant-gamma/kubernetes-nodes-gamma-big", "kubernetes-acme-workers"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Exclude: []string{"tenant-gamma/kubernetes-nodes-gamma-big", "kubernetes-acme-workers"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}
 	plan := mustRollout(t, objs, o)
 	pools := byPool(plan)
 	assert.NotContains(t, pools, "tenant-gamma/kubernetes-nodes-gamma-big")
@@ -1097,24 +1099,24 @@ func TestRolloutExcludes(t *testing.T) {
 
 	// Every pool of the namespace excluded: nothing is selected, an error,
 	// not "every selected pool is on the target".
-	every := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-gamma", Exclude: nil}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}}
+	every := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-gamma", Exclude: nil}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}}
 	for _, o := range objs {
 		if o.GetKind() == "HelmRelease" && o.GetNamespace() == "tenant-gamma" {
 			every.Selection.Exclude = append(every.Selection.Exclude, o.GetNamespace()+"/"+o.GetName())
 		}
 	}
 	require.NotEmpty(t, every.Selection.Exclude)
-	_, err := rollout(t, objs, every)
+	_, err := planRollout(t, objs, every)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "leaves out every pool the rest of the selection keeps")
 	assert.Contains(t, err.Error(), " in namespace tenant-gamma): nothing is selected")
 
 	o.Selection.Exclude = []string{"gamma-bgi"}
-	_, err = rollout(t, objs, o)
+	_, err = planRollout(t, objs, o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--exclude gamma-bgi names no pool: give a HelmRelease's name")
 	o.Selection.Exclude = []string{"gamma-big"}
-	_, err = rollout(t, objs, o)
+	_, err = planRollout(t, objs, o)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "did you mean kubernetes-nodes-gamma-big, kubernetes-gamma-big?")
 }
@@ -1123,28 +1125,28 @@ func TestRolloutExcludes(t *testing.T) {
 // meant: a namespace without pools, a flavor no pool boots.
 func TestRolloutRefusesASelectionOfNothing(t *testing.T) {
 	objs := settledFleet(t, nil)
-	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	target := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	for _, c := range []struct {
-		s    report.RolloutSelection
+		s    rollout.RolloutSelection
 		want string
 	}{
-		{report.RolloutSelection{Namespace: "tenant-zzz"}, "-n tenant-zzz: no pool is in namespace tenant-zzz; the pools are in tenant-acme, tenant-beta, tenant-gamma"},
-		{report.RolloutSelection{Namespace: "tenant-bata"}, "-n tenant-bata: no pool is in namespace tenant-bata; did you mean tenant-beta?"},
-		{report.RolloutSelection{Flavor: schematic + "/v1.13.5"}, "--flavor " + schematic + "/v1.13.5: no pool boots it; did you mean " + schematic + "/v1.13.4?"},
-		{report.RolloutSelection{Flavor: schematic + "/v1.12", Namespace: "tenant-beta"}, "no pool in namespace tenant-beta boots it; did you mean " + schematic + "/v1.13?"},
-		{report.RolloutSelection{Flavor: strings.Repeat("a", 64) + "/v1.13.6"}, "no pool boots it; the pools boot " + schematic + "/v1.13.4, " + flavor136 + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"},
+		{rollout.RolloutSelection{Namespace: "tenant-zzz"}, "-n tenant-zzz: no pool is in namespace tenant-zzz; the pools are in tenant-acme, tenant-beta, tenant-gamma"},
+		{rollout.RolloutSelection{Namespace: "tenant-bata"}, "-n tenant-bata: no pool is in namespace tenant-bata; did you mean tenant-beta?"},
+		{rollout.RolloutSelection{Flavor: schematic + "/v1.13.5"}, "--flavor " + schematic + "/v1.13.5: no pool boots it; did you mean " + schematic + "/v1.13.4?"},
+		{rollout.RolloutSelection{Flavor: schematic + "/v1.12", Namespace: "tenant-beta"}, "no pool in namespace tenant-beta boots it; did you mean " + schematic + "/v1.13?"},
+		{rollout.RolloutSelection{Flavor: strings.Repeat("a", 64) + "/v1.13.6"}, "no pool boots it; the pools boot " + schematic + "/v1.13.4, " + flavor136 + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"},
 	} {
-		_, err := rollout(t, objs, report.RolloutOptions{Selection: c.s, Target: target})
+		_, err := planRollout(t, objs, rollout.RolloutOptions{Selection: c.s, Target: target})
 		require.Error(t, err, "%+v", c.s)
 		assert.Contains(t, err.Error(), c.want)
 	}
 	// The neighbours: a namespace with pools, a flavor one pool boots.
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: target})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: target})
 	assert.Equal(t, 3, plan.Selected)
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.4"}, Target: target})
 	assert.Equal(t, 1, plan.Selected)
 	// --behind with nothing behind is no mistake: nothing to do.
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme", Behind: true}, Target: report.RolloutTarget{Defaults: true}})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-acme", Behind: true}, Target: rollout.RolloutTarget{Defaults: true}})
 	assert.True(t, plan.CanStart)
 }
 
@@ -1152,11 +1154,11 @@ func TestRolloutRefusesASelectionOfNothing(t *testing.T) {
 // reaches gamma-edge on v1.13.4 as well as the pools on v1.13.6; gamma-big,
 // refused at the target, is listed apart and every other pool moves.
 func TestRolloutFlavorMinorTakesEveryPatch(t *testing.T) {
-	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan := mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	var moving []string
 	for _, p := range plan.Pools() {
 		moving = append(moving, p.HelmRelease)
-		assert.Equal(t, report.StateMoves, p.State)
+		assert.Equal(t, rollout.StateMoves, p.State)
 	}
 	assert.Equal(t, []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot", "tenant-beta/kubernetes-nodes-beta-web", "tenant-gamma/kubernetes-nodes-gamma-edge"}, moving)
 	require.Len(t, plan.CannotMove, 1)
@@ -1165,7 +1167,7 @@ func TestRolloutFlavorMinorTakesEveryPatch(t *testing.T) {
 	edge := byPool(plan)["tenant-gamma/kubernetes-nodes-gamma-edge"]
 	assert.Equal(t, "v1.13.4", edge.From.Version.Value)
 	// An exact patch stays exact.
-	plan = mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan = mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	assert.NotContains(t, byPool(plan), "tenant-gamma/kubernetes-nodes-gamma-edge")
 }
 
@@ -1173,15 +1175,15 @@ func TestRolloutFlavorMinorTakesEveryPatch(t *testing.T) {
 // fix: never deployed (no MachineDeployment), its release failed before the
 // rollout, a HelmRelease with postRenderers; the rest moves.
 func TestRolloutListsApartWhatCannotMove(t *testing.T) {
-	selection := report.RolloutSelection{Namespace: "tenant-beta"}
-	target := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	selection := rollout.RolloutSelection{Namespace: "tenant-beta"}
+	target := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	for _, c := range []struct {
 		name  string
 		objs  []*unstructured.Unstructured
 		state string
 		why   string
 	}{
-		{"never deployed", without(settledFleet(t, nil), "MachineDeployment/tenant-beta/kubernetes-beta-web"), report.StateNotDeployed,
+		{"never deployed", without(settledFleet(t, nil), "MachineDeployment/tenant-beta/kubernetes-beta-web"), rollout.StateNotDeployed,
 			"no MachineDeployment tenant-beta/kubernetes-beta-web: the pool never deployed"},
 		{"release failed", settledFleet(t, map[string]func(*unstructured.Unstructured){
 			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
@@ -1189,14 +1191,14 @@ func TestRolloutListsApartWhatCannotMove(t *testing.T) {
 					map[string]any{"type": "Ready", "status": "False", "reason": "InstallFailed", "message": "context deadline exceeded", "observedGeneration": int64(1)},
 				}}, "status"))
 			},
-		}), report.StateReleaseFailed, "its last release failed before this rollout (HelmRelease not Ready at generation 1: InstallFailed: context deadline exceeded (helm-controller keeps retrying it on its own every 30s: fix its values so it releases"},
+		}), rollout.StateReleaseFailed, "its last release failed before this rollout (HelmRelease not Ready at generation 1: InstallFailed: context deadline exceeded (helm-controller keeps retrying it on its own every 30s: fix its values so it releases"},
 		{"post-rendered", settledFleet(t, map[string]func(*unstructured.Unstructured){
 			"HelmRelease/tenant-beta/kubernetes-nodes-beta-web": func(o *unstructured.Unstructured) {
 				require.NoError(t, unstructured.SetNestedSlice(o.Object, []any{map[string]any{"kustomize": map[string]any{"patches": []any{}}}}, "spec", "postRenderers"))
 			},
-		}), report.StatePostRendered, "has spec.postRenderers: what helm-controller applies is not what the chart renders"},
+		}), rollout.StatePostRendered, "has spec.postRenderers: what helm-controller applies is not what the chart renders"},
 	} {
-		plan := mustRollout(t, c.objs, report.RolloutOptions{Selection: selection, Target: target})
+		plan := mustRollout(t, c.objs, rollout.RolloutOptions{Selection: selection, Target: target})
 		require.Len(t, plan.CannotMove, 1, "%s: %+v", c.name, byPool(plan)["tenant-beta/kubernetes-nodes-beta-web"])
 		p := plan.CannotMove[0]
 		assert.Equal(t, "tenant-beta/kubernetes-nodes-beta-web", p.HelmRelease, c.name)
@@ -1204,11 +1206,11 @@ func TestRolloutListsApartWhatCannotMove(t *testing.T) {
 		assert.Contains(t, p.Reason, c.why, c.name)
 		assert.Len(t, plan.Pools(), 2, c.name)
 		assert.True(t, plan.CanStart, c.name)
-		strict := mustRollout(t, c.objs, report.RolloutOptions{Selection: selection, Target: target, Strict: true})
+		strict := mustRollout(t, c.objs, rollout.RolloutOptions{Selection: selection, Target: target, Strict: true})
 		assert.False(t, strict.CanStart, c.name)
 	}
 	// The neighbour: the same namespace settled, every pool moves.
-	plan := mustRollout(t, settledFleet(t, nil), report.RolloutOptions{Selection: selection, Target: target, Strict: true})
+	plan := mustRollout(t, settledFleet(t, nil), rollout.RolloutOptions{Selection: selection, Target: target, Strict: true})
 	assert.Empty(t, plan.CannotMove)
 	assert.Len(t, plan.Pools(), 3)
 	assert.True(t, plan.CanStart)
@@ -1219,11 +1221,11 @@ func TestRolloutListsApartWhatCannotMove(t *testing.T) {
 // the URL) reaches only after a second roll.
 func TestRolloutToFactoryWithItsCA(t *testing.T) {
 	const mirror = "https://factory.mirror.internal"
-	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-	one := report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: report.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}}
+	ca := support.Certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	one := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"kubernetes-beta-web"}}, Target: rollout.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}}
 	plan := mustRollout(t, settledFleet(t, nil), one)
 	web := plan.Pools()[0]
-	assert.Equal(t, []report.ValueChange{
+	assert.Equal(t, []rollout.ValueChange{
 		{Field: "talos.imageFactoryURL", From: "https://factory.talos.dev", Source: "talos.imageFactoryURL", To: mirror},
 		{Field: "talos.imageFactoryCA", Source: "none: the import trusts CDI's system store alone", To: "the PEM of mirror-ca.pem"},
 	}, web.Changes)
@@ -1237,7 +1239,7 @@ func TestRolloutToFactoryWithItsCA(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, ca, "spec", "values", "talos", "imageFactoryCA"))
 		},
 	})
-	two := mustRollout(t, caFirst, report.RolloutOptions{Selection: one.Selection, Target: report.RolloutTarget{FactoryURL: mirror}})
+	two := mustRollout(t, caFirst, rollout.RolloutOptions{Selection: one.Selection, Target: rollout.RolloutTarget{FactoryURL: mirror}})
 	second := two.Pools()[0]
 	assert.NotEqual(t, web.MachineTemplate.Current, second.MachineTemplate.Current, "the CA alone re-imaged the pool once")
 	assert.Equal(t, web.MachineTemplate.Target, second.MachineTemplate.Target, "and the URL a second time, to the same template")
@@ -1246,7 +1248,7 @@ func TestRolloutToFactoryWithItsCA(t *testing.T) {
 	// A CA the chart refuses is refused as the target.
 	bad := one
 	bad.Target.FactoryCA = "not a certificate"
-	_, err := rollout(t, settledFleet(t, nil), bad)
+	_, err := planRollout(t, settledFleet(t, nil), bad)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the target is refused by the chart")
 }
@@ -1258,11 +1260,11 @@ func TestRolloutToFactoryWithItsCA(t *testing.T) {
 // each wave counts its clones per golden.
 func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 	objs := settledFleet(t, nil)
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"kubernetes-gamma-big"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 10}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13", Exclude: []string{"kubernetes-gamma-big"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 10}
 	plan := mustRollout(t, objs, o)
 	require.Len(t, plan.Waves, 1)
 	assert.Equal(t, map[string]int64{v137: plan.Waves[0].ClonesInFlight}, plan.Waves[0].ClonesPerGolden)
-	shape := func(p *report.RolloutPlan) (out [][]string) {
+	shape := func(p *rollout.RolloutPlan) (out [][]string) {
 		for _, w := range p.Waves {
 			var names []string
 			for _, pool := range w.Pools {
@@ -1294,8 +1296,8 @@ func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 	pools := byPool(plan)
 	acme := pools["tenant-acme/kubernetes-nodes-acme-workers"]
 	assert.Equal(t, map[string]any{"maxSurge": int64(1), "talos": map[string]any{"version": "v1.13.7"}}, acme.ValuesChange)
-	assert.Contains(t, acme.Changes, report.ValueChange{Field: "maxSurge", From: "10", Source: "maxReplicas: maxSurge unset, a roll surges up to maxReplicas", To: "1"})
-	assert.Equal(t, &report.RollingUpdate{MaxSurge: 1, MaxUnavailable: 1}, acme.RollingUpdate)
+	assert.Contains(t, acme.Changes, rollout.ValueChange{Field: "maxSurge", From: "10", Source: "maxReplicas: maxSurge unset, a roll surges up to maxReplicas", To: "1"})
+	assert.Equal(t, &rollout.RollingUpdate{MaxSurge: 1, MaxUnavailable: 1}, acme.RollingUpdate)
 	assert.Equal(t, int64(2), acme.WorkersAtOnce)
 	assert.Equal(t, unbounded["tenant-acme/kubernetes-nodes-acme-workers"].MachineTemplate.Target, acme.MachineTemplate.Target, "maxSurge rolls nothing the move does not")
 	assert.Contains(t, acme.Note, "maxSurge 1 keeps its roll within --max-workers 2: replaces 2 workers at once, not 3")
@@ -1334,7 +1336,7 @@ func TestRolloutBoundsWavesByWorkersAndClones(t *testing.T) {
 func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
 	const mirror = "https://factory.mirror.internal"
 	const edge = "tenant-gamma/kubernetes-nodes-gamma-edge"
-	ca := certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	ca := support.Certificate(t, "mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	published, err := json.Marshal(map[string]any{"talos": map[string]any{"imageFactoryURL": mirror, "imageFactoryCA": ca}})
 	require.NoError(t, err)
 	objs := mirroredFleet(t, map[string]func(*unstructured.Unstructured){
@@ -1348,19 +1350,19 @@ func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
 		},
 	})
 	// It runs the template its values render now, as one created so would.
-	now := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: report.RolloutTarget{TalosVersion: "v1.13.4"}}))[edge]
+	now := byPool(mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{edge}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.4"}}))[edge]
 	for _, o := range objs {
 		if o.GetKind() == "MachineDeployment" && o.GetName() == "kubernetes-gamma-edge" {
 			require.NoError(t, unstructured.SetNestedField(o.Object, now.MachineTemplate.Current, "spec", "template", "spec", "infrastructureRef", "name"))
 		}
 	}
 
-	target := report.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}
-	for _, sel := range []report.RolloutSelection{{Behind: true, Namespace: "tenant-gamma"}, {Pools: []string{edge}}} {
-		plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: target})
+	target := rollout.RolloutTarget{FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}
+	for _, sel := range []rollout.RolloutSelection{{Behind: true, Namespace: "tenant-gamma"}, {Pools: []string{edge}}} {
+		plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: target})
 		p, ok := byPool(plan)[edge]
 		require.True(t, ok, "%+v selects it", sel)
-		assert.Equal(t, report.StateOnTarget, p.State, "%+v: %s", sel, p.Reason)
+		assert.Equal(t, rollout.StateOnTarget, p.State, "%+v: %s", sel, p.Reason)
 		assert.Empty(t, p.Changes, "%+v", sel)
 		assert.Nil(t, p.ValuesChange, "%+v", sel)
 		assert.Empty(t, plan.Pools(), "%+v: nothing to move", sel)
@@ -1369,17 +1371,17 @@ func TestRolloutToFactoryLeavesAPoolTrustingItsCAAlready(t *testing.T) {
 	// Moving its flavor too: the version changes, no CA of its own.
 	flavor := target
 	flavor.TalosVersion = "v1.13.7"
-	p := byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: flavor}))[edge]
-	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	p := byPool(mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{edge}}, Target: flavor}))[edge]
+	assert.Equal(t, rollout.StateMoves, p.State, p.Reason)
 	assert.Equal(t, map[string]any{"talos": map[string]any{"version": "v1.13.7"}}, p.ValuesChange)
 
 	// Another CA in effect: it takes FILE's.
 	other := target
-	other.FactoryCA = certificate(t, "next mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
-	p = byPool(mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{edge}}, Target: other}))[edge]
-	assert.Equal(t, report.StateMoves, p.State, p.Reason)
+	other.FactoryCA = support.Certificate(t, "next mirror CA", true, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	p = byPool(mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{edge}}, Target: other}))[edge]
+	assert.Equal(t, rollout.StateMoves, p.State, p.Reason)
 	require.Len(t, p.Changes, 1)
-	assert.Equal(t, report.ValueChange{Field: "talos.imageFactoryCA", From: "ConfigMap kubernetes-gamma-edge-image-factory-ca", Source: p.Changes[0].Source, To: "the PEM of mirror-ca.pem"}, p.Changes[0])
+	assert.Equal(t, rollout.ValueChange{Field: "talos.imageFactoryCA", From: "ConfigMap kubernetes-gamma-edge-image-factory-ca", Source: p.Changes[0].Source, To: "the PEM of mirror-ca.pem"}, p.Changes[0])
 	assert.Contains(t, p.Changes[0].Source, "imageFactoryCA")
 	assert.Equal(t, p.MachineTemplate.Current, p.MachineTemplate.Target, "the CA's ConfigMap keeps its name: rotating it rolls nothing")
 }

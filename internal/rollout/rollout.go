@@ -7,7 +7,7 @@
 // render; the plan says what changes, what rolls, and what keeps the
 // rollout from starting. It writes nothing: internal/apply does.
 
-package report
+package rollout
 
 import (
 	"context"
@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
@@ -56,7 +58,7 @@ func (o RolloutOptions) Check() error {
 	case t.Builtin && t.FactoryURL != "":
 		return fmt.Errorf("--to-builtin clones a golden, which imports from the catalog's factory, not the pool's: --to-factory applies to pools that import over HTTP; give one of them")
 	case (t.FactoryCA != "" || t.FactoryCAFrom != "") && t.FactoryURL == "":
-		return fmt.Errorf("--factory-ca %s is the CA of the factory a pool moves to: give --to-factory URL with it (one change, one re-image); to trust a CA at the URL a pool has now, set talos.imageFactoryCA in its values", OrNone(t.FactoryCAFrom))
+		return fmt.Errorf("--factory-ca %s is the CA of the factory a pool moves to: give --to-factory URL with it (one change, one re-image); to trust a CA at the URL a pool has now, set talos.imageFactoryCA in its values", report.OrNone(t.FactoryCAFrom))
 	case o.WaveSize < 1:
 		return fmt.Errorf("--wave %d: a wave holds at least 1 pool", o.WaveSize)
 	case o.MaxWorkers < 0:
@@ -167,7 +169,7 @@ func ResolveTarget(chrt *chart.Chart, target RolloutTarget) (RolloutTarget, stri
 			talos[k] = v
 		}
 	}
-	rep, _, err := Plan(chrt, Target{Desc: "none"}, probe, map[string]any{"cluster": "rollout", "talos": talos})
+	rep, _, err := report.Plan(chrt, report.Target{Desc: "none"}, probe, map[string]any{"cluster": "rollout", "talos": talos})
 	if err != nil {
 		return target, "", err
 	}
@@ -188,7 +190,7 @@ func ResolveTarget(chrt *chart.Chart, target RolloutTarget) (RolloutTarget, stri
 // matches nothing) or a cluster problem. A pool the rollout cannot move is
 // listed apart and the rest moves; only what the target itself lacks (its
 // golden) keeps the plan from starting, or with Strict any pool listed apart.
-func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*RolloutPlan, error) {
+func Rollout(chrt *chart.Chart, t report.Target, f *report.PinsFacts, o RolloutOptions) (*RolloutPlan, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
@@ -197,8 +199,8 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 			return nil, err
 		}
 	}
-	defer withPlanGC()()
-	t.Provider = fleetSnapshot(t.Provider) // a plan's shared reads: each object once
+	defer report.WithPlanGC()()
+	t.Provider = report.FleetSnapshot(t.Provider) // a plan's shared reads: each object once
 	target, from, err := ResolveTarget(chrt, o.Target)
 	if err != nil {
 		return nil, err
@@ -207,39 +209,39 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 	if err != nil {
 		return nil, err
 	}
-	if f.stored != nil {
+	if f.Stored != nil {
 		// Every render judges its pool against the same goldens: read once.
-		t.Catalog = f.stored
+		t.Catalog = f.Stored
 	}
-	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.poolChart, Selection: o.Selection, Target: target, TargetFrom: from,
+	plan := &RolloutPlan{Cluster: t.Desc, Chart: chrt.Metadata.Name, PoolChart: f.PoolChart, Selection: o.Selection, Target: target, TargetFrom: from,
 		WaveSize: o.WaveSize, MaxWorkers: o.MaxWorkers, MaxClones: o.MaxClones, Strict: o.Strict,
-		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.unread, Ignored: f.ignored,
-		Record: RecordNamespace + "/" + record.Name, RecordIgnored: record.Ignored()}
+		Waves: []RolloutWave{}, OnTarget: []RolloutPool{}, Blocked: []RolloutPool{}, CannotMove: []RolloutPool{}, Unknown: []RolloutPool{}, UnreadNamespaces: f.Unread, Ignored: f.Ignored,
+		Record: report.RecordNamespace + "/" + record.Name, RecordIgnored: record.Ignored()}
 	sel, err := selectPools(t, f, o, target, record)
 	if err != nil {
 		return nil, err
 	}
 	for _, rp := range sel.unknown {
-		why := "its values cannot be computed as Flux computes them: " + rp.pin.Unresolved
-		if rp.pin.Unresolved == "" {
-			why = "the chart refuses it before its image resolves: " + rp.pin.Refusal
+		why := "its values cannot be computed as Flux computes them: " + rp.Pin.Unresolved
+		if rp.Pin.Unresolved == "" {
+			why = "the chart refuses it before its image resolves: " + rp.Pin.Refusal
 		}
-		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool, State: StateUnresolved,
+		plan.Unknown = append(plan.Unknown, RolloutPool{HelmRelease: rp.Pin.HelmRelease, Release: rp.Pin.Release, Namespace: rp.Pin.Namespace, Pool: rp.Pin.Pool, State: StateUnresolved,
 			Reason: "whether it is selected is not known, and rollout cannot move it: " + why})
 	}
-	all := append(append([]*resolvedPool(nil), sel.selected...), sel.onTheWay...)
+	all := append(append([]*report.ResolvedPool(nil), sel.selected...), sel.onTheWay...)
 	// Before any pool is planned: a release no one serves would only plan
 	// a fleet of workers that never boot.
 	if plan.TargetKnown, err = checkTargetKnown(context.Background(), chrt, t, f, all, o.Target, o.Factory); err != nil {
 		return nil, err
 	}
-	planning := make(map[*resolvedPool]bool, len(all))
+	planning := make(map[*report.ResolvedPool]bool, len(all))
 	for _, rp := range all {
 		planning[rp] = true
 	}
-	for i := range f.pools {
-		if !planning[&f.pools[i]] {
-			f.pools[i].now = nil // what the read planned of a pool not selected: not needed
+	for i := range f.Pools {
+		if !planning[&f.Pools[i]] {
+			f.Pools[i].Now = nil // what the read planned of a pool not selected: not needed
 		}
 	}
 	pc := planContext{bounds: bounds{maxWorkers: int64(o.MaxWorkers), maxClones: int64(o.MaxClones)}, takesMaxSurge: takesMaxSurge(chrt), record: record}
@@ -285,7 +287,7 @@ func Rollout(chrt *chart.Chart, t Target, f *PinsFacts, o RolloutOptions) (*Roll
 // they share nothing but what they read), the answers in the pools' order;
 // the first error in that order is the answer. Once a pool is planned, its
 // report is all that is kept of it: its plan as it is is let go.
-func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget, pc planContext) ([]RolloutPool, error) {
+func planPools(chrt *chart.Chart, t report.Target, f *report.PinsFacts, pools []*report.ResolvedPool, target RolloutTarget, pc planContext) ([]RolloutPool, error) {
 	out := make([]RolloutPool, len(pools))
 	errs := make([]error, len(pools))
 	if say := t.Progress; say != nil {
@@ -303,13 +305,13 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool,
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			t.progress("planning pool %d of %d: %s", i+1, len(pools), rp.pin.HelmRelease)
+			t.Progressf("planning pool %d of %d: %s", i+1, len(pools), rp.Pin.HelmRelease)
 			out[i], errs[i] = planPool(chrt, t, f, *rp, target, pc)
-			rp.now = nil
+			rp.Now = nil
 			if !Blocking(out[i].State) {
 				out[i].switched = nil // read for the catalog's entries only
 			}
-			retune()
+			report.Retune()
 		}()
 	}
 	wg.Wait()
@@ -325,7 +327,7 @@ func planPools(chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool,
 // whose flavor cannot be judged, and those an earlier run of this tool
 // moved to the target (onTheWay: planned, kept while not on the target).
 type selection struct {
-	selected, unknown, onTheWay []*resolvedPool
+	selected, unknown, onTheWay []*report.ResolvedPool
 }
 
 // selectPools keeps the pools every given criterion keeps, less those
@@ -338,7 +340,7 @@ type selection struct {
 // generation): one a tenant moved, or wrote since, is not this rollout's.
 // A selection that matches nothing is an error naming what it may have
 // meant.
-func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget, record *RolloutRecord) (selection, error) {
+func selectPools(t report.Target, f *report.PinsFacts, o RolloutOptions, target RolloutTarget, record *report.RolloutRecord) (selection, error) {
 	s := o.Selection
 	var sel selection
 	var flavor flavorSelector
@@ -350,9 +352,9 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 	}
 	named := map[string]bool{}
 	inScope, flavorHits, excluded := 0, 0, 0
-	for i := range f.pools {
-		rp := &f.pools[i]
-		if s.Namespace != "" && rp.pin.Namespace != s.Namespace {
+	for i := range f.Pools {
+		rp := &f.Pools[i]
+		if s.Namespace != "" && rp.Pin.Namespace != s.Namespace {
 			continue
 		}
 		if len(s.Pools) > 0 {
@@ -371,32 +373,32 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 			excluded++
 			continue
 		}
-		judged := rp.facts != nil && rp.pin.Unresolved == ""
+		judged := rp.Facts != nil && rp.Pin.Unresolved == ""
 		if (s.Flavor != "" || s.Behind) && !judged {
 			sel.unknown = append(sel.unknown, rp)
 			continue
 		}
 		keep := true
 		if s.Flavor != "" {
-			ds := rp.facts.DiskSource
+			ds := rp.Facts.DiskSource
 			keep = flavor.boots(string(ds.SchematicID), string(ds.Version))
 			if keep {
 				flavorHits++
 			}
 		}
 		if keep && s.Behind {
-			keep = len(Behind(runningFromFacts(rp.facts), f.stored)) > 0 || olderOnMinor(string(rp.facts.DiskSource.Version), target.TalosVersion)
+			keep = len(report.Behind(report.RunningFromFacts(rp.Facts), f.Stored)) > 0 || olderOnMinor(string(rp.Facts.DiskSource.Version), target.TalosVersion)
 		}
 		switch {
 		case keep:
 			sel.selected = append(sel.selected, rp)
-		case resolvesTo(rp.facts, target):
+		case resolvesTo(rp.Facts, target):
 			hr, err := helmReleaseOf(t, *rp)
 			if err != nil {
 				return sel, err
 			}
 			if hr != nil {
-				if ours, _ := record.wrote(hr); ours {
+				if ours, _ := record.Wrote(hr); ours {
 					sel.onTheWay = append(sel.onTheWay, rp)
 				}
 			}
@@ -409,30 +411,30 @@ func selectPools(t Target, f *PinsFacts, o RolloutOptions, target RolloutTarget,
 	}
 	if inScope > 0 && excluded == inScope {
 		// Not "every selected pool is on the target": none was selected.
-		return sel, fmt.Errorf("--exclude %s leaves out every pool the rest of the selection keeps (%s%s): nothing is selected; exclude fewer, or select others", strings.Join(s.Exclude, ","), Count(inScope, "pool"), inNamespace(s.Namespace))
+		return sel, fmt.Errorf("--exclude %s leaves out every pool the rest of the selection keeps (%s%s): nothing is selected; exclude fewer, or select others", strings.Join(s.Exclude, ","), report.Count(inScope, "pool"), inNamespace(s.Namespace))
 	}
 	if s.Flavor != "" && inScope > 0 && flavorHits == 0 && len(sel.unknown) == 0 && len(sel.onTheWay) == 0 {
 		return sel, fmt.Errorf("--flavor %s: no pool%s boots it%s", s.Flavor, inNamespace(s.Namespace), nearestFlavor(f, s, flavor))
 	}
-	sort.Slice(sel.selected, func(i, j int) bool { return sel.selected[i].pin.HelmRelease < sel.selected[j].pin.HelmRelease })
+	sort.Slice(sel.selected, func(i, j int) bool { return sel.selected[i].Pin.HelmRelease < sel.selected[j].Pin.HelmRelease })
 	return sel, nil
 }
 
 // checkNamesAPool refuses a -n that holds no pool and an --exclude that
 // names none, with the names they may have meant, as --pool is refused.
-func checkNamesAPool(f *PinsFacts, s RolloutSelection) error {
+func checkNamesAPool(f *report.PinsFacts, s RolloutSelection) error {
 	if ns := s.Namespace; ns != "" {
 		namespaces := map[string]bool{}
-		for _, rp := range f.pools {
-			namespaces[rp.pin.Namespace] = true
+		for _, rp := range f.Pools {
+			namespaces[rp.Pin.Namespace] = true
 		}
-		for _, u := range f.unread {
+		for _, u := range f.Unread {
 			namespaces[u.Namespace] = true
 		}
 		if !namespaces[ns] {
-			known := SortedKeys(namespaces)
-			hint := "; the pools are in " + OrNone(FirstFive(known))
-			if near := NearestWord(ns, known); near != "" {
+			known := report.SortedKeys(namespaces)
+			hint := "; the pools are in " + report.OrNone(report.FirstFive(known))
+			if near := report.NearestWord(ns, known); near != "" {
 				hint = "; did you mean " + near + "?"
 			}
 			return fmt.Errorf("-n %s: no pool is in namespace %s%s", ns, ns, hint)
@@ -440,7 +442,7 @@ func checkNamesAPool(f *PinsFacts, s RolloutSelection) error {
 	}
 	for _, name := range s.Exclude {
 		hit := false
-		for _, rp := range f.pools {
+		for _, rp := range f.Pools {
 			hit = hit || poolNamed(rp, name)
 		}
 		if !hit {
@@ -450,7 +452,7 @@ func checkNamesAPool(f *PinsFacts, s RolloutSelection) error {
 	return nil
 }
 
-func excludedBy(rp resolvedPool, names []string) bool {
+func excludedBy(rp report.ResolvedPool, names []string) bool {
 	for _, name := range names {
 		if poolNamed(rp, name) {
 			return true
@@ -461,16 +463,16 @@ func excludedBy(rp resolvedPool, names []string) bool {
 
 // nearestFlavor suggests, for a --flavor no pool boots, the flavor of the
 // selection's pools nearest to it, else the flavors they boot.
-func nearestFlavor(f *PinsFacts, s RolloutSelection, want flavorSelector) string {
+func nearestFlavor(f *report.PinsFacts, s RolloutSelection, want flavorSelector) string {
 	seen := map[string]bool{}
-	for _, rp := range f.pools {
-		if rp.facts == nil || (s.Namespace != "" && rp.pin.Namespace != s.Namespace) {
+	for _, rp := range f.Pools {
+		if rp.Facts == nil || (s.Namespace != "" && rp.Pin.Namespace != s.Namespace) {
 			continue
 		}
-		ds := rp.facts.DiskSource
+		ds := rp.Facts.DiskSource
 		seen[string(ds.SchematicID)+"/"+string(ds.Version)] = true
 	}
-	booted := SortedKeys(seen)
+	booted := report.SortedKeys(seen)
 	if want.minor {
 		minors := map[string]bool{}
 		for _, b := range booted {
@@ -478,17 +480,17 @@ func nearestFlavor(f *PinsFacts, s RolloutSelection, want flavorSelector) string
 				minors[b[:i]] = true
 			}
 		}
-		if near := NearestWord(s.Flavor, SortedKeys(minors)); near != "" {
+		if near := report.NearestWord(s.Flavor, report.SortedKeys(minors)); near != "" {
 			return "; did you mean " + near + "?"
 		}
 	}
-	if near := NearestWord(s.Flavor, booted); near != "" {
+	if near := report.NearestWord(s.Flavor, booted); near != "" {
 		return "; did you mean " + near + "?"
 	}
 	if want.minor {
-		return "; the pools boot " + OrNone(FirstFive(booted))
+		return "; the pools boot " + report.OrNone(report.FirstFive(booted))
 	}
-	return "; the pools boot " + OrNone(FirstFive(booted)) + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"
+	return "; the pools boot " + report.OrNone(report.FirstFive(booted)) + " (SCHEMATIC/vMAJOR.MINOR takes every patch of a minor)"
 }
 
 // olderOnMinor: a pool running version is older than the target Talos
@@ -500,14 +502,14 @@ func olderOnMinor(version, target string) bool {
 	if target == "" {
 		return false
 	}
-	have, errHave := talosVersion(version)
-	want, errWant := talosVersion(target)
+	have, errHave := report.TalosVersion(version)
+	want, errWant := report.TalosVersion(target)
 	return errHave == nil && errWant == nil && have.Major() == want.Major() && have.Minor() == want.Minor() && want.GreaterThan(have)
 }
 
 // resolvesTo: the chart resolves the pool's flavor to the target's already
 // (what a run that moved it leaves), as far as the target says.
-func resolvesTo(f *chartFacts, t RolloutTarget) bool {
+func resolvesTo(f *report.ChartFacts, t RolloutTarget) bool {
 	ds := f.DiskSource
 	return (t.TalosVersion == "" || string(ds.Version) == t.TalosVersion) &&
 		(t.SchematicID == "" || string(ds.SchematicID) == t.SchematicID) &&
@@ -523,10 +525,10 @@ func inNamespace(ns string) string {
 }
 
 // poolNamed: name is one of the pool's names, or <namespace>/<one of them>.
-func poolNamed(rp resolvedPool, name string) bool {
-	_, hrName, _ := strings.Cut(rp.pin.HelmRelease, "/")
-	for _, n := range []string{hrName, rp.pin.Release, rp.pin.Pool} {
-		if n != "" && (name == n || name == rp.pin.Namespace+"/"+n) {
+func poolNamed(rp report.ResolvedPool, name string) bool {
+	_, hrName, _ := strings.Cut(rp.Pin.HelmRelease, "/")
+	for _, n := range []string{hrName, rp.Pin.Release, rp.Pin.Pool} {
+		if n != "" && (name == n || name == rp.Pin.Namespace+"/"+n) {
 			return true
 		}
 	}
@@ -535,11 +537,11 @@ func poolNamed(rp resolvedPool, name string) bool {
 
 // nearestPool suggests, for a --pool that names none, the pool names that
 // end in it (acme-golden: kubernetes-acme-golden), else the nearest one.
-func nearestPool(f *PinsFacts, name string) string {
+func nearestPool(f *report.PinsFacts, name string) string {
 	var names, ending []string
-	for _, rp := range f.pools {
-		_, hrName, _ := strings.Cut(rp.pin.HelmRelease, "/")
-		for _, n := range []string{hrName, rp.pin.Pool} {
+	for _, rp := range f.Pools {
+		_, hrName, _ := strings.Cut(rp.Pin.HelmRelease, "/")
+		for _, n := range []string{hrName, rp.Pin.Pool} {
 			names = append(names, n)
 			if strings.HasSuffix(n, "-"+name) {
 				ending = append(ending, n)
@@ -547,9 +549,9 @@ func nearestPool(f *PinsFacts, name string) string {
 		}
 	}
 	if len(ending) > 0 {
-		return "; did you mean " + FirstFive(ending) + "?"
+		return "; did you mean " + report.FirstFive(ending) + "?"
 	}
-	if near := NearestWord(name, names); near != "" {
+	if near := report.NearestWord(name, names); near != "" {
 		return "; did you mean " + near + "?"
 	}
 	return ""
@@ -557,11 +559,11 @@ func nearestPool(f *PinsFacts, name string) string {
 
 // helmReleaseOf reads the pool's HelmRelease as it is now; nil for a pool
 // installed without one (or gone since it was read).
-func helmReleaseOf(t Target, rp resolvedPool) (*unstructured.Unstructured, error) {
-	if rp.helmRelease == "" {
+func helmReleaseOf(t report.Target, rp report.ResolvedPool) (*unstructured.Unstructured, error) {
+	if rp.HelmRelease == "" {
 		return nil, nil
 	}
-	ns, name, _ := strings.Cut(rp.helmRelease, "/")
+	ns, name, _ := strings.Cut(rp.HelmRelease, "/")
 	return fleet.Get(context.Background(), t.Provider, fleet.HelmReleaseAPI, "HelmRelease", ns, name)
 }
 
@@ -571,7 +573,7 @@ func helmReleaseOf(t Target, rp resolvedPool) (*unstructured.Unstructured, error
 type targetEdit struct {
 	*valuesEdit
 	path                 string
-	schematicID, version Sourced
+	schematicID, version report.Sourced
 	kubernetes           string
 }
 
@@ -583,21 +585,21 @@ type planContext struct {
 	bounds        bounds
 	takesMaxSurge bool
 	catalogCA     bool
-	record        *RolloutRecord
+	record        *report.RolloutRecord
 }
 
 // planPool plans one pool, in steps: what it runs, its render as it is,
 // the values edit the target takes (with the maxSurge that keeps its roll
 // within the bounds, where it needs one), its render at the target, and
 // what keeps it from moving.
-func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target RolloutTarget, pc planContext) (RolloutPool, error) {
-	p := RolloutPool{HelmRelease: rp.pin.HelmRelease, Release: rp.pin.Release, Namespace: rp.pin.Namespace, Pool: rp.pin.Pool}
-	if rp.pin.Unresolved != "" {
-		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.pin.Unresolved+"; make what it names exist, then run again"
+func planPool(chrt *chart.Chart, t report.Target, f *report.PinsFacts, rp report.ResolvedPool, target RolloutTarget, pc planContext) (RolloutPool, error) {
+	p := RolloutPool{HelmRelease: rp.Pin.HelmRelease, Release: rp.Pin.Release, Namespace: rp.Pin.Namespace, Pool: rp.Pin.Pool}
+	if rp.Pin.Unresolved != "" {
+		p.State, p.Reason = StateUnresolved, "its values cannot be computed as Flux computes them: "+rp.Pin.Unresolved+"; make what it names exist, then run again"
 		return p, nil
 	}
 	md := p.readRunning(f)
-	now, nowRead, err := rp.planNow(chrt, t)
+	now, nowRead, err := rp.PlanNow(chrt, t)
 	if err != nil {
 		return p, err
 	}
@@ -607,20 +609,20 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 		return p, nil
 	}
 	p.readNow(now, rp, f)
-	e := editFor(d, now.CreatedWith, rp, target, nowRead.caDigest)
+	e := editFor(d, now.CreatedWith, rp, target, nowRead.CADigest)
 	p.Changes = e.changes
 	hr, err := helmReleaseOf(t, rp)
 	if err != nil {
 		return p, err
 	}
 	if hr != nil {
-		p.Generation, p.UID = Generation(hr.Object), string(hr.GetUID())
+		p.Generation, p.UID = report.Generation(hr.Object), string(hr.GetUID())
 	}
 	if len(e.patch) == 0 {
 		p = onTargetOrRolling(p, now, md, hr, target, e.path, pc.record)
 		if p.State == StateRolling {
 			// Rolling already: by what its MachineDeployment holds.
-			p.rolling(readRollingUpdate(md))
+			p.rolling(report.ReadRollingUpdate(md))
 			p.cloning(d, nowRead)
 		}
 		return p, nil
@@ -635,7 +637,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	}
 	// The rolling update the pool renders now is the one it renders at the
 	// target: the move changes none of the values it comes from.
-	if now.Result == "renders" && p.boundRoll(e, nowRead.rollingUpdate, rp, pc) {
+	if now.Result == "renders" && p.boundRoll(e, nowRead.RollingUpdate, rp, pc) {
 		return p, nil
 	}
 	at, atRead, next, err := p.renderTarget(chrt, t, rp, hr, e)
@@ -645,7 +647,7 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	if now.Result != "renders" && at.Result == "renders" && e.surge == nil {
 		// Known only now; the bound, if it takes a maxSurge, takes
 		// another render.
-		if p.boundRoll(e, atRead.rollingUpdate, rp, pc) {
+		if p.boundRoll(e, atRead.RollingUpdate, rp, pc) {
 			return p, nil
 		}
 		if e.surge != nil {
@@ -656,14 +658,14 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 	}
 	p.readTarget(at, d, e, target)
 	if ds := at.DiskSource; ds != nil && ds.Path == "http" {
-		p.ImageURL, p.imageCA = ds.URL, atRead.caPEM
+		p.ImageURL, p.imageCA = ds.URL, atRead.CAPEM
 	}
 	if p.judgeTarget(at, atRead, e, target) {
 		return p, nil
 	}
 	p.State = StateMoves
 	p.judgeObjects(hr, rp)
-	p.rolling(atRead.rollingUpdate)
+	p.rolling(atRead.RollingUpdate)
 	p.cloning(at.DiskSource, atRead)
 	p.Note = joinNotes(e.surgeNote, caNote(d, at.DiskSource, next))
 	if p.State == StateMoves && target.FactoryURL == "" {
@@ -676,20 +678,20 @@ func planPool(chrt *chart.Chart, t Target, f *PinsFacts, rp resolvedPool, target
 
 // renderTarget renders the pool with its values changed by e: nil, with no
 // error, when Flux could not compute them (the pool's state says why).
-func (p *RolloutPool) renderTarget(chrt *chart.Chart, t Target, rp resolvedPool, hr *unstructured.Unstructured, e targetEdit) (*PlanReport, renderRead, map[string]any, error) {
+func (p *RolloutPool) renderTarget(chrt *chart.Chart, t report.Target, rp report.ResolvedPool, hr *unstructured.Unstructured, e targetEdit) (*report.PlanReport, report.RenderRead, map[string]any, error) {
 	next, unresolved, err := p.changedValues(t, rp, hr, e.patch)
 	if err != nil {
-		return nil, renderRead{}, nil, err
+		return nil, report.RenderRead{}, nil, err
 	}
 	if unresolved != "" {
 		p.State, p.Reason = StateRefused, "its values, changed, cannot be computed as Flux computes them: "+unresolved
-		return nil, renderRead{}, nil, nil
+		return nil, report.RenderRead{}, nil, nil
 	}
-	at, manifest, err := Plan(chrt, t, rp.release, next)
+	at, manifest, err := report.Plan(chrt, t, rp.Release, next)
 	if err != nil {
-		return nil, renderRead{}, nil, err
+		return nil, report.RenderRead{}, nil, err
 	}
-	return at, readRender(manifest), next, nil
+	return at, report.ReadRender(manifest), next, nil
 }
 
 // boundRoll keeps what the pool's roll replaces at once (by its rolling
@@ -697,14 +699,14 @@ func (p *RolloutPool) renderTarget(chrt *chart.Chart, t Target, rp resolvedPool,
 // change takes the maxSurge that keeps it within. It says true, the pool
 // listed apart (StateAboveBound), where no maxSurge can: the chart takes
 // none, or the pool's maxUnavailable alone is above the bound.
-func (p *RolloutPool) boundRoll(e targetEdit, r rollingUpdate, rp resolvedPool, pc planContext) bool {
+func (p *RolloutPool) boundRoll(e targetEdit, r report.RollingStrategy, rp report.ResolvedPool, pc planContext) bool {
 	bound, flag := pc.bounds.of(e.path)
-	n := r.atOnce(p.Workers, p.ToReplace)
+	n := atOnce(r, p.Workers, p.ToReplace)
 	if bound == 0 || n <= bound {
 		return false
 	}
-	surge, unavailable := r.resolve(p.Workers)
-	above := fmt.Sprintf("it %s (its rolling update: maxSurge %d and maxUnavailable %d for %s), more than %s on its own", atOnceText(n, e.path), surge, unavailable, Count(int(p.Workers), "worker"), flagValue(flag, bound))
+	surge, unavailable := resolve(r, p.Workers)
+	above := fmt.Sprintf("it %s (its rolling update: maxSurge %d and maxUnavailable %d for %s), more than %s on its own", atOnceText(n, e.path), surge, unavailable, report.Count(int(p.Workers), "worker"), flagValue(flag, bound))
 	keep, ok := boundSurge(r, p.Workers, bound)
 	switch {
 	case !ok:
@@ -714,7 +716,7 @@ func (p *RolloutPool) boundRoll(e targetEdit, r rollingUpdate, rp resolvedPool, 
 		p.State, p.Reason = StateAboveBound, above+", and this pool chart has no maxSurge value to bound its roll (a chart before it refuses the key): upgrade the platform to a pool chart that has it, give "+flagValue(flag, n)+", or leave the pool out (--exclude "+p.HelmRelease+")"
 		return true
 	}
-	e.setSurge(r.maxSurge, rp.values, keep)
+	e.setSurge(r.MaxSurge, rp.Values, keep)
 	e.surgeNote = fmt.Sprintf("maxSurge %d keeps its roll within %s: %s, not %d; the rolling update is not part of the machine template, so it rolls nothing the move does not", keep, flagValue(flag, bound), atOnceText(min(keep+unavailable, p.ToReplace), e.path), n)
 	p.Changes = e.changes
 	return false
@@ -722,10 +724,10 @@ func (p *RolloutPool) boundRoll(e targetEdit, r rollingUpdate, rp resolvedPool, 
 
 // rolling records the pool's rolling update at the target and what it
 // replaces at once by it.
-func (p *RolloutPool) rolling(r rollingUpdate) {
-	surge, unavailable := r.resolve(p.Workers)
+func (p *RolloutPool) rolling(r report.RollingStrategy) {
+	surge, unavailable := resolve(r, p.Workers)
 	p.RollingUpdate = &RollingUpdate{MaxSurge: surge, MaxUnavailable: unavailable}
-	p.WorkersAtOnce = r.atOnce(p.Workers, p.ToReplace)
+	p.WorkersAtOnce = atOnce(r, p.Workers, p.ToReplace)
 }
 
 // joinNotes joins what else a pool's plan says, in order, skipping none said.
@@ -741,8 +743,8 @@ func joinNotes(notes ...string) string {
 
 // readRunning reads what the pool's MachineDeployment runs: its workers
 // and template. It returns the MachineDeployment, nil when it has none.
-func (p *RolloutPool) readRunning(f *PinsFacts) map[string]any {
-	u := f.machineDeployments[p.Namespace+"/"+p.Pool]
+func (p *RolloutPool) readRunning(f *report.PinsFacts) map[string]any {
+	u := f.MachineDeployments[p.Namespace+"/"+p.Pool]
 	if u == nil || p.Pool == "" {
 		return nil
 	}
@@ -755,12 +757,12 @@ func (p *RolloutPool) readRunning(f *PinsFacts) map[string]any {
 
 // readNow records what the chart renders for the pool as it is, and how it
 // is behind what a new pool gets.
-func (p *RolloutPool) readNow(now *PlanReport, rp resolvedPool, f *PinsFacts) {
+func (p *RolloutPool) readNow(now *report.PlanReport, rp report.ResolvedPool, f *report.PinsFacts) {
 	p.Pool = now.Pool
 	p.From = flavorOf(now.DiskSource)
 	p.MachineTemplate.Current = now.MachineTemplate
-	if rp.facts != nil {
-		p.Behind = Behind(runningFromFacts(rp.facts), f.stored)
+	if rp.Facts != nil {
+		p.Behind = report.Behind(report.RunningFromFacts(rp.Facts), f.Stored)
 	}
 }
 
@@ -771,10 +773,10 @@ func (p *RolloutPool) readNow(now *PlanReport, rp resolvedPool, f *PinsFacts) {
 // imports from the target's factory already, trusting the target's CA (the
 // platform's, published with that URL, say), takes no CA of its own: its
 // import would not change, and it would stop following the platform's CA.
-func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target RolloutTarget, caDigest string) targetEdit {
+func editFor(d *report.DiskReport, createdWith *report.CreatedWith, rp report.ResolvedPool, target RolloutTarget, caDigest string) targetEdit {
 	e := targetEdit{valuesEdit: newValuesEdit(createdWith), path: d.Path, schematicID: d.SchematicID, version: d.Version}
 	if target.Builtin && d.Path != "clone" {
-		e.schematicID, e.version = e.switchToBuiltin(d, rp.values)
+		e.schematicID, e.version = e.switchToBuiltin(d, rp.Values)
 		e.path = "clone"
 	}
 	if target.SchematicID != "" {
@@ -785,13 +787,13 @@ func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target Ro
 	}
 	if target.FactoryURL != "" && e.path == "http" && d.ImageFactoryURL != nil {
 		e.set("imageFactoryURL", *d.ImageFactoryURL, target.FactoryURL)
-		trustedAlready := d.ImageFactoryURL.Value == target.FactoryURL && caDigest != "" && caDigest == CertificatesDigest(target.FactoryCA)
+		trustedAlready := d.ImageFactoryURL.Value == target.FactoryURL && caDigest != "" && caDigest == report.CertificatesDigest(target.FactoryCA)
 		if target.FactoryCA != "" && !trustedAlready {
-			e.setCA(d.ImageFactoryCA, fleet.Text(rp.values, "talos", "imageFactoryCA"), target)
+			e.setCA(d.ImageFactoryCA, fleet.Text(rp.Values, "talos", "imageFactoryCA"), target)
 		}
 	}
-	if target.Defaults && rp.facts != nil {
-		running := runningFromFacts(rp.facts)
+	if target.Defaults && rp.Facts != nil {
+		running := report.RunningFromFacts(rp.Facts)
 		if from, to, ok := kubernetesPatch(running); ok {
 			e.kubernetes = to
 			e.patch["version"] = to
@@ -806,15 +808,15 @@ func editFor(d *DiskReport, createdWith *CreatedWith, rp resolvedPool, target Ro
 // with SpecValues what the patch writes; for a pool without a HelmRelease,
 // its values with the change merged on top. unresolved says why Flux could
 // not compute them.
-func (p *RolloutPool) changedValues(t Target, rp resolvedPool, hr *unstructured.Unstructured, patch map[string]any) (map[string]any, string, error) {
+func (p *RolloutPool) changedValues(t report.Target, rp report.ResolvedPool, hr *unstructured.Unstructured, patch map[string]any) (map[string]any, string, error) {
 	if hr == nil {
-		return MergePatch(rp.values, patch), "", nil
+		return MergePatch(rp.Values, patch), "", nil
 	}
 	own, _, _ := unstructured.NestedMap(hr.Object, "spec", "values")
 	p.SpecValues = MergePatch(own, patch)
 	if surge, ok := patch["maxSurge"].(int64); ok {
 		was, had := own["maxSurge"]
-		p.SurgeRestore = &SurgeRestore{Wrote: surge, Had: had, Own: was}
+		p.SurgeRestore = &report.SurgeRestore{Wrote: surge, Had: had, Own: was}
 	}
 	patched := hr.DeepCopy()
 	if err := unstructured.SetNestedMap(patched.Object, p.SpecValues, "spec", "values"); err != nil {
@@ -824,7 +826,7 @@ func (p *RolloutPool) changedValues(t Target, rp resolvedPool, hr *unstructured.
 }
 
 // readTarget records what the chart renders for the pool at the target.
-func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, target RolloutTarget) {
+func (p *RolloutPool) readTarget(at *report.PlanReport, now *report.DiskReport, e targetEdit, target RolloutTarget) {
 	p.MachineTemplate.Target = at.MachineTemplate
 	if at.DiskSource != nil {
 		p.To = flavorOf(at.DiskSource)
@@ -840,12 +842,12 @@ func (p *RolloutPool) readTarget(at *PlanReport, now *DiskReport, e targetEdit, 
 // judgeTarget says whether the render at the target keeps the pool from
 // moving: the change does not reach it, the chart refuses it, or its
 // golden is not there to clone. It sets the state and reason when it does.
-func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit, target RolloutTarget) bool {
-	missed := missedTarget(at.DiskSource, read.caDigest, e.path, p.toSchematicID, p.toVersion, target)
-	if got := read.kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
-		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", OrNone(got), e.kubernetes)
+func (p *RolloutPool) judgeTarget(at *report.PlanReport, read report.RenderRead, e targetEdit, target RolloutTarget) bool {
+	missed := missedTarget(at.DiskSource, read.CADigest, e.path, p.toSchematicID, p.toVersion, target)
+	if got := read.Kubernetes; missed == "" && e.kubernetes != "" && at.Result == "renders" && got != e.kubernetes {
+		missed = fmt.Sprintf("its MachineDeployment would run Kubernetes %s, not %s", report.OrNone(got), e.kubernetes)
 	}
-	if got := surgeText(read.rollingUpdate.maxSurge); missed == "" && e.surge != nil && at.Result == "renders" && got != strconv.FormatInt(*e.surge, 10) {
+	if got := surgeText(read.RollingUpdate.MaxSurge); missed == "" && e.surge != nil && at.Result == "renders" && got != strconv.FormatInt(*e.surge, 10) {
 		missed = fmt.Sprintf("its MachineDeployment's rolling update would surge %s, not maxSurge %d", got, *e.surge)
 	}
 	d := at.DiskSource
@@ -858,10 +860,10 @@ func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit,
 		p.State, p.Reason = StateGoldenNotReady, at.Refusal
 	case at.Result != "renders":
 		p.State, p.Reason = StateRefused, at.Refusal
-		switch switchOutcome(at) {
-		case OutcomeNeedsEntry:
+		switch report.SwitchOutcome(at) {
+		case report.OutcomeNeedsEntry:
 			p.State = StateNeedsEntry
-		case OutcomeNeedsPerClass:
+		case report.OutcomeNeedsPerClass:
 			p.State = StateNeedsPerClass
 		}
 	case goldenNotReady:
@@ -876,37 +878,37 @@ func (p *RolloutPool) judgeTarget(at *PlanReport, read renderRead, e targetEdit,
 // notDeployed: the pool has a HelmRelease and no MachineDeployment, so a
 // wave would wait for workers that do not exist; the chart's refusal of it
 // as it is, if it refuses it, is why.
-func (p *RolloutPool) notDeployed(hr *unstructured.Unstructured, now *PlanReport) {
+func (p *RolloutPool) notDeployed(hr *unstructured.Unstructured, now *report.PlanReport) {
 	why := ""
 	if now.Result != "renders" {
 		why = " (the chart refuses it as it is: " + now.Refusal + ")"
 	}
 	p.State = StateNotDeployed
-	p.Reason = fmt.Sprintf("no MachineDeployment %s/%s: the pool never deployed%s, and a wave would wait for workers that do not exist; fix what keeps its release from deploying (flux get helmrelease %s -n %s), then run again", p.Namespace, OrNone(p.Pool), why, hr.GetName(), hr.GetNamespace())
+	p.Reason = fmt.Sprintf("no MachineDeployment %s/%s: the pool never deployed%s, and a wave would wait for workers that do not exist; fix what keeps its release from deploying (flux get helmrelease %s -n %s), then run again", p.Namespace, report.OrNone(p.Pool), why, hr.GetName(), hr.GetNamespace())
 }
 
 // judgeObjects says what, in the pool's own objects, keeps a pool whose
 // render moves from moving: no HelmRelease to patch, one Flux would not
 // apply as the chart renders it, or one whose last release failed. Each is
 // left where it is, with the fix.
-func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp resolvedPool) {
+func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp report.ResolvedPool) {
 	if hr == nil {
 		p.State = StateNoHelmRelease
 		p.Reason = "installed with helm install, without a HelmRelease: rollout patches a HelmRelease's spec.values only; move it with helm upgrade --reuse-values setting the values change below, or manage it with a HelmRelease"
 		return
 	}
 	flux := hr.GetName() + " -n " + hr.GetNamespace()
-	_, failed, _ := HelmReleaseStatus(hr.Object, Generation(hr.Object))
+	_, failed, _ := HelmReleaseStatus(hr.Object, report.Generation(hr.Object))
 	switch {
 	case kustomization(hr) != "":
 		p.State = StateKustomized
-		p.Reason = fmt.Sprintf("HelmRelease %s is applied by the Flux Kustomization %s (its kustomize.toolkit.fluxcd.io labels), which would put its spec.values back at its next reconcile, and the pool would roll back: change the values in that Kustomization's source instead, or leave the pool out", rp.helmRelease, kustomization(hr))
+		p.Reason = fmt.Sprintf("HelmRelease %s is applied by the Flux Kustomization %s (its kustomize.toolkit.fluxcd.io labels), which would put its spec.values back at its next reconcile, and the pool would roll back: change the values in that Kustomization's source instead, or leave the pool out", rp.HelmRelease, kustomization(hr))
 	case suspended(hr):
 		p.State = StateSuspended
-		p.Reason = fmt.Sprintf("HelmRelease %s is suspended (spec.suspend: true): helm-controller would not apply the change; resume it (flux resume helmrelease %s -n %s), or leave the pool out", rp.helmRelease, hr.GetName(), hr.GetNamespace())
+		p.Reason = fmt.Sprintf("HelmRelease %s is suspended (spec.suspend: true): helm-controller would not apply the change; resume it (flux resume helmrelease %s -n %s), or leave the pool out", rp.HelmRelease, hr.GetName(), hr.GetNamespace())
 	case postRendered(hr):
 		p.State = StatePostRendered
-		p.Reason = fmt.Sprintf("HelmRelease %s has spec.postRenderers: what helm-controller applies is not what the chart renders, so neither the template it would run nor its workers' disks can be planned; move it by hand (its values change is below), or drop its postRenderers", rp.helmRelease)
+		p.Reason = fmt.Sprintf("HelmRelease %s has spec.postRenderers: what helm-controller applies is not what the chart renders, so neither the template it would run nor its workers' disks can be planned; move it by hand (its values change is below), or drop its postRenderers", rp.HelmRelease)
 	case failed != "":
 		p.State = StateReleaseFailed
 		p.Reason = fmt.Sprintf("its last release failed before this rollout (%s): a wave would wait for what does not come; fix the cause, have helm-controller release it again (flux reconcile helmrelease %s --force), then run again", failed, flux)
@@ -917,12 +919,12 @@ func (p *RolloutPool) judgeObjects(hr *unstructured.Unstructured, rp resolvedPoo
 // whose disk source is d: its golden, and on the clone path its disk's
 // size, CDI's strategy and how many disks it clones at once (each worker
 // it replaces at once, rolling).
-func (p *RolloutPool) cloning(d *DiskReport, read renderRead) {
+func (p *RolloutPool) cloning(d *report.DiskReport, read report.RenderRead) {
 	p.Golden = d.Golden
 	if d.Path != "clone" {
 		return
 	}
-	p.DiskSize = read.diskSize
+	p.DiskSize = read.DiskSize
 	if cs := d.CloneStrategy; cs != nil {
 		p.CloneStrategy = cs.Value
 	}
@@ -936,7 +938,7 @@ func (p *RolloutPool) cloning(d *DiskReport, read renderRead) {
 // as it is now (an earlier run's), it is rolling there and the rollout
 // waits for it, or its release failed; a pool on the target by values its
 // tenant wrote, or written since, is not waited on.
-func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *unstructured.Unstructured, target RolloutTarget, path string, record *RolloutRecord) RolloutPool {
+func onTargetOrRolling(p RolloutPool, now *report.PlanReport, md map[string]any, hr *unstructured.Unstructured, target RolloutTarget, path string, record *report.RolloutRecord) RolloutPool {
 	p.To = p.From
 	p.MachineTemplate.Target = now.MachineTemplate
 	if target.FactoryURL != "" && path == "clone" && !target.Builtin && target.TalosVersion == "" {
@@ -951,15 +953,15 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 		p.State, p.Reason = StateOnTarget, "on the target (a Helm release without a HelmRelease: what its MachineDeployment runs is not checked)"
 		return p
 	}
-	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, Generation(hr.Object))
+	hrReady, failed, hrSays := HelmReleaseStatus(hr.Object, report.Generation(hr.Object))
 	mdState := MachineDeploymentRolledOut(md, now.MachineTemplate, p.Workers)
 	if mdState.Template == now.MachineTemplate && mdState.Observed {
 		p.ToReplace = max(0, p.Workers-mdState.UpdatedReplicas)
 	}
-	ours, notOurs := record.wrote(hr)
+	ours, notOurs := record.Wrote(hr)
 	// The maxSurge an earlier run wrote to bound the roll, and the pool's
 	// own, kept by the record until put back: this run puts it back.
-	p.SurgeRestore = record.surgeToRestore(hr)
+	p.SurgeRestore = surgeToRestore(record, hr)
 	switch {
 	case hrReady && mdState.RolledOut:
 		p.State, p.Reason = StateOnTarget, mdState.Says
@@ -985,7 +987,7 @@ func onTargetOrRolling(p RolloutPool, now *PlanReport, md map[string]any, hr *un
 
 // missedTarget says which part of the target a render does not resolve to;
 // caDigest names the CA its disk's import trusts (renderRead).
-func missedTarget(d *DiskReport, caDigest, path, schematicID, version string, target RolloutTarget) string {
+func missedTarget(d *report.DiskReport, caDigest, path, schematicID, version string, target RolloutTarget) string {
 	if d == nil {
 		return ""
 	}
@@ -1001,7 +1003,7 @@ func missedTarget(d *DiskReport, caDigest, path, schematicID, version string, ta
 		return fmt.Sprintf("the chart resolves imageFactoryURL %s from %s", d.ImageFactoryURL.Value, d.ImageFactoryURL.Source)
 	case target.FactoryCA != "" && d.Path == "http" && d.ImageFactoryCA == nil:
 		return "the chart's import trusts no CA of its own, not the CA of --factory-ca"
-	case target.FactoryCA != "" && d.Path == "http" && caDigest != CertificatesDigest(target.FactoryCA):
+	case target.FactoryCA != "" && d.Path == "http" && caDigest != report.CertificatesDigest(target.FactoryCA):
 		return fmt.Sprintf("the chart's import trusts another CA than --factory-ca's (%s, from %s)", d.ImageFactoryCA.Value, d.ImageFactoryCA.Source)
 	}
 	return ""
@@ -1009,9 +1011,9 @@ func missedTarget(d *DiskReport, caDigest, path, schematicID, version string, ta
 
 // kubernetesPatch is the chart's release of the minor a pool runs, when
 // it is newer than the release the pool runs (as Behind says it).
-func kubernetesPatch(r Running) (from, to string, ok bool) {
-	for _, b := range Behind(r, nil) {
-		if b.Kind == BehindKubernetesPatch {
+func kubernetesPatch(r report.Running) (from, to string, ok bool) {
+	for _, b := range report.Behind(r, nil) {
+		if b.Kind == report.BehindKubernetesPatch {
 			return b.From, b.To, true
 		}
 	}
@@ -1049,14 +1051,14 @@ func suspended(hr *unstructured.Unstructured) bool {
 }
 
 // flavorOf is the disk source a pool resolves, as the chart reports it.
-func flavorOf(d *DiskReport) *RolloutFlavor {
+func flavorOf(d *report.DiskReport) *RolloutFlavor {
 	return &RolloutFlavor{Path: d.Path, SchematicID: d.SchematicID, Version: d.Version, ImageFactoryURL: d.ImageFactoryURL, Golden: d.Golden}
 }
 
 // caNote: a pool that moves to a factory URL of its own takes no CA of the
 // platform's (a CA belongs to the URL it came with), and imports trusting
 // CDI's system store alone unless it sets talos.imageFactoryCA.
-func caNote(now, at *DiskReport, values map[string]any) string {
+func caNote(now, at *report.DiskReport, values map[string]any) string {
 	if at == nil || at.Path != "http" || at.ImageFactoryCA != nil {
 		return ""
 	}
@@ -1169,40 +1171,40 @@ func newWave(n int, pools []RolloutPool, alone string) RolloutWave {
 // wait for, as adopt writes it: a new entry for a flavor with no golden, a
 // class added to an entry for a pool on another class; and the Talos
 // release new pools take moved to the target (nd), also when no pool waits.
-func rolloutCatalog(t Target, f *PinsFacts, blocked []RolloutPool, nd newPoolsDefault) (*AdoptCatalog, error) {
-	var waiting []AdoptPool
+func rolloutCatalog(t report.Target, f *report.PinsFacts, blocked []RolloutPool, nd newPoolsDefault) (*report.AdoptCatalog, error) {
+	var waiting []report.AdoptPool
 	for _, p := range blocked {
 		if p.State != StateNeedsEntry && p.State != StateNeedsPerClass {
 			continue
 		}
-		outcome := OutcomeNeedsEntry
+		outcome := report.OutcomeNeedsEntry
 		if p.State == StateNeedsPerClass {
-			outcome = OutcomeNeedsPerClass
+			outcome = report.OutcomeNeedsPerClass
 		}
-		waiting = append(waiting, AdoptPool{HelmRelease: p.HelmRelease, Outcome: outcome, Switched: p.switched, schematicID: p.toSchematicID, version: p.toVersion, imageFactoryURL: p.toURL})
+		waiting = append(waiting, report.AdoptPool{HelmRelease: p.HelmRelease, Outcome: outcome, Switched: p.switched, SchematicID: p.toSchematicID, Version: p.toVersion, ImageFactoryURL: p.toURL})
 	}
 	if len(waiting) == 0 && len(nd.moves) == 0 {
 		return nil, nil
 	}
-	home, newEntry, err := catalogChangeBase(t)
+	home, newEntry, err := report.CatalogChangeBase(t)
 	if err != nil {
 		return nil, err
 	}
-	url := newEntry.url
+	url := newEntry.URL
 	for i := range waiting {
 		// A pool that clones already boots from no factory of its own.
-		if waiting[i].imageFactoryURL == "" {
-			waiting[i].imageFactoryURL = url.Value
+		if waiting[i].ImageFactoryURL == "" {
+			waiting[i].ImageFactoryURL = url.Value
 		}
 	}
-	c, err := catalogFor(home, f.stored, waiting, url)
+	c, err := report.CatalogFor(home, f.Stored, waiting, url)
 	if err != nil {
 		return nil, err
 	}
 	if err := withNewPoolsMove(&c, home, nd, url); err != nil {
 		return nil, err
 	}
-	if err := withFactoryNotes(t, home, &c); err != nil {
+	if err := report.WithFactoryNotes(t, home, &c); err != nil {
 		return nil, err
 	}
 	return &c, nil

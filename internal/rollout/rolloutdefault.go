@@ -4,11 +4,13 @@
 // New pools take it when they are created and record it, so moving it
 // rolls no running pool.
 
-package report
+package rollout
 
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/cozystack/golden-worker-images/internal/golden"
 )
@@ -20,7 +22,7 @@ var osImageField = regexp.MustCompile(`osImage\.(builtin|factory)\.(schematicID|
 // newPoolsDefault is what a rollout's catalog change moves for new pools:
 // each default (moves), and the flavor new pools take once it is applied.
 type newPoolsDefault struct {
-	moves                []DefaultMove
+	moves                []report.DefaultMove
 	schematicID, version string
 	// note says why nothing moves where the target is newer but the
 	// default stays.
@@ -32,27 +34,27 @@ type newPoolsDefault struct {
 // cluster: the first of pools the chart resolved); none for a target that
 // is not a Talos release, or when new pools take it or newer already, or
 // another schematic than --to-schematic.
-func newPoolsMove(target RolloutTarget, pools []*resolvedPool) newPoolsDefault {
+func newPoolsMove(target RolloutTarget, pools []*report.ResolvedPool) newPoolsDefault {
 	if target.TalosVersion == "" || target.Defaults {
 		return newPoolsDefault{}
 	}
-	v, err := talosVersion(target.TalosVersion)
+	v, err := report.TalosVersion(target.TalosVersion)
 	if err != nil {
 		return newPoolsDefault{}
 	}
 	for _, rp := range pools {
-		if rp.facts == nil {
+		if rp.Facts == nil {
 			continue
 		}
-		d := rp.facts.Behind.Defaults
-		cur, err := talosVersion(string(d.Version))
+		d := rp.Facts.Behind.Defaults
+		cur, err := report.TalosVersion(string(d.Version))
 		if err != nil || !cur.LessThan(v) {
 			return newPoolsDefault{}
 		}
 		if target.SchematicID != "" && target.SchematicID != string(d.SchematicID) {
 			return newPoolsDefault{note: fmt.Sprintf("new pools keep Talos %s: they take schematic %s, not --to-schematic %s; to move them too, set tenantWorkers.talos.schematicID and tenantWorkers.talos.version in this change yourself", d.Version, d.SchematicID, target.SchematicID)}
 		}
-		move := func(field string, now scalar, from scalar, to string) DefaultMove {
+		move := func(field string, now report.Scalar, from report.Scalar, to string) report.DefaultMove {
 			key := "tenantWorkers.talos." + field
 			if m := osImageField.FindStringSubmatch(string(from)); m != nil {
 				key = "tenantWorkers.osImage." + m[1] + "." + field
@@ -61,7 +63,7 @@ func newPoolsMove(target RolloutTarget, pools []*resolvedPool) newPoolsDefault {
 			if source == "" {
 				source = "the pool chart's built-in default"
 			}
-			return DefaultMove{Key: key, From: Sourced{string(now), source}, To: to}
+			return report.DefaultMove{Key: key, From: report.Sourced{Value: string(now), Source: source}, To: to}
 		}
 		nd := newPoolsDefault{schematicID: string(d.SchematicID), version: target.TalosVersion}
 		if target.SchematicID != "" {
@@ -79,13 +81,13 @@ func newPoolsMove(target RolloutTarget, pools []*resolvedPool) newPoolsDefault {
 // it says so instead. Where new pools clone the published flavor (a
 // published osImage.builtin), the catalog refuses a flavor no entry
 // imports: its entry is added (url: where a new entry imports from).
-func withNewPoolsMove(c *AdoptCatalog, home CatalogHome, nd newPoolsDefault, url Sourced) error {
+func withNewPoolsMove(c *report.AdoptCatalog, home report.CatalogHome, nd newPoolsDefault, url report.Sourced) error {
 	c.NewPoolsNote = nd.note
 	if len(nd.moves) == 0 {
 		return nil
 	}
 	for _, m := range nd.moves {
-		if home.Shape != ShapePlatform && clusterChannel.MatchString(m.From.Source) {
+		if home.Shape != report.ShapePlatform && clusterChannel.MatchString(m.From.Source) {
 			c.NewPoolsNote = fmt.Sprintf("new pools keep Talos %s: they take %s from %s, which the platform writes, not this Package; move it there", nd.moves[len(nd.moves)-1].From.Value, m.Key, m.From.Source)
 			return nil
 		}
@@ -98,7 +100,7 @@ func withNewPoolsMove(c *AdoptCatalog, home CatalogHome, nd newPoolsDefault, url
 	}
 	if !c.Changed {
 		c.Changed = true
-		c.at(home)
+		c.At(home)
 	}
 	return nil
 }
@@ -109,9 +111,9 @@ var clusterChannel = regexp.MustCompile(`\b_cluster\.`)
 // publishedOSImage is the osImage new pools are given where home holds it:
 // the platform's tenantWorkers (it writes _cluster.osImage from it), or the
 // catalog's, which it publishes.
-func publishedOSImage(home CatalogHome) map[string]any {
+func publishedOSImage(home report.CatalogHome) map[string]any {
 	vals := home.CatalogValues()
-	if home.Shape == ShapePlatform {
+	if home.Shape == report.ShapePlatform {
 		vals = home.Platform
 	}
 	tw, _ := vals["tenantWorkers"].(map[string]any)
@@ -121,13 +123,13 @@ func publishedOSImage(home CatalogHome) map[string]any {
 
 // addDefaultEntry adds the entry of the flavor new pools clone once the
 // default moves, unless the list has it.
-func addDefaultEntry(c *AdoptCatalog, schematicID, version string, url Sourced) {
+func addDefaultEntry(c *report.AdoptCatalog, schematicID, version string, url report.Sourced) {
 	plain := golden.Name(schematicID, version)
 	for _, e := range c.Images {
 		if e.Plain == plain {
 			return
 		}
 	}
-	c.Images = append(c.Images, CatalogEntry{Plain: plain, Change: ChangeNew, ImportsFrom: url.Value, Entry: CatalogImage{SchematicID: schematicID, Version: version},
+	c.Images = append(c.Images, report.CatalogEntry{Plain: plain, Change: report.ChangeNew, ImportsFrom: url.Value, Entry: report.CatalogImage{SchematicID: schematicID, Version: version},
 		Notes: []string{"new pools clone it once the default moves (tenantWorkers.osImage is builtin): without its golden a new pool is refused"}})
 }

@@ -9,13 +9,15 @@
 // list, trusting the CA the pool imports with; the release passes only when
 // every such factory lists it.
 
-package report
+package rollout
 
 import (
 	"context"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/cozystack/golden-worker-images/internal/fleet"
@@ -34,14 +36,14 @@ type knownRelease struct {
 
 // knownReleases are the releases the cluster's goldens and the chart's
 // defaults name, with read its catalog entries too.
-func knownReleases(t Target, f *PinsFacts, defaults []string, read bool) ([]knownRelease, error) {
+func knownReleases(t report.Target, f *report.PinsFacts, defaults []string, read bool) ([]knownRelease, error) {
 	var out []knownRelease
 	add := func(v, by string) {
-		if sv, err := talosVersion(v); err == nil {
+		if sv, err := report.TalosVersion(v); err == nil {
 			out = append(out, knownRelease{sv, v, by})
 		}
 	}
-	for _, n := range SortedKeys(f.stored) {
+	for _, n := range report.SortedKeys(f.Stored) {
 		if fl, ok := golden.Parse(n); ok {
 			add(fl.Version, "golden "+golden.Namespace+"/"+n)
 		}
@@ -50,7 +52,7 @@ func knownReleases(t Target, f *PinsFacts, defaults []string, read bool) ([]know
 		add(v, "the chart's Talos release for a new pool")
 	}
 	if read && t.Provider != nil {
-		home, err := ReadCatalogHome(t)
+		home, err := report.ReadCatalogHome(t)
 		if err != nil {
 			return nil, err
 		}
@@ -76,8 +78,8 @@ const maxCatalogEntriesRead = 10000
 // chart answers them in a render (kubernetes-nodes.behindFacts): from a pool
 // the fleet's read rendered, else from a render of a new pool without a
 // cluster. The chart's source is never read for an answer.
-func talosMinors(chrt *chart.Chart, f *PinsFacts) ([]string, error) {
-	facts := func(cf *chartFacts) []string {
+func talosMinors(chrt *chart.Chart, f *report.PinsFacts) ([]string, error) {
+	facts := func(cf *report.ChartFacts) []string {
 		var out []string
 		for _, m := range cf.Behind.Defaults.TalosMinors {
 			out = append(out, string(m))
@@ -85,12 +87,12 @@ func talosMinors(chrt *chart.Chart, f *PinsFacts) ([]string, error) {
 		sort.Strings(out)
 		return out
 	}
-	for _, rp := range f.pools {
-		if rp.facts != nil && len(rp.facts.Behind.Defaults.TalosMinors) > 0 {
-			return facts(rp.facts), nil
+	for _, rp := range f.Pools {
+		if rp.Facts != nil && len(rp.Facts.Behind.Defaults.TalosMinors) > 0 {
+			return facts(rp.Facts), nil
 		}
 	}
-	cf, _, err := helperFacts(chrt, Target{Desc: "none"}.options(defaultProbe, map[string]any{"cluster": "rollout"}))
+	cf, _, err := report.HelperFacts(chrt, report.Target{Desc: "none"}.Options(defaultProbe, map[string]any{"cluster": "rollout"}))
 	if err != nil || cf == nil {
 		return nil, err
 	}
@@ -160,7 +162,7 @@ func nearestReleases(v *semver.Version, known []knownRelease) string {
 		}
 		names = append(names, k.text)
 	}
-	return OrNone(strings.Join(names, ", "))
+	return report.OrNone(strings.Join(names, ", "))
 }
 
 // poolFactory is where a selected pool's image would come from at the
@@ -174,24 +176,24 @@ type poolFactory struct {
 // there; its own, trusting its own talos.imageFactoryCA, else the CA
 // published with that URL; for a pool that clones, the factory new pools
 // (and so a new catalog entry) import from, with its published CA.
-func factoryOf(rp *resolvedPool, target RolloutTarget, published publishedFactory) (poolFactory, bool) {
-	if rp.facts == nil {
+func factoryOf(rp *report.ResolvedPool, target RolloutTarget, published publishedFactory) (poolFactory, bool) {
+	if rp.Facts == nil {
 		return poolFactory{}, false
 	}
-	ds := rp.facts.DiskSource
-	defaults := rp.facts.Behind.Defaults
+	ds := rp.Facts.DiskSource
+	defaults := rp.Facts.Behind.Defaults
 	switch {
 	case ds.Clone || target.Builtin:
 		url := string(defaults.ImageFactoryURL)
-		return poolFactory{url: url, caPEM: published.caFor(url, rp.values), caFrom: "the CA published with it"}, url != ""
+		return poolFactory{url: url, caPEM: published.caFor(url, rp.Values), caFrom: "the CA published with it"}, url != ""
 	case target.FactoryURL != "":
 		return poolFactory{url: target.FactoryURL, caPEM: target.FactoryCA, caFrom: "--factory-ca " + target.FactoryCAFrom}, true
 	}
 	url := string(ds.ImageFactoryURL)
-	if own := fleet.Text(rp.values, "talos", "imageFactoryCA"); own != "" {
+	if own := fleet.Text(rp.Values, "talos", "imageFactoryCA"); own != "" {
 		return poolFactory{url: url, caPEM: own, caFrom: "its talos.imageFactoryCA"}, url != ""
 	}
-	return poolFactory{url: url, caPEM: published.caFor(url, rp.values), caFrom: "the CA published with it"}, url != ""
+	return poolFactory{url: url, caPEM: published.caFor(url, rp.Values), caFrom: "the CA published with it"}, url != ""
 }
 
 // publishedFactory is the factory and CA the catalog publishes for new
@@ -218,7 +220,7 @@ func (p publishedFactory) caFor(url string, values map[string]any) string {
 
 // readPublishedFactory reads the factory and CA the catalog publishes, as
 // the chart reads them (publishedCatalogCA's bounds).
-func readPublishedFactory(t Target) (publishedFactory, error) {
+func readPublishedFactory(t report.Target) (publishedFactory, error) {
 	text, err := publishedDefaultsText(t)
 	if err != nil || text == "" {
 		return publishedFactory{}, err
@@ -238,18 +240,18 @@ func readPublishedFactory(t Target) (publishedFactory, error) {
 // checkTargetKnown refuses a --to-talos nothing of the platform knows and
 // no selected pool's factory lists, naming the nearest known releases; it
 // says how the release is known. Nothing for another target.
-func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsFacts, pools []*resolvedPool, target RolloutTarget, reader *FactoryReader) (*TargetKnown, error) {
+func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t report.Target, f *report.PinsFacts, pools []*report.ResolvedPool, target RolloutTarget, reader *FactoryReader) (*TargetKnown, error) {
 	if target.TalosVersion == "" || target.Defaults {
 		return nil, nil
 	}
-	v, err := talosVersion(target.TalosVersion)
+	v, err := report.TalosVersion(target.TalosVersion)
 	if err != nil {
 		return nil, nil // the chart has refused it already (ResolveTarget)
 	}
 	var defaults []string
-	for _, rp := range f.pools {
-		if rp.facts != nil {
-			defaults = append(defaults, string(rp.facts.Behind.Defaults.Version))
+	for _, rp := range f.Pools {
+		if rp.Facts != nil {
+			defaults = append(defaults, string(rp.Facts.Behind.Defaults.Version))
 		}
 	}
 	// What the fleet's read holds first; the catalog's values and the
@@ -288,7 +290,7 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 			factories = append(factories, pf)
 		}
 	}
-	unknown := fmt.Sprintf("--to-talos %s: no catalog entry, golden in %s or chart default names it, and the chart's support rows (Talos %s) take a patch of a minor only up to the next after the newest named one; the nearest known releases: %s", target.TalosVersion, golden.Namespace, OrNone(strings.Join(minors, ", ")), nearestReleases(v, known))
+	unknown := fmt.Sprintf("--to-talos %s: no catalog entry, golden in %s or chart default names it, and the chart's support rows (Talos %s) take a patch of a minor only up to the next after the newest named one; the nearest known releases: %s", target.TalosVersion, golden.Namespace, report.OrNone(strings.Join(minors, ", ")), nearestReleases(v, known))
 	if len(factories) == 0 {
 		return nil, fmt.Errorf("%s; no selected pool names a factory to ask: check the release (a typo?), or add it to the catalog first", unknown)
 	}
@@ -302,7 +304,7 @@ func checkTargetKnown(ctx context.Context, chrt *chart.Chart, t Target, f *PinsF
 			ca += " and " + pf.caFrom
 		}
 		asked := "GET " + VersionsURL(pf.url) + " (trusting " + ca + ")"
-		t.progress("asking %s", asked)
+		t.Progressf("asking %s", asked)
 		versions, err := reader.Versions(ctx, pf.url, pf.caPEM)
 		if err != nil {
 			return nil, fmt.Errorf("%s; asked the factory %s: %v: check the release (a typo?), or make the factory reachable from here and run again", unknown, asked, err)
@@ -326,7 +328,7 @@ var defaultProbe = render.Release{Name: "kubernetes-nodes-rollout-default", Name
 // chartDefaultVersion is the Talos release the chart gives a new pool
 // without a cluster (its built-in default).
 func chartDefaultVersion(chrt *chart.Chart) (string, error) {
-	rep, _, err := Plan(chrt, Target{Desc: "none"}, defaultProbe, map[string]any{"cluster": "rollout"})
+	rep, _, err := report.Plan(chrt, report.Target{Desc: "none"}, defaultProbe, map[string]any{"cluster": "rollout"})
 	if err != nil || rep.DiskSource == nil {
 		return "", err
 	}
@@ -340,7 +342,7 @@ func newestListed(versions []string, v *semver.Version) string {
 	var best *semver.Version
 	text := ""
 	for _, lv := range versions {
-		sv, err := talosVersion(lv)
+		sv, err := report.TalosVersion(lv)
 		if err != nil || sv.Major() != v.Major() || sv.Minor() != v.Minor() {
 			continue
 		}
@@ -348,5 +350,5 @@ func newestListed(versions []string, v *semver.Version) string {
 			best, text = sv, lv
 		}
 	}
-	return OrNone(text)
+	return report.OrNone(text)
 }

@@ -12,13 +12,14 @@
 // One record per target, named for it and holding it (a record holding
 // another target, or none, is not read as this one's): every run to that
 // target (the same command run again after a stop, another selection, the
-// next part of a fleet) reads and adds to the same record. The plan reads it
-// here; internal/apply writes it, one key per HelmRelease.
+// next part of a fleet) reads and adds to the same record. The record, its
+// keys and its read are here, as pins reads every record; internal/rollout
+// names and reads the record of its target, internal/apply writes it, one
+// key per HelmRelease.
 
 package report
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -36,7 +37,7 @@ const (
 	// RecordNamespace is where rollout keeps its records: the platform's
 	// namespace, which tenants cannot write.
 	RecordNamespace = platformNamespace
-	recordPrefix    = "workerimage-rollout-"
+	RecordPrefix    = "workerimage-rollout-"
 	// recordTargetKey holds the target the record is named for (the CA as
 	// the digest of its certificates, never the PEM).
 	recordTargetKey = "target"
@@ -99,27 +100,16 @@ type RolloutRecord struct {
 	legacy  bool
 }
 
-// NewRolloutRecord is the empty record of a rollout to target (Defaults
-// resolved, as the plan holds it).
-func NewRolloutRecord(target RolloutTarget) *RolloutRecord {
-	t := struct {
-		TalosVersion    string `json:"talosVersion,omitempty"`
-		SchematicID     string `json:"schematicID,omitempty"`
-		Defaults        bool   `json:"defaults,omitempty"`
-		Builtin         bool   `json:"builtin,omitempty"`
-		ImageFactoryURL string `json:"imageFactoryURL,omitempty"`
-		ImageFactoryCA  string `json:"imageFactoryCA,omitempty"`
-	}{target.TalosVersion, target.SchematicID, target.Defaults, target.Builtin, target.FactoryURL, CertificatesDigest(target.FactoryCA)}
-	raw, _ := json.Marshal(t)
-	sum := sha256.Sum256(raw)
-	return &RolloutRecord{Name: recordPrefix + hex.EncodeToString(sum[:])[:10], target: string(raw), writes: map[string]WaveWrite{}, dirty: map[string]bool{},
-		size: len(recordTargetKey) + len(raw)}
+// RecordNamed is the empty record named name of target (its JSON, as the
+// record's target key holds it).
+func RecordNamed(name, target string) *RolloutRecord {
+	return &RolloutRecord{Name: name, target: target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(target)}
 }
 
 // Empty is a record of the same target holding no write: a record
 // rewritten from scratch.
 func (r *RolloutRecord) Empty() *RolloutRecord {
-	return &RolloutRecord{Name: r.Name, target: r.target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(r.target)}
+	return RecordNamed(r.Name, r.target)
 }
 
 // Ref is the record as the plan names it: ConfigMap <namespace>/<name>.
@@ -265,24 +255,14 @@ func (r *RolloutRecord) ConfigMap() (*unstructured.Unstructured, error) {
 	}}, nil
 }
 
-// DecodeRolloutRecord reads a record for target from its ConfigMap. One
-// whose target is not this one (or that names none) is not this target's:
-// the record read is empty, and Ignored says why. A key that is not a
-// HelmRelease's write (or a wave's list of writes, as releases before
-// wrote them) is refused, naming the key and the fix.
-func DecodeRolloutRecord(target RolloutTarget, cm *unstructured.Unstructured) (*RolloutRecord, error) {
-	return decodeRecordInto(NewRolloutRecord(target), cm)
-}
-
 // readStoredRecord reads a record for the target it names itself (pins
 // asks what each recorded rollout still moves, whatever its target).
 func readStoredRecord(cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	target, _, _ := unstructured.NestedString(cm.Object, "data", recordTargetKey)
-	r := &RolloutRecord{Name: cm.GetName(), target: target, writes: map[string]WaveWrite{}, dirty: map[string]bool{}, size: len(recordTargetKey) + len(target)}
-	return decodeRecordInto(r, cm)
+	return DecodeRecordInto(RecordNamed(cm.GetName(), target), cm)
 }
 
-func decodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*RolloutRecord, error) {
+func DecodeRecordInto(r *RolloutRecord, cm *unstructured.Unstructured) (*RolloutRecord, error) {
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if got, ok := data[recordTargetKey]; !ok || got != r.target {
 		// A record under this name for another target (a digest's
@@ -364,27 +344,10 @@ func splitWaveKey(k string) (run string, wave int) {
 	return run, wave
 }
 
-// readRolloutRecord reads the record of a rollout to target from the
-// cluster: empty when there is none yet, or no cluster.
-func readRolloutRecord(t Target, target RolloutTarget) (*RolloutRecord, error) {
-	r := NewRolloutRecord(target)
-	if t.Provider == nil {
-		return r, nil
-	}
-	cm, err := fleet.Get(context.Background(), t.Provider, "v1", "ConfigMap", RecordNamespace, r.Name)
-	if err != nil {
-		return nil, fmt.Errorf("the rollout's record %s: %v", r.Ref(), err)
-	}
-	if cm == nil {
-		return r, nil
-	}
-	return DecodeRolloutRecord(target, cm)
-}
-
-// wrote says whether the HelmRelease is as the rollout's write left it: the
+// Wrote says whether the HelmRelease is as the rollout's write left it: the
 // record holds a write of it, by UID the same object, at the generation it
 // is at now. When not, why, in a phrase.
-func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
+func (r *RolloutRecord) Wrote(hr *unstructured.Unstructured) (bool, string) {
 	w, ok := r.Written(hr.GetNamespace(), hr.GetName())
 	switch {
 	case !ok:
@@ -397,20 +360,48 @@ func (r *RolloutRecord) wrote(hr *unstructured.Unstructured) (bool, string) {
 	return true, ""
 }
 
-// surgeToRestore is the maxSurge the record's write of hr bounded its roll
-// with, and the pool's own to put back: only while the write is the
-// rollout's as hr is now (wrote), nil otherwise or when it wrote none.
-func (r *RolloutRecord) surgeToRestore(hr *unstructured.Unstructured) *SurgeRestore {
-	if ours, _ := r.wrote(hr); !ours {
-		return nil
-	}
-	w, _ := r.Written(hr.GetNamespace(), hr.GetName())
-	return w.Surge
-}
-
 // WriteBytes is what a write of HelmRelease namespace/name in a wave of a
 // run takes in the record: its key and its value.
 func WriteBytes(wave int, w RecordedWrite) int {
 	raw, _ := json.Marshal(WaveWrite{Wave: WaveKey(time.Time{}, wave), RecordedWrite: w})
 	return len(PoolKey(w.Namespace, w.Name)) + len(raw)
+}
+
+// SurgeRestore is the maxSurge a rollout writes into a pool's spec.values
+// for the roll, and the pool's own it puts back after its last wave: the
+// rolling update is not part of the machine template, so neither write
+// rolls a worker.
+type SurgeRestore struct {
+	// Wrote is the maxSurge the move writes.
+	Wrote int64 `json:"wrote"`
+	// Had: the pool's spec.values held maxSurge before, Own its value;
+	// else the key is removed.
+	Had bool `json:"had"`
+	Own any  `json:"own,omitempty"`
+}
+
+// Text says what happens to the pool's maxSurge, for the plan and events.
+func (s *SurgeRestore) Text() string {
+	own := "the key removed, as the pool sets none"
+	if s.Had {
+		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
+	}
+	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)", s.Wrote, own)
+}
+
+// ResumedText says what happens to the maxSurge an earlier run wrote into a
+// pool and did not put back, for the plan.
+func (s *SurgeRestore) ResumedText() string {
+	own := "the key removed, as the pool set none"
+	if s.Had {
+		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
+	}
+	return fmt.Sprintf("set to %d by an earlier run to hold its bound, restored after the last wave (%s)", s.Wrote, own)
+}
+
+// Generation is an object's metadata.generation, read as the API wrote it
+// or as a state file holds it.
+func Generation(obj map[string]any) int64 {
+	n, _ := fleet.Int64(obj, "metadata", "generation")
+	return n
 }

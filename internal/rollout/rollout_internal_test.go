@@ -1,7 +1,9 @@
-package report
+package rollout
 
 import (
 	"testing"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -10,7 +12,7 @@ import (
 // when that is newer than the release it runs (as Behind says), and leaves
 // one on it, or on another minor the chart does not ship, alone.
 func TestKubernetesPatch(t *testing.T) {
-	defaults := Defaults{KubernetesReleases: map[string]string{"v1.35": "v1.35.6", "v1.34": "v1.34.9"}}
+	defaults := report.Defaults{KubernetesReleases: map[string]string{"v1.35": "v1.35.6", "v1.34": "v1.34.9"}}
 	for _, c := range []struct {
 		running, from, to string
 		ok                bool
@@ -21,7 +23,7 @@ func TestKubernetesPatch(t *testing.T) {
 		{"v1.30.1", "", "", false},
 		{"", "", "", false},
 	} {
-		from, to, ok := kubernetesPatch(Running{Kubernetes: c.running, Defaults: defaults})
+		from, to, ok := kubernetesPatch(report.Running{Kubernetes: c.running, Defaults: defaults})
 		assert.Equal(t, c.ok, ok, c.running)
 		assert.Equal(t, c.from, from, c.running)
 		assert.Equal(t, c.to, to, c.running)
@@ -33,29 +35,13 @@ func TestKubernetesPatch(t *testing.T) {
 func TestRecordedOSImageFromEitherChannel(t *testing.T) {
 	for _, source := range []string{
 		"the platform default _cluster.osImage.builtin.version recorded when the pool was created (annotation ...)",
-		"the default osImage.builtin.version of " + CatalogChannel + ", recorded when the pool was created (annotation ...)",
+		"the default osImage.builtin.version of " + report.CatalogChannel + ", recorded when the pool was created (annotation ...)",
 	} {
 		path, recorded, ok := osImagePathOf(source, "version")
 		assert.Equal(t, []any{"builtin", true, true}, []any{path, recorded, ok}, source)
 	}
-	_, _, ok := osImagePathOf("the default talos.imageFactoryURL of "+CatalogChannel+", recorded when the pool was created (x)", "version")
+	_, _, ok := osImagePathOf("the default talos.imageFactoryURL of "+report.CatalogChannel+", recorded when the pool was created (x)", "version")
 	assert.False(t, ok, "a published talos default is no osImage field")
-}
-
-// A word of the printed command reads back as itself in a shell: names,
-// URLs and flags as they are, anything else single-quoted.
-func TestShellWord(t *testing.T) {
-	for in, want := range map[string]string{
-		"--to-factory":                    "--to-factory",
-		"https://factory.mirror.internal": "https://factory.mirror.internal",
-		"tenant-a/kubernetes-nodes-a-web": "tenant-a/kubernetes-nodes-a-web",
-		"a b":                             "'a b'",
-		"it's":                            `'it'\''s'`,
-		"$(reboot)":                       "'$(reboot)'",
-		"":                                "''",
-	} {
-		assert.Equal(t, want, shellWord(in), in)
-	}
 }
 
 // What a roll replaces at once, as Cluster API rolls a MachineDeployment:
@@ -91,9 +77,9 @@ func TestRollingUpdateAtOnce(t *testing.T) {
 		{"nothing left", md(int64(10), int64(1)), 12, 0, 0, 10, 1},
 		{"no workers", md(int64(10), int64(1)), 0, 0, 0, 10, 0},
 	} {
-		r := readRollingUpdate(c.md)
-		assert.Equal(t, c.want, r.atOnce(c.workers, c.left), c.name)
-		surge, unavailable := r.resolve(c.workers)
+		r := report.ReadRollingUpdate(c.md)
+		assert.Equal(t, c.want, atOnce(r, c.workers, c.left), c.name)
+		surge, unavailable := resolve(r, c.workers)
 		assert.Equal(t, [2]int64{c.wantSurge, c.wantUnav}, [2]int64{surge, unavailable}, c.name)
 	}
 }
@@ -103,14 +89,14 @@ func TestRollingUpdateAtOnce(t *testing.T) {
 // no maxSurge, or maxUnavailable alone is above the bound), it is listed
 // apart saying why and what to do. Within the bound, nothing is written.
 func TestBoundRoll(t *testing.T) {
-	ru := func(surge, unavailable int64) rollingUpdate {
-		return readRollingUpdate(map[string]any{"spec": map[string]any{"strategy": map[string]any{"rollingUpdate": map[string]any{"maxSurge": surge, "maxUnavailable": unavailable}}}})
+	ru := func(surge, unavailable int64) report.RollingStrategy {
+		return report.ReadRollingUpdate(map[string]any{"spec": map[string]any{"strategy": map[string]any{"rollingUpdate": map[string]any{"maxSurge": surge, "maxUnavailable": unavailable}}}})
 	}
 	pool := func() (*RolloutPool, targetEdit) {
 		return &RolloutPool{HelmRelease: "tenant-a/kubernetes-nodes-a-big", Workers: 12, ToReplace: 12}, targetEdit{valuesEdit: newValuesEdit(nil), path: "clone"}
 	}
 	pc := planContext{bounds: bounds{maxClones: 10}, takesMaxSurge: true}
-	rp := resolvedPool{values: map[string]any{"maxReplicas": int64(20)}}
+	rp := report.ResolvedPool{Values: map[string]any{"maxReplicas": int64(20)}}
 
 	p, e := pool()
 	assert.False(t, p.boundRoll(e, ru(20, 1), rp, pc))

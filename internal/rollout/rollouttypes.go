@@ -1,8 +1,9 @@
-package report
+package rollout
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 )
@@ -190,7 +191,7 @@ type RolloutPlan struct {
 	Unknown []RolloutPool `json:"unknown"`
 	// Catalog is the catalog's images list with the entries or classes the
 	// blocked pools wait for (as adopt writes it); nil when none is missing.
-	Catalog *AdoptCatalog `json:"catalog,omitempty"`
+	Catalog *report.AdoptCatalog `json:"catalog,omitempty"`
 	// CanStart: nothing is blocked (and, with Strict, every selected pool
 	// can move). With no wave, nothing is to be done.
 	CanStart bool `json:"canStart"`
@@ -292,7 +293,7 @@ type RolloutPool struct {
 	CloneStrategy string `json:"cloneStrategy,omitempty"`
 	// Behind says how the pool is behind what a new pool gets now (Behind),
 	// before it moves.
-	Behind []BehindReason `json:"behind,omitempty"`
+	Behind []report.BehindReason `json:"behind,omitempty"`
 	// Generation is the HelmRelease's metadata.generation the plan was made
 	// against: the patch applies only while it is still that.
 	Generation int64 `json:"generation,omitempty"`
@@ -316,14 +317,14 @@ type RolloutPool struct {
 	// SurgeRestore: the values change writes maxSurge to keep the pool's
 	// roll within a bound; after the rollout's last wave, --apply puts the
 	// pool's own back. nil when it writes none.
-	SurgeRestore *SurgeRestore `json:"surgeRestore,omitempty"`
+	SurgeRestore *report.SurgeRestore `json:"surgeRestore,omitempty"`
 
 	// SpecValues is the HelmRelease's whole spec.values once changed: what
 	// the patch writes.
 	SpecValues map[string]any `json:"-"`
 	// switched is the chart's report on the disk source at the target; it
 	// and the target flavor feed the catalog's entries (catalogFor).
-	switched                        *DiskReport
+	switched                        *report.DiskReport
 	toSchematicID, toVersion, toURL string
 }
 
@@ -336,38 +337,6 @@ type TargetKnown struct {
 	// Asked are the factories' version lists asked (GET <factory>/versions),
 	// each with the CA it was trusted with.
 	Asked []string `json:"asked,omitempty"`
-}
-
-// SurgeRestore is the maxSurge a rollout writes into a pool's spec.values
-// for the roll, and the pool's own it puts back after its last wave: the
-// rolling update is not part of the machine template, so neither write
-// rolls a worker.
-type SurgeRestore struct {
-	// Wrote is the maxSurge the move writes.
-	Wrote int64 `json:"wrote"`
-	// Had: the pool's spec.values held maxSurge before, Own its value;
-	// else the key is removed.
-	Had bool `json:"had"`
-	Own any  `json:"own,omitempty"`
-}
-
-// Text says what happens to the pool's maxSurge, for the plan and events.
-func (s *SurgeRestore) Text() string {
-	own := "the key removed, as the pool sets none"
-	if s.Had {
-		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
-	}
-	return fmt.Sprintf("set to %d during the roll, restored after the last wave (%s); a run that stops before leaves it to the next run to the same target (the rollout's record keeps it)", s.Wrote, own)
-}
-
-// ResumedText says what happens to the maxSurge an earlier run wrote into a
-// pool and did not put back, for the plan.
-func (s *SurgeRestore) ResumedText() string {
-	own := "the key removed, as the pool set none"
-	if s.Had {
-		own = fmt.Sprintf("its own maxSurge %v put back", s.Own)
-	}
-	return fmt.Sprintf("set to %d by an earlier run to hold its bound, restored after the last wave (%s)", s.Wrote, own)
 }
 
 // OtherFactory says that a pool will import from another Image Factory
@@ -395,11 +364,11 @@ type OtherFactory struct {
 // RolloutFlavor is a pool's disk source as the chart resolves it.
 type RolloutFlavor struct {
 	// Path is clone or http.
-	Path            string   `json:"path"`
-	SchematicID     Sourced  `json:"schematicID"`
-	Version         Sourced  `json:"version"`
-	ImageFactoryURL *Sourced `json:"imageFactoryURL,omitempty"`
-	Golden          string   `json:"golden,omitempty"`
+	Path            string          `json:"path"`
+	SchematicID     report.Sourced  `json:"schematicID"`
+	Version         report.Sourced  `json:"version"`
+	ImageFactoryURL *report.Sourced `json:"imageFactoryURL,omitempty"`
+	Golden          string          `json:"golden,omitempty"`
 }
 
 // ValueChange is one value a rollout writes in a pool's spec.values.

@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -61,7 +62,7 @@ func TestRolloutPlansACopiedFleet(t *testing.T) {
 	f, err := report.ReadPins(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
 	require.NoError(t, err)
 	start := time.Now()
-	plan, err := report.Rollout(chrt, target, f, report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5})
+	plan, err := rollout.Rollout(chrt, target, f, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5})
 	require.NoError(t, err)
 	t.Logf("%d pools selected, %d moving, planned in %s", plan.Selected, len(plan.Pools()), time.Since(start))
 	require.Len(t, plan.Pools(), 16*6)

@@ -4,11 +4,13 @@
 // plan (is a pool on the target already?) and internal/apply (is it there
 // yet?) share.
 
-package report
+package rollout
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/cozystack/golden-worker-images/internal/report"
 
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -147,9 +149,9 @@ func retryNote(hr map[string]any) string {
 		note += " every " + every
 	}
 	if failures > 0 {
-		note += fmt.Sprintf(", %s so far", Count(int(failures), "failure"))
+		note += fmt.Sprintf(", %s so far", report.Count(int(failures), "failure"))
 	}
-	return note + fmt.Sprintf(": fix its values so it releases, or stop the retries with flux suspend helmrelease %s -n %s; once fixed, flux reconcile helmrelease %s -n %s --force releases it at once)", OrNone(name), OrNone(ns), OrNone(name), OrNone(ns))
+	return note + fmt.Sprintf(": fix its values so it releases, or stop the retries with flux suspend helmrelease %s -n %s; once fixed, flux reconcile helmrelease %s -n %s --force releases it at once)", report.OrNone(name), report.OrNone(ns), report.OrNone(name), report.OrNone(ns))
 }
 
 // Workers is a MachineDeployment's replicas: spec.replicas, which the
@@ -199,7 +201,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 	st.UpdatedReplicas, _ = fleet.Int64(md, "status", "updatedReplicas")
 	st.ReadyReplicas, _ = fleet.Int64(md, "status", "readyReplicas")
 	if st.Template != template {
-		st.Says = fmt.Sprintf("MachineDeployment still names %s, waiting for %s", OrNone(st.Template), template)
+		st.Says = fmt.Sprintf("MachineDeployment still names %s, waiting for %s", report.OrNone(st.Template), template)
 		return st
 	}
 	if n, set := fleet.Int64(md, "spec", "replicas"); set {
@@ -209,7 +211,7 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 		st.RolledOut, st.Says = true, "MachineDeployment names "+template+" at zero workers"
 		return st
 	}
-	generation := Generation(md)
+	generation := report.Generation(md)
 	observed, _ := fleet.Int64(md, "status", "observedGeneration")
 	st.Observed = observed >= generation
 	counts := fmt.Sprintf("%d of %d updated, %d ready, %d in all", st.UpdatedReplicas, desired, st.ReadyReplicas, st.Replicas)
@@ -222,11 +224,4 @@ func MachineDeploymentRolledOut(md map[string]any, template string, desired int6
 		st.Says = fmt.Sprintf("MachineDeployment rolling onto %s: %s", template, counts)
 	}
 	return st
-}
-
-// Generation is an object's metadata.generation, read as the API wrote it
-// or as a state file holds it.
-func Generation(obj map[string]any) int64 {
-	n, _ := fleet.Int64(obj, "metadata", "generation")
-	return n
 }

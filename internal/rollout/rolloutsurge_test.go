@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,11 +30,11 @@ func TestRolloutListsApartAPoolNoSurgeKeepsWithin(t *testing.T) {
 	served, err := state.APIVersions()
 	require.NoError(t, err)
 	target := report.Target{Provider: state, Desc: "state", APIVersions: served}
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136, Exclude: []string{"kubernetes-gamma-big"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5, MaxClones: 1}
-	plan := func(o report.RolloutOptions) *report.RolloutPlan {
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136, Exclude: []string{"kubernetes-gamma-big"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5, MaxClones: 1}
+	plan := func(o rollout.RolloutOptions) *rollout.RolloutPlan {
 		f, err := report.ReadPinsToPlan(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
 		require.NoError(t, err)
-		p, err := report.Rollout(chrt, target, f, o)
+		p, err := rollout.Rollout(chrt, target, f, o)
 		require.NoError(t, err)
 		return p
 	}
@@ -41,7 +42,7 @@ func TestRolloutListsApartAPoolNoSurgeKeepsWithin(t *testing.T) {
 	require.Len(t, p.CannotMove, 1)
 	big := p.CannotMove[0]
 	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-golden", big.HelmRelease)
-	assert.Equal(t, report.StateAboveBound, big.State)
+	assert.Equal(t, rollout.StateAboveBound, big.State)
 	assert.Equal(t, "it clones 2 disks at once (its rolling update: maxSurge 10 and maxUnavailable 1 for 2 workers), more than --max-clones 1 on its own, and this pool chart has no maxSurge value to bound its roll (a chart before it refuses the key): upgrade the platform to a pool chart that has it, give --max-clones 2, or leave the pool out (--exclude tenant-acme/kubernetes-nodes-acme-golden)", big.Reason)
 	assert.True(t, p.CanStart)
 	assert.NotEmpty(t, p.Pools())
@@ -56,7 +57,7 @@ func TestRolloutListsApartAPoolNoSurgeKeepsWithin(t *testing.T) {
 // nothing: above a bound on its own, it has a wave of its own, which says
 // why; every other wave keeps the bound.
 func TestRolloutWaitsForARollingPoolAboveTheBoundAlone(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-acme"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-acme"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
 	golden := byPool(mustRollout(t, settledFleet(t, nil), o))["tenant-acme/kubernetes-nodes-acme-golden"]
 	require.Equal(t, int64(2), golden.Workers, "the fixture's size the bound below relies on")
 	rolling := withRecord(t, settledFleet(t, map[string]func(*unstructured.Unstructured){
@@ -72,7 +73,7 @@ func TestRolloutWaitsForARollingPoolAboveTheBoundAlone(t *testing.T) {
 	plan := mustRollout(t, rolling, o)
 	first := plan.Waves[0]
 	require.Len(t, first.Pools, 1)
-	assert.Equal(t, report.StateRolling, first.Pools[0].State)
+	assert.Equal(t, rollout.StateRolling, first.Pools[0].State)
 	assert.Nil(t, first.Pools[0].ValuesChange, "waited for, not patched")
 	assert.Equal(t, int64(2), first.ClonesInFlight, "by the rolling update its MachineDeployment holds")
 	assert.Equal(t, "tenant-acme/kubernetes-nodes-acme-golden clones 2 disks of "+v137+" at once, more than --max-clones 1 on its own, rolling already (an earlier run moved it, and this one writes nothing to it): a wave of its own", first.Alone)
@@ -97,7 +98,7 @@ func TestRolloutBoundsAPoolRefusedAsItIs(t *testing.T) {
 			require.NoError(t, unstructured.SetNestedField(o.Object, int64(0), "status", "readyReplicas"))
 		},
 	})
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-acme/kubernetes-nodes-acme-golden"}}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"tenant-acme/kubernetes-nodes-acme-golden"}}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 5}
 	unbounded := mustRollout(t, refusedNow, o)
 	require.Len(t, unbounded.Pools(), 1, "refused as it is, it renders at the target")
 	golden := unbounded.Pools()[0]
@@ -121,7 +122,7 @@ func TestRolloutBoundsAPoolRefusedAsItIs(t *testing.T) {
 // has changed since (its generation), gives nothing to put back.
 func TestRolloutPutsBackTheSurgeAStoppedRunWrote(t *testing.T) {
 	const web = "tenant-beta/kubernetes-nodes-beta-web"
-	to137 := report.RolloutTarget{TalosVersion: "v1.13.7"}
+	to137 := rollout.RolloutTarget{TalosVersion: "v1.13.7"}
 	moved := func(rolledOut bool) map[string]func(*unstructured.Unstructured) {
 		return map[string]func(*unstructured.Unstructured){
 			"HelmRelease/" + web: func(o *unstructured.Unstructured) {
@@ -140,12 +141,12 @@ func TestRolloutPutsBackTheSurgeAStoppedRunWrote(t *testing.T) {
 	withSurge := func(edit map[string]func(*unstructured.Unstructured), surge *report.SurgeRestore) []*unstructured.Unstructured {
 		return withRecordSurges(t, settledFleet(t, edit), to137, map[string]*report.SurgeRestore{web: surge}, web)
 	}
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: to137, WaveSize: 2}
 
 	plan := mustRollout(t, withSurge(moved(true), kept), o)
 	require.Len(t, plan.Restore, 1)
 	assert.Equal(t, web, plan.Restore[0].HelmRelease)
-	assert.Equal(t, report.StateOnTarget, plan.Restore[0].State)
+	assert.Equal(t, rollout.StateOnTarget, plan.Restore[0].State)
 	assert.Equal(t, kept, plan.Restore[0].SurgeRestore)
 	assert.NotEmpty(t, plan.Restore[0].UID, "the restore is guarded by the UID the record holds")
 	assert.Equal(t, web, byPool(plan)[web].HelmRelease, "listed on the target too")
@@ -155,13 +156,13 @@ func TestRolloutPutsBackTheSurgeAStoppedRunWrote(t *testing.T) {
 	assert.Empty(t, plan.Restore)
 	rolling := plan.Waves[0].Pools[0]
 	assert.Equal(t, web, rolling.HelmRelease)
-	assert.Equal(t, report.StateRolling, rolling.State)
+	assert.Equal(t, rollout.StateRolling, rolling.State)
 	assert.Nil(t, rolling.ValuesChange, "waited for, not patched")
 	assert.Equal(t, kept, rolling.SurgeRestore)
 
 	// Selected by the flavor it left, the pool on the target is no longer
 	// this rollout's to move, but its surge is still put back.
-	byFlavor := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
+	byFlavor := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta", Flavor: flavor136}, Target: to137, WaveSize: 2}
 	plan = mustRollout(t, withSurge(moved(true), kept), byFlavor)
 	assert.Empty(t, plan.OnTarget)
 	require.Len(t, plan.Restore, 1)

@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -136,7 +138,7 @@ func parsedBytes(chrt *chart.Chart) int {
 
 // planFleet plans as `workerimage rollout` does (ReadPinsToPlan, then
 // Rollout): the example's default flavor to v1.13.7.
-func planFleet(tb testing.TB, chrt *chart.Chart, st *render.State) *report.RolloutPlan {
+func planFleet(tb testing.TB, chrt *chart.Chart, st *render.State) *rollout.RolloutPlan {
 	tb.Helper()
 	served, _ := st.APIVersions()
 	t := report.Target{Provider: st, Desc: "benchmark", APIVersions: served}
@@ -144,8 +146,8 @@ func planFleet(tb testing.TB, chrt *chart.Chart, st *render.State) *report.Rollo
 	if err != nil {
 		tb.Fatal(err)
 	}
-	plan, err := report.Rollout(chrt, t, facts, report.RolloutOptions{WaveSize: 5,
-		Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.6"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	plan, err := rollout.Rollout(chrt, t, facts, rollout.RolloutOptions{WaveSize: 5,
+		Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.6"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -174,10 +176,10 @@ func BenchmarkPlanFloor(b *testing.B) {
 			renders, made := 0, 0
 			for i := 0; i < b.N; i++ {
 				log, stop := watchRenders(chrt)
-				start, cpu := time.Now(), cpuTime()
+				start, cpu := time.Now(), support.CPUTime()
 				plan := planFleet(b, chrt, st)
 				planned += time.Since(start)
-				planCPU += cpuTime() - cpu
+				planCPU += support.CPUTime() - cpu
 				stop()
 				if plan.Selected < pools/2 {
 					b.Fatalf("%d pools selected of %d", plan.Selected, pools)
@@ -190,10 +192,10 @@ func BenchmarkPlanFloor(b *testing.B) {
 					made += len(r)
 				}
 				runtime.GC()
-				start, cpu = time.Now(), cpuTime()
+				start, cpu = time.Now(), support.CPUTime()
 				helmRenders(chrt, need)
 				floor += time.Since(start)
-				floorCPU += cpuTime() - cpu
+				floorCPU += support.CPUTime() - cpu
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "floor-ns/op")
@@ -256,7 +258,7 @@ func TestPlanRendersAtMostItsFloor(t *testing.T) {
 			floor[o.Release.Namespace+"/"+o.Release.Name]++
 		}
 		state := map[string]string{}
-		for _, list := range [][]report.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked, plan.CannotMove, plan.Unknown} {
+		for _, list := range [][]rollout.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked, plan.CannotMove, plan.Unknown} {
 			for _, p := range list {
 				state[p.HelmRelease] = p.State
 			}

@@ -4,7 +4,7 @@
 // refused). Both are reads, bounded in size and time, trusting the CA the
 // pools import with besides the system's roots, as CDI's importer does.
 
-package report
+package rollout
 
 import (
 	"context"

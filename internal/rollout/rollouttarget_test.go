@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -29,8 +31,8 @@ type factoryStandIn struct {
 	asked    []string
 }
 
-func (f *factoryStandIn) reader() *report.FactoryReader {
-	return &report.FactoryReader{Transport: func(caPEM string) (http.RoundTripper, error) {
+func (f *factoryStandIn) reader() *rollout.FactoryReader {
+	return &rollout.FactoryReader{Transport: func(caPEM string) (http.RoundTripper, error) {
 		return roundTrip(func(req *http.Request) (*http.Response, error) {
 			f.mu.Lock()
 			f.asked = append(f.asked, req.Method+" "+req.URL.String()+" ca="+caName(caPEM))
@@ -73,12 +75,12 @@ func caName(caPEM string) string {
 // another way and selected), each blocked for v1.13.7's catalog entry, and
 // the plan ends with that catalog change.
 func TestRolloutBehindWithATargetSelectsTheGoldenPools(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Behind: true}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 1}
-	plan := mustRollout(t, exampleObjects(t), o)
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Behind: true}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 1}
+	plan := mustRollout(t, support.ExampleObjects(t), o)
 	pools := byPool(plan)
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-golden", "tenant-beta/kubernetes-nodes-beta-batch", "tenant-beta/kubernetes-nodes-beta-spot"} {
 		require.Contains(t, pools, hr, "a golden pool on v1.13.6 is older than v1.13.7")
-		assert.Equal(t, report.StateNeedsEntry, pools[hr].State, hr)
+		assert.Equal(t, rollout.StateNeedsEntry, pools[hr].State, hr)
 	}
 	assert.Equal(t, 7, plan.Selected)
 	assert.False(t, plan.CanStart)
@@ -90,15 +92,15 @@ func TestRolloutBehindWithATargetSelectsTheGoldenPools(t *testing.T) {
 
 	// Without --to-talos, --behind is what Behind says: the golden pools
 	// on the chart's default and the catalog's newest are not behind.
-	o.Target = report.RolloutTarget{Defaults: true}
-	plan = mustRollout(t, exampleObjects(t), o)
+	o.Target = rollout.RolloutTarget{Defaults: true}
+	plan = mustRollout(t, support.ExampleObjects(t), o)
 	assert.NotContains(t, byPool(plan), "tenant-acme/kubernetes-nodes-acme-golden")
 
 	// A pool on the target's patch or newer, or on another minor, is not
 	// older than it: v1.13.5 selects gamma-edge (v1.13.4) and no v1.13.6 pool
 	// but those behind by another way (the factory).
-	o.Target = report.RolloutTarget{TalosVersion: "v1.13.5"}
-	plan = mustRollout(t, exampleObjects(t), o)
+	o.Target = rollout.RolloutTarget{TalosVersion: "v1.13.5"}
+	plan = mustRollout(t, support.ExampleObjects(t), o)
 	pools = byPool(plan)
 	assert.Contains(t, pools, "tenant-gamma/kubernetes-nodes-gamma-edge")
 	assert.NotContains(t, pools, "tenant-acme/kubernetes-nodes-acme-golden")
@@ -113,8 +115,8 @@ func TestRolloutBehindWithATargetSelectsTheGoldenPools(t *testing.T) {
 // (v1.13.6), and by the support row of v1.13 the next patch (v1.13.7) and
 // the older ones (v1.13.4); not v1.13.8 nor another minor's v1.14.0.
 func TestRolloutRefusesATargetNothingKnows(t *testing.T) {
-	objs := exampleObjects(t)
-	sel := report.RolloutSelection{Namespace: "tenant-beta"}
+	objs := support.ExampleObjects(t)
+	sel := rollout.RolloutSelection{Namespace: "tenant-beta"}
 	for version, by := range map[string]string{
 		"v1.13.5": "golden cozy-public/talos-worker-",
 		"v1.13.6": "golden cozy-public/talos-worker-",
@@ -122,7 +124,7 @@ func TestRolloutRefusesATargetNothingKnows(t *testing.T) {
 		"v1.13.4": "the chart's support row for Talos v1.13, a patch before v1.13.6",
 	} {
 		f := &factoryStandIn{}
-		plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: version}, Factory: f.reader()})
+		plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: version}, Factory: f.reader()})
 		require.NotNil(t, plan.TargetKnown, version)
 		assert.Contains(t, plan.TargetKnown.By, by, version)
 		assert.Empty(t, f.asked, "%s: known, no factory asked", version)
@@ -130,7 +132,7 @@ func TestRolloutRefusesATargetNothingKnows(t *testing.T) {
 
 	for _, version := range []string{"v1.13.80", "v1.13.8", "v1.14.0"} {
 		f := &factoryStandIn{versions: []string{"v1.13.6", "v1.13.7"}}
-		_, err := rollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: version}, Factory: f.reader()})
+		_, err := planRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: version}, Factory: f.reader()})
 		require.Error(t, err, version)
 		assert.Contains(t, err.Error(), "--to-talos "+version+": no catalog entry, golden in cozy-public or chart default names it", version)
 		assert.Contains(t, err.Error(), "the nearest known releases: v1.13.6, v1.13.5", version)
@@ -140,7 +142,7 @@ func TestRolloutRefusesATargetNothingKnows(t *testing.T) {
 
 	// The factory lists it: through, and said.
 	f := &factoryStandIn{versions: []string{"v1.13.7", "v1.13.80"}}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.80"}, Factory: f.reader()})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.80"}, Factory: f.reader()})
 	require.NotNil(t, plan.TargetKnown)
 	assert.Empty(t, plan.TargetKnown.By)
 	assert.Equal(t, []string{
@@ -154,10 +156,10 @@ func TestRolloutRefusesATargetNothingKnows(t *testing.T) {
 	assert.Equal(t, map[string]bool{"GET https://factory.mirror.internal/versions ca=none": true, "GET https://factory.talos.dev/versions ca=none": true}, distinct, "each factory once a plan")
 
 	// An unreachable factory: refused, saying what was asked and why.
-	down := &report.FactoryReader{Transport: func(string) (http.RoundTripper, error) {
+	down := &rollout.FactoryReader{Transport: func(string) (http.RoundTripper, error) {
 		return roundTrip(func(*http.Request) (*http.Response, error) { return nil, io.ErrUnexpectedEOF }), nil
 	}}
-	_, err := rollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.80"}, Factory: down})
+	_, err := planRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.80"}, Factory: down})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "asked the factory GET https://factory.mirror.internal/versions (trusting the system's roots): ")
 	assert.Contains(t, err.Error(), "make the factory reachable from here and run again")
@@ -173,7 +175,7 @@ func TestRolloutAsksEachFactoryTrustingItsCA(t *testing.T) {
 	ca := publishedCA(t)
 	var mu sync.Mutex
 	trusted := map[string]string{}
-	reader := &report.FactoryReader{Transport: func(caPEM string) (http.RoundTripper, error) {
+	reader := &rollout.FactoryReader{Transport: func(caPEM string) (http.RoundTripper, error) {
 		return roundTrip(func(req *http.Request) (*http.Response, error) {
 			mu.Lock()
 			trusted[req.URL.Host] = caPEM
@@ -181,13 +183,13 @@ func TestRolloutAsksEachFactoryTrustingItsCA(t *testing.T) {
 			return response(req, http.StatusOK, `["v1.13.9"]`), nil
 		}), nil
 	}}
-	plan := mustRollout(t, stockFleet(t), report.RolloutOptions{Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: reader, MaxClones: 10})
+	plan := mustRollout(t, stockFleet(t), rollout.RolloutOptions{Target: rollout.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: reader, MaxClones: 10})
 	assert.Equal(t, map[string]string{"factory.mirror.internal": ca, "factory.talos.dev": ""}, trusted)
 	assert.Contains(t, strings.Join(plan.TargetKnown.Asked, "\n"), "GET https://factory.mirror.internal/versions (trusting the system's roots and the CA published with it): lists it")
 
 	trusted = map[string]string{}
-	_ = mustRollout(t, stockFleet(t), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-alpha"},
-		Target: report.RolloutTarget{TalosVersion: "v1.13.9", FactoryURL: "https://factory.other.internal", FactoryCA: ca, FactoryCAFrom: "other.pem"}, Factory: reader, MaxClones: 10})
+	_ = mustRollout(t, stockFleet(t), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-alpha"},
+		Target: rollout.RolloutTarget{TalosVersion: "v1.13.9", FactoryURL: "https://factory.other.internal", FactoryCA: ca, FactoryCAFrom: "other.pem"}, Factory: reader, MaxClones: 10})
 	assert.Equal(t, map[string]string{"factory.other.internal": ca}, trusted, "--to-factory with --factory-ca: the CA given, for every HTTP pool")
 }
 
@@ -221,7 +223,7 @@ func TestFactoryReaderTrustsTheCAItIsGiven(t *testing.T) {
 	defer srv.Close()
 	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
 	ctx := context.Background()
-	var r report.FactoryReader
+	var r rollout.FactoryReader
 
 	versions, err := r.Versions(ctx, srv.URL, ca)
 	require.NoError(t, err)
@@ -252,7 +254,7 @@ func TestFactoryReaderTrustsTheCAItIsGiven(t *testing.T) {
 // restored render the template the move renders: maxSurge is not in the
 // KubevirtMachineTemplate, so putting it back rolls nothing.
 func TestRolloutPlansToRestoreTheSurge(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 2}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 2}
 	plan := mustRollout(t, stockFleet(t), o)
 	require.Len(t, plan.Pools(), 1)
 	golden := plan.Pools()[0]
@@ -280,11 +282,11 @@ func TestRolloutPlansToRestoreTheSurge(t *testing.T) {
 		}
 	}
 	again := byPool(mustRollout(t, restored, o))["tenant-beta/kubernetes-nodes-beta-golden"]
-	assert.Equal(t, report.StateOnTarget, again.State, again.Reason)
+	assert.Equal(t, rollout.StateOnTarget, again.State, again.Reason)
 	assert.Equal(t, golden.MachineTemplate.Target, again.MachineTemplate.Current, "the KubevirtMachineTemplate name is unchanged by the restore")
 
 	// A pool with a maxSurge of its own gets it back.
-	o.Selection = report.RolloutSelection{Namespace: "tenant-beta"}
+	o.Selection = rollout.RolloutSelection{Namespace: "tenant-beta"}
 	own := stockFleet(t)
 	for _, obj := range own {
 		if obj.GetKind() == "HelmRelease" && obj.GetName() == "kubernetes-nodes-beta-golden" {
@@ -300,7 +302,7 @@ func TestRolloutPlansToRestoreTheSurge(t *testing.T) {
 // created yet is known by that entry: the Package's images are read when
 // the fleet's goldens and defaults do not know it.
 func TestRolloutKnowsATargetACatalogEntryNames(t *testing.T) {
-	objs := exampleObjects(t)
+	objs := support.ExampleObjects(t)
 	for _, o := range objs {
 		if o.GetKind() == "Package" && o.GetName() == "cozystack.kubernetes-worker-image" {
 			images, _, _ := unstructured.NestedSlice(o.Object, "spec", "components", "kubernetes-worker-image", "values", "images")
@@ -310,11 +312,11 @@ func TestRolloutKnowsATargetACatalogEntryNames(t *testing.T) {
 		}
 	}
 	f := &factoryStandIn{}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
 	require.NotNil(t, plan.TargetKnown)
 	assert.Regexp(t, `^the catalog entry spec\.components\.kubernetes-worker-image\.values\.images\[\d+\] of Package cozystack\.kubernetes-worker-image$`, plan.TargetKnown.By)
 	assert.Empty(t, f.asked)
-	_, err := rollout(t, exampleObjects(t), report.RolloutOptions{Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
+	_, err := planRollout(t, support.ExampleObjects(t), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.9"}, Factory: f.reader()})
 	assert.ErrorContains(t, err, "--to-talos v1.13.9: no catalog entry", "the neighbour: without the entry, not known")
 }
 
@@ -325,8 +327,8 @@ func TestRolloutKnowsATargetACatalogEntryNames(t *testing.T) {
 // after v1.13.6, by its v1.13 row; without a v1.13 row, v1.13.7 is unknown
 // and the refusal names the rows the chart renders.
 func TestRolloutReadsTheSupportRowsFromARender(t *testing.T) {
-	objs := exampleObjects(t)
-	plan := func(row string) (*report.RolloutPlan, error) {
+	objs := support.ExampleObjects(t)
+	plan := func(row string) (*rollout.RolloutPlan, error) {
 		chrt, err := report.LoadPoolChart("")
 		require.NoError(t, err)
 		edited := false
@@ -347,7 +349,7 @@ func TestRolloutReadsTheSupportRowsFromARender(t *testing.T) {
 		f, err := report.ReadPinsToPlan(chrt, target, fleet.Options{Chart: chrt.Metadata.Name})
 		require.NoError(t, err)
 		factory := &factoryStandIn{versions: []string{"v1.13.6"}}
-		return report.Rollout(chrt, target, f, report.RolloutOptions{WaveSize: 5, Selection: report.RolloutSelection{Namespace: "tenant-beta"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, Factory: factory.reader()})
+		return rollout.Rollout(chrt, target, f, rollout.RolloutOptions{WaveSize: 5, Selection: rollout.RolloutSelection{Namespace: "tenant-beta"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, Factory: factory.reader()})
 	}
 	p, err := plan(`{{ printf "v1.%d" 13 }}: {min: 31, max: 36}` + "\n")
 	require.NoError(t, err)
@@ -365,14 +367,14 @@ func TestRolloutReadsTheSupportRowsFromARender(t *testing.T) {
 // --to-schematic naming theirs (both keys); it moves nothing for a target
 // they take already, and says why for another schematic.
 func TestRolloutMovesTheReleaseNewPoolsTake(t *testing.T) {
-	objs := exampleObjects(t)
+	objs := support.ExampleObjects(t)
 	builtin := report.Sourced{Value: "v1.13.6", Source: "the pool chart's built-in default"}
-	sel := report.RolloutSelection{Namespace: "tenant-beta"}
-	plan := mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+	sel := rollout.RolloutSelection{Namespace: "tenant-beta"}
+	plan := mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 	require.NotNil(t, plan.Catalog)
 	assert.Equal(t, []report.DefaultMove{{Key: "tenantWorkers.talos.version", From: builtin, To: "v1.13.7"}}, plan.Catalog.NewPools)
 
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: schematic}})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: schematic}})
 	require.NotNil(t, plan.Catalog)
 	assert.Equal(t, []report.DefaultMove{
 		{Key: "tenantWorkers.talos.schematicID", From: report.Sourced{Value: schematic, Source: "the pool chart's built-in default"}, To: schematic},
@@ -380,12 +382,12 @@ func TestRolloutMovesTheReleaseNewPoolsTake(t *testing.T) {
 	}, plan.Catalog.NewPools)
 
 	other := strings.Repeat("a", 64)
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}, Factory: (&factoryStandIn{versions: []string{"v1.13.7"}}).reader()})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", SchematicID: other}, Factory: (&factoryStandIn{versions: []string{"v1.13.7"}}).reader()})
 	require.NotNil(t, plan.Catalog)
 	assert.Empty(t, plan.Catalog.NewPools)
 	assert.Equal(t, "new pools keep Talos v1.13.6: they take schematic "+schematic+", not --to-schematic "+other+"; to move them too, set tenantWorkers.talos.schematicID and tenantWorkers.talos.version in this change yourself", plan.Catalog.NewPoolsNote)
 
-	plan = mustRollout(t, objs, report.RolloutOptions{Selection: sel, Target: report.RolloutTarget{TalosVersion: "v1.13.6"}})
+	plan = mustRollout(t, objs, rollout.RolloutOptions{Selection: sel, Target: rollout.RolloutTarget{TalosVersion: "v1.13.6"}})
 	if plan.Catalog != nil {
 		assert.Empty(t, plan.Catalog.NewPools, "new pools take v1.13.6 already")
 		assert.Empty(t, plan.Catalog.NewPoolsNote)

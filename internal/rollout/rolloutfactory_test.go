@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,20 +36,20 @@ func stockFleet(t *testing.T) []*unstructured.Unstructured {
 // pool, since --factory-ca would write the CA into alpha-apps' values too.
 // Before, it moved with a note and the plan could start (issue 59).
 func TestRolloutBlocksAPoolOffThePublishedFactory(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 10}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, MaxClones: 10}
 	plan := mustRollout(t, stockFleet(t), o)
 	pools := byPool(plan)
 	web := pools["tenant-alpha/kubernetes-nodes-alpha-web"]
-	require.Equal(t, report.StateOtherFactory, web.State)
+	require.Equal(t, rollout.StateOtherFactory, web.State)
 	assert.Equal(t, "https://factory.talos.dev", web.To.ImageFactoryURL.Value, "the move keeps the pool's own factory")
 	command := "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --factory-ca mirror-ca.pem --pool tenant-alpha/kubernetes-nodes-alpha-web --flavor " + schematic + "/v1.13 --wave 5 --max-clones 10"
-	want := &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, PublishedCA: true, Blocks: true, Command: command}
+	want := &rollout.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, PublishedCA: true, Blocks: true, Command: command}
 	assert.Equal(t, want, web.OtherFactory)
 	assert.Contains(t, web.Reason, "it would import from https://factory.talos.dev once moved, not from "+mirror+", which "+report.CatalogChannel+" publishes for new pools")
 	assert.Contains(t, web.Reason, "(--to-factory "+mirror+" --factory-ca mirror-ca.pem), or leave it out (--exclude tenant-alpha/kubernetes-nodes-alpha-web); the factory line below plans it")
-	assert.Equal(t, []report.RolloutPool{web}, plan.Blocked)
+	assert.Equal(t, []rollout.RolloutPool{web}, plan.Blocked)
 	assert.Nil(t, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].OtherFactory, "it imports from the published mirror")
-	assert.Equal(t, report.StateMoves, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-alpha/kubernetes-nodes-alpha-apps"].State)
 	assert.Nil(t, pools["tenant-beta/kubernetes-nodes-beta-golden"].OtherFactory, "it clones")
 	assert.Equal(t, 1, plan.OtherFactoryPools)
 	assert.Equal(t, 1, plan.OtherFactoryBlocked)
@@ -76,8 +77,8 @@ func TestRolloutBlocksAPoolOffThePublishedFactory(t *testing.T) {
 // again with it, no pool imports from another factory.
 func TestRolloutFactoryCommandMovesBothInOneReimage(t *testing.T) {
 	ca := publishedCA(t)
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Pools: []string{"tenant-alpha/kubernetes-nodes-alpha-web"}, Flavor: schematic + "/v1.13"},
-		Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}, MaxClones: 10}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Pools: []string{"tenant-alpha/kubernetes-nodes-alpha-web"}, Flavor: schematic + "/v1.13"},
+		Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror, FactoryCA: ca, FactoryCAFrom: "mirror-ca.pem"}, MaxClones: 10}
 	plan := mustRollout(t, stockFleet(t), o)
 	require.Len(t, plan.Pools(), 1)
 	web := plan.Pools()[0]
@@ -130,13 +131,13 @@ func withClusterFactory(url string) func(*unstructured.Unstructured) {
 // its defaults give, the command is narrowed to the pools it is for, so as
 // not to move that one.
 func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
-	o := report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 3, MaxClones: 10}
+	o := rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}, WaveSize: 3, MaxClones: 10}
 	plan := mustRollout(t, mirroredFleet(t, nil), o)
 	pools := byPool(plan)
 	command := "workerimage rollout --to-talos v1.13.7 --to-factory " + mirror + " --flavor " + flavor136 + " --wave 3 --max-clones 10"
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
-		assert.Equal(t, &report.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Blocks: true, Command: command}, pools[hr].OtherFactory, hr)
-		assert.Equal(t, report.StateOtherFactory, pools[hr].State, hr)
+		assert.Equal(t, &rollout.OtherFactory{ImageFactoryURL: "https://factory.talos.dev", Published: mirror, PublishedFrom: report.CatalogChannel, Blocks: true, Command: command}, pools[hr].OtherFactory, hr)
+		assert.Equal(t, rollout.StateOtherFactory, pools[hr].State, hr)
 	}
 	assert.Equal(t, 2, plan.OtherFactoryPools)
 	assert.Equal(t, 2, plan.OtherFactoryBlocked)
@@ -152,8 +153,8 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 	assert.Equal(t, other, web.Published)
 	assert.Equal(t, "_cluster.talos.imageFactoryURL", web.PublishedFrom)
 	assert.False(t, web.Blocks, "a factory _cluster gives is a note: only the catalog's published one marks the network's")
-	assert.Equal(t, report.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
-	assert.Equal(t, report.StateOtherFactory, pools["tenant-acme/kubernetes-nodes-acme-workers"].State)
+	assert.Equal(t, rollout.StateMoves, pools["tenant-beta/kubernetes-nodes-beta-web"].State)
+	assert.Equal(t, rollout.StateOtherFactory, pools["tenant-acme/kubernetes-nodes-acme-workers"].State)
 	assert.Equal(t, 1, plan.OtherFactoryBlocked)
 	assert.Equal(t, "workerimage rollout --to-talos v1.13.7 --to-factory "+other+" --pool tenant-beta/kubernetes-nodes-beta-web --flavor "+flavor136+" --wave 3 --max-clones 10", web.Command)
 	assert.Contains(t, pools["tenant-acme/kubernetes-nodes-acme-workers"].OtherFactory.Command, "--to-factory "+mirror+" --pool tenant-acme/kubernetes-nodes-acme-workers ")
@@ -176,10 +177,10 @@ func TestRolloutFactoryCommandNarrowsOnlyWhereItMust(t *testing.T) {
 // the factory new pools get, not even of acme-workers, whose own defaults
 // (it reads no _cluster) name the public one it leaves.
 func TestRolloutToFactorySaysNothingOfAnotherFactory(t *testing.T) {
-	plan := mustRollout(t, mirroredFleet(t, nil), report.RolloutOptions{Selection: report.RolloutSelection{Flavor: flavor136}, Target: report.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror}})
+	plan := mustRollout(t, mirroredFleet(t, nil), rollout.RolloutOptions{Selection: rollout.RolloutSelection{Flavor: flavor136}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7", FactoryURL: mirror}})
 	pools := byPool(plan)
 	for _, hr := range []string{"tenant-acme/kubernetes-nodes-acme-workers", "tenant-beta/kubernetes-nodes-beta-web"} {
-		require.Equal(t, report.StateMoves, pools[hr].State, hr)
+		require.Equal(t, rollout.StateMoves, pools[hr].State, hr)
 		assert.Equal(t, mirror, pools[hr].To.ImageFactoryURL.Value, hr)
 		assert.Nil(t, pools[hr].OtherFactory, hr)
 	}

@@ -1,9 +1,10 @@
-package report_test
+package rollout_test
 
 import (
 	"testing"
 
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,13 +16,13 @@ func TestRolloutToFactoryPortIsOneTo65535(t *testing.T) {
 	chrt, err := report.LoadPoolChart("")
 	require.NoError(t, err)
 	for _, port := range []string{"0", "65536", "99999"} {
-		_, _, err := report.ResolveTarget(chrt, report.RolloutTarget{FactoryURL: "https://factory.mirror.internal:" + port})
+		_, _, err := rollout.ResolveTarget(chrt, rollout.RolloutTarget{FactoryURL: "https://factory.mirror.internal:" + port})
 		require.Error(t, err, port)
 		assert.Contains(t, err.Error(), "the target is refused by the chart", port)
 		assert.Contains(t, err.Error(), `imageFactoryURL "https://factory.mirror.internal:`+port+`" (from talos.imageFactoryURL) is malformed`, port)
 	}
 	for _, port := range []string{"1", "65535"} {
-		_, _, err := report.ResolveTarget(chrt, report.RolloutTarget{FactoryURL: "https://factory.mirror.internal:" + port})
+		_, _, err := rollout.ResolveTarget(chrt, rollout.RolloutTarget{FactoryURL: "https://factory.mirror.internal:" + port})
 		require.NoError(t, err, port)
 	}
 }

@@ -1,4 +1,4 @@
-package report_test
+package rollout_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"github.com/cozystack/golden-worker-images/internal/report"
+	"github.com/cozystack/golden-worker-images/internal/rollout"
+	"github.com/cozystack/golden-worker-images/tests/support"
 	"helm.sh/helm/v3/pkg/engine"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -157,8 +159,8 @@ func BenchmarkRolloutPlan(b *testing.B) {
 			var requests int64
 			peak := heapPeak()
 			defer peak.stop(b)
-			cpu := cpuTime()
-			defer func() { b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
+			cpu := support.CPUTime()
+			defer func() { b.ReportMetric((support.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				c := &counting{ClientProvider: st}
 				served, _ := st.APIVersions()
@@ -167,15 +169,15 @@ func BenchmarkRolloutPlan(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				plan, err := report.Rollout(chrt, t, facts, report.RolloutOptions{WaveSize: 5,
-					Selection: report.RolloutSelection{Flavor: schematic + "/v1.13.6"}, Target: report.RolloutTarget{TalosVersion: "v1.13.7"}})
+				plan, err := rollout.Rollout(chrt, t, facts, rollout.RolloutOptions{WaveSize: 5,
+					Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.6"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
 				if err != nil {
 					b.Fatal(err)
 				}
 				if plan.Selected < pools/2 {
 					b.Fatalf("%d pools selected of %d", plan.Selected, pools)
 				}
-				for _, list := range [][]report.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked, plan.CannotMove, plan.Unknown} {
+				for _, list := range [][]rollout.RolloutPool{plan.Pools(), plan.OnTarget, plan.Blocked, plan.CannotMove, plan.Unknown} {
 					for _, p := range list {
 						if strings.HasSuffix(p.HelmRelease, "/postgres-db") || strings.HasSuffix(p.HelmRelease, "/kubernetes-nodes-own-copy") {
 							b.Fatalf("a look-alike is planned as a pool: %s (%s)", p.HelmRelease, p.State)

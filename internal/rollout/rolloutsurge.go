@@ -12,52 +12,24 @@
 // in the same change as the move: the strategy is not part of the machine
 // template, so it rolls nothing the move does not.
 
-package report
+package rollout
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/cozystack/golden-worker-images/internal/fleet"
+	"github.com/cozystack/golden-worker-images/internal/report"
+
 	"helm.sh/helm/v3/pkg/chart"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
-
-// rollingUpdate is a MachineDeployment's spec.strategy.rollingUpdate as
-// written: each an integer or a percentage; nil where it is not written.
-type rollingUpdate struct {
-	maxSurge, maxUnavailable *intstr.IntOrString
-}
-
-// readRollingUpdate reads a MachineDeployment's rolling update; nothing of
-// no MachineDeployment.
-func readRollingUpdate(md map[string]any) rollingUpdate {
-	field := func(name string) *intstr.IntOrString {
-		path := []string{"spec", "strategy", "rollingUpdate", name}
-		switch raw, _, _ := unstructured.NestedFieldNoCopy(md, path...); raw := raw.(type) {
-		case string:
-			v := intstr.Parse(raw)
-			return &v
-		case int64, float64, int:
-			n, _ := fleet.Int64(md, path...)
-			v := intstr.FromInt32(int32(min(max(n, 0), 1<<31-1)))
-			return &v
-		}
-		return nil
-	}
-	if md == nil {
-		return rollingUpdate{}
-	}
-	return rollingUpdate{maxSurge: field("maxSurge"), maxUnavailable: field("maxUnavailable")}
-}
 
 // resolve is maxSurge and maxUnavailable for a pool of workers, as Cluster
 // API resolves them: a percentage of the workers, maxSurge rounded up and
 // maxUnavailable down; unset, Cluster API's defaults (1 and 0); both 0,
 // maxUnavailable 1; maxUnavailable at most the workers.
-func (r rollingUpdate) resolve(workers int64) (surge, unavailable int64) {
+func resolve(r report.RollingStrategy, workers int64) (surge, unavailable int64) {
 	scaled := func(v *intstr.IntOrString, def int32, roundUp bool) int64 {
 		if v == nil {
 			d := intstr.FromInt32(def)
@@ -69,7 +41,7 @@ func (r rollingUpdate) resolve(workers int64) (surge, unavailable int64) {
 		}
 		return int64(n)
 	}
-	surge, unavailable = scaled(r.maxSurge, 1, true), scaled(r.maxUnavailable, 0, false)
+	surge, unavailable = scaled(r.MaxSurge, 1, true), scaled(r.MaxUnavailable, 0, false)
 	if surge == 0 && unavailable == 0 {
 		unavailable = 1
 	}
@@ -79,11 +51,11 @@ func (r rollingUpdate) resolve(workers int64) (surge, unavailable int64) {
 // atOnce is how many of its toReplace workers a pool of workers replaces
 // at once: the new machines that wait to become available at once, at
 // least one while any is left, never more than are left.
-func (r rollingUpdate) atOnce(workers, toReplace int64) int64 {
+func atOnce(r report.RollingStrategy, workers, toReplace int64) int64 {
 	if toReplace <= 0 || workers <= 0 {
 		return 0
 	}
-	surge, unavailable := r.resolve(workers)
+	surge, unavailable := resolve(r, workers)
 	return max(1, min(surge+unavailable, toReplace))
 }
 
@@ -117,8 +89,8 @@ func flagValue(flag string, n int64) string { return flag + " " + strconv.Format
 // workers within bound at once, given its rolling update r: the largest
 // that does, so it replaces as many at once as the bound allows. ok is
 // false when none does: its maxUnavailable alone is above the bound.
-func boundSurge(r rollingUpdate, workers, bound int64) (surge int64, ok bool) {
-	_, unavailable := r.resolve(workers)
+func boundSurge(r report.RollingStrategy, workers, bound int64) (surge int64, ok bool) {
+	_, unavailable := resolve(r, workers)
 	if unavailable > bound {
 		return 0, false
 	}
@@ -157,7 +129,7 @@ func surgeText(v *intstr.IntOrString) string {
 // atOnceText says what a pool replaces at once, for a note.
 func atOnceText(n int64, path string) string {
 	if path == "clone" {
-		return fmt.Sprintf("clones %s at once", Count(int(n), "disk"))
+		return fmt.Sprintf("clones %s at once", report.Count(int(n), "disk"))
 	}
-	return fmt.Sprintf("replaces %s at once", Count(int(n), "worker"))
+	return fmt.Sprintf("replaces %s at once", report.Count(int(n), "worker"))
 }
