@@ -8,13 +8,12 @@
 package render
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
-	"sort"
 	"strings"
+	"sync/atomic"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -87,46 +86,19 @@ func (r Release) Revision() int {
 	return 1
 }
 
-// Render renders chrt as `helm install` (or `helm upgrade`, or `helm
-// template` with no cluster) does, with Helm v3's own values, schema check
-// and engine (engine.Render, or engine.RenderWithClientProvider with a
-// cluster), as Flux's helm-controller calls them. It returns the manifest,
-// or Helm's error (a template `fail`, a schema violation), a *LookupError
-// when the cluster answered a lookup with an error, or ErrValuesTooDeep
-// before Helm copies values nested past MaxValuesDepth. Helm v4 renders
-// through package helmv4, which the CLI does not link.
-func Render(chrt *chart.Chart, opts Options) (*Manifest, error) {
-	if err := CheckValues(opts.Values); err != nil {
-		return nil, err
+// observer is told of each Render before it runs (Observe).
+var observer atomic.Pointer[func(*chart.Chart, Options)]
+
+// Observe has f told of every Render from now on, before Helm runs it (nil:
+// no longer): how a test counts the renders a verb makes, and a benchmark
+// replays them through Helm alone. f may be called from several goroutines
+// at once.
+func Observe(f func(chrt *chart.Chart, opts Options)) {
+	if f == nil {
+		observer.Store(nil)
+		return
 	}
-	// Helm's own coalescing and schema check, in Helm's own words.
-	vals, err := chartutil.ToRenderValuesWithSchemaValidation(chrt, opts.Values, chartutil.ReleaseOptions{
-		Name:      opts.Release.Name,
-		Namespace: opts.Release.Namespace,
-		Revision:  opts.Release.Revision(),
-		IsInstall: !opts.Release.Upgrade,
-		IsUpgrade: opts.Release.Upgrade,
-	}, opts.Capabilities(), opts.Release.SkipSchemaValidation)
-	if err != nil {
-		if !opts.Release.SkipSchemaValidation && strings.HasPrefix(err.Error(), helmSchemaRefusal) {
-			return nil, &SchemaError{Err: err}
-		}
-		return nil, err
-	}
-	var files map[string]string
-	if p := opts.Provider(); p == nil {
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.Render(chrt, vals) })
-	} else {
-		rec := &recordingProvider{inner: p}
-		files, err = renderFiles(chrt, func() (map[string]string, error) { return engine.RenderWithClientProvider(chrt, vals, rec) })
-		if cause := rec.failure(); err != nil && cause != nil && !errors.Is(err, ErrTooSlow) {
-			return nil, &LookupError{Err: cause, render: err}
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return NewManifest(files)
+	observer.Store(&f)
 }
 
 // Manifest is a render's documents in the order Helm prints them for
@@ -150,31 +122,6 @@ func (d Doc) Namespace() string { return str(Get(d.Object, "metadata.namespace")
 func str(v any) string {
 	s, _ := v.(string)
 	return s
-}
-
-// NewManifest orders an engine's rendered files as `helm template` prints them.
-func NewManifest(files map[string]string) (*Manifest, error) {
-	names := make([]string, 0, len(files))
-	for name := range files {
-		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	m := &Manifest{}
-	for _, name := range names {
-		for _, text := range SplitDocuments(files[name]) {
-			obj := map[string]any{}
-			if err := yaml.Unmarshal([]byte(text), &obj); err != nil {
-				return nil, fmt.Errorf("%s: rendered YAML does not parse: %w\n%s", name, err, text)
-			}
-			if len(obj) == 0 {
-				continue
-			}
-			m.Docs = append(m.Docs, Doc{Source: name, Text: text, Object: obj})
-		}
-	}
-	return m, nil
 }
 
 // SplitDocuments splits a multi-document YAML stream on `---` lines and drops

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
@@ -165,31 +166,30 @@ type chartCheck struct {
 	Detail  Scalar `json:"detail"`
 }
 
-// takeFacts removes the facts document from m and parses it.
-func takeFacts(m *render.Manifest) (*ChartFacts, error) {
-	for i, d := range m.Docs {
-		if d.Kind() != FactsKind {
-			continue
-		}
-		m.Docs = append(m.Docs[:i:i], m.Docs[i+1:]...)
-		var f ChartFacts
-		if err := yaml.Unmarshal([]byte(d.Text), &f); err != nil {
-			return nil, fmt.Errorf("reading the chart's disk source: %w", err)
-		}
-		f.guarded = true
-		return &f, nil
+// takeFacts removes the facts file from r and parses it: the chart's
+// answers are read from the file itself, once.
+func takeFacts(chrt *chart.Chart, r *render.Rendered) (*ChartFacts, error) {
+	text, ok := r.Take(chrt.Name() + "/" + factsTemplate)
+	var f ChartFacts
+	if !ok || !strings.Contains(text, "kind: "+FactsKind) {
+		return nil, fmt.Errorf("the render has no %s document", FactsKind)
 	}
-	return nil, fmt.Errorf("the render has no %s document", FactsKind)
+	if err := yaml.Unmarshal([]byte(text), &f); err != nil {
+		return nil, fmt.Errorf("reading the chart's disk source: %w", err)
+	}
+	f.guarded = true
+	return &f, nil
 }
 
-// renderWithFacts renders the whole chart, as Helm would, plus the facts.
-func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, *ChartFacts, error) {
-	m, err := render.Render(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
+// renderWithFacts renders the whole chart, as Helm would, plus the facts;
+// the render's documents are read only as they are asked for.
+func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Rendered, *ChartFacts, error) {
+	r, err := render.RenderLazy(render.WithTemplate(chrt, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	f, err := takeFacts(m)
-	return m, f, err
+	f, err := takeFacts(chrt, r)
+	return r, f, err
 }
 
 // HelperFacts renders only the chart's helpers, so none of its objects' guards
@@ -202,9 +202,9 @@ func renderWithFacts(chrt *chart.Chart, opts render.Options) (*render.Manifest, 
 // a cluster problem.
 func HelperFacts(chrt *chart.Chart, opts render.Options) (facts *ChartFacts, refusal string, err error) {
 	helpers := render.HelpersOnly(chrt)
-	m, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
+	m, err := render.RenderLazy(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), opts)
 	if err == nil {
-		facts, err = takeFacts(m)
+		facts, err = takeFacts(chrt, m)
 		return facts, "", err
 	}
 	var schema *render.SchemaError
@@ -216,7 +216,7 @@ func HelperFacts(chrt *chart.Chart, opts render.Options) (facts *ChartFacts, ref
 	if refusedBySchema {
 		off := opts
 		off.Release.SkipSchemaValidation = true
-		if _, err := render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), off); err != nil {
+		if _, err := render.RenderLazy(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", false)), off); err != nil {
 			chartSays, prob := RenderFailure(err)
 			if prob != nil {
 				return nil, "", prob
@@ -225,19 +225,19 @@ func HelperFacts(chrt *chart.Chart, opts render.Options) (facts *ChartFacts, ref
 		}
 	}
 	reportOnly := true
-	m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", true)), opts)
+	m, err = render.RenderLazy(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.diskSource", true)), opts)
 	if err != nil {
 		// Going on past a refusal makes lookups the refused render did not.
 		if _, prob := RenderFailure(err); prob != nil {
 			return nil, "", prob
 		}
 		reportOnly = false
-		m, err = render.Render(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.osImage", false)), opts)
+		m, err = render.RenderLazy(render.WithTemplate(helpers, factsTemplate, factsBody("kubernetes-nodes.osImage", false)), opts)
 	}
 	if err != nil {
 		return nil, refusal, nil
 	}
-	if facts, err = takeFacts(m); err != nil {
+	if facts, err = takeFacts(chrt, m); err != nil {
 		return nil, "", err
 	}
 	facts.guarded, facts.reportOnly = false, reportOnly

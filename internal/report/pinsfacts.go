@@ -223,7 +223,7 @@ func resolvePool(chrt *chart.Chart, t Target, pool fleet.Pool, whole bool) (Reso
 	vals := pool.Values
 	var (
 		facts   *ChartFacts
-		m       *render.Manifest
+		m       *render.Rendered
 		refused error // the whole render's refusal
 		refusal string
 		now     *plannedNow

@@ -190,15 +190,19 @@ const TenantDefaultsConfigMap = "kubernetes-worker-image-tenant-defaults"
 // Plan renders one pool and reports on it. A refusal is a report; only a
 // cluster problem is an error.
 func Plan(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any) (*PlanReport, *render.Manifest, error) {
-	m, facts, err := renderWithFacts(chrt, t.Options(rel, vals))
-	return planFrom(chrt, t, rel, vals, m, facts, err, false)
+	r, facts, err := renderWithFacts(chrt, t.Options(rel, vals))
+	return planFrom(chrt, t, rel, vals, r, facts, err, false, true)
 }
 
 // planFrom is Plan's report of a render already made (renderWithFacts's
 // answers: m, facts, err), so a pool rendered once is not rendered again.
 // helpersAsked: the render was refused and facts are the chart's helpers'
 // answer already asked for the same values (helperFacts), not asked again.
-func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *ChartFacts, err error, helpersAsked bool) (*PlanReport, *render.Manifest, error) {
+// objects: the report lists the render's objects, and the render is
+// returned read whole (Plan); else only the documents the report reads are
+// parsed, and no manifest is returned (a fleet's plan, planWhole).
+func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *ChartFacts, err error, helpersAsked, objects bool) (*PlanReport, *render.Manifest, error) {
+	var m *render.Manifest
 	rep := &PlanReport{Release: rel.Name, Namespace: rel.Namespace, Cluster: t.Desc, Preview: t.Provider == nil}
 	if err != nil {
 		refusal, prob := RenderFailure(err)
@@ -233,18 +237,23 @@ func planFrom(chrt *chart.Chart, t Target, rel render.Release, vals map[string]a
 		}
 	} else {
 		rep.Result = "renders"
-		for _, d := range m.Docs {
-			rep.Objects = append(rep.Objects, d.Kind()+"/"+d.Name())
+		if objects {
+			if m, err = r.Manifest(); err != nil {
+				return nil, nil, err
+			}
+			for _, d := range m.Docs {
+				rep.Objects = append(rep.Objects, d.Kind()+"/"+d.Name())
+			}
 		}
-		if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
+		if kmt, err := r.One("KubevirtMachineTemplate"); err == nil {
 			rep.MachineTemplate = kmt.Name()
 		}
 	}
 	if facts != nil {
 		rep.Pool = string(facts.Pool)
 		rep.DiskSource = diskFromFacts(facts)
-		if name := string(facts.DiskSource.CertConfigMap); name != "" && m != nil && !facts.DiskSource.Clone {
-			if cm, ok := m.Find("ConfigMap", name); ok {
+		if name := string(facts.DiskSource.CertConfigMap); name != "" && r != nil && !facts.DiskSource.Clone {
+			if cm, ok := r.Find("ConfigMap", name); ok {
 				rep.DiskSource.ImageFactoryCAProblems = CAProblems(fleet.Text(cm.Object, "data", fleet.CAKey), time.Now())
 			}
 		}

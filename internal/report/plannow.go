@@ -6,6 +6,8 @@
 package report
 
 import (
+	"reflect"
+
 	"github.com/cozystack/golden-worker-images/internal/fleet"
 	"github.com/cozystack/golden-worker-images/internal/render"
 	"helm.sh/helm/v3/pkg/chart"
@@ -13,7 +15,7 @@ import (
 )
 
 // plannedNow is a pool planned as it is: its report, and what planning
-// reads of its render (renderRead).
+// reads of its render (RenderRead).
 type plannedNow struct {
 	report *PlanReport
 	read   RenderRead
@@ -48,10 +50,17 @@ const (
 	annAutoscalerMax = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
 )
 
-// ReadRender reads a render for renderRead; nothing of a render refused.
-func ReadRender(m *render.Manifest) RenderRead {
+// renderedDocs is a render read whole (*render.Manifest) or as asked
+// (*render.Rendered).
+type renderedDocs interface {
+	One(kind string) (render.Doc, error)
+	Find(kind, name string) (render.Doc, bool)
+}
+
+// readRender reads a render for RenderRead; nothing of a render refused.
+func ReadRender(m renderedDocs) RenderRead {
 	var r RenderRead
-	if m == nil {
+	if m == nil || reflect.ValueOf(m).IsNil() {
 		return r
 	}
 	if kmt, err := m.One("KubevirtMachineTemplate"); err == nil {
@@ -80,12 +89,12 @@ func ReadRender(m *render.Manifest) RenderRead {
 // (renderWithFacts): the render rendered, or, refused, with the helpers'
 // facts already asked (helperFacts). The render is read and let go, and of
 // the report only what the rollout's plan reads is kept (forPlanning).
-func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, m *render.Manifest, facts *ChartFacts, err error) (*plannedNow, error) {
-	rep, m, err := planFrom(chrt, t, rel, vals, m, facts, err, err != nil)
+func planWhole(chrt *chart.Chart, t Target, rel render.Release, vals map[string]any, r *render.Rendered, facts *ChartFacts, err error) (*plannedNow, error) {
+	rep, _, err := planFrom(chrt, t, rel, vals, r, facts, err, err != nil, false)
 	if err != nil {
 		return nil, err
 	}
-	return &plannedNow{report: rep.forPlanning(), read: ReadRender(m)}, nil
+	return &plannedNow{report: rep.forPlanning(), read: ReadRender(r)}, nil
 }
 
 // forPlanning is the part of a pool's report as it is that the rollout's

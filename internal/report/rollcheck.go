@@ -405,7 +405,7 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 		// A chart named on the command line reads what the pool chart reads.
 		opts.Cluster = render.OnlyKinds(p, poolChartKinds())
 	}
-	m, err := render.Render(rendered, opts)
+	r, err := render.RenderLazy(rendered, opts)
 	if err != nil {
 		refusal, prob := RenderFailure(err)
 		if prob != nil {
@@ -415,12 +415,16 @@ func renderSide(chrt *chart.Chart, t Target, rel render.Release, vals map[string
 	}
 	s := RollSide{docs: map[string]string{}}
 	if withFacts {
-		facts, err := takeFacts(m)
+		facts, err := takeFacts(chrt, r)
 		if err != nil {
 			return RollSide{}, err
 		}
 		running := RunningFromFacts(facts)
 		s.running = &running
+	}
+	m, err := r.Manifest()
+	if err != nil {
+		return RollSide{}, err
 	}
 	for _, d := range m.Docs {
 		if d.Kind() == "KubevirtMachineTemplate" {
