@@ -163,17 +163,7 @@ func BenchmarkRolloutPlan(b *testing.B) {
 			defer func() { b.ReportMetric((support.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				c := &counting{ClientProvider: st}
-				served, _ := st.APIVersions()
-				t := report.Target{Provider: c, Desc: "benchmark", APIVersions: served}
-				facts, err := report.ReadPinsToPlan(chrt, t, fleet.Options{Chart: chrt.Metadata.Name})
-				if err != nil {
-					b.Fatal(err)
-				}
-				plan, err := rollout.Rollout(chrt, t, facts, rollout.RolloutOptions{WaveSize: 5,
-					Selection: rollout.RolloutSelection{Flavor: schematic + "/v1.13.6"}, Target: rollout.RolloutTarget{TalosVersion: "v1.13.7"}})
-				if err != nil {
-					b.Fatal(err)
-				}
+				plan := planFleet(b, chrt, st, c)
 				if plan.Selected < pools/2 {
 					b.Fatalf("%d pools selected of %d", plan.Selected, pools)
 				}
